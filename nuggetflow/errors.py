@@ -1,0 +1,47 @@
+"""The one exception tree of nuggetflow.
+
+Every error carries a message and, where it applies, the offending ``field``; ``retriable``
+tells callers (stream agents, gRPC interceptor) whether trying again can succeed.
+"""
+
+from __future__ import annotations
+
+
+class NuggetflowError(Exception):
+    """Root of every error raised on purpose by nuggetflow."""
+
+    retriable: bool = False
+
+    def __init__(self, message: str, *, field: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.field = field
+
+    def __str__(self) -> str:
+        return f"{self.field}: {self.message}" if self.field else self.message
+
+
+class ConfigError(NuggetflowError):
+    """A setting is missing or has a bad value (named in ``field``)."""
+
+
+class ValidationError(NuggetflowError):
+    """Input data is malformed; ``field`` names the bad part. Nothing was written."""
+
+
+class NotFoundError(NuggetflowError):
+    """The requested record does not exist (for this tenant)."""
+
+
+class InvalidTransitionError(ValidationError):
+    """A review or lifecycle action is not allowed from the record's current state."""
+
+
+class BackendUnavailableError(NuggetflowError):
+    """A server the code depends on (OpenSearch, Kafka, an LLM endpoint) cannot be reached."""
+
+    retriable = True
+
+
+class BudgetExceededError(NuggetflowError):
+    """A per-nugget LLM call or token budget was used up."""

@@ -1,0 +1,1 @@
+"""The governed nugget index: record model, governance rules, stores, hybrid retrieval."""

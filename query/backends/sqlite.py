@@ -1,0 +1,496 @@
+"""Embedded store: one SQLite file (FTS5 gives real BM25) plus an in-memory vector index.
+
+Layout of the file:
+
+- ``items``: one row per nugget version or corpus passage, with the governance columns
+  (tenant, head flag, state, publication, validity as epoch seconds, kind, scope) and the
+  record itself as protobuf bytes;
+- ``fts``: a contentless FTS5 table over title, body and anchors (rowid = items.rowid);
+- ``vectors``: float32 embeddings (rowid = items.rowid);
+- ``changes``: an append-only log of inserted and updated rows, so other processes that
+  read the same file (the query service beside a writer) refresh their vector index.
+
+The vector index (:class:`query.backends.vectors.VectorIndex`) keeps governance columns
+as numpy arrays and applies the filter before ranking: exact search over the allowed rows
+when they are few, HNSW with a bitmap selector otherwise. SQLite is the source of truth;
+the HNSW graph is a cache saved beside the file (``<file>.hnsw``) and rebuilt when stale.
+
+Concurrency: WAL mode; one writer (a lock in this process, SQLite's lock across
+processes) and any number of readers.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+
+import numpy as np
+
+from nuggetflow.errors import ConfigError, NotFoundError, ValidationError
+from nuggetflow.logging import get_logger
+from nuggetflow.settings import Settings
+from query.backends.vectors import VectorIndex, VectorMeta
+from query.convert import (
+    nugget_from_bytes,
+    nugget_to_bytes,
+    passage_from_bytes,
+    passage_to_bytes,
+)
+from query.embeddings import Vector
+from query.model import ItemType, Nugget, Passage, Publication, State, View, validate_nugget
+from query.store import OPEN_END, GovernanceFilter, Scored, meta_prior
+
+log = get_logger(__name__)
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS tenants (code INTEGER PRIMARY KEY, name TEXT UNIQUE NOT NULL);
+CREATE TABLE IF NOT EXISTS scopes (code INTEGER PRIMARY KEY, name TEXT UNIQUE NOT NULL);
+CREATE TABLE IF NOT EXISTS items (
+    rowid INTEGER PRIMARY KEY,
+    id TEXT UNIQUE NOT NULL,
+    tenant INTEGER NOT NULL,
+    type INTEGER NOT NULL,
+    lineage TEXT NOT NULL,
+    is_head INTEGER NOT NULL,
+    state INTEGER NOT NULL,
+    publication INTEGER NOT NULL,
+    t_start REAL NOT NULL,
+    t_end REAL NOT NULL,
+    kind INTEGER NOT NULL,
+    scope INTEGER NOT NULL,
+    key TEXT NOT NULL,
+    event_id TEXT NOT NULL,
+    meta REAL NOT NULL,
+    payload BLOB NOT NULL
+);
+CREATE INDEX IF NOT EXISTS items_key ON items (tenant, key) WHERE is_head = 1;
+CREATE INDEX IF NOT EXISTS items_lineage ON items (lineage);
+CREATE INDEX IF NOT EXISTS items_event ON items (tenant, event_id) WHERE event_id != '';
+CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5 (
+    title, body, anchors, content='', tokenize='porter unicode61'
+);
+CREATE TABLE IF NOT EXISTS vectors (rowid INTEGER PRIMARY KEY, vec BLOB NOT NULL);
+CREATE TABLE IF NOT EXISTS changes (seq INTEGER PRIMARY KEY AUTOINCREMENT,
+                                    item INTEGER NOT NULL);
+"""
+
+# BM25 column weights: title, body, anchors. Titles and anchors are written to be found.
+BM25_WEIGHTS = "3.0, 1.0, 2.0"
+
+
+def _epoch(t: datetime | None) -> float:
+    return OPEN_END if t is None else t.timestamp()
+
+
+def fts_query(terms: Sequence[str]) -> str:
+    """An FTS5 OR-query of quoted terms (quotes make any token a literal)."""
+    return " OR ".join('"' + t.replace('"', '""') + '"' for t in terms)
+
+
+class SQLiteStore:
+    """The embedded :class:`~query.store.IndexStore` (see the module docstring)."""
+
+    def __init__(self, path: str | Path, dim: int = 384, exact_threshold: int = 4096) -> None:
+        self.path = Path(path)
+        self.dim = dim
+        self._exact_threshold = exact_threshold
+        self._write_lock = threading.Lock()
+        self._db: sqlite3.Connection | None = None
+        self._vectors = VectorIndex(dim, exact_threshold=exact_threshold)
+        self._tenant_codes: dict[str, int] = {}
+        self._scope_codes: dict[str, int] = {}
+        self._last_seq = 0
+
+    @classmethod
+    def from_url(cls, url: str, settings: Settings) -> SQLiteStore:
+        """``sqlite:///relative/or/absolute/path.db`` or ``sqlite://:memory:``."""
+        raw = url.split("://", 1)[1]
+        path = raw[1:] if raw.startswith("/") and not raw.startswith("//") else raw
+        path = "/" + path.lstrip("/") if raw.startswith("//") else path
+        if not path:
+            raise ConfigError("sqlite:// needs a file path", field="NUGGETFLOW_STORE")
+        return cls(path, dim=settings.embedding_dim)
+
+    # --- lifecycle --------------------------------------------------------------------
+
+    async def start(self) -> None:
+        """Open (or create) the file and load the vector index."""
+        self.start_sync()
+
+    def start_sync(self) -> None:
+        """Synchronous :meth:`start`, for scripts and benchmarks."""
+        if self._db is not None:
+            return
+        if str(self.path) != ":memory:":
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        db = sqlite3.connect(str(self.path), check_same_thread=False, isolation_level=None)
+        db.execute("PRAGMA journal_mode=WAL")
+        db.execute("PRAGMA synchronous=NORMAL")
+        db.execute("PRAGMA busy_timeout=10000")
+        db.executescript(SCHEMA)
+        self._db = db
+        self._tenant_codes = dict(db.execute("SELECT name, code FROM tenants"))
+        self._scope_codes = dict(db.execute("SELECT name, code FROM scopes"))
+        self._load_vectors()
+
+    async def stop(self) -> None:
+        """Save the HNSW cache and close the file."""
+        if self._db is None:
+            return
+        if str(self.path) != ":memory:":
+            self._vectors.save(self._hnsw_path, self._last_seq)
+        self._db.close()
+        self._db = None
+
+    @property
+    def _hnsw_path(self) -> Path:
+        return self.path.with_name(self.path.name + ".hnsw")
+
+    @property
+    def db(self) -> sqlite3.Connection:
+        """The open connection (RuntimeError before start())."""
+        if self._db is None:
+            raise RuntimeError("SQLiteStore.start() was not called")
+        return self._db
+
+    def _load_vectors(self) -> None:
+        rows = self.db.execute(
+            "SELECT i.rowid, i.tenant, i.type, i.is_head, i.state, i.publication, i.t_start,"
+            " i.t_end, i.kind, i.scope, i.meta, v.vec FROM items i JOIN vectors v"
+            " ON v.rowid = i.rowid ORDER BY i.rowid").fetchall()
+        self._last_seq = self.db.execute("SELECT coalesce(max(seq), 0) FROM changes").fetchone()[0]
+        metas = [VectorMeta(*r[:11]) for r in rows]
+        matrix = (np.frombuffer(b"".join(r[11] for r in rows), dtype=np.float32)
+                  .reshape(len(rows), self.dim) if rows else np.zeros((0, self.dim), np.float32))
+        self._vectors.load(metas, matrix, self._hnsw_path, self._last_seq)
+        if rows:
+            log.info("vector index loaded", path=str(self.path), rows=len(rows))
+
+    def _refresh(self) -> None:
+        """Apply rows that another process wrote since we last looked."""
+        seq = self.db.execute("SELECT coalesce(max(seq), 0) FROM changes").fetchone()[0]
+        if seq == self._last_seq:
+            return
+        changed = [r[0] for r in self.db.execute(
+            "SELECT DISTINCT item FROM changes WHERE seq > ?", (self._last_seq,))]
+        self._tenant_codes = dict(self.db.execute("SELECT name, code FROM tenants"))
+        self._scope_codes = dict(self.db.execute("SELECT name, code FROM scopes"))
+        for chunk_start in range(0, len(changed), 500):
+            chunk = changed[chunk_start : chunk_start + 500]
+            marks = ",".join("?" * len(chunk))
+            rows = self.db.execute(
+                "SELECT i.rowid, i.tenant, i.type, i.is_head, i.state, i.publication, i.t_start,"
+                " i.t_end, i.kind, i.scope, i.meta, v.vec FROM items i JOIN vectors v"
+                f" ON v.rowid = i.rowid WHERE i.rowid IN ({marks}) ORDER BY i.rowid",
+                chunk).fetchall()
+            for r in rows:
+                self._vectors.upsert(VectorMeta(*r[:11]),
+                                     np.frombuffer(r[11], dtype=np.float32))
+        self._last_seq = seq
+
+    # --- codes ------------------------------------------------------------------------
+
+    def _code(self, table: str, cache: dict[str, int], name: str) -> int:
+        code = cache.get(name)
+        if code is None:
+            self.db.execute(f"INSERT OR IGNORE INTO {table} (name) VALUES (?)", (name,))
+            code = self.db.execute(f"SELECT code FROM {table} WHERE name = ?",
+                                   (name,)).fetchone()[0]
+            cache[name] = code
+        return code
+
+    # --- writes -----------------------------------------------------------------------
+
+    async def write_nuggets(self, versions: Sequence[Nugget],
+                            vectors: Sequence[Vector | None]) -> None:
+        """Atomically store versions and move heads (see IndexStore)."""
+        self.write_nuggets_sync(versions, vectors)
+
+    def write_nuggets_sync(self, versions: Sequence[Nugget],
+                           vectors: Sequence[Vector | None]) -> None:
+        """Synchronous :meth:`write_nuggets`."""
+        if len(versions) != len(vectors):
+            raise ValidationError(f"{len(versions)} versions but {len(vectors)} vectors",
+                                  field="vectors")
+        for n, v in zip(versions, vectors, strict=True):
+            validate_nugget(n)
+            if not n.id:
+                raise ValidationError("version has no id", field="id")
+            if v is not None:
+                _check_vector(v, self.dim)
+        with self._write_lock:
+            self._refresh()
+            db = self.db
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                touched: list[int] = []
+                for n, v in zip(versions, vectors, strict=True):
+                    touched.extend(self._insert_nugget(n, v))
+                db.executemany("INSERT INTO changes (item) VALUES (?)",
+                               [(r,) for r in touched])
+                db.execute("COMMIT")
+            except BaseException:
+                db.execute("ROLLBACK")
+                self._tenant_codes = dict(db.execute("SELECT name, code FROM tenants"))
+                self._scope_codes = dict(db.execute("SELECT name, code FROM scopes"))
+                raise
+            self._refresh()
+
+    def _insert_nugget(self, n: Nugget, vector: Vector | None) -> list[int]:
+        db = self.db
+        if db.execute("SELECT 1 FROM items WHERE id = ?", (n.id,)).fetchone():
+            return []
+        lineage = n.lineage_id or n.id
+        if vector is None:
+            row = db.execute("SELECT v.vec FROM items i JOIN vectors v ON v.rowid = i.rowid"
+                             " WHERE i.id = ?", (n.parent_id,)).fetchone()
+            if row is None:
+                raise ValidationError(f"no vector given and parent {n.parent_id!r} has none",
+                                      field="vectors")
+            blob = row[0]
+        else:
+            blob = np.asarray(vector, dtype=np.float32).tobytes()
+        tenant = self._code("tenants", self._tenant_codes, n.tenant)
+        scope = self._code("scopes", self._scope_codes, n.fact.key[2])
+        old_heads = [r[0] for r in db.execute(
+            "SELECT rowid FROM items WHERE lineage = ? AND is_head = 1", (lineage,))]
+        db.execute("UPDATE items SET is_head = 0 WHERE lineage = ? AND is_head = 1", (lineage,))
+        cur = db.execute(
+            "INSERT INTO items (id, tenant, type, lineage, is_head, state, publication, t_start,"
+            " t_end, kind, scope, key, event_id, meta, payload)"
+            " VALUES (?, ?, ?, ?, 1, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (n.id, tenant, int(ItemType.NUGGET), lineage, int(n.state), int(n.publication),
+             _epoch(n.validity.start), _epoch(n.validity.end), int(n.kind), scope,
+             "\x1f".join(n.key), n.provenance.event_id, meta_prior(n.rank, n.confidence),
+             nugget_to_bytes(n)))
+        rowid = int(cur.lastrowid or 0)
+        db.execute("INSERT INTO fts (rowid, title, body, anchors) VALUES (?, ?, ?, ?)",
+                   (rowid, n.title, n.body, "\n".join(n.anchors)))
+        db.execute("INSERT INTO vectors (rowid, vec) VALUES (?, ?)", (rowid, blob))
+        return [*old_heads, rowid]
+
+    async def add_passages(self, passages: Sequence[Passage], vectors: Vector) -> int:
+        """Store corpus passages in one transaction; returns how many were new."""
+        return self.add_passages_sync(passages, vectors)
+
+    def add_passages_sync(self, passages: Sequence[Passage], vectors: Vector) -> int:
+        """Synchronous :meth:`add_passages`."""
+        if len(passages) != len(vectors):
+            raise ValidationError(f"{len(passages)} passages but {len(vectors)} vectors",
+                                  field="vectors")
+        for p in passages:
+            _validate_passage(p)
+        for v in vectors:
+            _check_vector(v, self.dim)
+        with self._write_lock:
+            self._refresh()
+            db = self.db
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                new: list[int] = []
+                for p, v in zip(passages, vectors, strict=True):
+                    if db.execute("SELECT 1 FROM items WHERE id = ?", (p.id,)).fetchone():
+                        continue
+                    tenant = self._code("tenants", self._tenant_codes, p.tenant)
+                    cur = db.execute(
+                        "INSERT INTO items (id, tenant, type, lineage, is_head, state,"
+                        " publication, t_start, t_end, kind, scope, key, event_id, meta,"
+                        " payload) VALUES (?, ?, ?, ?, 1, ?, ?, ?, ?, 0, 0, '', '', 0.5, ?)",
+                        (p.id, tenant, int(ItemType.DOCUMENT), p.id, int(State.ACTIVE),
+                         int(Publication.PUBLISHED), _epoch(p.valid_from), _epoch(p.valid_to),
+                         passage_to_bytes(p)))
+                    rowid = int(cur.lastrowid or 0)
+                    db.execute("INSERT INTO fts (rowid, title, body, anchors)"
+                               " VALUES (?, ?, ?, '')", (rowid, p.title, p.text))
+                    db.execute("INSERT INTO vectors (rowid, vec) VALUES (?, ?)",
+                               (rowid, np.asarray(v, dtype=np.float32).tobytes()))
+                    new.append(rowid)
+                db.executemany("INSERT INTO changes (item) VALUES (?)", [(r,) for r in new])
+                db.execute("COMMIT")
+            except BaseException:
+                db.execute("ROLLBACK")
+                self._tenant_codes = dict(db.execute("SELECT name, code FROM tenants"))
+                raise
+            self._refresh()
+        return len(new)
+
+    # --- reads ------------------------------------------------------------------------
+
+    def _tenant(self, tenant: str) -> int | None:
+        code = self._tenant_codes.get(tenant)
+        if code is None:
+            row = self.db.execute("SELECT code FROM tenants WHERE name = ?", (tenant,)).fetchone()
+            if row is not None:
+                code = self._tenant_codes[tenant] = row[0]
+        return code
+
+    async def get(self, tenant: str, item_id: str) -> Nugget:
+        """One nugget version by id (NotFoundError otherwise)."""
+        code = self._tenant(tenant)
+        row = self.db.execute("SELECT payload FROM items WHERE id = ? AND tenant = ? AND type = ?",
+                              (item_id, code, int(ItemType.NUGGET))).fetchone()
+        if row is None:
+            raise NotFoundError(f"no nugget {item_id!r} for tenant {tenant!r}", field="id")
+        return nugget_from_bytes(row[0])
+
+    async def history(self, tenant: str, item_id: str) -> list[Nugget]:
+        """Every version of the lineage of item_id, oldest first."""
+        first = await self.get(tenant, item_id)
+        lineage = first.lineage_id or first.id
+        rows = self.db.execute("SELECT payload FROM items WHERE lineage = ? ORDER BY rowid",
+                               (lineage,)).fetchall()
+        return [nugget_from_bytes(r[0]) for r in rows]
+
+    async def heads_by_key(self, tenant: str, key: tuple[str, str, str]) -> list[Nugget]:
+        """Head versions with this governance key."""
+        code = self._tenant(tenant)
+        rows = self.db.execute(
+            "SELECT payload FROM items WHERE tenant = ? AND key = ? AND is_head = 1"
+            " AND type = ? ORDER BY rowid", (code, "\x1f".join(key), int(ItemType.NUGGET)))
+        return [nugget_from_bytes(r[0]) for r in rows]
+
+    async def find_by_event(self, tenant: str, event_id: str) -> list[Nugget]:
+        """Head versions created from this feedback event."""
+        code = self._tenant(tenant)
+        rows = self.db.execute(
+            "SELECT payload FROM items WHERE tenant = ? AND event_id = ? AND is_head = 1"
+            " ORDER BY rowid", (code, event_id))
+        return [nugget_from_bytes(r[0]) for r in rows]
+
+    async def has_tenant(self, tenant: str) -> bool:
+        """True when the tenant has stored items."""
+        return self._tenant(tenant) is not None
+
+    def _where(self, flt: GovernanceFilter) -> tuple[str, list[object]]:
+        """The governance filter as SQL over ``i`` (items)."""
+        t = flt.as_of.astimezone(UTC).timestamp()
+        states = [int(State.ACTIVE)]
+        if flt.view is View.ACTIVE_PLUS_CONTESTED:
+            states.append(int(State.CONTESTED))
+        sql = (f"i.tenant = ? AND i.is_head = 1 AND i.publication = {int(Publication.PUBLISHED)}"
+               f" AND i.state IN ({','.join(map(str, states))}) AND i.t_start <= ? AND i.t_end > ?")
+        args: list[object] = [self._tenant(flt.tenant), t, t]
+        if not flt.include_documents:
+            sql += f" AND i.type = {int(ItemType.NUGGET)}"
+        if flt.scopes:
+            codes = [self._scope_codes.get(s.lower().strip(), -1) for s in flt.scopes]
+            sql += (f" AND (i.type = {int(ItemType.DOCUMENT)} OR i.scope IN "
+                    f"({','.join('?' * len(codes))}))")
+            args.extend(codes)
+        if flt.kinds:
+            sql += (f" AND (i.type = {int(ItemType.DOCUMENT)} OR i.kind IN "
+                    f"({','.join(str(int(k)) for k in flt.kinds)}))")
+        return sql, args
+
+    async def lexical(self, terms: Sequence[str], flt: GovernanceFilter,
+                      limit: int) -> list[Scored]:
+        """Governed BM25 (filter inside the query, then ORDER BY bm25 LIMIT)."""
+        return self.lexical_sync(terms, flt, limit)
+
+    def lexical_sync(self, terms: Sequence[str], flt: GovernanceFilter,
+                     limit: int) -> list[Scored]:
+        """Synchronous :meth:`lexical`."""
+        if not terms:
+            return []
+        where, args = self._where(flt)
+        rows = self.db.execute(
+            f"SELECT i.id, i.type, -bm25(fts, {BM25_WEIGHTS}), i.meta FROM fts"
+            f" JOIN items i ON i.rowid = fts.rowid WHERE fts MATCH ? AND {where}"
+            f" ORDER BY bm25(fts, {BM25_WEIGHTS}) LIMIT ?",
+            [fts_query(terms), *args, limit]).fetchall()
+        return [Scored(r[0], ItemType(r[1]), float(r[2]), float(r[3])) for r in rows]
+
+    def raw_lexical_sync(self, terms: Sequence[str], limit: int) -> list[tuple[int, float]]:
+        """Plain FTS5 BM25 without governance (the benchmark's baseline)."""
+        if not terms:
+            return []
+        return self.db.execute(
+            f"SELECT rowid, -bm25(fts, {BM25_WEIGHTS}) FROM fts WHERE fts MATCH ?"
+            f" ORDER BY bm25(fts, {BM25_WEIGHTS}) LIMIT ?", (fts_query(terms), limit)).fetchall()
+
+    async def dense(self, vector: Vector, flt: GovernanceFilter, limit: int) -> list[Scored]:
+        """Governed cosine search over the vector index."""
+        return self.dense_sync(vector, flt, limit)
+
+    def dense_sync(self, vector: Vector, flt: GovernanceFilter, limit: int) -> list[Scored]:
+        """Synchronous :meth:`dense`."""
+        _check_vector(vector, self.dim)
+        self._refresh()
+        code = self._tenant(flt.tenant)
+        if code is None:
+            return []
+        scope_codes = tuple(self._scope_codes.get(s.lower().strip(), -1) for s in flt.scopes)
+        hits = self._vectors.search(vector, flt, code, scope_codes, limit)
+        if not hits:
+            return []
+        rowids = [h[0] for h in hits]
+        marks = ",".join("?" * len(rowids))
+        info = {r[0]: (r[1], r[2]) for r in self.db.execute(
+            f"SELECT rowid, id, type FROM items WHERE rowid IN ({marks})", rowids)}
+        return [Scored(info[r][0], ItemType(info[r][1]), s, m) for r, s, m in hits]
+
+    async def suppressed(self, terms: Sequence[str], flt: GovernanceFilter) -> int:
+        """Head nuggets matching the terms that the filter excludes."""
+        if not terms or self._tenant(flt.tenant) is None:
+            return 0
+        where, args = self._where(flt)
+        row = self.db.execute(
+            f"SELECT count(*) FROM fts JOIN items i ON i.rowid = fts.rowid WHERE fts MATCH ?"
+            f" AND i.tenant = ? AND i.is_head = 1 AND i.type = {int(ItemType.NUGGET)}"
+            f" AND NOT ({where})", [fts_query(terms), args[0], *args]).fetchone()
+        return int(row[0])
+
+    async def fetch(self, tenant: str, ids: Sequence[str]) -> dict[str, Nugget | Passage]:
+        """Records by id for this tenant."""
+        if not ids:
+            return {}
+        code = self._tenant(tenant)
+        marks = ",".join("?" * len(ids))
+        out: dict[str, Nugget | Passage] = {}
+        for item_id, typ, payload in self.db.execute(
+                f"SELECT id, type, payload FROM items WHERE tenant = ? AND id IN ({marks})",
+                [code, *ids]):
+            out[item_id] = (nugget_from_bytes(payload) if typ == ItemType.NUGGET
+                            else passage_from_bytes(payload))
+        return out
+
+    async def stats(self) -> dict[str, float]:
+        """Row counts and on-disk sizes."""
+        db = self.db
+        counts = dict(db.execute("SELECT type, count(*) FROM items GROUP BY type").fetchall())
+        size = sum(p.stat().st_size for p in self.path.parent.glob(self.path.name + "*")
+                   if p.is_file()) if str(self.path) != ":memory:" else 0
+        return {"nuggets": counts.get(int(ItemType.NUGGET), 0),
+                "passages": counts.get(int(ItemType.DOCUMENT), 0),
+                "file_bytes": size, "fts_bytes": self.fts_bytes()}
+
+    def fts_bytes(self) -> int:
+        """Bytes used by the FTS5 shadow tables (the lexical index), via dbstat if present."""
+        try:
+            row = self.db.execute(
+                "SELECT sum(pgsize) FROM dbstat WHERE name LIKE 'fts%'").fetchone()
+        except sqlite3.OperationalError:
+            return -1
+        return int(row[0] or 0)
+
+
+def _check_vector(v: Vector, dim: int) -> None:
+    arr = np.asarray(v)
+    if arr.ndim != 1 or arr.shape[0] != dim:
+        raise ValidationError(f"vector has shape {arr.shape}, expected ({dim},)",
+                              field="vector")
+    if not np.all(np.isfinite(arr)):
+        raise ValidationError("vector has NaN or infinite values", field="vector")
+
+
+def _validate_passage(p: Passage) -> None:
+    for name in ("id", "tenant", "doc_id", "text"):
+        if not str(getattr(p, name)).strip():
+            raise ValidationError(f"{name} is empty", field=name)
+    if p.valid_from.tzinfo is None:
+        raise ValidationError("datetime must be timezone-aware", field="valid_from")
+    if p.valid_to is not None and p.valid_to <= p.valid_from:
+        raise ValidationError("valid_to <= valid_from", field="valid_to")

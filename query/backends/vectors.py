@@ -1,0 +1,198 @@
+"""In-memory governed vector index used by the embedded store.
+
+Governance columns live in numpy arrays aligned with the vectors, so the filter of a query
+is one vectorized mask, computed before ranking. With few allowed rows the search is exact
+(a matrix-vector product over just those rows); with many it is HNSW (faiss) restricted
+to the allowed rows by a bitmap selector: filtering inside the graph search, as Lucene's
+efficient k-NN filtering does, not after it.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import faiss
+import numpy as np
+import numpy.typing as npt
+
+from nuggetflow.logging import get_logger
+from query.model import ItemType, Publication, State, View
+from query.store import GovernanceFilter
+
+log = get_logger(__name__)
+
+HNSW_M = 32
+EF_CONSTRUCTION = 80
+
+
+@dataclass(frozen=True)
+class VectorMeta:
+    """Governance columns of one row (same order as the SQL select)."""
+
+    rowid: int
+    tenant: int
+    type: int
+    is_head: int
+    state: int
+    publication: int
+    t_start: float
+    t_end: float
+    kind: int
+    scope: int
+    meta: float
+
+
+_COLUMNS: dict[str, npt.DTypeLike] = {
+    "rowid": np.int64, "tenant": np.int32, "type": np.int8, "is_head": np.bool_,
+    "state": np.int8, "publication": np.int8, "t_start": np.float64, "t_end": np.float64,
+    "kind": np.int8, "scope": np.int32, "meta": np.float32,
+}
+
+
+class VectorIndex:
+    """Vectors plus governance columns; rows are appended, columns updated in place."""
+
+    def __init__(self, dim: int, exact_threshold: int = 4096) -> None:
+        self.dim = dim
+        self.exact_threshold = exact_threshold
+        self._lock = threading.RLock()
+        self._n = 0
+        self._cols: dict[str, npt.NDArray[np.generic]] = {
+            name: np.zeros(0, dtype=dt) for name, dt in _COLUMNS.items()}
+        self._matrix: npt.NDArray[np.float32] = np.zeros((0, dim), dtype=np.float32)
+        self._pos: dict[int, int] = {}
+        self._hnsw = faiss.IndexHNSWFlat(dim, HNSW_M, faiss.METRIC_INNER_PRODUCT)
+        self._hnsw.hnsw.efConstruction = EF_CONSTRUCTION
+
+    def __len__(self) -> int:
+        return self._n
+
+    def _grow(self, extra: int) -> None:
+        need = self._n + extra
+        cap = len(self._cols["rowid"])
+        if need <= cap:
+            return
+        new_cap = max(need, cap * 2, 1024)
+        for name, arr in self._cols.items():
+            grown = np.zeros(new_cap, dtype=arr.dtype)
+            grown[: self._n] = arr[: self._n]
+            self._cols[name] = grown
+        matrix = np.zeros((new_cap, self.dim), dtype=np.float32)
+        matrix[: self._n] = self._matrix[: self._n]
+        self._matrix = matrix
+
+    def load(self, metas: Sequence[VectorMeta], matrix: npt.NDArray[np.float32],
+             cache: Path, seq: int) -> None:
+        """Fill from stored rows; reuse the HNSW cache file when it matches."""
+        with self._lock:
+            self._append(metas, matrix, add_to_graph=False)
+            graph = _read_cache(cache, seq, self._n, self.dim)
+            if graph is not None:
+                self._hnsw = graph
+            else:
+                if self._n:
+                    log.info("building HNSW graph", rows=self._n)
+                self._hnsw.add(np.ascontiguousarray(self._matrix[: self._n]))
+
+    def save(self, cache: Path, seq: int) -> None:
+        """Write the HNSW graph (a cache; SQLite stays the source of truth)."""
+        with self._lock:
+            if self._n == 0:
+                return
+            tmp = cache.with_suffix(".tmp")
+            faiss.write_index(self._hnsw, str(tmp))
+            tmp.replace(cache)
+            cache.with_suffix(".seq").write_text(f"{seq} {self._n}\n")
+
+    def _append(self, metas: Sequence[VectorMeta], matrix: npt.NDArray[np.float32],
+                add_to_graph: bool) -> None:
+        if not metas:
+            return
+        self._grow(len(metas))
+        start = self._n
+        for name in _COLUMNS:
+            self._cols[name][start : start + len(metas)] = [getattr(m, name) for m in metas]
+        self._matrix[start : start + len(metas)] = matrix
+        for i, m in enumerate(metas):
+            self._pos[m.rowid] = start + i
+        self._n += len(metas)
+        if add_to_graph:
+            self._hnsw.add(np.ascontiguousarray(matrix, dtype=np.float32))
+
+    def upsert(self, meta: VectorMeta, vector: npt.NDArray[np.float32]) -> None:
+        """Add a new row or update the governance columns of a known one."""
+        with self._lock:
+            pos = self._pos.get(meta.rowid)
+            if pos is None:
+                self._append([meta], vector.reshape(1, self.dim), add_to_graph=True)
+                return
+            for name in _COLUMNS:
+                self._cols[name][pos] = getattr(meta, name)
+
+    def mask(self, flt: GovernanceFilter, tenant: int,
+             scopes: tuple[int, ...]) -> npt.NDArray[np.bool_]:
+        """Rows that the governance filter allows."""
+        n = self._n
+        c = {k: v[:n] for k, v in self._cols.items()}
+        t = flt.as_of.timestamp()
+        states = [int(State.ACTIVE)]
+        if flt.view is View.ACTIVE_PLUS_CONTESTED:
+            states.append(int(State.CONTESTED))
+        m = ((c["tenant"] == tenant) & c["is_head"]
+             & (c["publication"] == int(Publication.PUBLISHED))
+             & np.isin(c["state"], states) & (c["t_start"] <= t) & (c["t_end"] > t))
+        is_doc = c["type"] == int(ItemType.DOCUMENT)
+        if not flt.include_documents:
+            m &= ~is_doc
+        if scopes:
+            m &= is_doc | np.isin(c["scope"], scopes)
+        if flt.kinds:
+            m &= is_doc | np.isin(c["kind"], [int(k) for k in flt.kinds])
+        return m
+
+    def search(self, vector: npt.NDArray[np.float32], flt: GovernanceFilter, tenant: int,
+               scopes: tuple[int, ...], limit: int) -> list[tuple[int, float, float]]:
+        """(rowid, cosine, meta prior) of the best allowed rows, best first."""
+        with self._lock:
+            allowed = self.mask(flt, tenant, scopes)
+            idx = np.flatnonzero(allowed)
+            if idx.size == 0:
+                return []
+            q = np.ascontiguousarray(vector, dtype=np.float32).reshape(1, self.dim)
+            k = min(limit, idx.size)
+            if idx.size <= self.exact_threshold:
+                scores = self._matrix[idx] @ q[0]
+                top = np.argpartition(-scores, k - 1)[:k] if k < idx.size else np.arange(idx.size)
+                top = top[np.argsort(-scores[top])]
+                pos, sims = idx[top], scores[top]
+            else:
+                bitmap = np.packbits(allowed, bitorder="little")
+                sel = faiss.IDSelectorBitmap(self._n, faiss.swig_ptr(bitmap))
+                params = faiss.SearchParametersHNSW(sel=sel, efSearch=max(2 * k, 96))
+                dist, ids = self._hnsw.search(q, k, params=params)
+                keep = ids[0] >= 0
+                pos, sims = ids[0][keep], dist[0][keep]
+            rowids = self._cols["rowid"][pos]
+            metas = self._cols["meta"][pos]
+            return [(int(r), float(s), float(m)) for r, s, m in zip(rowids, sims, metas,
+                                                                     strict=True)]
+
+
+def _read_cache(cache: Path, seq: int, n: int, dim: int) -> faiss.Index | None:
+    stamp = cache.with_suffix(".seq")
+    if not cache.is_file() or not stamp.is_file():
+        return None
+    try:
+        saved_seq, saved_n = (int(x) for x in stamp.read_text().split())
+        if saved_seq != seq or saved_n != n:
+            return None
+        graph = faiss.read_index(str(cache))
+    except (OSError, ValueError, RuntimeError) as exc:
+        log.warning("HNSW cache unreadable; rebuilding", path=str(cache), error=str(exc))
+        return None
+    if graph.ntotal != n or graph.d != dim:
+        return None
+    return graph

