@@ -1,0 +1,238 @@
+"""The IndexStore contract as tests. Every backend's test module subclasses
+:class:`StoreConformance` and provides the ``store`` fixture and :meth:`reopen`.
+
+The same assertions run on the embedded SQLite store and on a real OpenSearch node.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+
+import numpy as np
+import pytest
+
+from nuggetflow.errors import NotFoundError, ValidationError
+from query.embeddings import MiniLMEmbedder, Vector
+from query.model import ItemType, Kind, Nugget, Publication, State, View, next_version
+from query.store import GovernanceFilter, IndexStore
+from query.text import query_terms
+from tests.helpers import T0, days, make_nugget, make_passage
+
+QUERY = "who can reset another user's password"
+
+
+def flt(tenant: str = "acme", view: View = View.ACTIVE, **kw: object) -> GovernanceFilter:
+    """A filter at T0 + 10 days unless as_of is given."""
+    as_of = kw.pop("as_of", T0 + days(10))
+    return GovernanceFilter(tenant=tenant, as_of=as_of, view=view, **kw)  # type: ignore[arg-type]
+
+
+class StoreConformance:
+    """Subclasses provide ``store`` (a started, empty store) and ``reopen``."""
+
+    async def reopen(self, store: IndexStore) -> IndexStore:
+        """Stop and start the same store (durability)."""
+        raise NotImplementedError
+
+    # helpers ------------------------------------------------------------------------
+
+    @staticmethod
+    async def put(store: IndexStore, embedder: MiniLMEmbedder, *nuggets: Nugget) -> None:
+        vecs: Sequence[Vector | None] = list(embedder.embed([n.text for n in nuggets]))
+        await store.write_nuggets(list(nuggets), vecs)
+
+    @staticmethod
+    async def ids(store: IndexStore, embedder: MiniLMEmbedder, f: GovernanceFilter,
+                  query: str = QUERY) -> tuple[set[str], set[str]]:
+        lex = await store.lexical(query_terms(query), f, 100)
+        den = await store.dense(embedder.embed([query])[0], f, 100)
+        return {s.id for s in lex}, {s.id for s in den}
+
+    async def visible(self, store: IndexStore, embedder: MiniLMEmbedder,
+                      f: GovernanceFilter) -> set[str]:
+        """Ids seen by both retrievers; asserts both agree (filter inside both)."""
+        lex, den = await self.ids(store, embedder, f)
+        assert lex <= den, "every lexical hit passes the same filter in the dense query"
+        return den
+
+    # write / read -------------------------------------------------------------------
+
+    async def test_write_get_roundtrip(self, store: IndexStore, embedder: MiniLMEmbedder
+                                       ) -> None:
+        n = make_nugget()
+        await self.put(store, embedder, n)
+        got = await store.get("acme", n.id)
+        assert got == n
+
+    async def test_get_unknown_id_or_other_tenant_is_not_found(
+            self, store: IndexStore, embedder: MiniLMEmbedder) -> None:
+        n = make_nugget()
+        await self.put(store, embedder, n)
+        with pytest.raises(NotFoundError):
+            await store.get("acme", "n-missing")
+        with pytest.raises(NotFoundError):
+            await store.get("other", n.id)
+
+    async def test_versions_move_head_and_keep_history(
+            self, store: IndexStore, embedder: MiniLMEmbedder) -> None:
+        v1 = make_nugget()
+        await self.put(store, embedder, v1)
+        v2 = next_version(v1, "edit", body="Only the Workspace Owner resets others' passwords.")
+        await self.put(store, embedder, v2)
+        hist = await store.history("acme", v1.id)
+        assert [h.id for h in hist] == [v1.id, v2.id]
+        assert [h.version for h in hist] == [1, 2]
+        assert hist[1].parent_id == v1.id
+        seen = await self.visible(store, embedder, flt())
+        assert v2.id in seen and v1.id not in seen
+
+    async def test_write_is_idempotent(self, store: IndexStore, embedder: MiniLMEmbedder
+                                       ) -> None:
+        n = make_nugget()
+        await self.put(store, embedder, n)
+        await self.put(store, embedder, n)
+        assert [h.id for h in await store.history("acme", n.id)] == [n.id]
+
+    async def test_vector_none_reuses_parent_vector(
+            self, store: IndexStore, embedder: MiniLMEmbedder) -> None:
+        v1 = make_nugget()
+        await self.put(store, embedder, v1)
+        v2 = next_version(v1, "approve", publication=Publication.PUBLISHED)
+        await store.write_nuggets([v2], [None])
+        assert v2.id in await self.visible(store, embedder, flt())
+
+    async def test_bad_batch_writes_nothing(self, store: IndexStore, embedder: MiniLMEmbedder
+                                            ) -> None:
+        good = make_nugget()
+        bad_vec = np.zeros(17, dtype=np.float32)
+        with pytest.raises(ValidationError) as err:
+            await store.write_nuggets([good, make_nugget(obj="Analyst")],
+                                      [embedder.embed([good.text])[0], bad_vec])
+        assert err.value.field == "vector"
+        with pytest.raises(NotFoundError):
+            await store.get("acme", good.id)
+        bad_record = dataclasses.replace(make_nugget(obj="Owner"), title=" ")
+        with pytest.raises(ValidationError) as err:
+            await self.put(store, embedder, good, bad_record)
+        assert err.value.field == "title"
+        with pytest.raises(NotFoundError):
+            await store.get("acme", good.id)
+
+    async def test_dense_rejects_wrong_dimension(self, store: IndexStore,
+                                                 embedder: MiniLMEmbedder) -> None:
+        await self.put(store, embedder, make_nugget())
+        with pytest.raises(ValidationError) as err:
+            await store.dense(np.ones(10, dtype=np.float32), flt(), 5)
+        assert err.value.field == "vector"
+
+    async def test_durable_across_restart(self, store: IndexStore, embedder: MiniLMEmbedder
+                                          ) -> None:
+        n = make_nugget()
+        await self.put(store, embedder, n)
+        store = await self.reopen(store)
+        assert (await store.get("acme", n.id)) == n
+        assert n.id in await self.visible(store, embedder, flt())
+
+    # governance filters --------------------------------------------------------------
+
+    async def test_filters_state_and_view(self, store: IndexStore, embedder: MiniLMEmbedder
+                                          ) -> None:
+        active = make_nugget(obj="Workspace Owner")
+        deprecated = make_nugget(obj="Admin", state=State.DEPRECATED)
+        contested = make_nugget(obj="Team Lead", state=State.CONTESTED)
+        await self.put(store, embedder, active, deprecated, contested)
+        assert await self.visible(store, embedder, flt()) == {active.id}
+        assert await self.visible(store, embedder, flt(view=View.ACTIVE_PLUS_CONTESTED)) == {
+            active.id, contested.id}
+
+    async def test_filters_publication(self, store: IndexStore, embedder: MiniLMEmbedder
+                                       ) -> None:
+        pubs = {p: make_nugget(obj=f"Role {p.name}", publication=p) for p in Publication}
+        await self.put(store, embedder, *pubs.values())
+        seen = await self.visible(store, embedder, flt(view=View.ACTIVE_PLUS_CONTESTED))
+        assert seen == {pubs[Publication.PUBLISHED].id}
+
+    async def test_filters_validity_at_as_of(self, store: IndexStore, embedder: MiniLMEmbedder
+                                             ) -> None:
+        old = make_nugget(obj="Admin", start=T0, end=T0 + days(30))
+        new = make_nugget(obj="Workspace Owner", start=T0 + days(30))
+        await self.put(store, embedder, old, new)
+        assert await self.visible(store, embedder, flt(as_of=T0 - days(1))) == set()
+        assert await self.visible(store, embedder, flt(as_of=T0)) == {old.id}
+        assert await self.visible(store, embedder, flt(as_of=T0 + days(29))) == {old.id}
+        assert await self.visible(store, embedder, flt(as_of=T0 + days(30))) == {new.id}
+
+    async def test_filters_scope_and_kind(self, store: IndexStore, embedder: MiniLMEmbedder
+                                          ) -> None:
+        v82 = make_nugget(scope="portal v8.2")
+        v90 = make_nugget(scope="portal v9.0", obj="Admin")
+        howto = make_nugget(obj="Owner", scope="portal v8.2", kind=Kind.INSTRUCTION)
+        await self.put(store, embedder, v82, v90, howto)
+        assert await self.visible(store, embedder, flt(scopes=("Portal v9.0",))) == {v90.id}
+        assert await self.visible(store, embedder, flt(kinds=(Kind.INSTRUCTION,))) == {howto.id}
+
+    async def test_tenant_isolation(self, store: IndexStore, embedder: MiniLMEmbedder) -> None:
+        a = make_nugget("acme")
+        b = make_nugget("globex")
+        await self.put(store, embedder, a, b)
+        await store.add_passages([make_passage("globex", title="Reset password",
+                                               text="Reset another user's password.")],
+                                 embedder.embed(["Reset another user's password."]))
+        assert await self.visible(store, embedder, flt("acme")) == {a.id}
+        assert b.id not in await store.fetch("acme", [a.id, b.id])
+        assert await store.has_tenant("acme") and not await store.has_tenant("initech")
+        assert await self.visible(store, embedder, flt("initech")) == set()
+
+    async def test_documents_and_nuggets_rank_together(
+            self, store: IndexStore, embedder: MiniLMEmbedder) -> None:
+        n = make_nugget()
+        p = make_passage(title="Resetting your own password",
+                         text="Use Forgot password on the login screen to reset your password.")
+        future = make_passage(pid="doc-2#0", title="Password policy",
+                              text="Passwords reset every 90 days.", start=T0 + days(100))
+        await self.put(store, embedder, n)
+        added = await store.add_passages([p, future], embedder.embed([p.text, future.text]))
+        assert added == 2
+        assert await store.add_passages([p], embedder.embed([p.text])) == 0
+        lex = await store.lexical(query_terms("reset password"), flt(), 10)
+        types = {s.id: s.type for s in lex}
+        assert types == {n.id: ItemType.NUGGET, p.id: ItemType.DOCUMENT}
+        got = await store.fetch("acme", [p.id])
+        assert got[p.id] == p
+        only_nuggets = await self.visible(store, embedder, flt(include_documents=False))
+        assert only_nuggets == {n.id}
+
+    async def test_suppressed_counts_governed_out_heads(
+            self, store: IndexStore, embedder: MiniLMEmbedder) -> None:
+        await self.put(store, embedder, make_nugget(obj="Workspace Owner"),
+                       make_nugget(obj="Admin", state=State.DEPRECATED),
+                       make_nugget(obj="Lead", publication=Publication.UNPUBLISHED),
+                       make_nugget(obj="Analyst", start=T0 + days(50)))
+        assert await store.suppressed(query_terms(QUERY), flt()) == 3
+        assert await store.suppressed(query_terms("unrelated zebra"), flt()) == 0
+
+    async def test_heads_by_key_and_find_by_event(
+            self, store: IndexStore, embedder: MiniLMEmbedder) -> None:
+        a = make_nugget(obj="Workspace Owner", sources=("ev-a",))
+        b = make_nugget(obj="Admin", sources=("ev-b",))
+        other_key = make_nugget(subject="billing export", sources=("ev-c",))
+        await self.put(store, embedder, a, b, other_key)
+        heads = await store.heads_by_key("acme", a.key)
+        assert {h.id for h in heads} == {a.id, b.id}
+        assert [h.id for h in await store.find_by_event("acme", "ev-b")] == [b.id]
+        a2 = next_version(a, "approve", publication=Publication.PUBLISHED)
+        await store.write_nuggets([a2], [None])
+        assert {h.id for h in await store.heads_by_key("acme", a.key)} == {a2.id, b.id}
+
+    async def test_lexical_ranks_best_match_first(
+            self, store: IndexStore, embedder: MiniLMEmbedder) -> None:
+        target = make_nugget(title="Workspace Owner resets other users' passwords",
+                             body="Only the Workspace Owner can reset another user's password.")
+        other = make_nugget(subject="billing export", predicate="format", obj="CSV",
+                            title="Billing export format", body="Billing exports are CSV files.")
+        await self.put(store, embedder, target, other)
+        lex = await store.lexical(query_terms("reset another user password"), flt(), 10)
+        assert [s.id for s in lex] == [target.id]
+        den = await store.dense(embedder.embed(["reset another user password"])[0], flt(), 10)
+        assert den[0].id == target.id and den[0].score > den[1].score
