@@ -44,13 +44,15 @@ def nugget_to_proto(n: Nugget) -> pb.Nugget:
     """The wire form of a nugget version."""
     msg = pb.Nugget(
         id=n.id, parent_id=n.parent_id, lineage_id=n.lineage_id or n.id, version=n.version,
-        tenant=n.tenant, kind=int(n.kind), title=n.title, body=n.body, anchors=list(n.anchors),
+        tenant=n.tenant, kind=pb.NuggetKind.ValueType(n.kind), title=n.title, body=n.body,
+        anchors=list(n.anchors),
         fact=pb.FactTriple(subject=n.fact.subject, predicate=n.fact.predicate,
                            object=n.fact.object, scope=n.fact.scope),
         validity=pb.Validity(start=ts_to_proto(n.validity.start),
                              end=ts_to_proto(n.validity.end), inferred=n.validity.inferred),
-        state=int(n.state), rank=int(n.rank), confidence=n.confidence,
-        publication=int(n.publication),
+        state=pb.NuggetState.ValueType(n.state), rank=pb.NuggetRank.ValueType(n.rank),
+        confidence=n.confidence,
+        publication=pb.Publication.ValueType(n.publication),
         provenance=pb.Provenance(
             event_id=n.provenance.event_id, trigger_query=n.provenance.trigger_query,
             corrected_answer=n.provenance.corrected_answer,

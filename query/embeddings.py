@@ -58,7 +58,8 @@ def _sha256(path: Path) -> str:
 def _normalize(x: npt.NDArray[np.float32]) -> Vector:
     norms = np.linalg.norm(x, axis=1, keepdims=True)
     norms[norms == 0] = 1.0
-    return (x / norms).astype(np.float32)
+    out: Vector = (x / norms).astype(np.float32)
+    return out
 
 
 class MiniLMEmbedder:

@@ -69,8 +69,8 @@ def main() -> int:
         existing = sorted(p.relative_to(ROOT) for p in target.rglob("*") if p.is_file()
                           and "__pycache__" not in p.parts) if target.exists() else []
         if opts.check:
-            stale = [str(f) for f in files
-                     if not (ROOT / f).exists() or (ROOT / f).read_bytes() != (Path(tmp) / f).read_bytes()]
+            stale = [str(f) for f in files if not (ROOT / f).exists()
+                     or (ROOT / f).read_bytes() != (Path(tmp) / f).read_bytes()]
             extra = [str(f) for f in existing if f not in files]
             if stale or extra:
                 print("generated code is stale: " + ", ".join(stale + extra), file=sys.stderr)

@@ -13,6 +13,7 @@ import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import faiss
 import numpy as np
@@ -64,7 +65,7 @@ class VectorIndex:
             name: np.zeros(0, dtype=dt) for name, dt in _COLUMNS.items()}
         self._matrix: npt.NDArray[np.float32] = np.zeros((0, dim), dtype=np.float32)
         self._pos: dict[int, int] = {}
-        self._hnsw = faiss.IndexHNSWFlat(dim, HNSW_M, faiss.METRIC_INNER_PRODUCT)
+        self._hnsw: faiss.Index = faiss.IndexHNSWFlat(dim, HNSW_M, faiss.METRIC_INNER_PRODUCT)
         self._hnsw.hnsw.efConstruction = EF_CONSTRUCTION
 
     def __len__(self) -> int:
@@ -136,7 +137,7 @@ class VectorIndex:
              scopes: tuple[int, ...]) -> npt.NDArray[np.bool_]:
         """Rows that the governance filter allows."""
         n = self._n
-        c = {k: v[:n] for k, v in self._cols.items()}
+        c: dict[str, Any] = {k: v[:n] for k, v in self._cols.items()}
         t = flt.as_of.timestamp()
         states = [int(State.ACTIVE)]
         if flt.view is View.ACTIVE_PLUS_CONTESTED:
@@ -151,7 +152,8 @@ class VectorIndex:
             m &= is_doc | np.isin(c["scope"], scopes)
         if flt.kinds:
             m &= is_doc | np.isin(c["kind"], [int(k) for k in flt.kinds])
-        return m
+        out: npt.NDArray[np.bool_] = m
+        return out
 
     def search(self, vector: npt.NDArray[np.float32], flt: GovernanceFilter, tenant: int,
                scopes: tuple[int, ...], limit: int) -> list[tuple[int, float, float]]:
@@ -171,7 +173,8 @@ class VectorIndex:
             else:
                 bitmap = np.packbits(allowed, bitorder="little")
                 sel = faiss.IDSelectorBitmap(self._n, faiss.swig_ptr(bitmap))
-                params = faiss.SearchParametersHNSW(sel=sel, efSearch=max(2 * k, 96))
+                params = faiss.SearchParametersHNSW(  # type: ignore[attr-defined]
+                    sel=sel, efSearch=max(2 * k, 96))
                 dist, ids = self._hnsw.search(q, k, params=params)
                 keep = ids[0] >= 0
                 pos, sims = ids[0][keep], dist[0][keep]

@@ -1,0 +1,233 @@
+"""The ``nuggetflow`` command line.
+
+Every command reads the one settings object (``NUGGETFLOW_*`` variables; ``--store`` and
+``--log-level`` override them). Heavy modules are imported inside the commands so that
+``--help`` is instant.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+import time
+from collections.abc import Awaitable, Callable, Sequence
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
+
+from nuggetflow import __version__
+from nuggetflow.errors import NuggetflowError
+from nuggetflow.logging import configure
+from nuggetflow.settings import Settings
+
+if TYPE_CHECKING:
+    from query.index import NuggetIndex
+
+
+def _parse_time(value: str) -> datetime:
+    try:
+        t = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an ISO 8601 time: {value!r}") from None
+    return t if t.tzinfo else t.replace(tzinfo=UTC)
+
+
+def build_index(settings: Settings) -> NuggetIndex:
+    """The governed index for these settings (store and embedder picked by URL)."""
+    from query.backends import make_store
+    from query.embeddings import make_embedder
+    from query.index import NuggetIndex
+
+    return NuggetIndex(make_store(settings), make_embedder(settings), settings)
+
+
+async def _with_index(settings: Settings, fn: Callable[[NuggetIndex], Awaitable[int]]) -> int:
+    index = build_index(settings)
+    await index.start()
+    try:
+        return await fn(index)
+    finally:
+        await index.stop()
+
+
+def cmd_ingest(args: argparse.Namespace, settings: Settings) -> int:
+    """Ingest a corpus JSONL file (with progress on stderr)."""
+    from query.corpus import ingest_corpus
+
+    started = time.perf_counter()
+
+    def progress(docs: int, passages: int, new: int) -> None:
+        rate = passages / max(time.perf_counter() - started, 1e-9)
+        print(f"\ringested {docs} documents, {passages} passages ({new} new), "
+              f"{rate:.0f} passages/s", end="", file=sys.stderr, flush=True)
+
+    async def run(index: NuggetIndex) -> int:
+        docs, passages, new = await ingest_corpus(
+            index.ingest_passages, args.file, args.tenant, settings.chunk_chars,
+            batch=args.batch, progress=None if args.quiet else progress)
+        if not args.quiet:
+            print(file=sys.stderr)
+        print(json.dumps({"documents": docs, "passages": passages, "new_passages": new,
+                          "seconds": round(time.perf_counter() - started, 2)}))
+        return 0
+
+    return asyncio.run(_with_index(settings, run))
+
+
+def cmd_search(args: argparse.Namespace, settings: Settings) -> int:
+    """Run one governed retrieval and print the hits."""
+    from query.model import View
+    from query.retrieval import RetrieveRequest
+
+    req = RetrieveRequest(tenant=args.tenant, query=args.query, as_of=args.as_of,
+                          view=View.ACTIVE_PLUS_CONTESTED if args.contested else View.ACTIVE,
+                          k=args.k, include_documents=not args.nuggets_only,
+                          fusion=args.fusion)
+
+    async def run(index: NuggetIndex) -> int:
+        res = await index.retriever.retrieve(req, lexical_only=args.lexical_only)
+        if args.json:
+            print(json.dumps({
+                "request_id": res.request_id, "suppressed": res.suppressed,
+                "timings_ms": res.timings_ms,
+                "hits": [{"type": h.type.name.lower(), "id": h.id, "title": h.title,
+                          "text": h.text, "scores": {"lexical": h.lexical, "dense": h.dense,
+                                                     "metadata": h.metadata, "fused": h.fused},
+                          "contested": h.contested, "inferred_validity": h.inferred_validity}
+                         for h in res.hits]}, indent=2))
+            return 0
+        for i, h in enumerate(res.hits, 1):
+            flag = " [CONTESTED]" if h.contested else ""
+            print(f"{i:2d}. {h.fused:.3f} {h.type.name.lower():8s} {h.id}{flag}\n"
+                  f"    {h.title}\n    lex={h.lexical:.2f} dense={h.dense:.2f} "
+                  f"meta={h.metadata:.2f}")
+        print(f"({len(res.hits)} hits, {res.suppressed} suppressed by governance, "
+              f"{res.timings_ms.get('total', 0):.1f} ms)")
+        return 0
+
+    return asyncio.run(_with_index(settings, run))
+
+
+def cmd_history(args: argparse.Namespace, settings: Settings) -> int:
+    """Print every version of a nugget's lineage."""
+
+    async def run(index: NuggetIndex) -> int:
+        for v in await index.store.history(args.tenant, args.id):
+            end = v.validity.end.isoformat() if v.validity.end else "open"
+            print(f"v{v.version} {v.id} parent={v.parent_id or '-'} {v.publication.name} "
+                  f"{v.state.name} [{v.validity.start.isoformat()}, {end}) "
+                  f"sources={len(v.sources)} :: {v.change_reason}")
+        return 0
+
+    return asyncio.run(_with_index(settings, run))
+
+
+def cmd_review(args: argparse.Namespace, settings: Settings) -> int:
+    """Approve, reject, unpublish or revert a nugget."""
+    from query.convert import nugget_to_json
+
+    async def run(index: NuggetIndex) -> int:
+        head = await index.review(args.tenant, args.id, args.action, reviewer=args.reviewer,
+                                  reason=args.reason, target_version_id=args.target or "")
+        print(nugget_to_json(head))
+        return 0
+
+    return asyncio.run(_with_index(settings, run))
+
+
+def cmd_settings(args: argparse.Namespace, settings: Settings) -> int:
+    """Print every setting: variable, current value, default, meaning."""
+    current = settings.public_dict()
+    for var, default, doc in Settings.describe():
+        name = var.removeprefix("NUGGETFLOW_").lower()
+        print(f"{var}\n    value: {current[name]!r}  (default {default})\n    {doc}")
+    return 0
+
+
+def cmd_demo(args: argparse.Namespace, settings: Settings) -> int:
+    """Run the embedded end-to-end demo (see nuggetflow.demo)."""
+    from nuggetflow.demo import run_demo
+
+    return asyncio.run(run_demo(settings, workdir=args.workdir))
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser (exposed for tests and docs)."""
+    p = argparse.ArgumentParser(
+        prog="nuggetflow",
+        description="Turn user corrections of a RAG assistant into governed, discoverable "
+                    "factual nuggets. Settings come from NUGGETFLOW_* variables "
+                    "(`nuggetflow settings` lists them).")
+    p.add_argument("--version", action="version", version=f"nuggetflow {__version__}")
+    p.add_argument("--store", help="index store URL (overrides NUGGETFLOW_STORE)")
+    p.add_argument("--log-level", help="DEBUG, INFO, WARNING or ERROR")
+    sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    demo = sub.add_parser("demo", help="run the embedded end-to-end demo (no servers, no key)")
+    demo.add_argument("--workdir", default="var/demo", help="where the demo keeps its index")
+    demo.set_defaults(fn=cmd_demo)
+
+    ing = sub.add_parser("ingest", help="ingest a corpus JSONL {id, tenant, title, text}")
+    ing.add_argument("file", help="corpus JSONL file")
+    ing.add_argument("--tenant", help="tenant for every record (default: each record's own)")
+    ing.add_argument("--batch", type=int, default=256, help="passages per write (256)")
+    ing.add_argument("--quiet", action="store_true", help="no progress output")
+    ing.set_defaults(fn=cmd_ingest)
+
+    se = sub.add_parser("search", help="governed hybrid retrieval for one query")
+    se.add_argument("query")
+    se.add_argument("--tenant", required=True)
+    se.add_argument("--as-of", type=_parse_time, help="ISO 8601 time (default: now)")
+    se.add_argument("--contested", action="store_true",
+                    help="view ACTIVE_PLUS_CONTESTED (contested nuggets flagged)")
+    se.add_argument("-k", type=int, default=10, help="hits to return (10)")
+    se.add_argument("--fusion", choices=["minmax", "rrf"])
+    se.add_argument("--lexical-only", action="store_true", help="BM25 only, no embedding")
+    se.add_argument("--nuggets-only", action="store_true", help="leave corpus passages out")
+    se.add_argument("--json", action="store_true", help="machine-readable output")
+    se.set_defaults(fn=cmd_search)
+
+    hi = sub.add_parser("history", help="list every version of a nugget")
+    hi.add_argument("id")
+    hi.add_argument("--tenant", required=True)
+    hi.set_defaults(fn=cmd_history)
+
+    rv = sub.add_parser("review", help="approve, reject, unpublish or revert a nugget")
+    rv.add_argument("id")
+    rv.add_argument("--tenant", required=True)
+    rv.add_argument("--action", required=True,
+                    choices=["approve", "reject", "unpublish", "revert"])
+    rv.add_argument("--target", help="version id to revert to")
+    rv.add_argument("--reviewer", default="cli")
+    rv.add_argument("--reason", default="")
+    rv.set_defaults(fn=cmd_review)
+
+    st = sub.add_parser("settings", help="list every setting with its value and meaning")
+    st.set_defaults(fn=cmd_settings)
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``nuggetflow`` console script."""
+    args = build_parser().parse_args(argv)
+    try:
+        overrides: dict[str, Any] = {}
+        if args.store:
+            overrides["store"] = args.store
+        if args.log_level:
+            overrides["log_level"] = args.log_level
+        settings = Settings.from_env(**overrides)
+        quiet_demo = args.command == "demo" and not args.log_level
+        configure("WARNING" if quiet_demo else settings.log_level, settings.log_format)
+        code: int = args.fn(args, settings)
+        return code
+    except NuggetflowError as exc:
+        print(f"nuggetflow: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,1 @@
+"""INO optimizer: LLM layer, actionability and extraction, variants A-E, probes, reflector."""

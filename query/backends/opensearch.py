@@ -1,0 +1,431 @@
+"""OpenSearch store: one index per deployment holding nugget versions and corpus passages.
+
+- An index template with explicit mappings: governance fields as keyword/numeric fields,
+  title/body/anchors as English-analyzed text, a ``knn_vector`` with the Lucene HNSW
+  engine (no native library), and the record itself as stored binary.
+- The governance filter sits inside the BM25 ``bool`` query and inside the ``knn``
+  clause (Lucene efficient filtering), so ranking only ever sees allowed documents.
+- Fusion is client-side (the neural-search hybrid query is not available here).
+- OpenSearch has no multi-document transactions: a write validates everything first,
+  then sends one bulk request and, if any item fails, compensates (removes the new
+  versions, restores the old heads) before raising, so a failed call leaves no change.
+"""
+
+from __future__ import annotations
+
+import base64
+from collections.abc import Sequence
+from datetime import UTC
+from typing import Any
+
+import numpy as np
+
+from nuggetflow.errors import BackendUnavailableError, ConfigError, NotFoundError, ValidationError
+from nuggetflow.logging import get_logger
+from nuggetflow.settings import Settings
+from query.backends.sqlite import _check_vector, _validate_passage
+from query.convert import (
+    nugget_from_bytes,
+    nugget_to_bytes,
+    passage_from_bytes,
+    passage_to_bytes,
+)
+from query.embeddings import Vector
+from query.model import ItemType, Nugget, Passage, Publication, State, View, validate_nugget
+from query.store import OPEN_END, GovernanceFilter, Scored, meta_prior
+
+log = get_logger(__name__)
+
+MAX_RESULTS = 10_000
+
+
+def _mappings(dim: int) -> dict[str, Any]:
+    return {
+        "dynamic": "strict",
+        "properties": {
+            "id": {"type": "keyword"},
+            "tenant": {"type": "keyword"},
+            "type": {"type": "byte"},
+            "lineage": {"type": "keyword"},
+            "version": {"type": "integer"},
+            "is_head": {"type": "boolean"},
+            "state": {"type": "byte"},
+            "publication": {"type": "byte"},
+            "t_start": {"type": "double"},
+            "t_end": {"type": "double"},
+            "kind": {"type": "byte"},
+            "scope": {"type": "keyword"},
+            "key": {"type": "keyword"},
+            "event_id": {"type": "keyword"},
+            "meta": {"type": "float"},
+            "title": {"type": "text", "analyzer": "english"},
+            "body": {"type": "text", "analyzer": "english"},
+            "anchors": {"type": "text", "analyzer": "english"},
+            "vector": {"type": "knn_vector", "dimension": dim,
+                       "method": {"name": "hnsw", "engine": "lucene",
+                                  "space_type": "cosinesimil",
+                                  "parameters": {"m": 16, "ef_construction": 100}}},
+            "payload": {"type": "binary"},
+        },
+    }
+
+
+class OpenSearchStore:
+    """The OpenSearch :class:`~query.store.IndexStore` (see the module docstring)."""
+
+    def __init__(self, url: str, index: str = "nuggetflow", dim: int = 384,
+                 timeout: float = 30.0) -> None:
+        self.url = url
+        self.index = index
+        self.dim = dim
+        self.timeout = timeout
+        self._client: Any = None
+        self._tenants: set[str] = set()
+
+    @classmethod
+    def from_url(cls, url: str, settings: Settings) -> OpenSearchStore:
+        """``opensearch://host:port`` (``opensearchs://`` for TLS)."""
+        scheme, rest = url.split("://", 1)
+        if not rest:
+            raise ConfigError("opensearch:// needs host:port", field="NUGGETFLOW_STORE")
+        http = "https" if scheme == "opensearchs" else "http"
+        return cls(f"{http}://{rest.rstrip('/')}", settings.opensearch_index,
+                   settings.embedding_dim)
+
+    # --- lifecycle --------------------------------------------------------------------
+
+    async def start(self) -> None:
+        """Connect, install the index template and create the index if needed."""
+        from opensearchpy import AsyncOpenSearch
+
+        if self._client is not None:
+            return
+        self._client = AsyncOpenSearch(hosts=[self.url], timeout=self.timeout,
+                                       max_retries=2, retry_on_timeout=True)
+        await self._call(self._client.indices.put_index_template,
+                         name=f"{self.index}-template", body={
+                             "index_patterns": [self.index],
+                             "template": {
+                                 "settings": {"index": {"knn": True, "number_of_shards": 1,
+                                                        "number_of_replicas": 0}},
+                                 "mappings": _mappings(self.dim)}})
+        if not await self._call(self._client.indices.exists, index=self.index):
+            await self._call(self._client.indices.create, index=self.index)
+            log.info("opensearch index created", index=self.index, url=self.url)
+
+    async def stop(self) -> None:
+        """Close the client."""
+        if self._client is not None:
+            await self._client.close()
+            self._client = None
+
+    async def drop(self) -> None:
+        """Delete the whole index (tests and benchmarks only; governance never deletes)."""
+        await self._call(self._client.indices.delete, index=self.index, ignore_unavailable=True)
+
+    async def _call(self, fn: Any, **kwargs: Any) -> Any:
+        from opensearchpy import exceptions as exc
+
+        if self._client is None:
+            raise RuntimeError("OpenSearchStore.start() was not called")
+        try:
+            return await fn(**kwargs)
+        except (exc.ConnectionError, exc.ConnectionTimeout) as err:
+            raise BackendUnavailableError(f"OpenSearch at {self.url} unreachable: {err}") from err
+        except exc.TransportError as err:
+            if isinstance(err.status_code, int) and err.status_code >= 500:
+                raise BackendUnavailableError(f"OpenSearch error: {err}") from err
+            raise
+
+    # --- writes -----------------------------------------------------------------------
+
+    async def write_nuggets(self, versions: Sequence[Nugget],
+                            vectors: Sequence[Vector | None]) -> None:
+        """Validate all, then one bulk request; compensate on partial failure."""
+        if len(versions) != len(vectors):
+            raise ValidationError(f"{len(versions)} versions but {len(vectors)} vectors",
+                                  field="vectors")
+        for n, v in zip(versions, vectors, strict=True):
+            validate_nugget(n)
+            if not n.id:
+                raise ValidationError("version has no id", field="id")
+            if v is not None:
+                _check_vector(v, self.dim)
+        existing = await self._existing([n.id for n in versions])
+        pending: dict[str, list[float]] = {}
+        ops: list[dict[str, Any]] = []
+        demoted: list[str] = []
+        for n, v in zip(versions, vectors, strict=True):
+            if n.id in existing or n.id in pending:
+                continue
+            if v is None:
+                vec = pending.get(n.parent_id) or await self._vector_of(n.parent_id)
+            else:
+                vec = np.asarray(v, dtype=np.float32).tolist()
+            pending[n.id] = vec
+            lineage = n.lineage_id or n.id
+            for old in await self._heads_of(lineage):
+                if old not in pending:
+                    demoted.append(old)
+                    ops += [{"update": {"_index": self.index, "_id": old}},
+                            {"doc": {"is_head": False}}]
+            for earlier in [i for i, src in _new_heads(ops) if src == lineage]:
+                ops += [{"update": {"_index": self.index, "_id": earlier}},
+                        {"doc": {"is_head": False}}]
+            ops += [{"create": {"_index": self.index, "_id": n.id}}, self._nugget_doc(n, vec)]
+        if not ops:
+            return
+        try:
+            await self._bulk(ops)
+        except BaseException:
+            await self._compensate(list(pending), demoted)
+            raise
+
+    async def _compensate(self, created: list[str], demoted: list[str]) -> None:
+        ops: list[dict[str, Any]] = [{"delete": {"_index": self.index, "_id": i}}
+                                     for i in created]
+        for old in demoted:
+            ops += [{"update": {"_index": self.index, "_id": old}}, {"doc": {"is_head": True}}]
+        try:
+            await self._client.bulk(body=ops, refresh="wait_for")
+        except Exception as err:  # the original error is what the caller needs to see
+            log.error("compensation after failed write did not complete", error=str(err))
+
+    async def _bulk(self, ops: list[dict[str, Any]], refresh: str | bool = "wait_for") -> None:
+        reply = await self._call(self._client.bulk, body=ops, refresh=refresh)
+        if reply.get("errors"):
+            failed = [item for item in reply["items"]
+                      if next(iter(item.values())).get("error")]
+            first = next(iter(failed[0].values()))
+            raise ValidationError(f"OpenSearch rejected {len(failed)} of {len(reply['items'])} "
+                                  f"operations, first: {first.get('error')}", field="bulk")
+
+    async def _existing(self, ids: Sequence[str]) -> set[str]:
+        reply = await self._call(self._client.mget, index=self.index, body={"ids": list(ids)},
+                                 _source=False)
+        return {d["_id"] for d in reply["docs"] if d.get("found")}
+
+    async def _vector_of(self, item_id: str) -> list[float]:
+        from opensearchpy import NotFoundError as OSNotFound
+
+        try:
+            doc = await self._call(self._client.get, index=self.index, id=item_id,
+                                   _source_includes="vector")
+        except OSNotFound:
+            doc = {}
+        vec = doc.get("_source", {}).get("vector")
+        if vec is None:
+            raise ValidationError(f"no vector given and parent {item_id!r} has none",
+                                  field="vectors")
+        return list(vec)
+
+    async def _heads_of(self, lineage: str) -> list[str]:
+        reply = await self._search({"query": {"bool": {"filter": [
+            {"term": {"lineage": lineage}}, {"term": {"is_head": True}}]}}, "_source": False,
+            "size": 100})
+        return [h["_id"] for h in reply["hits"]["hits"]]
+
+    def _nugget_doc(self, n: Nugget, vec: list[float]) -> dict[str, Any]:
+        return {
+            "id": n.id, "tenant": n.tenant, "type": int(ItemType.NUGGET),
+            "lineage": n.lineage_id or n.id, "version": n.version, "is_head": True,
+            "state": int(n.state), "publication": int(n.publication),
+            "t_start": n.validity.start.timestamp(),
+            "t_end": n.validity.end.timestamp() if n.validity.end else OPEN_END,
+            "kind": int(n.kind), "scope": n.fact.key[2], "key": "\x1f".join(n.key),
+            "event_id": n.provenance.event_id, "meta": meta_prior(n.rank, n.confidence),
+            "title": n.title, "body": n.body, "anchors": "\n".join(n.anchors), "vector": vec,
+            "payload": base64.b64encode(nugget_to_bytes(n)).decode(),
+        }
+
+    async def add_passages(self, passages: Sequence[Passage], vectors: Vector) -> int:
+        """Bulk-create passages (existing ids skipped); returns how many were new."""
+        if len(passages) != len(vectors):
+            raise ValidationError(f"{len(passages)} passages but {len(vectors)} vectors",
+                                  field="vectors")
+        for p in passages:
+            _validate_passage(p)
+        for v in vectors:
+            _check_vector(v, self.dim)
+        if not passages:
+            return 0
+        existing = await self._existing([p.id for p in passages])
+        ops: list[dict[str, Any]] = []
+        fresh: set[str] = set()
+        for p, v in zip(passages, vectors, strict=True):
+            if p.id in existing or p.id in fresh:
+                continue
+            fresh.add(p.id)
+            ops += [{"create": {"_index": self.index, "_id": p.id}}, {
+                "id": p.id, "tenant": p.tenant, "type": int(ItemType.DOCUMENT), "lineage": p.id,
+                "version": 1, "is_head": True, "state": int(State.ACTIVE),
+                "publication": int(Publication.PUBLISHED),
+                "t_start": p.valid_from.timestamp(),
+                "t_end": p.valid_to.timestamp() if p.valid_to else OPEN_END, "kind": 0,
+                "scope": "", "key": "", "event_id": "", "meta": 0.5, "title": p.title,
+                "body": p.text, "anchors": "",
+                "vector": np.asarray(v, dtype=np.float32).tolist(),
+                "payload": base64.b64encode(passage_to_bytes(p)).decode()}]
+        if ops:
+            await self._bulk(ops)
+            self._tenants.update(p.tenant for p in passages)
+        return len(fresh)
+
+    # --- reads ------------------------------------------------------------------------
+
+    async def _search(self, body: dict[str, Any]) -> Any:
+        return await self._call(self._client.search, index=self.index, body=body)
+
+    async def get(self, tenant: str, item_id: str) -> Nugget:
+        """One nugget version by id (NotFoundError otherwise)."""
+        reply = await self._search({"query": {"bool": {"filter": [
+            {"ids": {"values": [item_id]}}, {"term": {"tenant": tenant}},
+            {"term": {"type": int(ItemType.NUGGET)}}]}}, "_source": ["payload"], "size": 1})
+        hits = reply["hits"]["hits"]
+        if not hits:
+            raise NotFoundError(f"no nugget {item_id!r} for tenant {tenant!r}", field="id")
+        return nugget_from_bytes(base64.b64decode(hits[0]["_source"]["payload"]))
+
+    async def _nuggets(self, filters: list[dict[str, Any]]) -> list[Nugget]:
+        reply = await self._search({"query": {"bool": {"filter": filters}},
+                                    "_source": ["payload"], "size": MAX_RESULTS,
+                                    "sort": [{"version": "asc"}, {"id": "asc"}]})
+        return [nugget_from_bytes(base64.b64decode(h["_source"]["payload"]))
+                for h in reply["hits"]["hits"]]
+
+    async def history(self, tenant: str, item_id: str) -> list[Nugget]:
+        """Every version of the lineage of item_id, oldest first."""
+        first = await self.get(tenant, item_id)
+        return await self._nuggets([{"term": {"lineage": first.lineage_id or first.id}},
+                                    {"term": {"tenant": tenant}}])
+
+    async def heads_by_key(self, tenant: str, key: tuple[str, str, str]) -> list[Nugget]:
+        """Head versions with this governance key."""
+        return await self._nuggets([{"term": {"tenant": tenant}},
+                                    {"term": {"key": "\x1f".join(key)}},
+                                    {"term": {"is_head": True}},
+                                    {"term": {"type": int(ItemType.NUGGET)}}])
+
+    async def find_by_event(self, tenant: str, event_id: str) -> list[Nugget]:
+        """Head versions created from this feedback event."""
+        return await self._nuggets([{"term": {"tenant": tenant}},
+                                    {"term": {"event_id": event_id}},
+                                    {"term": {"is_head": True}}])
+
+    async def has_tenant(self, tenant: str) -> bool:
+        """True when the tenant has stored items (positive answers are cached)."""
+        if tenant in self._tenants:
+            return True
+        reply = await self._call(self._client.count, index=self.index,
+                                 body={"query": {"term": {"tenant": tenant}}})
+        if reply["count"] > 0:
+            self._tenants.add(tenant)
+            return True
+        return False
+
+    @staticmethod
+    def governance_filter(flt: GovernanceFilter) -> list[dict[str, Any]]:
+        """The governance filter as OpenSearch filter clauses."""
+        t = flt.as_of.astimezone(UTC).timestamp()
+        states = [int(State.ACTIVE)]
+        if flt.view is View.ACTIVE_PLUS_CONTESTED:
+            states.append(int(State.CONTESTED))
+        clauses: list[dict[str, Any]] = [
+            {"term": {"tenant": flt.tenant}}, {"term": {"is_head": True}},
+            {"term": {"publication": int(Publication.PUBLISHED)}},
+            {"terms": {"state": states}},
+            {"range": {"t_start": {"lte": t}}}, {"range": {"t_end": {"gt": t}}},
+        ]
+        if not flt.include_documents:
+            clauses.append({"term": {"type": int(ItemType.NUGGET)}})
+        doc = {"term": {"type": int(ItemType.DOCUMENT)}}
+        if flt.scopes:
+            scopes = [" ".join(s.lower().split()) for s in flt.scopes]
+            clauses.append({"bool": {"should": [doc, {"terms": {"scope": scopes}}],
+                                     "minimum_should_match": 1}})
+        if flt.kinds:
+            clauses.append({"bool": {"should": [doc, {"terms": {"kind": [int(k) for k in
+                                                                          flt.kinds]}}],
+                                     "minimum_should_match": 1}})
+        return clauses
+
+    @staticmethod
+    def _match(terms: Sequence[str]) -> dict[str, Any]:
+        return {"multi_match": {"query": " ".join(terms), "type": "most_fields",
+                                "fields": ["title^3", "body", "anchors^2"], "operator": "or"}}
+
+    async def lexical(self, terms: Sequence[str], flt: GovernanceFilter,
+                      limit: int) -> list[Scored]:
+        """Governed BM25: the filter is a bool filter beside the match."""
+        if not terms:
+            return []
+        reply = await self._search({
+            "query": {"bool": {"must": [self._match(terms)],
+                               "filter": self.governance_filter(flt)}},
+            "size": limit, "_source": ["type", "meta"], "track_total_hits": False})
+        return [Scored(h["_id"], ItemType(h["_source"]["type"]), float(h["_score"]),
+                       float(h["_source"]["meta"])) for h in reply["hits"]["hits"]]
+
+    async def dense(self, vector: Vector, flt: GovernanceFilter, limit: int) -> list[Scored]:
+        """Governed k-NN: the filter is inside the knn clause (efficient filtering)."""
+        _check_vector(vector, self.dim)
+        reply = await self._search({
+            "size": limit, "_source": ["type", "meta"],
+            "query": {"knn": {"vector": {
+                "vector": np.asarray(vector, dtype=np.float32).tolist(), "k": limit,
+                "filter": {"bool": {"filter": self.governance_filter(flt)}}}}}})
+        # Lucene cosinesimil scores are (1 + cos) / 2; report the cosine like SQLite does.
+        return [Scored(h["_id"], ItemType(h["_source"]["type"]), 2.0 * float(h["_score"]) - 1.0,
+                       float(h["_source"]["meta"])) for h in reply["hits"]["hits"]]
+
+    async def suppressed(self, terms: Sequence[str], flt: GovernanceFilter) -> int:
+        """Head nuggets matching the terms that the filter excludes."""
+        if not terms:
+            return 0
+        reply = await self._call(self._client.count, index=self.index, body={"query": {"bool": {
+            "must": [self._match(terms)],
+            "filter": [{"term": {"tenant": flt.tenant}}, {"term": {"is_head": True}},
+                       {"term": {"type": int(ItemType.NUGGET)}}],
+            "must_not": [{"bool": {"filter": self.governance_filter(flt)}}]}}})
+        return int(reply["count"])
+
+    async def fetch(self, tenant: str, ids: Sequence[str]) -> dict[str, Nugget | Passage]:
+        """Records by id for this tenant."""
+        if not ids:
+            return {}
+        reply = await self._call(self._client.mget, index=self.index, body={"ids": list(ids)},
+                                 _source_includes=["payload", "tenant", "type"])
+        out: dict[str, Nugget | Passage] = {}
+        for d in reply["docs"]:
+            src = d.get("_source")
+            if not d.get("found") or src is None or src["tenant"] != tenant:
+                continue
+            raw = base64.b64decode(src["payload"])
+            out[d["_id"]] = (nugget_from_bytes(raw) if src["type"] == ItemType.NUGGET
+                             else passage_from_bytes(raw))
+        return out
+
+    async def refresh(self) -> None:
+        """Make bulk-loaded documents searchable now."""
+        await self._call(self._client.indices.refresh, index=self.index)
+
+    async def stats(self) -> dict[str, float]:
+        """Document counts and index size."""
+        counts = {}
+        for t in ItemType:
+            reply = await self._call(self._client.count, index=self.index,
+                                     body={"query": {"term": {"type": int(t)}}})
+            counts[t] = reply["count"]
+        st = await self._call(self._client.indices.stats, index=self.index, metric="store")
+        size = st["indices"][self.index]["total"]["store"]["size_in_bytes"]
+        return {"nuggets": counts[ItemType.NUGGET], "passages": counts[ItemType.DOCUMENT],
+                "index_bytes": size}
+
+
+def _new_heads(ops: list[dict[str, Any]]) -> list[tuple[str, str]]:
+    """(id, lineage) of versions already queued in this bulk request."""
+    out = []
+    for i in range(0, len(ops), 2):
+        if "create" in ops[i]:
+            out.append((ops[i]["create"]["_id"], ops[i + 1]["lineage"]))
+    return out

@@ -1,0 +1,1 @@
+"""Feedback streaming: Faust app, agents, topics, workers, the embedded runner."""

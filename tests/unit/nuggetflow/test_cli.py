@@ -1,0 +1,59 @@
+"""The CLI end to end on the embedded store (subprocesses, like a user runs it)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[3]
+
+
+def run(args: list[str], tmp: Path, check: bool = True) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "NUGGETFLOW_STORE": f"sqlite:///{tmp}/cli.db"}
+    proc = subprocess.run([sys.executable, "-m", "nuggetflow.cli", *args], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=300)
+    if check:
+        assert proc.returncode == 0, proc.stderr
+    return proc
+
+
+def test_help_lists_the_commands(tmp_path: Path) -> None:
+    out = run(["--help"], tmp_path).stdout
+    for cmd in ("demo", "ingest", "search", "history", "review", "settings"):
+        assert cmd in out
+
+
+def test_ingest_then_search(tmp_path: Path) -> None:
+    corpus = tmp_path / "corpus.jsonl"
+    corpus.write_text("\n".join(json.dumps(r) for r in [
+        {"id": "wall", "tenant": "x", "title": "Change the wallpaper",
+         "text": "Open Settings, choose Background and pick a picture."},
+        {"id": "wifi", "tenant": "x", "title": "Connect to a wireless network",
+         "text": "Open the system menu, select Wi-Fi and choose a network."}]) + "\n")
+    ing = run(["ingest", str(corpus), "--tenant", "gnome"], tmp_path)
+    assert json.loads(ing.stdout)["passages"] == 2
+    assert "ingested 2 documents" in ing.stderr
+    res = json.loads(run(["search", "how do I change my background picture", "--tenant",
+                          "gnome", "--json"], tmp_path).stdout)
+    assert res["hits"][0]["id"] == "wall#0"
+    assert res["hits"][0]["type"] == "document"
+
+
+def test_errors_are_clear_and_exit_2(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"id": "a", "tenant": "t"}\n')
+    proc = run(["ingest", str(bad)], tmp_path, check=False)
+    assert proc.returncode == 2
+    assert "text" in proc.stderr and "line 1" in proc.stderr
+    proc = run(["search", "x", "--tenant", "nobody"], tmp_path, check=False)
+    assert proc.returncode == 2 and "unknown tenant" in proc.stderr
+
+
+def test_demo_runs_on_the_embedded_default(tmp_path: Path) -> None:
+    out = run(["demo", "--workdir", str(tmp_path / "demo")], tmp_path).stdout
+    assert "a pending nugget is never served" in out
+    assert "succeeded by" in out
+    assert "Password reset role restriction in portal v8.2" in out

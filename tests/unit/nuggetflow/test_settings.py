@@ -1,0 +1,42 @@
+"""The one settings object: env vars, validation naming the variable, secrets masked."""
+
+from __future__ import annotations
+
+import pytest
+
+from nuggetflow.errors import ConfigError
+from nuggetflow.settings import Settings
+
+
+def test_defaults_are_the_embedded_backends() -> None:
+    s = Settings.from_env({})
+    assert s.store.startswith("sqlite://") and s.embedder == "minilm://"
+    assert (s.weight_lexical, s.weight_dense, s.weight_metadata) == (0.4, 0.5, 0.1)
+    assert s.rrf_k == 60 and s.candidate_k == 60
+
+
+def test_env_vars_are_read_and_typed() -> None:
+    s = Settings.from_env({"NUGGETFLOW_CANDIDATE_K": "120", "NUGGETFLOW_WEIGHT_DENSE": "0.7",
+                           "NUGGETFLOW_FUSION": "rrf", "UNRELATED": "x"})
+    assert s.candidate_k == 120 and s.weight_dense == 0.7 and s.fusion == "rrf"
+
+
+@pytest.mark.parametrize(("var", "value"), [
+    ("NUGGETFLOW_CANDIDATE_K", "many"), ("NUGGETFLOW_CANDIDATE_K", "0"),
+    ("NUGGETFLOW_FUSION", "sum"), ("NUGGETFLOW_STORE", "index.db"),
+    ("NUGGETFLOW_WEIGHT_LEXICAL", "-1"), ("NUGGETFLOW_LOG_LEVEL", "LOUD"),
+    ("NUGGETFLOW_PREDICATE_SCHEMA", "/nonexistent.json"),
+])
+def test_bad_values_name_the_variable(var: str, value: str) -> None:
+    with pytest.raises(ConfigError) as err:
+        Settings.from_env({var: value})
+    assert err.value.field == var
+
+
+def test_secrets_are_masked_and_every_setting_documented() -> None:
+    s = Settings.from_env({"NUGGETFLOW_OPENAI_API_KEY": "sk-secret"})
+    assert s.openai_api_key == "sk-secret"
+    assert s.public_dict()["openai_api_key"] == "***"
+    assert "sk-secret" not in repr(s.public_dict())
+    rows = Settings.describe()
+    assert all(var.startswith("NUGGETFLOW_") and doc for var, _, doc in rows)

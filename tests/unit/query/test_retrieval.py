@@ -1,0 +1,99 @@
+"""Hybrid retrieval: validation errors name the field, fusion, hits and context block."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from datetime import datetime
+from pathlib import Path
+
+import pytest
+
+from nuggetflow.errors import NotFoundError, ValidationError
+from nuggetflow.settings import Settings
+from query.backends.sqlite import SQLiteStore
+from query.embeddings import MiniLMEmbedder
+from query.fusion import fuse_minmax, fuse_rrf
+from query.index import NuggetIndex
+from query.model import ItemType, Publication, Validity
+from query.retrieval import RetrieveRequest
+from query.store import Scored
+from tests.helpers import T0, days, make_nugget, make_passage
+
+
+@pytest.fixture
+async def index(tmp_path: Path, embedder: MiniLMEmbedder, settings: Settings
+                ) -> AsyncIterator[NuggetIndex]:
+    idx = NuggetIndex(SQLiteStore(tmp_path / "r.db"), embedder, settings)
+    await idx.start()
+    await idx.ingest_passages([
+        make_passage(title="Resetting your own password",
+                     text="If your password reset isn't working, use Forgot password."),
+        make_passage(pid="doc-2#0", title="Changing the wallpaper",
+                     text="Open Settings and pick Background to change the wallpaper.")])
+    sub = await idx.submit(make_nugget(publication=Publication.DRAFT))
+    await idx.approve("acme", sub.id)
+    yield idx
+    await idx.stop()
+
+
+@pytest.mark.parametrize(("kwargs", "field"), [
+    ({"query": ""}, "query"), ({"query": "   "}, "query"), ({"k": 0}, "k"), ({"k": -3}, "k"),
+    ({"k": 1001}, "k"), ({"tenant": ""}, "tenant"), ({"fusion": "sum"}, "fusion"),
+    ({"as_of": datetime(2024, 1, 1)}, "as_of"), ({"query": "x" * 2001}, "query"),
+])
+async def test_bad_requests_name_the_field(index: NuggetIndex, kwargs: dict[str, object],
+                                           field: str) -> None:
+    base: dict[str, object] = {"tenant": "acme", "query": "password", "k": 5}
+    base.update(kwargs)
+    with pytest.raises(ValidationError) as err:
+        await index.retriever.retrieve(RetrieveRequest(**base))  # type: ignore[arg-type]
+    assert err.value.field == field
+
+
+async def test_unknown_tenant_is_not_found(index: NuggetIndex) -> None:
+    with pytest.raises(NotFoundError) as err:
+        await index.retriever.retrieve(RetrieveRequest("initech", "password"))
+    assert err.value.field == "tenant"
+
+
+def test_validity_end_before_start_is_rejected() -> None:
+    with pytest.raises(ValidationError) as err:
+        Validity(T0, T0 - days(1))
+    assert err.value.field == "validity.end"
+    with pytest.raises(ValidationError):
+        Validity(T0, T0)
+
+
+async def test_hits_mix_documents_and_nuggets_with_component_scores(index: NuggetIndex
+                                                                    ) -> None:
+    res = await index.retriever.retrieve(RetrieveRequest(
+        "acme", "who can reset another user's password", as_of=T0 + days(1), k=3))
+    types = [h.type for h in res.hits]
+    assert ItemType.NUGGET in types and ItemType.DOCUMENT in types
+    for h in res.hits:
+        assert 0.0 <= h.lexical <= 1.0 and 0.0 <= h.dense <= 1.0
+        assert h.fused == pytest.approx(0.4 * h.lexical + 0.5 * h.dense + 0.1 * h.metadata)
+    assert [h.fused for h in res.hits] == sorted((h.fused for h in res.hits), reverse=True)
+    assert "Established facts:" in res.context_block and "Passages:" in res.context_block
+    lex = await index.retriever.retrieve(RetrieveRequest(
+        "acme", "wallpaper", as_of=T0 + days(1), k=3, fusion="rrf"), lexical_only=True)
+    assert lex.hits[0].title == "Changing the wallpaper" and lex.hits[0].dense == 0.0
+
+
+def test_minmax_fusion_normalizes_each_retriever() -> None:
+    lex = [Scored("a", ItemType.NUGGET, 10.0, 1.0), Scored("b", ItemType.DOCUMENT, 5.0, 0.5)]
+    den = [Scored("b", ItemType.DOCUMENT, 0.9, 0.5), Scored("c", ItemType.NUGGET, 0.3, 0.0)]
+    fused = {f.id: f for f in fuse_minmax(lex, den, 0.4, 0.5, 0.1)}
+    assert fused["a"].lexical == 1.0 and fused["a"].dense == 0.0
+    assert fused["b"].lexical == 0.0 and fused["b"].dense == 1.0
+    assert fused["a"].fused == pytest.approx(0.4 + 0.1)
+    assert fused["b"].fused == pytest.approx(0.5 + 0.05)
+    assert fused["c"].fused == pytest.approx(0.0)
+
+
+def test_rrf_sums_reciprocal_ranks() -> None:
+    lex = [Scored("a", ItemType.NUGGET, 10.0), Scored("b", ItemType.NUGGET, 5.0)]
+    den = [Scored("b", ItemType.NUGGET, 0.9)]
+    fused = fuse_rrf(lex, den, k=60)
+    assert [f.id for f in fused] == ["b", "a"]
+    assert fused[0].fused == pytest.approx(1 / 62 + 1 / 61)
