@@ -16,7 +16,7 @@ from tests.helpers import T0, days, make_nugget
 N = 40
 
 
-def _writer(path: str, ready: "mp.synchronize.Event") -> None:
+def _writer(path: str, ready: mp.synchronize.Event) -> None:
     store = SQLiteStore(path)
     store.start_sync()
     ready.set()
