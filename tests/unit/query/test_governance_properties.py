@@ -21,6 +21,7 @@ from query.governance import PredicateSchema
 from query.index import NuggetIndex
 from query.model import Nugget, Publication, State, View
 from query.retrieval import RetrieveRequest
+from query.store import IndexStore
 from tests.helpers import T0, days, make_nugget
 
 OBJECTS = ["Workspace Owner", "Admin", "Analyst", "Team Lead", "workspace owner."]
@@ -57,15 +58,17 @@ submits = st.builds(
     st.lists(st.sampled_from([f"ev-{i}" for i in range(6)]), min_size=1, max_size=4,
              unique=True).map(tuple),
     st.integers(0, 100), st.one_of(st.none(), st.integers(1, 100)))
-ops = st.one_of(
+histories = st.lists(st.one_of(
     submits, submits,
     st.builds(Review, st.integers(0, 20), st.sampled_from(["approve", "approve", "reject",
                                                            "unpublish"])),
-    st.builds(Edit, st.integers(0, 20)), st.builds(Revert, st.integers(0, 20)))
+    st.builds(Edit, st.integers(0, 20)), st.builds(Revert, st.integers(0, 20))), max_size=14)
 
 
-async def _run(history: list[object], embedder: MiniLMEmbedder) -> None:
-    idx = NuggetIndex(SQLiteStore(":memory:"), embedder, Settings.from_env({}),
+async def run_history(history: list[object], embedder: MiniLMEmbedder,
+                      store: IndexStore | None = None) -> None:
+    """Apply a random history to a fresh store and check the governed views."""
+    idx = NuggetIndex(store or SQLiteStore(":memory:"), embedder, Settings.from_env({}),
                       PredicateSchema(), clock=lambda: T0 + days(500))
     await idx.start()
     lineages: list[str] = []
@@ -129,7 +132,7 @@ async def _run(history: list[object], embedder: MiniLMEmbedder) -> None:
 
 @settings(max_examples=60, deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
-@given(history=st.lists(ops, max_size=14))
+@given(history=histories)
 def test_governed_views_hold_for_random_histories(history: list[object],
                                                   embedder: MiniLMEmbedder) -> None:
-    asyncio.run(_run(history, embedder))
+    asyncio.run(run_history(history, embedder))
