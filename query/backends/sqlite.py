@@ -186,9 +186,8 @@ class SQLiteStore:
                 " i.t_end, i.kind, i.scope, i.meta, v.vec FROM items i JOIN vectors v"
                 f" ON v.rowid = i.rowid WHERE i.rowid IN ({marks}) ORDER BY i.rowid",
                 chunk).fetchall()
-            for r in rows:
-                self._vectors.upsert(VectorMeta(*r[:11]),
-                                     np.frombuffer(r[11], dtype=np.float32))
+            self._vectors.upsert_many([VectorMeta(*r[:11]) for r in rows],
+                                      [np.frombuffer(r[11], dtype=np.float32) for r in rows])
         self._last_seq = seq
 
     # --- codes ------------------------------------------------------------------------

@@ -123,15 +123,21 @@ class VectorIndex:
         if add_to_graph:
             self._hnsw.add(np.ascontiguousarray(matrix, dtype=np.float32))
 
-    def upsert(self, meta: VectorMeta, vector: npt.NDArray[np.float32]) -> None:
-        """Add a new row or update the governance columns of a known one."""
+    def upsert_many(self, metas: Sequence[VectorMeta],
+                    vectors: Sequence[npt.NDArray[np.float32]]) -> None:
+        """Append new rows (in rowid order) and update the columns of known ones."""
         with self._lock:
-            pos = self._pos.get(meta.rowid)
-            if pos is None:
-                self._append([meta], vector.reshape(1, self.dim), add_to_graph=True)
-                return
-            for name in _COLUMNS:
-                self._cols[name][pos] = getattr(meta, name)
+            fresh: list[tuple[VectorMeta, npt.NDArray[np.float32]]] = []
+            for meta, vec in zip(metas, vectors, strict=True):
+                pos = self._pos.get(meta.rowid)
+                if pos is None:
+                    fresh.append((meta, vec))
+                    continue
+                for name in _COLUMNS:
+                    self._cols[name][pos] = getattr(meta, name)
+            if fresh:
+                self._append([m for m, _ in fresh], np.stack([v for _, v in fresh]),
+                             add_to_graph=True)
 
     def mask(self, flt: GovernanceFilter, tenant: int,
              scopes: tuple[int, ...]) -> npt.NDArray[np.bool_]:
