@@ -121,9 +121,14 @@ class MiniLMEmbedder:
             self.warm_up()
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
-        out = [self._embed_batch(texts[i : i + self._batch_size])
-               for i in range(0, len(texts), self._batch_size)]
-        return np.concatenate(out, axis=0)
+        # Batches of similar length waste little work on padding.
+        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+        ordered = [texts[i] for i in order]
+        out = np.concatenate([self._embed_batch(ordered[i : i + self._batch_size])
+                              for i in range(0, len(ordered), self._batch_size)], axis=0)
+        result = np.empty_like(out)
+        result[order] = out
+        return result
 
     def _embed_batch(self, texts: Sequence[str]) -> Vector:
         tok = self._tokenizer
