@@ -35,7 +35,7 @@ from nuggetflow.settings import Settings
 from query.backends.sqlite import SQLiteStore
 from query.embeddings import MiniLMEmbedder
 from query.model import Evidence, FactTriple, Nugget, Provenance, Publication, Validity, View
-from query.retrieval import RetrieveRequest, Retriever
+from query.retrieval import Retriever, RetrieveRequest
 from query.store import GovernanceFilter
 from query.text import query_terms
 

@@ -1,0 +1,1 @@
+"""Benchmark scripts; figures land in bench/results/."""

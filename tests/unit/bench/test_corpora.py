@@ -1,0 +1,339 @@
+"""Unit tests for bench/corpora.py: roff man pages and Mallard pages on tiny inline samples."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from bench.corpora import (
+    ManText,
+    gnome_help_corpus,
+    gnome_help_page,
+    is_clean_sentence,
+    main,
+    manpage_texts,
+    parse_manpage,
+    roff_unescape,
+    split_sentences,
+)
+
+# --------------------------------------------------------------------------------------
+# man pages
+# --------------------------------------------------------------------------------------
+
+FROBNICATE_1 = r""".\" A comment line that must never show up.
+.TH FROBNICATE 1 "2024" "frob 1.0" "User Commands"
+.de XX
+Bogus macro body text that must not appear in the output at all.
+..
+.SH NAME
+frobnicate \- adjust the frobs of a \fIwidget\fR tree
+.SH SYNOPSIS
+.B frobnicate
+[\fB\-v\fR] \fIFILE\fR...
+.SH DESCRIPTION
+.B frobnicate
+reads each \fIFILE\fR and adjusts its frobs \(em carefully \(em so that the
+widget tree stays balanced.
+It never touches files outside the current directory, e.g. \fB/etc/passwd\fR.
+Short one here.
+.PP
+The default frob level is taken from the
+.BR frob.conf (5)
+file when it exists and is readable by the current user.
+.nf
+frobnicate \-v example.txt > out.txt
+And this display line also must be dropped from the sentences.
+.fi
+.SH OPTIONS
+.TP
+.BR \-v ", " \-\-verbose
+Print a message for every frob that is adjusted in the tree.
+.TP
+\fB\-n\fR, \fB\-\-dry\-run\fR
+only show what would change
+.IP "\fB\-q\fR" 4
+Suppress all warnings, even the ones about unbalanced widget trees.
+.if n \{\
+Text shown on terminals only is part of the description too, you see.
+.\}
+.if t \{\
+Text for typesetters only is never part of terminal output at all.
+.\}
+.SH "SEE ALSO"
+The configuration file format is described in the frob.conf manual page.
+"""
+
+FROBNICATE_SENTENCES = (
+    "frobnicate reads each FILE and adjusts its frobs — carefully — so that the widget "
+    "tree stays balanced.",
+    "It never touches files outside the current directory, e.g. /etc/passwd.",
+    "The default frob level is taken from the frob.conf(5) file when it exists and is "
+    "readable by the current user.",
+    "Print a message for every frob that is adjusted in the tree.",
+    "Suppress all warnings, even the ones about unbalanced widget trees.",
+    "Text shown on terminals only is part of the description too, you see.",
+)
+
+FROB_MDOC = r""".Dd January 1, 2024
+.Dt FROB 1
+.Os
+.Sh NAME
+.Nm frob
+.Nd frobnicate widget trees quickly
+.Sh DESCRIPTION
+The
+.Nm
+utility adjusts every widget listed on the command line
+.Pq see Xr widget 5 .
+With the
+.Fl v
+flag it also prints one line for every widget it adjusts.
+"""
+
+FROBD_8 = r""".TH FROBD 8
+.SH NAME
+frobd \- daemon that frobnicates widget trees in the background
+.SH DESCRIPTION
+Print a message for every frob that is adjusted in the tree.
+The daemon wakes up once a minute and balances every registered widget tree.
+"""
+
+
+def _write_gz(path: Path, text: str) -> None:
+    """Write ``text`` gzip-compressed to ``path``, creating parent folders."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with gzip.open(path, "wt", encoding="utf-8") as fh:
+        fh.write(text)
+
+
+def _man_tree(root: Path) -> Path:
+    """A tiny man tree: good pages, a redirect, a symlink, a broken and a German page."""
+    _write_gz(root / "man1" / "frobnicate.1.gz", FROBNICATE_1)
+    (root / "man1" / "frob.1").write_text(FROB_MDOC, encoding="utf-8")
+    _write_gz(root / "man1" / "unfrob.1.gz", ".so man1/frobnicate.1\n")
+    os.symlink("frobnicate.1.gz", root / "man1" / "frobnicate-alias.1.gz")
+    _write_gz(root / "man7" / "broken.7.gz", ".TH BROKEN 7\n.SH DESCRIPTION\nNo name.\n")
+    _write_gz(root / "man8" / "frobd.8.gz", FROBD_8)
+    _write_gz(root / "de" / "man1" / "frobnicate.1.gz",
+              FROBNICATE_1.replace("adjust the frobs", "stellt die Frobs ein"))
+    return root
+
+
+def test_roff_unescape_fonts_specials_and_strings() -> None:
+    """Font switches vanish; dashes, quotes and predefined strings become text."""
+    assert roff_unescape(r"\fBls\fR \-l \(em \(lqall\(rq \*(lqx\*(rq a\&.b\e") == (
+        "ls -l — “all” “x” a.b\\")
+    assert roff_unescape(r"\f(CWcode\fP\s-1SMALL\s0 \[u00E9]t\['e]") == "codeSMALL été"
+
+
+def test_parse_manpage_name_line_and_paragraphs() -> None:
+    """NAME description, kept sections only, tags/displays/false conditionals dropped."""
+    name_line, paras = parse_manpage(FROBNICATE_1, "frobnicate")
+    assert name_line == "adjust the frobs of a widget tree"
+    assert paras == [
+        "frobnicate reads each FILE and adjusts its frobs — carefully — so that the widget "
+        "tree stays balanced. It never touches files outside the current directory, e.g. "
+        "/etc/passwd. Short one here.",
+        "The default frob level is taken from the frob.conf(5) file when it exists and is "
+        "readable by the current user.",
+        "Print a message for every frob that is adjusted in the tree.",
+        "only show what would change",
+        "Suppress all warnings, even the ones about unbalanced widget trees. Text shown on "
+        "terminals only is part of the description too, you see.",
+    ]
+
+
+def test_parse_manpage_mdoc() -> None:
+    """mdoc pages: .Nd is the NAME line, .Nm/.Fl/.Xr/.Pq render inline."""
+    name_line, paras = parse_manpage(FROB_MDOC, "frob")
+    assert name_line == "frobnicate widget trees quickly"
+    assert paras == [
+        "The frob utility adjusts every widget listed on the command line (see widget(5)). "
+        "With the -v flag it also prints one line for every widget it adjusts."
+    ]
+
+
+def test_split_sentences_keeps_abbreviations_and_parentheses() -> None:
+    """Boundaries need a capital next; "e.g." and initials do not end a sentence."""
+    assert split_sentences("Use a flag (e.g. Foo) here. (It is optional.) J. Doe wrote it.") == [
+        "Use a flag (e.g. Foo) here.", "(It is optional.)", "J. Doe wrote it."]
+
+
+@pytest.mark.parametrize(
+    ("sentence", "ok"),
+    [
+        ("The daemon wakes up once a minute and balances every widget tree.", True),
+        ("frobd wakes up once a minute and balances every widget tree.", True),
+        ("do not list implied entries ending with a tilde.", False),  # fragment
+        ("Short one here.", False),  # fewer than 6 words
+        ("The following options are accepted by the parser:", False),  # lead-in
+        ("These flags are: --a-b, --c-d, --e-f, --g-h, --i-j, --k-l.", False),  # a list
+    ],
+)
+def test_is_clean_sentence(sentence: str, ok: bool) -> None:
+    """Real sentences pass; fragments, lead-ins and flag lists do not."""
+    assert is_clean_sentence(sentence, "frobd") is ok
+
+
+def test_manpage_texts_walks_english_tree(tmp_path: Path) -> None:
+    """Reads .gz and plain pages, skips locales, redirects, symlinks and NAME-less pages."""
+    root = _man_tree(tmp_path)
+    items = list(manpage_texts(root))
+    assert [i.page for i in items] == ["frob.1", "frobnicate.1", "frobd.8"]
+    frob, frobnicate, frobd = items
+    assert frob.name_line == "frobnicate widget trees quickly"
+    assert frobnicate == ManText(
+        "frobnicate.1", "adjust the frobs of a widget tree", FROBNICATE_SENTENCES,
+        str(root / "man1" / "frobnicate.1.gz"))
+    assert frobnicate.name == "frobnicate"
+    # The sentence frobd shares with frobnicate is kept only once by default.
+    assert frobd.sentences == (
+        "The daemon wakes up once a minute and balances every registered widget tree.",)
+    frobd_all = list(manpage_texts(root, unique=False))[-1]
+    assert frobd_all.sentences[0] == "Print a message for every frob that is adjusted in the tree."
+    assert [i.page for i in manpage_texts(root, limit=2, workers=2)] == ["frob.1", "frobnicate.1"]
+
+
+def test_manpages_cli_writes_jsonl_and_queries(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str],
+) -> None:
+    """The CLI writes {id, page, title, text} lines and distinct NAME-line queries."""
+    root = _man_tree(tmp_path / "man")
+    out, queries = tmp_path / "out" / "man.jsonl", tmp_path / "out" / "queries.txt"
+    assert main(["manpages", "--root", str(root), "--out", str(out), "--queries", str(queries),
+                 "--workers", "1"]) == 0
+    rows = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
+    assert rows[0] == {
+        "id": "frob.1#0", "page": "frob.1", "title": "frob: frobnicate widget trees quickly",
+        "text": "The frob utility adjusts every widget listed on the command line "
+                "(see widget(5)).",
+    }
+    assert len(rows) == 2 + len(FROBNICATE_SENTENCES) + 1
+    assert queries.read_text(encoding="utf-8").splitlines() == [
+        "frobnicate widget trees quickly",
+        "adjust the frobs of a widget tree",
+        "daemon that frobnicates widget trees in the background",
+    ]
+    assert "sentences written: 9" in capsys.readouterr().out
+
+
+# --------------------------------------------------------------------------------------
+# GNOME help (Mallard)
+# --------------------------------------------------------------------------------------
+
+TOPIC_PAGE = """<?xml version="1.0" encoding="utf-8"?>
+<page xmlns="http://projectmallard.org/1.0/"
+      xmlns:if="http://projectmallard.org/if/1.0/"
+      xmlns:its="http://www.w3.org/2005/11/its"
+      type="topic" style="task" id="files-copy">
+  <info>
+    <link type="guide" xref="files"/>
+    <title type="link">Copy files</title>
+    <title type="sort">copy</title>
+    <credit type="author"><name>Jane Doe</name></credit>
+    <desc>Copy or move items to a <gui>new</gui> folder.</desc>
+  </info>
+  <title>Copy or move files and folders</title>
+  <!-- an XML comment is not text -->
+  <p>A file can be copied by
+  dragging it, or by pressing <keyseq><key>Ctrl</key><key>C</key></keyseq>.</p>
+  <media type="image" src="figures/copy.png"><p>Screenshot caption</p></media>
+  <comment><cite>editor</cite><p>Editorial note, not shown.</p></comment>
+  <steps>
+    <title>Copy and paste files</title>
+    <item><p>Right-click and select <gui>Copy</gui>.</p></item>
+    <item><p>Read <link xref="files-rename"/> or <link xref="#drag">
+    dragging files
+    </link>.</p></item>
+  </steps>
+  <if:choose>
+    <if:when test="platform:gnome-classic"><p>Classic only text.</p></if:when>
+    <if:else><p>Press the <media type="image" src="figures/ps.svg">PS</media> button
+    (<media type="image" src="figures/icon.svg"/>) to continue.</p></if:else>
+  </if:choose>
+  <section id="drag">
+    <title>Drag files</title>
+    <note><p>You cannot copy into a <em>read-only</em> folder.</p></note>
+    <table><tr><td><p>Copy</p></td><td><p>Ctrl+C</p></td></tr></table>
+  </section>
+</page>
+"""
+
+RENAME_PAGE = """<page xmlns="http://projectmallard.org/1.0/" type="topic" id="files-rename">
+  <info><title type="link">Rename</title><desc>Change a file name.</desc></info>
+  <title>Rename a file or folder</title>
+  <p>Select the file and press <key>F2</key>.</p>
+</page>
+"""
+
+GUIDE_PAGE = """<page xmlns="http://projectmallard.org/1.0/" type="guide" id="files">
+  <info><desc>Find and manage files.</desc></info>
+  <title>Files</title>
+  <links type="topic"/>
+</page>
+"""
+
+
+def _help_dir(root: Path) -> Path:
+    """A folder with two topic pages and one links-only guide page."""
+    root.mkdir(parents=True, exist_ok=True)
+    (root / "files-copy.page").write_text(TOPIC_PAGE, encoding="utf-8")
+    (root / "files-rename.page").write_text(RENAME_PAGE, encoding="utf-8")
+    (root / "files.page").write_text(GUIDE_PAGE, encoding="utf-8")
+    (root / "legal.xml").write_text("<license/>", encoding="utf-8")
+    return root
+
+
+def test_gnome_help_page_extracts_visible_text(tmp_path: Path) -> None:
+    """Title, desc and the visible text in document order, markup removed."""
+    path = _help_dir(tmp_path) / "files-copy.page"
+    titles = {"files-rename": "Rename", "files-copy#drag": "Drag files"}
+    assert gnome_help_page(path, titles) == {
+        "id": "files-copy",
+        "title": "Copy or move files and folders",
+        "desc": "Copy or move items to a new folder.",
+        "text": "\n\n".join([
+            "A file can be copied by dragging it, or by pressing Ctrl+C.",
+            "Copy and paste files",
+            "Right-click and select Copy.",
+            "Read Rename or dragging files.",
+            "Press the PS button to continue.",
+            "Drag files",
+            "You cannot copy into a read-only folder.",
+            "Copy | Ctrl+C",
+        ]),
+        "url": "help:gnome-help/files-copy",
+    }
+
+
+def test_gnome_help_corpus_resolves_links_and_skips_empty_guides(tmp_path: Path) -> None:
+    """Empty links take the target's link title; links-only guide pages are left out."""
+    page_dir = _help_dir(tmp_path)
+    records = gnome_help_corpus(page_dir)
+    assert [r["id"] for r in records] == ["files-copy", "files-rename"]
+    assert "Read Rename or dragging files." in records[0]["text"]
+    assert records[1] == {
+        "id": "files-rename", "title": "Rename a file or folder", "desc": "Change a file name.",
+        "text": "Select the file and press F2.", "url": "help:gnome-help/files-rename",
+    }
+    with_empty = gnome_help_corpus(page_dir, include_empty=True)
+    assert [r["id"] for r in with_empty] == ["files", "files-copy", "files-rename"]
+    assert with_empty[0]["text"] == "" and with_empty[0]["title"] == "Files"
+
+
+def test_gnome_help_cli_writes_corpus_and_titles(tmp_path: Path) -> None:
+    """The CLI writes {id, tenant, title, text, url, desc} lines and a titles file."""
+    page_dir = _help_dir(tmp_path / "help")
+    out, titles = tmp_path / "o" / "corpus.jsonl", tmp_path / "o" / "titles.txt"
+    assert main(["gnome-help", "--page-dir", str(page_dir), "--out", str(out),
+                 "--titles", str(titles)]) == 0
+    rows = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
+    assert [list(r) for r in rows] == [["id", "tenant", "title", "text", "url", "desc"]] * 2
+    assert {r["tenant"] for r in rows} == {"gnome"}
+    assert titles.read_text(encoding="utf-8").splitlines() == [
+        "Copy or move files and folders", "Rename a file or folder"]
