@@ -76,7 +76,7 @@ def embed_cached(embedder: MiniLMEmbedder, texts: list[str], name: str) -> np.nd
     """Embeddings of texts, cached under var/bench (embedding 100k texts takes minutes)."""
     path = WORK / f"{name}-{len(texts)}.npy"
     if path.is_file():
-        cached = np.load(path)
+        cached: np.ndarray = np.load(path)
         if cached.shape == (len(texts), embedder.dim):
             return cached
     out = []

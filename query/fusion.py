@@ -19,6 +19,8 @@ class Fused:
     dense: float
     metadata: float
     fused: float
+    raw_lexical: float = 0.0  # BM25 score before normalization (0: not a lexical candidate)
+    raw_dense: float | None = None  # cosine before normalization (None: not a dense candidate)
 
 
 def _minmax(cands: Sequence[Scored]) -> dict[str, float]:
@@ -35,11 +37,14 @@ def fuse_minmax(lexical: Sequence[Scored], dense: Sequence[Scored], w_lexical: f
     """s = w_l * minmax(bm25) + w_d * minmax(cosine) + w_m * metadata prior; best first."""
     lex, den = _minmax(lexical), _minmax(dense)
     info = {c.id: c for c in (*dense, *lexical)}
+    raw_l = {c.id: c.score for c in lexical}
+    raw_d = {c.id: c.score for c in dense}
     out = []
     for cid, c in info.items():
         l_s, d_s = lex.get(cid, 0.0), den.get(cid, 0.0)
         out.append(Fused(cid, c.type, l_s, d_s, c.meta,
-                         w_lexical * l_s + w_dense * d_s + w_meta * c.meta))
+                         w_lexical * l_s + w_dense * d_s + w_meta * c.meta,
+                         raw_l.get(cid, 0.0), raw_d.get(cid)))
     out.sort(key=lambda f: (-f.fused, f.id))
     return out
 
@@ -49,7 +54,10 @@ def fuse_rrf(lexical: Sequence[Scored], dense: Sequence[Scored], k: int = 60) ->
     lex = {c.id: 1.0 / (k + i + 1) for i, c in enumerate(lexical)}
     den = {c.id: 1.0 / (k + i + 1) for i, c in enumerate(dense)}
     info = {c.id: c for c in (*dense, *lexical)}
+    raw_l = {c.id: c.score for c in lexical}
+    raw_d = {c.id: c.score for c in dense}
     out = [Fused(cid, c.type, lex.get(cid, 0.0), den.get(cid, 0.0), c.meta,
-                 lex.get(cid, 0.0) + den.get(cid, 0.0)) for cid, c in info.items()]
+                 lex.get(cid, 0.0) + den.get(cid, 0.0), raw_l.get(cid, 0.0), raw_d.get(cid))
+           for cid, c in info.items()]
     out.sort(key=lambda f: (-f.fused, f.id))
     return out

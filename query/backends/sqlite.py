@@ -21,6 +21,7 @@ processes) and any number of readers.
 
 from __future__ import annotations
 
+import math
 import sqlite3
 import threading
 from collections.abc import Sequence
@@ -442,6 +443,10 @@ class SQLiteStore:
             f" AND NOT ({where})", [fts_query(terms), args[0], *args]).fetchone()
         return int(row[0])
 
+    def lexical_stats(self) -> LexicalStats:
+        """Frozen BM25 statistics for scoring text outside the index (probe overlays)."""
+        return LexicalStats(self.db)
+
     async def fetch(self, tenant: str, ids: Sequence[str]) -> dict[str, Nugget | Passage]:
         """Records by id for this tenant."""
         if not ids:
@@ -474,6 +479,94 @@ class SQLiteStore:
         except sqlite3.OperationalError:
             return -1
         return int(row[0] or 0)
+
+
+class LexicalStats:
+    """FTS5 statistics frozen at one moment, to score text that is not in the index.
+
+    :meth:`score` reproduces FTS5's ``bm25()`` (k1 = 1.2, b = 0.75, column weights,
+    idf = ln((N - n + 0.5) / (n + 0.5)) floored at 1e-6) for a virtual row, using the
+    index's row count, average row length and per-phrase document counts. The same
+    tokenizer (a scratch FTS5 table with identical settings) splits the text.
+    """
+
+    def __init__(self, db: sqlite3.Connection) -> None:
+        self._db = db
+        row = db.execute("SELECT block FROM fts_data WHERE id = 1").fetchone()
+        values = _varints(row[0]) if row else [0, 0, 0, 0]
+        self.rows = values[0]
+        self.tokens = sum(values[1:4])
+        self._df: dict[str, int] = {}
+        self._scratch = sqlite3.connect(":memory:")
+        self._scratch.execute("CREATE VIRTUAL TABLE t USING fts5 (title, body, anchors,"
+                              " tokenize='porter unicode61')")
+        self._scratch.execute("CREATE VIRTUAL TABLE v USING fts5vocab(t, 'instance')")
+
+    def _tokens(self, title: str, body: str, anchors: str) -> list[list[str]]:
+        """Token streams per column, as FTS5 would index them."""
+        sc = self._scratch
+        sc.execute("DELETE FROM t")
+        sc.execute("INSERT INTO t (rowid, title, body, anchors) VALUES (1, ?, ?, ?)",
+                   (title, body, anchors))
+        cols: dict[str, dict[int, str]] = {"title": {}, "body": {}, "anchors": {}}
+        for term, _doc, col, offset in sc.execute("SELECT term, doc, col, offset FROM v"):
+            cols[col][offset] = term
+        return [[c[i] for i in sorted(c)] for c in cols.values()]
+
+    def _doc_freq(self, term: str) -> int:
+        n = self._df.get(term)
+        if n is None:
+            n = self._db.execute("SELECT count(*) FROM fts WHERE fts MATCH ?",
+                                 (fts_query([term]),)).fetchone()[0]
+            self._df[term] = n
+        return n
+
+    def score(self, terms: Sequence[str], title: str, body: str, anchors: str) -> float:
+        """The bm25 score (positive) the text would get for the OR-query of ``terms``."""
+        if not terms:
+            return 0.0
+        weights = [float(w) for w in BM25_WEIGHTS.split(",")]
+        columns = self._tokens(title, body, anchors)
+        n_rows = self.rows + 1
+        length = sum(len(c) for c in columns)
+        avgdl = (self.tokens + length) / n_rows
+        k1, b = 1.2, 0.75
+        total = 0.0
+        for term in terms:
+            phrase = [t for t in self._tokens(term, "", "")[0]]
+            if not phrase:
+                continue
+            freq = 0.0
+            for weight, col in zip(weights, columns, strict=True):
+                hits = sum(1 for i in range(len(col) - len(phrase) + 1)
+                           if col[i : i + len(phrase)] == phrase)
+                freq += weight * hits
+            if freq == 0:
+                continue
+            n_hit = self._doc_freq(term) + 1
+            idf = math.log((n_rows - n_hit + 0.5) / (n_hit + 0.5))
+            idf = idf if idf > 0 else 1e-6
+            total += idf * (freq * (k1 + 1)) / (freq + k1 * (1 - b + b * length / avgdl))
+        return total
+
+
+def _varints(blob: bytes) -> list[int]:
+    """Decode SQLite-format varints (as in the FTS5 averages record)."""
+    out: list[int] = []
+    i = 0
+    while i < len(blob):
+        value = 0
+        for j in range(9):
+            byte = blob[i]
+            i += 1
+            if j == 8:
+                value = (value << 8) | byte
+                break
+            value = (value << 7) | (byte & 0x7F)
+            if not byte & 0x80:
+                break
+        out.append(value)
+    return out
 
 
 def _check_vector(v: Vector, dim: int) -> None:
