@@ -9,6 +9,7 @@ eagerly; a bad value raises :class:`~nuggetflow.errors.ConfigError` naming the v
 from __future__ import annotations
 
 import dataclasses
+import json
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
@@ -61,6 +62,43 @@ class Settings:
         "Path to a JSON file {predicate: 'functional'|'multi'}; predicates not listed "
         "are functional.",
     )
+    # --- query service (nuggetflow serve) ----------------------------------------------
+    serve_host: str = _setting(
+        "127.0.0.1",
+        "Address the query service binds its gRPC and /metrics ports to (0.0.0.0 in "
+        "containers).",
+    )
+    grpc_port: int = _setting(50051, "gRPC port of the query service (0: any free port).")
+    grpc_max_message_bytes: int = _setting(
+        1_048_576,
+        "Largest request the query service accepts (grpc.max_receive_message_length); "
+        "larger ones fail with RESOURCE_EXHAUSTED.",
+    )
+    grpc_grace_seconds: float = _setting(
+        5.0, "On SIGTERM, seconds in-flight calls get to finish before they are cancelled."
+    )
+    metrics_port: int = _setting(
+        9464,
+        "Port of the Prometheus /metrics endpoint (0: any free port). Run a worker beside "
+        "the query service on one host with another value.",
+    )
+    auth_tokens_file: str = _setting(
+        "",
+        "Path to a JSON file {token: [tenant, ...]}: per-tenant bearer tokens for the query "
+        "service (metadata 'authorization: Bearer <token>'). With neither this nor "
+        "NUGGETFLOW_AUTH_TOKENS set, the service runs open (development only; logged).",
+    )
+    auth_tokens: str = _setting(
+        "",
+        "The same {token: [tenant, ...]} mapping as inline JSON (for secret stores that "
+        "inject environment variables); do not set both.",
+        secret=True,
+    )
+    citation_ledger_size: int = _setting(
+        100_000,
+        "Retrieve request ids remembered (LRU) so ReportCitations can check cited ids "
+        "against what was retrieved.",
+    )
     # --- logging ---------------------------------------------------------------------
     log_level: str = _setting("INFO", "Log level: DEBUG, INFO, WARNING, ERROR.")
     log_format: str = _setting("text", "Log format: text (key=value) or json.")
@@ -95,6 +133,26 @@ class Settings:
         for name in ("embedding_dim", "rrf_k", "candidate_k", "chunk_chars"):
             if getattr(self, name) <= 0:
                 raise ConfigError("must be > 0", field=ENV_PREFIX + name.upper())
+        for name in ("grpc_port", "metrics_port"):
+            if not 0 <= getattr(self, name) <= 65535:
+                raise ConfigError("must be a port in 0..65535", field=ENV_PREFIX + name.upper())
+        for name in ("grpc_max_message_bytes", "citation_ledger_size"):
+            if getattr(self, name) <= 0:
+                raise ConfigError("must be > 0", field=ENV_PREFIX + name.upper())
+        if self.grpc_grace_seconds < 0:
+            raise ConfigError("must be >= 0", field="NUGGETFLOW_GRPC_GRACE_SECONDS")
+        if not self.serve_host.strip():
+            raise ConfigError("must not be empty", field="NUGGETFLOW_SERVE_HOST")
+        if self.auth_tokens_file and self.auth_tokens:
+            raise ConfigError("set NUGGETFLOW_AUTH_TOKENS_FILE or NUGGETFLOW_AUTH_TOKENS, "
+                              "not both", field="NUGGETFLOW_AUTH_TOKENS")
+        if self.auth_tokens_file:
+            path = Path(self.auth_tokens_file)
+            if not path.is_file():
+                raise ConfigError(f"no such file: {path}", field="NUGGETFLOW_AUTH_TOKENS_FILE")
+            parse_token_map(path.read_text(), "NUGGETFLOW_AUTH_TOKENS_FILE")
+        if self.auth_tokens:
+            parse_token_map(self.auth_tokens, "NUGGETFLOW_AUTH_TOKENS")
         if self.log_level.upper() not in ("DEBUG", "INFO", "WARNING", "ERROR"):
             raise ConfigError(f"unknown level {self.log_level!r}", field="NUGGETFLOW_LOG_LEVEL")
         if self.log_format not in ("text", "json"):
@@ -125,6 +183,30 @@ class Settings:
             (ENV_PREFIX + f.name.upper(), repr(f.default), str(f.metadata.get("doc", "")))
             for f in fields(cls)
         ]
+
+
+def parse_token_map(raw: str, var: str) -> dict[str, frozenset[str]]:
+    """Parse ``{token: [tenant, ...]}`` JSON; ConfigError naming ``var`` when malformed.
+
+    The error message never contains a token.
+    """
+    try:
+        data = json.loads(raw)
+    except json.JSONDecodeError as exc:
+        raise ConfigError(f"not valid JSON (line {exc.lineno})", field=var) from None
+    if not isinstance(data, dict) or not data:
+        raise ConfigError("must be a non-empty JSON object {token: [tenant, ...]}",
+                          field=var)
+    out: dict[str, frozenset[str]] = {}
+    for i, (token, tenants) in enumerate(data.items(), 1):
+        if not isinstance(token, str) or len(token) < 16:
+            raise ConfigError(f"token #{i} is shorter than 16 characters", field=var)
+        if (not isinstance(tenants, list) or not tenants
+                or not all(isinstance(t, str) and t.strip() for t in tenants)):
+            raise ConfigError(f"token #{i} must map to a non-empty list of tenant names",
+                              field=var)
+        out[token] = frozenset(tenants)
+    return out
 
 
 def _coerce(var: str, raw: str, typ: Any) -> Any:

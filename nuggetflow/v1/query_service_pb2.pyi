@@ -47,14 +47,14 @@ class _Fusion:
 class _FusionEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_Fusion.ValueType], _builtins.type):
     DESCRIPTOR: _descriptor.EnumDescriptor
     FUSION_UNSPECIFIED: _Fusion.ValueType  # 0
-    """treated as MINMAX"""
+    """the server's default (NUGGETFLOW_FUSION)"""
     FUSION_MINMAX: _Fusion.ValueType  # 1
     FUSION_RRF: _Fusion.ValueType  # 2
 
 class Fusion(_Fusion, metaclass=_FusionEnumTypeWrapper): ...
 
 FUSION_UNSPECIFIED: Fusion.ValueType  # 0
-"""treated as MINMAX"""
+"""the server's default (NUGGETFLOW_FUSION)"""
 FUSION_MINMAX: Fusion.ValueType  # 1
 FUSION_RRF: Fusion.ValueType  # 2
 Global___Fusion: _TypeAlias = Fusion  # noqa: Y015
@@ -76,7 +76,9 @@ class RetrieveRequest(_message.Message):
     query: _builtins.str
     view: Global___View.ValueType
     k: _builtins.int
+    """hits to return, 1..1000; 0 (unset): 10"""
     include_documents: _builtins.bool
+    """false: nuggets only; true: corpus passages compete too"""
     fusion: Global___Fusion.ValueType
     @_builtins.property
     def as_of(self) -> _timestamp_pb2.Timestamp:
@@ -162,17 +164,28 @@ class Hit(_message.Message):
     CONTESTED_FIELD_NUMBER: _builtins.int
     INFERRED_VALIDITY_FIELD_NUMBER: _builtins.int
     NUGGET_FIELD_NUMBER: _builtins.int
+    VALIDITY_FIELD_NUMBER: _builtins.int
+    DOC_ID_FIELD_NUMBER: _builtins.int
+    URL_FIELD_NUMBER: _builtins.int
     type: Global___Hit.Type.ValueType
     id: _builtins.str
     title: _builtins.str
     text: _builtins.str
     contested: _builtins.bool
     inferred_validity: _builtins.bool
+    doc_id: _builtins.str
+    """document hits: the corpus document the passage belongs to"""
+    url: _builtins.str
+    """document hits: the document's URL, when known"""
     @_builtins.property
     def scores(self) -> Global___Scores: ...
     @_builtins.property
     def nugget(self) -> _nugget_pb2.Nugget:
         """set for nugget hits"""
+
+    @_builtins.property
+    def validity(self) -> _nugget_pb2.Validity:
+        """of the nugget, or of the document the passage comes from"""
 
     def __init__(
         self,
@@ -185,10 +198,13 @@ class Hit(_message.Message):
         contested: _builtins.bool = ...,
         inferred_validity: _builtins.bool = ...,
         nugget: _nugget_pb2.Nugget | None = ...,
+        validity: _nugget_pb2.Validity | None = ...,
+        doc_id: _builtins.str = ...,
+        url: _builtins.str = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["nugget", b"nugget", "scores", b"scores"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["nugget", b"nugget", "scores", b"scores", "validity", b"validity"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["contested", b"contested", "id", b"id", "inferred_validity", b"inferred_validity", "nugget", b"nugget", "scores", b"scores", "text", b"text", "title", b"title", "type", b"type"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["contested", b"contested", "doc_id", b"doc_id", "id", b"id", "inferred_validity", b"inferred_validity", "nugget", b"nugget", "scores", b"scores", "text", b"text", "title", b"title", "type", b"type", "url", b"url", "validity", b"validity"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -203,6 +219,7 @@ class RetrieveResponse(_message.Message):
     SUPPRESSED_FIELD_NUMBER: _builtins.int
     CONTEXT_BLOCK_FIELD_NUMBER: _builtins.int
     request_id: _builtins.str
+    """Pass it to ReportCitations; remembered for a bounded number of recent requests."""
     suppressed: _builtins.int
     """candidates removed by governance filters"""
     context_block: _builtins.str
@@ -375,15 +392,20 @@ class ReportCitationsResponse(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 
     ACCEPTED_FIELD_NUMBER: _builtins.int
+    RETRIEVED_FIELD_NUMBER: _builtins.int
     accepted: _builtins.int
+    """cited ids newly counted (a repeated report counts once)"""
+    retrieved: _builtins.int
+    """how many items the request retrieved"""
     def __init__(
         self,
         *,
         accepted: _builtins.int = ...,
+        retrieved: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["accepted", b"accepted"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["accepted", b"accepted", "retrieved", b"retrieved"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -27,7 +27,11 @@ if _version_not_supported:
 
 
 class QueryServiceStub:
-    """Missing associated documentation comment in .proto file."""
+    """Errors: INVALID_ARGUMENT (message starts with the field name, which is also in the
+    trailing metadata key "nuggetflow-field"), NOT_FOUND, UNAUTHENTICATED (missing or unknown
+    bearer token), PERMISSION_DENIED (token not valid for the tenant), UNAVAILABLE (index
+    backend unreachable; retry), DEADLINE_EXCEEDED, RESOURCE_EXHAUSTED (request too large).
+    """
 
     def __init__(self, channel):
         """Constructor.
@@ -63,7 +67,11 @@ class QueryServiceStub:
 
 
 class QueryServiceServicer:
-    """Missing associated documentation comment in .proto file."""
+    """Errors: INVALID_ARGUMENT (message starts with the field name, which is also in the
+    trailing metadata key "nuggetflow-field"), NOT_FOUND, UNAUTHENTICATED (missing or unknown
+    bearer token), PERMISSION_DENIED (token not valid for the tenant), UNAVAILABLE (index
+    backend unreachable; retry), DEADLINE_EXCEEDED, RESOURCE_EXHAUSTED (request too large).
+    """
 
     def Retrieve(self, request, context):
         """Missing associated documentation comment in .proto file."""
@@ -132,7 +140,11 @@ def add_QueryServiceServicer_to_server(servicer, server):
 
  # This class is part of an EXPERIMENTAL API.
 class QueryService:
-    """Missing associated documentation comment in .proto file."""
+    """Errors: INVALID_ARGUMENT (message starts with the field name, which is also in the
+    trailing metadata key "nuggetflow-field"), NOT_FOUND, UNAUTHENTICATED (missing or unknown
+    bearer token), PERMISSION_DENIED (token not valid for the tenant), UNAVAILABLE (index
+    backend unreachable; retry), DEADLINE_EXCEEDED, RESOURCE_EXHAUSTED (request too large).
+    """
 
     @staticmethod
     def Retrieve(request,

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
 
 from nuggetflow.errors import ConfigError
@@ -40,3 +43,34 @@ def test_secrets_are_masked_and_every_setting_documented() -> None:
     assert "sk-secret" not in repr(s.public_dict())
     rows = Settings.describe()
     assert all(var.startswith("NUGGETFLOW_") and doc for var, _, doc in rows)
+
+
+@pytest.mark.parametrize(("var", "value"), [
+    ("NUGGETFLOW_GRPC_PORT", "70000"), ("NUGGETFLOW_METRICS_PORT", "-1"),
+    ("NUGGETFLOW_GRPC_MAX_MESSAGE_BYTES", "0"), ("NUGGETFLOW_CITATION_LEDGER_SIZE", "0"),
+    ("NUGGETFLOW_GRPC_GRACE_SECONDS", "-2"), ("NUGGETFLOW_SERVE_HOST", " "),
+    ("NUGGETFLOW_AUTH_TOKENS_FILE", "/nonexistent/tokens.json"),
+    ("NUGGETFLOW_AUTH_TOKENS", "{not json"),
+    ("NUGGETFLOW_AUTH_TOKENS", '["a list"]'),
+    ("NUGGETFLOW_AUTH_TOKENS", '{"short": ["acme"]}'),
+    ("NUGGETFLOW_AUTH_TOKENS", '{"0123456789abcdef0123": []}'),
+    ("NUGGETFLOW_AUTH_TOKENS", '{"0123456789abcdef0123": "acme"}'),
+])
+def test_bad_service_settings_name_the_variable(var: str, value: str) -> None:
+    with pytest.raises(ConfigError) as err:
+        Settings.from_env({var: value})
+    assert err.value.field == var
+    assert "0123456789abcdef0123" not in str(err.value), "tokens never appear in errors"
+
+
+def test_auth_tokens_from_a_file_or_inline_not_both(tmp_path: Path) -> None:
+    path = tmp_path / "tokens.json"
+    path.write_text(json.dumps({"0123456789abcdef0123": ["acme"]}))
+    s = Settings.from_env({"NUGGETFLOW_AUTH_TOKENS_FILE": str(path)})
+    assert s.auth_tokens_file == str(path)
+    inline = Settings.from_env({"NUGGETFLOW_AUTH_TOKENS": path.read_text()})
+    assert inline.public_dict()["auth_tokens"] == "***"
+    with pytest.raises(ConfigError) as err:
+        Settings.from_env({"NUGGETFLOW_AUTH_TOKENS_FILE": str(path),
+                           "NUGGETFLOW_AUTH_TOKENS": path.read_text()})
+    assert err.value.field == "NUGGETFLOW_AUTH_TOKENS"
