@@ -9,9 +9,11 @@ from google.protobuf.timestamp_pb2 import Timestamp
 
 from nuggetflow.errors import ValidationError
 from nuggetflow.v1 import nugget_pb2 as pb
+from nuggetflow.v1 import query_service_pb2 as qpb
 from query.model import (
     Evidence,
     FactTriple,
+    ItemType,
     Kind,
     Nugget,
     Passage,
@@ -20,7 +22,18 @@ from query.model import (
     Rank,
     State,
     Validity,
+    View,
 )
+from query.retrieval import Hit, RetrieveRequest, RetrieveResult
+
+DEFAULT_K = 10
+_VIEWS = {qpb.VIEW_UNSPECIFIED: View.ACTIVE, qpb.VIEW_ACTIVE: View.ACTIVE,
+          qpb.VIEW_ACTIVE_PLUS_CONTESTED: View.ACTIVE_PLUS_CONTESTED}
+_FUSIONS: dict[int, str | None] = {qpb.FUSION_UNSPECIFIED: None, qpb.FUSION_MINMAX: "minmax",
+                                   qpb.FUSION_RRF: "rrf"}
+REVIEW_ACTIONS: dict[int, str] = {
+    qpb.ReviewRequest.APPROVE: "approve", qpb.ReviewRequest.REJECT: "reject",
+    qpb.ReviewRequest.UNPUBLISH: "unpublish", qpb.ReviewRequest.REVERT: "revert"}
 
 
 def ts_to_proto(value: datetime | None) -> Timestamp | None:
@@ -33,11 +46,17 @@ def ts_to_proto(value: datetime | None) -> Timestamp | None:
 
 
 def ts_from_proto(msg: object, field_name: str) -> datetime | None:
-    """The datetime of a Timestamp field, or None when the field is unset."""
+    """The datetime of a Timestamp field, or None when the field is unset.
+
+    ValidationError naming the field when the value is outside the datetime range.
+    """
     if not msg.HasField(field_name):  # type: ignore[attr-defined]
         return None
     ts: Timestamp = getattr(msg, field_name)
-    return ts.ToDatetime(tzinfo=UTC)
+    try:
+        return ts.ToDatetime(tzinfo=UTC)
+    except (ValueError, OverflowError) as exc:
+        raise ValidationError(f"timestamp out of range ({exc})", field=field_name) from None
 
 
 def nugget_to_proto(n: Nugget) -> pb.Nugget:
@@ -153,3 +172,74 @@ def passage_to_bytes(p: Passage) -> bytes:
 def passage_from_bytes(raw: bytes) -> Passage:
     """Inverse of :func:`passage_to_bytes`."""
     return passage_from_dict(json.loads(raw))
+
+
+# --- query service messages -----------------------------------------------------------
+
+
+def retrieve_request_from_proto(msg: qpb.RetrieveRequest) -> RetrieveRequest:
+    """The domain request of a wire request; ValidationError names the bad field.
+
+    Wire defaults: ``k`` 0 means 10, an unset ``as_of`` means now, VIEW_UNSPECIFIED means
+    ACTIVE and FUSION_UNSPECIFIED the server's default. The request is fully validated.
+    """
+    view = _VIEWS.get(msg.view)
+    if view is None:
+        raise ValidationError(f"unknown view {msg.view}", field="view")
+    fusion = _FUSIONS.get(msg.fusion, "invalid")
+    if fusion == "invalid":
+        raise ValidationError(f"unknown fusion {msg.fusion}", field="fusion")
+    kinds: list[Kind] = []
+    for value in msg.kinds:
+        try:
+            kinds.append(Kind(value))
+        except ValueError:
+            raise ValidationError(f"unknown nugget kind {value}", field="kinds") from None
+    if any(not s.strip() for s in msg.scopes):
+        raise ValidationError("a scope is empty", field="scopes")
+    req = RetrieveRequest(
+        tenant=msg.tenant, query=msg.query, as_of=ts_from_proto(msg, "as_of"), view=view,
+        k=msg.k or DEFAULT_K, scopes=tuple(msg.scopes), kinds=tuple(kinds),
+        include_documents=msg.include_documents, fusion=fusion)
+    req.validate()
+    return req
+
+
+def validity_to_proto(start: datetime, end: datetime | None,
+                      inferred: bool = False) -> pb.Validity:
+    """A wire validity interval ([start, end), end unset when open)."""
+    return pb.Validity(start=ts_to_proto(start), end=ts_to_proto(end), inferred=inferred)
+
+
+def hit_to_proto(h: Hit) -> qpb.Hit:
+    """The wire form of one ranked hit (the nugget record is included for nugget hits)."""
+    msg = qpb.Hit(
+        type=qpb.Hit.NUGGET if h.type is ItemType.NUGGET else qpb.Hit.DOCUMENT, id=h.id,
+        title=h.title, text=h.text,
+        scores=qpb.Scores(lexical=h.lexical, dense=h.dense, metadata=h.metadata, fused=h.fused),
+        contested=h.contested, inferred_validity=h.inferred_validity)
+    if isinstance(h.record, Nugget):
+        msg.nugget.CopyFrom(nugget_to_proto(h.record))
+        v = h.record.validity
+        msg.validity.CopyFrom(validity_to_proto(v.start, v.end, v.inferred))
+    elif isinstance(h.record, Passage):
+        msg.validity.CopyFrom(validity_to_proto(h.record.valid_from, h.record.valid_to))
+        msg.doc_id = h.record.doc_id
+        msg.url = h.record.url
+    return msg
+
+
+def retrieve_result_to_proto(res: RetrieveResult) -> qpb.RetrieveResponse:
+    """The wire response of a retrieval (hits, suppressed count, context block)."""
+    return qpb.RetrieveResponse(request_id=res.request_id,
+                                hits=[hit_to_proto(h) for h in res.hits],
+                                suppressed=res.suppressed, context_block=res.context_block)
+
+
+def review_action_from_proto(action: int) -> str:
+    """The review action name of a wire enum value; ValidationError(field="action")."""
+    name = REVIEW_ACTIONS.get(action)
+    if name is None:
+        raise ValidationError(f"unknown review action {action} (one of APPROVE, REJECT, "
+                              "UNPUBLISH, REVERT)", field="action")
+    return name

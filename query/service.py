@@ -1,0 +1,313 @@
+"""The gRPC query service (grpc.aio): governed retrieval, history, review, citations.
+
+- :class:`QueryServicer` implements ``nuggetflow.v1.QueryService`` over a
+  :class:`~query.index.NuggetIndex`; handlers raise ``nuggetflow.errors`` and never set
+  status codes themselves: :class:`~query.interceptor.ServiceInterceptor` maps them,
+  checks tokens and deadlines and measures latency, in one place.
+- :class:`CitationLedger` remembers what recent Retrieve calls returned, so that
+  ReportCitations can check cited ids and the citation rate (cited / retrieved) is
+  exact per tenant.
+- :func:`create_server` builds a server (bound, not started) with the standard health
+  service and server reflection; :func:`serve` runs one until SIGTERM/SIGINT, then stops
+  gracefully (``stop(grace)``: in-flight calls finish, new ones are refused).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+import sys
+from collections import OrderedDict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import grpc
+from grpc_health.v1 import health, health_pb2, health_pb2_grpc
+from grpc_reflection.v1alpha import reflection
+
+from nuggetflow.errors import ConfigError, NotFoundError, ValidationError
+from nuggetflow.logging import get_logger
+from nuggetflow.settings import Settings
+from nuggetflow.v1 import nugget_pb2 as pb
+from nuggetflow.v1 import query_service_pb2 as qpb
+from nuggetflow.v1 import query_service_pb2_grpc as qpb_grpc
+from query.auth import TokenAuth
+from query.convert import (
+    nugget_to_proto,
+    retrieve_request_from_proto,
+    retrieve_result_to_proto,
+    review_action_from_proto,
+)
+from query.index import NuggetIndex
+from query.interceptor import ServiceInterceptor
+from query.metrics import Metrics, MetricsServer, QueryMetrics
+from query.model import ItemType
+
+log = get_logger(__name__)
+
+SERVICE_NAME: str = qpb.DESCRIPTOR.services_by_name["QueryService"].full_name
+MAX_CITED_IDS = 1000
+MAX_ID_CHARS = 200
+
+
+# --- citations -------------------------------------------------------------------------
+
+
+@dataclass
+class _Retrieved:
+    tenant: str
+    nuggets: frozenset[str]
+    documents: frozenset[str]
+    cited: set[str] = field(default_factory=set)
+
+
+@dataclass(frozen=True)
+class CitationOutcome:
+    """What one ReportCitations call counted."""
+
+    nuggets: int
+    documents: int
+    retrieved: int
+
+
+class CitationLedger:
+    """A bounded LRU map: Retrieve request id -> the ids it returned (and those cited).
+
+    Single event loop, no locking needed. Ids are interned: the same popular nugget ids
+    recur across many requests, so memory grows with requests, not with id copies.
+    """
+
+    def __init__(self, capacity: int) -> None:
+        if capacity <= 0:
+            raise ConfigError("must be > 0", field="NUGGETFLOW_CITATION_LEDGER_SIZE")
+        self.capacity = capacity
+        self._entries: OrderedDict[str, _Retrieved] = OrderedDict()
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def remember(self, request_id: str, tenant: str, nugget_ids: Iterable[str],
+                 document_ids: Iterable[str]) -> None:
+        """Record what a Retrieve returned; evicts the least recently used entry if full."""
+        self._entries[request_id] = _Retrieved(
+            sys.intern(tenant), frozenset(sys.intern(i) for i in nugget_ids),
+            frozenset(sys.intern(i) for i in document_ids))
+        self._entries.move_to_end(request_id)
+        while len(self._entries) > self.capacity:
+            self._entries.popitem(last=False)
+
+    def report(self, tenant: str, request_id: str, cited_ids: Sequence[str]) -> CitationOutcome:
+        """Count the cited ids of a remembered request (each id once per request).
+
+        NotFoundError (field ``request_id``) for an unknown or evicted request, or one of
+        another tenant; ValidationError (field ``cited_ids``) naming ids the request did
+        not retrieve. Nothing is counted when any id is rejected.
+        """
+        entry = self._entries.get(request_id)
+        if entry is None or entry.tenant != tenant:
+            raise NotFoundError(f"unknown request id {request_id!r} for tenant {tenant!r} "
+                                f"(never retrieved, or older than the last "
+                                f"{self.capacity} requests)", field="request_id")
+        self._entries.move_to_end(request_id)
+        unknown = [c for c in dict.fromkeys(cited_ids)
+                   if c not in entry.nuggets and c not in entry.documents]
+        if unknown:
+            shown = ", ".join(repr(u) for u in unknown[:5])
+            more = f" and {len(unknown) - 5} more" if len(unknown) > 5 else ""
+            raise ValidationError(f"not retrieved by request {request_id!r}: {shown}{more}",
+                                  field="cited_ids")
+        new = [c for c in dict.fromkeys(cited_ids) if c not in entry.cited]
+        entry.cited.update(new)
+        nuggets = sum(1 for c in new if c in entry.nuggets)
+        return CitationOutcome(nuggets, len(new) - nuggets,
+                               len(entry.nuggets) + len(entry.documents))
+
+
+# --- the servicer ----------------------------------------------------------------------
+
+
+def _require_id(value: str, name: str) -> str:
+    if not value.strip():
+        raise ValidationError(f"{name} is empty", field=name)
+    if len(value) > MAX_ID_CHARS:
+        raise ValidationError(f"{name} longer than {MAX_ID_CHARS} characters", field=name)
+    return value
+
+
+class QueryServicer(qpb_grpc.QueryServiceServicer):
+    """nuggetflow.v1.QueryService over a NuggetIndex (errors are raised, not set)."""
+
+    def __init__(self, index: NuggetIndex, metrics: QueryMetrics,
+                 ledger: CitationLedger) -> None:
+        self.index = index
+        self.metrics = metrics
+        self.ledger = ledger
+        # Review is read-history-then-write; one at a time per process keeps two reviews of
+        # one nugget from both deriving a version from the same head. Reviews are rare.
+        self._review_lock = asyncio.Lock()
+
+    async def Retrieve(self, request: qpb.RetrieveRequest,
+                       context: grpc.aio.ServicerContext) -> qpb.RetrieveResponse:
+        """Governed hybrid retrieval: filter by tenant, time, state, THEN rank."""
+        req = retrieve_request_from_proto(request)
+        res = await self.index.retriever.retrieve(req)
+        nuggets = [h.id for h in res.hits if h.type is ItemType.NUGGET]
+        documents = [h.id for h in res.hits if h.type is ItemType.DOCUMENT]
+        self.ledger.remember(res.request_id, req.tenant, nuggets, documents)
+        self.metrics.citation_ledger_entries.set(len(self.ledger))
+        self.metrics.observe_retrieve(req.tenant, len(nuggets), len(documents), res.suppressed)
+        return retrieve_result_to_proto(res)
+
+    async def GetNugget(self, request: qpb.GetNuggetRequest,
+                        context: grpc.aio.ServicerContext) -> pb.Nugget:
+        """One nugget version by id (any version, published or not)."""
+        return nugget_to_proto(await self.index.store.get(request.tenant,
+                                                          _require_id(request.id, "id")))
+
+    async def ListVersions(self, request: qpb.ListVersionsRequest,
+                           context: grpc.aio.ServicerContext) -> qpb.ListVersionsResponse:
+        """Every version of the lineage of ``id``, oldest first (nothing is ever deleted)."""
+        history = await self.index.store.history(request.tenant, _require_id(request.id, "id"))
+        return qpb.ListVersionsResponse(versions=[nugget_to_proto(v) for v in history])
+
+    async def Review(self, request: qpb.ReviewRequest,
+                     context: grpc.aio.ServicerContext) -> pb.Nugget:
+        """Approve, reject, unpublish or revert; returns the new head version."""
+        action = review_action_from_proto(request.action)
+        item_id = _require_id(request.id, "id")
+        if action == "revert":
+            _require_id(request.target_version_id, "target_version_id")
+        async with self._review_lock:
+            head = await self.index.review(
+                request.tenant, item_id, action, reviewer=request.reviewer,
+                reason=request.reason, target_version_id=request.target_version_id)
+        log.info("review applied", tenant=request.tenant, id=item_id, action=action,
+                 reviewer=request.reviewer, head=head.id, publication=head.publication.name)
+        return nugget_to_proto(head)
+
+    async def ReportCitations(self, request: qpb.ReportCitationsRequest,
+                              context: grpc.aio.ServicerContext
+                              ) -> qpb.ReportCitationsResponse:
+        """Record which retrieved items an answer cited (for the citation rate)."""
+        _require_id(request.request_id, "request_id")
+        if len(request.cited_ids) > MAX_CITED_IDS:
+            raise ValidationError(f"more than {MAX_CITED_IDS} ids", field="cited_ids")
+        if any(not c.strip() for c in request.cited_ids):
+            raise ValidationError("an id is empty", field="cited_ids")
+        outcome = self.ledger.report(request.tenant, request.request_id,
+                                     list(request.cited_ids))
+        self.metrics.observe_citations(request.tenant, outcome.nuggets, outcome.documents)
+        return qpb.ReportCitationsResponse(accepted=outcome.nuggets + outcome.documents,
+                                           retrieved=outcome.retrieved)
+
+
+# --- server ----------------------------------------------------------------------------
+
+
+class QueryServer:
+    """A bound grpc.aio server with its health service; start, stop(grace), wait."""
+
+    def __init__(self, server: grpc.aio.Server, health_servicer: Any, port: int,
+                 servicer: QueryServicer) -> None:
+        self.grpc_server = server
+        self.health = health_servicer
+        self.port = port
+        self.servicer = servicer
+
+    async def start(self) -> None:
+        """Start serving; health reports SERVING for "" and the QueryService."""
+        await self.grpc_server.start()
+        for name in ("", SERVICE_NAME):
+            await self.health.set(name, health_pb2.HealthCheckResponse.SERVING)
+
+    async def stop(self, grace: float | None = None) -> None:
+        """Health NOT_SERVING, refuse new calls, let in-flight ones finish for ``grace`` s."""
+        await self.health.enter_graceful_shutdown()
+        await self.grpc_server.stop(grace)
+
+    async def wait_for_termination(self) -> None:
+        """Return when the server has stopped."""
+        await self.grpc_server.wait_for_termination()
+
+
+def _address(host: str, port: int) -> str:
+    return f"[{host}]:{port}" if ":" in host and not host.startswith("[") else f"{host}:{port}"
+
+
+def create_server(index: NuggetIndex, settings: Settings, port: int = 0, *,
+                  metrics: QueryMetrics | None = None, auth: TokenAuth | None = None,
+                  ) -> tuple[QueryServer, int]:
+    """A QueryService server bound to ``settings.serve_host:port`` (0: any free port).
+
+    The index must be started by the caller. ``metrics`` defaults to a fresh registry's,
+    ``auth`` to the settings' tokens (open mode without any). Returns the server (not
+    started) and the bound port.
+    """
+    metrics = metrics if metrics is not None else Metrics.create().query
+    auth = auth if auth is not None else TokenAuth.from_settings(settings)
+    server = grpc.aio.server(
+        interceptors=[ServiceInterceptor(auth, metrics)],
+        options=[("grpc.max_receive_message_length", settings.grpc_max_message_bytes),
+                 # without this, a second server on the same port would bind silently
+                 ("grpc.so_reuseport", 0)])
+    servicer = QueryServicer(index, metrics, CitationLedger(settings.citation_ledger_size))
+    qpb_grpc.add_QueryServiceServicer_to_server(servicer, server)  # type: ignore[no-untyped-call]
+    health_servicer = health.aio.HealthServicer()
+    health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
+    reflection.enable_server_reflection(
+        (SERVICE_NAME, health.SERVICE_NAME, reflection.SERVICE_NAME), server)
+    address = _address(settings.serve_host, port)
+    try:
+        bound = server.add_insecure_port(address)
+    except RuntimeError as exc:
+        raise ConfigError(f"cannot bind {address}: {exc}", field="NUGGETFLOW_GRPC_PORT") from exc
+    if not bound:
+        raise ConfigError(f"cannot bind {address}", field="NUGGETFLOW_GRPC_PORT")
+    return QueryServer(server, health_servicer, int(bound), servicer), int(bound)
+
+
+async def serve(settings: Settings, index: NuggetIndex, *,
+                stop_event: asyncio.Event | None = None) -> None:
+    """Run the query service (and /metrics) until SIGTERM/SIGINT or ``stop_event``.
+
+    Starts ``index`` (and warms its embedder up, so the first query is not slow), binds
+    ``settings.grpc_port`` and ``settings.metrics_port``, logs the bound ports, and on the
+    signal stops gracefully within ``settings.grpc_grace_seconds``.
+    """
+    metrics = Metrics.create(process=True)
+    auth = TokenAuth.from_settings(settings)
+    if auth.open:
+        log.warning("AUTH DISABLED: no NUGGETFLOW_AUTH_TOKENS_FILE or NUGGETFLOW_AUTH_TOKENS; "
+                    "every caller may read and review every tenant (development only)")
+    else:
+        log.info("per-tenant tokens enabled", tokens=auth.token_count,
+                 tenants=auth.tenant_count)
+    await index.start()
+    metrics_server = MetricsServer(metrics.registry, settings.serve_host, settings.metrics_port)
+    try:
+        warm_up = getattr(index.embedder, "warm_up", None)
+        if callable(warm_up):
+            await asyncio.to_thread(warm_up)
+        server, port = create_server(index, settings, settings.grpc_port,
+                                     metrics=metrics.query, auth=auth)
+        metrics_port = metrics_server.start()
+        await server.start()
+        log.info("query service started", host=settings.serve_host, grpc_port=port,
+                 metrics_port=metrics_port, store=settings.store.split("://")[0],
+                 max_message_bytes=settings.grpc_max_message_bytes)
+        stop_event = stop_event or asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(sig, stop_event.set)
+        try:
+            await stop_event.wait()
+        finally:
+            for sig in (signal.SIGTERM, signal.SIGINT):
+                loop.remove_signal_handler(sig)
+        log.info("query service stopping", grace_seconds=settings.grpc_grace_seconds)
+        await server.stop(settings.grpc_grace_seconds)
+        log.info("query service stopped")
+    finally:
+        metrics_server.stop()
+        await index.stop()

@@ -1,0 +1,441 @@
+"""The gRPC query service contract as tests, through a real channel on loopback.
+
+Each backend's module subclasses :class:`ServiceSuite` and provides ``store`` (a started,
+empty store); the suite builds the index, the data, a server with per-tenant tokens and
+its own metrics registry, and a client. The same assertions run on SQLite and OpenSearch.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Awaitable
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+import grpc
+import pytest
+from google.protobuf.timestamp_pb2 import Timestamp
+
+from nuggetflow.settings import Settings
+from nuggetflow.v1 import nugget_pb2 as pb
+from nuggetflow.v1 import query_service_pb2 as qpb
+from nuggetflow.v1 import query_service_pb2_grpc as qpb_grpc
+from query.auth import TokenAuth
+from query.embeddings import MiniLMEmbedder
+from query.index import NuggetIndex
+from query.interceptor import FIELD_METADATA_KEY
+from query.metrics import Metrics
+from query.model import Nugget, Publication, State
+from query.service import QueryServer, create_server
+from query.store import IndexStore
+from tests.helpers import T0, days, make_nugget, make_passage
+
+TOKEN_ACME = "acme-token-0123456789abcdef"
+TOKEN_GLOBEX = "globex-token-0123456789abcdef"
+TOKEN_INITECH = "initech-token-0123456789abcdef"
+TOKENS = {TOKEN_ACME: ["acme"], TOKEN_GLOBEX: ["globex"], TOKEN_INITECH: ["initech"]}
+QUERY = "why can't my analyst reset another teammate's password"
+
+
+def bearer(token: str) -> tuple[tuple[str, str], ...]:
+    """Call metadata carrying a bearer token."""
+    return (("authorization", f"Bearer {token}"),)
+
+
+def ts(t: datetime) -> Timestamp:
+    """A protobuf Timestamp."""
+    out = Timestamp()
+    out.FromDatetime(t)
+    return out
+
+
+async def rpc_error(call: Awaitable[Any], code: grpc.StatusCode) -> grpc.aio.AioRpcError:
+    """Await a call that must fail with ``code``; returns the error."""
+    with pytest.raises(grpc.aio.AioRpcError) as err:
+        await call
+    assert err.value.code() == code, (err.value.code(), err.value.details())
+    return err.value
+
+
+def field_of(err: grpc.aio.AioRpcError) -> str | None:
+    """The field named in the trailing metadata of an error."""
+    for key, value in err.trailing_metadata() or ():
+        if key == FIELD_METADATA_KEY:
+            return str(value)
+    return None
+
+
+@dataclass
+class Service:
+    """A running server, its client stub and what the tests need to look at."""
+
+    server: QueryServer
+    channel: grpc.aio.Channel
+    stub: Any
+    metrics: Metrics
+    index: NuggetIndex
+    ids: dict[str, str] = field(default_factory=dict)
+
+    async def retrieve(self, token: str = TOKEN_ACME, **kw: Any) -> qpb.RetrieveResponse:
+        kw.setdefault("tenant", "acme")
+        kw.setdefault("query", QUERY)
+        kw.setdefault("as_of", ts(T0 + days(10)))
+        reply: qpb.RetrieveResponse = await self.stub.Retrieve(
+            qpb.RetrieveRequest(**kw), metadata=bearer(token))
+        return reply
+
+    def sample(self, name: str, **labels: str) -> float:
+        """Current value of a metric sample (0 when absent)."""
+        return self.metrics.registry.get_sample_value(name, labels) or 0.0
+
+
+def seed_nuggets() -> dict[str, Nugget]:
+    """The suite's nuggets (ids are content hashes, so stable across runs)."""
+    published = make_nugget(
+        title="Password reset role restriction in portal v8.2",
+        body="In portal v8.2 only the Workspace Owner role can reset another user's "
+             "password; the Analyst role can view team members but not reset.",
+        anchors=("which role can reset a teammate's password in v8.2",
+                 "can analysts reset other users' passwords"))
+    contested = make_nugget(subject="analyst export limit", predicate="max_rows", obj="10,000",
+                            title="Analyst export row limit", sources=("ev-c1",),
+                            body="Analysts can export at most 10,000 rows per report.",
+                            state=State.CONTESTED)
+    pending = make_nugget(subject="password reset audit", predicate="logged_in", obj="audit log",
+                          title="Password resets are audited", sources=("ev-p1",),
+                          body="Every password reset of another user is written to the "
+                               "audit log.", publication=Publication.PENDING_REVIEW)
+    future = make_nugget(subject="portal v9 password reset", predicate="allowed_role",
+                         obj="Admins", scope="portal v9", start=T0 + days(100),
+                         title="Password reset role in portal v9", sources=("ev-f1",),
+                         body="From portal v9 any Admin can reset another user's password.")
+    globex = make_nugget("globex", subject="vpn password", predicate="rotation", obj="90 days",
+                         scope="global", title="VPN password rotation", sources=("ev-g1",),
+                         body="Globex VPN passwords must be reset every 90 days.")
+    return {"published": published, "contested": contested, "pending": pending,
+            "future": future, "globex": globex}
+
+
+class ServiceSuite:
+    """Subclasses provide ``store``: a started, empty IndexStore."""
+
+    @pytest.fixture
+    async def service(self, store: IndexStore, embedder: MiniLMEmbedder,
+                      settings: Settings) -> AsyncIterator[Service]:
+        index = NuggetIndex(store, embedder, settings)
+        nuggets = seed_nuggets()
+        values = list(nuggets.values())
+        await store.write_nuggets(values, list(embedder.embed([n.text for n in values])))
+        await index.ingest_passages([
+            make_passage(title="Resetting your own password",
+                         text="If your password reset isn't working, use Forgot password "
+                              "on the login screen."),
+            make_passage(pid="doc-2#0", title="Changing the wallpaper",
+                         text="Open Settings and pick Background to change the wallpaper.")])
+        refresh = getattr(store, "refresh", None)
+        if refresh is not None:
+            await refresh()
+        metrics = Metrics.create()
+        server, port = create_server(index, settings, 0, metrics=metrics.query,
+                                     auth=TokenAuth(TOKENS))
+        await server.start()
+        channel = grpc.aio.insecure_channel(f"127.0.0.1:{port}")
+        stub = qpb_grpc.QueryServiceStub(channel)  # type: ignore[no-untyped-call]
+        svc = Service(server, channel, stub, metrics, index,
+                      {k: v.id for k, v in nuggets.items()})
+        yield svc
+        await channel.close()
+        await server.stop(0)
+
+    # Retrieve ---------------------------------------------------------------------------
+
+    async def test_retrieve_returns_governed_hits(self, service: Service) -> None:
+        reply = await service.retrieve(k=5)
+        assert reply.request_id
+        ids = [h.id for h in reply.hits]
+        assert ids[0] == service.ids["published"]
+        assert service.ids["pending"] not in ids, "unreviewed nuggets are never served"
+        assert service.ids["future"] not in ids, "not valid yet at as_of"
+        assert service.ids["globex"] not in ids, "another tenant's nugget"
+        top = reply.hits[0]
+        assert top.type == qpb.Hit.NUGGET
+        assert top.title == "Password reset role restriction in portal v8.2"
+        assert top.nugget.anchors[0] == "which role can reset a teammate's password in v8.2"
+        assert top.nugget.state == pb.ACTIVE and top.nugget.publication == pb.PUBLISHED
+        assert top.validity.start.ToDatetime().year == 2024
+        assert not top.validity.HasField("end")
+        assert top.scores.fused > 0 and top.scores.lexical > 0 and top.scores.dense > 0
+        assert not top.contested
+        assert reply.suppressed >= 1, "the pending and the future nugget match the query"
+        assert reply.context_block.startswith("Established facts:")
+        assert f"[{service.ids['published']}]" in reply.context_block
+        assert all(h.type == qpb.Hit.NUGGET for h in reply.hits), "documents off by default"
+
+    async def test_as_of_selects_what_was_valid_then(self, service: Service) -> None:
+        before = await service.retrieve(as_of=ts(T0 - days(1)), k=10)
+        assert service.ids["published"] not in [h.id for h in before.hits]
+        later = await service.retrieve(as_of=ts(T0 + days(200)), k=10,
+                                       query="which role can reset passwords in portal v9")
+        assert service.ids["future"] in [h.id for h in later.hits]
+
+    async def test_contested_only_in_the_contested_view_and_flagged(self,
+                                                                    service: Service) -> None:
+        q = "how many rows can an analyst export"
+        active = await service.retrieve(query=q, k=10)
+        assert service.ids["contested"] not in [h.id for h in active.hits]
+        both = await service.retrieve(query=q, k=10, view=qpb.VIEW_ACTIVE_PLUS_CONTESTED)
+        hit = next(h for h in both.hits if h.id == service.ids["contested"])
+        assert hit.contested and hit.nugget.state == pb.CONTESTED
+        assert "Disputed (conflicting reports; do not state as fact):" in both.context_block
+        disputed = both.context_block.split("Disputed")[1]
+        assert service.ids["contested"] in disputed
+
+    async def test_documents_compete_when_asked(self, service: Service) -> None:
+        reply = await service.retrieve(query="my own password reset isn't working", k=5,
+                                       include_documents=True)
+        docs = [h for h in reply.hits if h.type == qpb.Hit.DOCUMENT]
+        assert docs and docs[0].doc_id == "doc-1" and docs[0].id == "doc-1#0"
+        assert docs[0].validity.HasField("start") and not docs[0].HasField("nugget")
+        assert "Passages:" in reply.context_block
+
+    async def test_scope_and_kind_filters(self, service: Service) -> None:
+        reply = await service.retrieve(k=10, scopes=["portal v9"])
+        assert service.ids["published"] not in [h.id for h in reply.hits]
+        reply = await service.retrieve(k=10, scopes=["portal v8.2"])
+        assert service.ids["published"] in [h.id for h in reply.hits]
+        reply = await service.retrieve(k=10, kinds=[pb.INSTRUCTION])
+        assert not reply.hits
+
+    # history and review --------------------------------------------------------------
+
+    async def test_get_nugget_and_list_versions(self, service: Service) -> None:
+        got = await service.stub.GetNugget(
+            qpb.GetNuggetRequest(tenant="acme", id=service.ids["pending"]),
+            metadata=bearer(TOKEN_ACME))
+        assert got.title == "Password resets are audited"
+        assert got.publication == pb.PENDING_REVIEW
+        versions = await service.stub.ListVersions(
+            qpb.ListVersionsRequest(tenant="acme", id=service.ids["published"]),
+            metadata=bearer(TOKEN_ACME))
+        assert [v.id for v in versions.versions] == [service.ids["published"]]
+
+    async def test_review_lifecycle_over_grpc(self, service: Service) -> None:
+        q = "is a password reset of another user audited"
+        pending = service.ids["pending"]
+
+        def served(reply: qpb.RetrieveResponse) -> bool:
+            return any(h.nugget.lineage_id == pending for h in reply.hits)
+
+        assert not served(await service.retrieve(query=q))
+        approved = await service.stub.Review(
+            qpb.ReviewRequest(tenant="acme", id=pending, action=qpb.ReviewRequest.APPROVE,
+                              reviewer="alice", reason="checked"), metadata=bearer(TOKEN_ACME))
+        assert approved.publication == pb.PUBLISHED and approved.parent_id == pending
+        assert "approve by alice: checked" in approved.change_reason
+        assert served(await service.retrieve(query=q))
+        unpublished = await service.stub.Review(
+            qpb.ReviewRequest(tenant="acme", id=approved.id,
+                              action=qpb.ReviewRequest.UNPUBLISH), metadata=bearer(TOKEN_ACME))
+        assert unpublished.publication == pb.UNPUBLISHED
+        assert not served(await service.retrieve(query=q))
+        reverted = await service.stub.Review(
+            qpb.ReviewRequest(tenant="acme", id=pending, action=qpb.ReviewRequest.REVERT,
+                              target_version_id=approved.id), metadata=bearer(TOKEN_ACME))
+        assert reverted.publication == pb.PUBLISHED and reverted.version == 4
+        assert served(await service.retrieve(query=q))
+        versions = await service.stub.ListVersions(
+            qpb.ListVersionsRequest(tenant="acme", id=pending), metadata=bearer(TOKEN_ACME))
+        assert [v.publication for v in versions.versions] == [
+            pb.PENDING_REVIEW, pb.PUBLISHED, pb.UNPUBLISHED, pb.PUBLISHED]
+        rejected = await rpc_error(service.stub.Review(
+            qpb.ReviewRequest(tenant="acme", id=pending, action=qpb.ReviewRequest.REJECT),
+            metadata=bearer(TOKEN_ACME)), grpc.StatusCode.INVALID_ARGUMENT)
+        assert rejected.details().startswith("action:")
+
+    # citations --------------------------------------------------------------------------
+
+    async def test_citations_are_checked_and_counted(self, service: Service) -> None:
+        reply = await service.retrieve(k=5, include_documents=True)
+        nugget_ids = [h.id for h in reply.hits if h.type == qpb.Hit.NUGGET]
+        doc_ids = [h.id for h in reply.hits if h.type == qpb.Hit.DOCUMENT]
+        assert nugget_ids and doc_ids
+        cited = await service.stub.ReportCitations(
+            qpb.ReportCitationsRequest(tenant="acme", request_id=reply.request_id,
+                                       cited_ids=[nugget_ids[0], doc_ids[0]]),
+            metadata=bearer(TOKEN_ACME))
+        assert cited.accepted == 2 and cited.retrieved == len(reply.hits)
+        again = await service.stub.ReportCitations(
+            qpb.ReportCitationsRequest(tenant="acme", request_id=reply.request_id,
+                                       cited_ids=[nugget_ids[0]]), metadata=bearer(TOKEN_ACME))
+        assert again.accepted == 0, "a repeated report counts once"
+        m = "nuggetflow_query_"
+        assert service.sample(m + "retrieved_items_total", tenant="acme",
+                              type="nugget") == len(nugget_ids)
+        assert service.sample(m + "cited_items_total", tenant="acme", type="nugget") == 1
+        assert service.sample(m + "cited_items_total", tenant="acme", type="document") == 1
+        assert service.sample(m + "citation_reports_total", tenant="acme") == 2
+        assert service.sample(m + "retrieve_requests_total", tenant="acme") == 1
+        assert service.sample(m + "retrieve_requests_with_nuggets_total", tenant="acme") == 1
+
+    async def test_citation_errors(self, service: Service) -> None:
+        reply = await service.retrieve(k=3)
+        err = await rpc_error(service.stub.ReportCitations(
+            qpb.ReportCitationsRequest(tenant="acme", request_id=reply.request_id,
+                                       cited_ids=[reply.hits[0].id, "n-never-retrieved"]),
+            metadata=bearer(TOKEN_ACME)), grpc.StatusCode.INVALID_ARGUMENT)
+        assert err.details().startswith("cited_ids:") and "n-never-retrieved" in err.details()
+        assert field_of(err) == "cited_ids"
+        assert service.sample("nuggetflow_query_cited_items_total", tenant="acme",
+                              type="nugget") == 0, "nothing counted when an id is rejected"
+        err = await rpc_error(service.stub.ReportCitations(
+            qpb.ReportCitationsRequest(tenant="acme", request_id="no-such-request",
+                                       cited_ids=[reply.hits[0].id]),
+            metadata=bearer(TOKEN_ACME)), grpc.StatusCode.NOT_FOUND)
+        assert field_of(err) == "request_id"
+        # another tenant cannot report on (or probe for) acme's request ids
+        await rpc_error(service.stub.ReportCitations(
+            qpb.ReportCitationsRequest(tenant="globex", request_id=reply.request_id,
+                                       cited_ids=[reply.hits[0].id]),
+            metadata=bearer(TOKEN_GLOBEX)), grpc.StatusCode.NOT_FOUND)
+
+    # bad input --------------------------------------------------------------------------
+
+    BAD_REQUESTS: tuple[tuple[str, str, dict[str, Any], str], ...] = (
+        ("empty query", "Retrieve", {"query": ""}, "query"),
+        ("blank query", "Retrieve", {"query": "  \t "}, "query"),
+        ("query too long", "Retrieve", {"query": "password " * 300}, "query"),
+        ("negative k", "Retrieve", {"k": -1}, "k"),
+        ("k above 1000", "Retrieve", {"k": 1001}, "k"),
+        ("missing tenant", "Retrieve", {"tenant": ""}, "tenant"),
+        ("bad view enum", "Retrieve", {"view": 7}, "view"),
+        ("bad fusion enum", "Retrieve", {"fusion": 9}, "fusion"),
+        ("unspecified kind", "Retrieve", {"kinds": [0]}, "kinds"),
+        ("unknown kind", "Retrieve", {"kinds": [1, 42]}, "kinds"),
+        ("empty scope", "Retrieve", {"scopes": ["portal v8.2", ""]}, "scopes"),
+        ("as_of out of range", "Retrieve", {"as_of": Timestamp(seconds=253402300800)},
+         "as_of"),
+        ("GetNugget without id", "GetNugget", {"id": ""}, "id"),
+        ("GetNugget without tenant", "GetNugget", {"tenant": "", "id": "n-1"}, "tenant"),
+        ("ListVersions without id", "ListVersions", {"id": " "}, "id"),
+        ("unspecified review action", "Review", {"id": "n-1"}, "action"),
+        ("unknown review action", "Review", {"id": "n-1", "action": 9}, "action"),
+        ("review without id", "Review", {"action": 1}, "id"),
+        ("revert without target", "Review", {"id": "PUBLISHED", "action": 4},
+         "target_version_id"),
+        ("revert to a foreign version", "Review",
+         {"id": "PUBLISHED", "action": 4, "target_version_id": "n-elsewhere"},
+         "target_version_id"),
+        ("approve a published nugget", "Review", {"id": "PUBLISHED", "action": 1}, "action"),
+        ("citations without request id", "ReportCitations", {"cited_ids": ["x"]},
+         "request_id"),
+        ("empty cited id", "ReportCitations", {"request_id": "r", "cited_ids": [""]},
+         "cited_ids"),
+    )
+
+    @pytest.mark.parametrize(("case", "method", "fields", "field_name"), BAD_REQUESTS,
+                             ids=[c[0] for c in BAD_REQUESTS])
+    async def test_bad_input_is_invalid_argument_naming_the_field(
+            self, service: Service, case: str, method: str, fields: dict[str, Any],
+            field_name: str) -> None:
+        request_types = {"Retrieve": qpb.RetrieveRequest, "GetNugget": qpb.GetNuggetRequest,
+                         "ListVersions": qpb.ListVersionsRequest, "Review": qpb.ReviewRequest,
+                         "ReportCitations": qpb.ReportCitationsRequest}
+        values: dict[str, Any] = {"tenant": "acme"}
+        if method == "Retrieve":
+            values["query"] = QUERY
+        values.update(fields)
+        if values.get("id") == "PUBLISHED":
+            values["id"] = service.ids["published"]
+        request = request_types[method](**values)
+        err = await rpc_error(getattr(service.stub, method)(request, metadata=bearer(TOKEN_ACME)),
+                              grpc.StatusCode.INVALID_ARGUMENT)
+        assert err.details().startswith(f"{field_name}:"), err.details()
+        assert field_of(err) == field_name
+        assert service.sample("nuggetflow_query_request_duration_seconds_count",
+                              method=method, code="INVALID_ARGUMENT") == 1
+
+    async def test_not_found(self, service: Service) -> None:
+        err = await rpc_error(service.stub.GetNugget(
+            qpb.GetNuggetRequest(tenant="acme", id="n-0000000000000000"),
+            metadata=bearer(TOKEN_ACME)), grpc.StatusCode.NOT_FOUND)
+        assert field_of(err) == "id"
+        await rpc_error(service.stub.ListVersions(
+            qpb.ListVersionsRequest(tenant="acme", id="n-0000000000000000"),
+            metadata=bearer(TOKEN_ACME)), grpc.StatusCode.NOT_FOUND)
+        err = await rpc_error(service.retrieve(TOKEN_INITECH, tenant="initech"),
+                              grpc.StatusCode.NOT_FOUND)
+        assert "unknown tenant" in err.details()
+
+    # access -----------------------------------------------------------------------------
+
+    async def test_missing_or_unknown_token_is_unauthenticated(self, service: Service) -> None:
+        request = qpb.RetrieveRequest(tenant="acme", query=QUERY)
+        await rpc_error(service.stub.Retrieve(request), grpc.StatusCode.UNAUTHENTICATED)
+        await rpc_error(service.stub.Retrieve(request, metadata=bearer("not-a-real-token-xyz")),
+                        grpc.StatusCode.UNAUTHENTICATED)
+        await rpc_error(service.stub.Retrieve(
+            request, metadata=(("authorization", f"Basic {TOKEN_ACME}"),)),
+            grpc.StatusCode.UNAUTHENTICATED)
+        assert service.sample("nuggetflow_query_request_duration_seconds_count",
+                              method="Retrieve", code="UNAUTHENTICATED") == 3
+
+    async def test_a_token_for_tenant_a_never_reads_tenant_b(self, service: Service) -> None:
+        globex_id = service.ids["globex"]
+        md = bearer(TOKEN_ACME)
+        calls = [
+            service.stub.Retrieve(qpb.RetrieveRequest(tenant="globex", query="vpn password"),
+                                  metadata=md),
+            service.stub.GetNugget(qpb.GetNuggetRequest(tenant="globex", id=globex_id),
+                                   metadata=md),
+            service.stub.ListVersions(qpb.ListVersionsRequest(tenant="globex", id=globex_id),
+                                      metadata=md),
+            service.stub.Review(qpb.ReviewRequest(tenant="globex", id=globex_id,
+                                                  action=qpb.ReviewRequest.UNPUBLISH),
+                                metadata=md),
+            service.stub.ReportCitations(qpb.ReportCitationsRequest(
+                tenant="globex", request_id="r", cited_ids=[globex_id]), metadata=md),
+        ]
+        for call in calls:
+            err = await rpc_error(call, grpc.StatusCode.PERMISSION_DENIED)
+            assert "globex" in err.details()
+        # naming its own tenant does not reach the other tenant's records either
+        await rpc_error(service.stub.GetNugget(qpb.GetNuggetRequest(tenant="acme", id=globex_id),
+                                               metadata=md), grpc.StatusCode.NOT_FOUND)
+        # globex's own token works
+        got = await service.stub.GetNugget(qpb.GetNuggetRequest(tenant="globex", id=globex_id),
+                                           metadata=bearer(TOKEN_GLOBEX))
+        assert got.title == "VPN password rotation"
+        history = await service.stub.ListVersions(
+            qpb.ListVersionsRequest(tenant="globex", id=globex_id), metadata=bearer(TOKEN_GLOBEX))
+        assert [v.publication for v in history.versions] == [pb.PUBLISHED], "review refused"
+
+    # metrics, health, reflection, limits -------------------------------------------------
+
+    async def test_latency_is_measured_by_method_and_code(self, service: Service) -> None:
+        await service.retrieve()
+        await service.retrieve()
+        name = "nuggetflow_query_request_duration_seconds"
+        assert service.sample(name + "_count", method="Retrieve", code="OK") == 2
+        assert 0 < service.sample(name + "_sum", method="Retrieve", code="OK") < 10
+        assert service.sample(name + "_bucket", method="Retrieve", code="OK", le="+Inf") == 2
+
+    async def test_health_and_reflection(self, service: Service) -> None:
+        from grpc_health.v1 import health_pb2, health_pb2_grpc
+        from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
+
+        health = health_pb2_grpc.HealthStub(service.channel)
+        for name in ("", "nuggetflow.v1.QueryService"):
+            reply = await health.Check(health_pb2.HealthCheckRequest(service=name))
+            assert reply.status == health_pb2.HealthCheckResponse.SERVING
+        refl = reflection_pb2_grpc.ServerReflectionStub(service.channel)
+        names: list[str] = []
+        async for reply in refl.ServerReflectionInfo(
+                iter([reflection_pb2.ServerReflectionRequest(list_services="")])):
+            names += [s.name for s in reply.list_services_response.service]
+        assert "nuggetflow.v1.QueryService" in names and "grpc.health.v1.Health" in names
+
+    async def test_oversized_request_is_refused(self, service: Service) -> None:
+        huge = ["x" * 1000] * 2000  # ~2 MB, over the 1 MiB default limit
+        await rpc_error(service.stub.ReportCitations(
+            qpb.ReportCitationsRequest(tenant="acme", request_id="r", cited_ids=huge),
+            metadata=bearer(TOKEN_ACME)), grpc.StatusCode.RESOURCE_EXHAUSTED)

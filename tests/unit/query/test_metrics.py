@@ -1,0 +1,93 @@
+"""Metrics: injected registries, conventional names, the rates the dashboards compute."""
+
+from __future__ import annotations
+
+import urllib.request
+
+import pytest
+from prometheus_client import CollectorRegistry
+
+from nuggetflow.errors import ConfigError
+from query.metrics import Metrics, MetricsServer
+
+
+def value(reg: CollectorRegistry, name: str, **labels: str) -> float:
+    return reg.get_sample_value(name, labels) or 0.0
+
+
+def test_each_registry_is_independent() -> None:
+    a, b = Metrics.create(), Metrics.create()
+    a.query.observe_retrieve("acme", nuggets=2, documents=1, suppressed=3)
+    assert value(a.registry, "nuggetflow_query_retrieve_requests_total", tenant="acme") == 1
+    assert value(b.registry, "nuggetflow_query_retrieve_requests_total", tenant="acme") == 0
+
+
+def test_retrieval_and_citation_rates_are_computable() -> None:
+    m = Metrics.create()
+    q = m.query
+    q.observe_retrieve("acme", nuggets=2, documents=3, suppressed=1)
+    q.observe_retrieve("acme", nuggets=0, documents=5, suppressed=0)
+    q.observe_citations("acme", nuggets=1, documents=2)
+    r = m.registry
+    requests = value(r, "nuggetflow_query_retrieve_requests_total", tenant="acme")
+    with_nuggets = value(r, "nuggetflow_query_retrieve_requests_with_nuggets_total",
+                         tenant="acme")
+    assert with_nuggets / requests == 0.5  # retrieval rate
+    cited = value(r, "nuggetflow_query_cited_items_total", tenant="acme", type="nugget")
+    retrieved = value(r, "nuggetflow_query_retrieved_items_total", tenant="acme", type="nugget")
+    assert cited / retrieved == 0.5  # citation rate
+    assert value(r, "nuggetflow_query_retrieved_items_total", tenant="acme",
+                 type="document") == 8
+    assert value(r, "nuggetflow_query_governance_suppressed_total", tenant="acme") == 1
+
+
+def test_pipeline_metrics_names_and_units() -> None:
+    m = Metrics.create()
+    p = m.pipeline
+    p.observe_ino("acme", "E", iterations=2, passed=True)
+    p.observe_ino("acme", "E", iterations=3, passed=False)
+    p.observe_probe("acme", "E", passed=True)
+    p.observe_llm_call("reflector", prompt_tokens=900, completion_tokens=120, cost_dollars=0.01)
+    p.observe_llm_call("judge", ok=False)
+    p.observe_event("optimize", "ok")
+    p.dead_letter("feedback.events", "schema")
+    p.retry("optimize")
+    p.set_consumer_lag("nuggetflow", "feedback.events", 0, 42)
+    r = m.registry
+    assert value(r, "nuggetflow_ino_iterations_sum", tenant="acme", variant="E") == 5
+    assert value(r, "nuggetflow_ino_iterations_bucket", tenant="acme", variant="E",
+                 le="2.0") == 1
+    assert value(r, "nuggetflow_ino_nuggets_total", tenant="acme", variant="E",
+                 outcome="passed") == 1
+    assert value(r, "nuggetflow_ino_probes_total", tenant="acme", variant="E",
+                 result="pass") == 1
+    assert value(r, "nuggetflow_llm_tokens_total", role="reflector", direction="prompt") == 900
+    assert value(r, "nuggetflow_llm_cost_dollars_total", role="reflector") == 0.01
+    assert value(r, "nuggetflow_llm_calls_total", role="judge", outcome="error") == 1
+    assert value(r, "nuggetflow_stream_events_total", agent="optimize", outcome="ok") == 1
+    assert value(r, "nuggetflow_stream_dead_letters_total", topic="feedback.events",
+                 reason="schema") == 1
+    assert value(r, "nuggetflow_stream_retries_total", agent="optimize") == 1
+    assert value(r, "nuggetflow_stream_consumer_lag_messages", group="nuggetflow",
+                 topic="feedback.events", partition="0") == 42
+    names = {metric.name for metric in r.collect()}
+    assert all(n.startswith("nuggetflow_") for n in names)
+
+
+def test_metrics_endpoint_serves_the_registry() -> None:
+    m = Metrics.create(process=True)
+    m.query.observe_call("Retrieve", "OK", 0.004)
+    server = MetricsServer(m.registry, "127.0.0.1", 0)
+    port = server.start()
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as reply:
+            body = reply.read().decode()
+        assert ('nuggetflow_query_request_duration_seconds_count{code="OK",method="Retrieve"}'
+                ' 1.0') in body
+        assert "process_cpu_seconds_total" in body
+        taken = MetricsServer(m.registry, "127.0.0.1", port)
+        with pytest.raises(ConfigError) as err:
+            taken.start()
+        assert err.value.field == "NUGGETFLOW_METRICS_PORT"
+    finally:
+        server.stop()

@@ -1,0 +1,225 @@
+"""The gRPC query service on the embedded SQLite store, through a real loopback channel.
+
+The backend-independent contract runs from :mod:`tests.conformance.service_suite`; this
+module adds what needs a controllable store: deadlines, backend down and recovery,
+unexpected errors, graceful stop; plus the citation ledger and the open (dev) mode.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Sequence
+from pathlib import Path
+
+import grpc
+import pytest
+
+from nuggetflow.errors import BackendUnavailableError, NotFoundError, ValidationError
+from nuggetflow.settings import Settings
+from nuggetflow.v1 import query_service_pb2 as qpb
+from query.auth import TokenAuth
+from query.backends.sqlite import SQLiteStore
+from query.embeddings import MiniLMEmbedder
+from query.index import NuggetIndex
+from query.metrics import Metrics
+from query.model import Nugget
+from query.service import CitationLedger, create_server
+from query.store import GovernanceFilter, IndexStore, Scored
+from tests.conformance.service_suite import (
+    QUERY,
+    TOKEN_ACME,
+    TOKENS,
+    Service,
+    ServiceSuite,
+    bearer,
+    rpc_error,
+    seed_nuggets,
+)
+
+
+class TestSQLiteService(ServiceSuite):
+    @pytest.fixture
+    async def store(self, tmp_path: Path) -> AsyncIterator[IndexStore]:
+        s = SQLiteStore(tmp_path / "service.db")
+        await s.start()
+        yield s
+        await s.stop()
+
+
+class FlakyStore(SQLiteStore):
+    """A SQLite store that can be made unreachable, slow, or broken, and then healed."""
+
+    down = False
+    delay = 0.0
+    broken = False
+    cancelled = 0
+
+    def _check(self) -> None:
+        if self.down:
+            raise BackendUnavailableError("store at /secret/path unreachable: refused")
+        if self.broken:
+            raise RuntimeError("boom at /secret/path")
+
+    async def has_tenant(self, tenant: str) -> bool:
+        self._check()
+        return await super().has_tenant(tenant)
+
+    async def get(self, tenant: str, item_id: str) -> Nugget:
+        self._check()
+        return await super().get(tenant, item_id)
+
+    async def lexical(self, terms: Sequence[str], flt: GovernanceFilter,
+                      limit: int) -> list[Scored]:
+        if self.delay:
+            try:
+                await asyncio.sleep(self.delay)
+            except asyncio.CancelledError:
+                self.cancelled += 1
+                raise
+        return await super().lexical(terms, flt, limit)
+
+
+@pytest.fixture
+async def flaky(tmp_path: Path, embedder: MiniLMEmbedder,
+                settings: Settings) -> AsyncIterator[tuple[Service, FlakyStore]]:
+    store = FlakyStore(tmp_path / "flaky.db")
+    await store.start()
+    index = NuggetIndex(store, embedder, settings)
+    nuggets = list(seed_nuggets().values())
+    await store.write_nuggets(nuggets, list(embedder.embed([n.text for n in nuggets])))
+    metrics = Metrics.create()
+    server, port = create_server(index, settings, metrics=metrics.query, auth=TokenAuth(TOKENS))
+    await server.start()
+    channel = grpc.aio.insecure_channel(f"127.0.0.1:{port}")
+    from nuggetflow.v1 import query_service_pb2_grpc as qpb_grpc
+
+    stub = qpb_grpc.QueryServiceStub(channel)  # type: ignore[no-untyped-call]
+    yield Service(server, channel, stub, metrics, index), store
+    await channel.close()
+    await server.stop(0)
+    await store.stop()
+
+
+async def test_backend_down_is_unavailable_then_recovers(
+        flaky: tuple[Service, FlakyStore]) -> None:
+    service, store = flaky
+    assert (await service.retrieve()).hits
+    store.down = True
+    err = await rpc_error(service.retrieve(), grpc.StatusCode.UNAVAILABLE)
+    assert "secret" not in err.details(), "backend addresses are not leaked"
+    await rpc_error(service.stub.GetNugget(qpb.GetNuggetRequest(tenant="acme", id="n-1"),
+                                           metadata=bearer(TOKEN_ACME)),
+                    grpc.StatusCode.UNAVAILABLE)
+    store.down = False
+    assert (await service.retrieve()).hits, "the service recovers when the backend returns"
+    assert service.sample("nuggetflow_query_request_duration_seconds_count",
+                          method="Retrieve", code="UNAVAILABLE") == 1
+    assert service.sample("nuggetflow_query_request_duration_seconds_count",
+                          method="Retrieve", code="OK") == 2
+
+
+async def test_unexpected_errors_are_internal_without_internals(
+        flaky: tuple[Service, FlakyStore], caplog: pytest.LogCaptureFixture) -> None:
+    service, store = flaky
+    store.broken = True
+    err = await rpc_error(service.retrieve(), grpc.StatusCode.INTERNAL)
+    assert "boom" not in err.details() and "secret" not in err.details()
+    error_id = err.details().split("id ")[1].rstrip(")")
+    logged = [r for r in caplog.records if r.getMessage() == "query call failed"]
+    assert logged and logged[0].fields["error_id"] == error_id  # type: ignore[attr-defined]
+    assert logged[0].exc_info is not None, "the traceback is logged server-side"
+
+
+async def test_deadline_is_honoured_and_work_cancelled(
+        flaky: tuple[Service, FlakyStore]) -> None:
+    service, store = flaky
+    store.delay = 2.0
+    started = asyncio.get_running_loop().time()
+    await rpc_error(service.stub.Retrieve(qpb.RetrieveRequest(tenant="acme", query=QUERY),
+                                          metadata=bearer(TOKEN_ACME), timeout=0.3),
+                    grpc.StatusCode.DEADLINE_EXCEEDED)
+    assert asyncio.get_running_loop().time() - started < 1.5
+    for _ in range(50):  # the server side finishes right after the client gave up
+        if store.cancelled:
+            break
+        await asyncio.sleep(0.02)
+    assert store.cancelled == 1, "the server stopped working on the expired call"
+    assert service.sample("nuggetflow_query_request_duration_seconds_count",
+                          method="Retrieve", code="DEADLINE_EXCEEDED") == 1
+    store.delay = 0.0
+    reply = await service.stub.Retrieve(qpb.RetrieveRequest(tenant="acme", query=QUERY),
+                                        metadata=bearer(TOKEN_ACME), timeout=10)
+    assert reply.hits
+
+
+async def test_graceful_stop_finishes_in_flight_calls_and_refuses_new_ones(
+        flaky: tuple[Service, FlakyStore]) -> None:
+    service, store = flaky
+    store.delay = 0.5
+    in_flight = asyncio.ensure_future(service.retrieve())
+    await asyncio.sleep(0.2)
+    await service.server.stop(grace=5)
+    reply = await in_flight
+    assert reply.hits, "the in-flight call completed during the grace period"
+    await rpc_error(service.retrieve(), grpc.StatusCode.UNAVAILABLE)
+
+
+async def test_open_mode_without_tokens(tmp_path: Path, embedder: MiniLMEmbedder,
+                                        settings: Settings) -> None:
+    assert TokenAuth.from_settings(settings).open
+    store = SQLiteStore(tmp_path / "open.db")
+    await store.start()
+    nuggets = list(seed_nuggets().values())
+    await store.write_nuggets(nuggets, list(embedder.embed([n.text for n in nuggets])))
+    server, port = create_server(NuggetIndex(store, embedder, settings), settings)
+    await server.start()
+    try:
+        async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel:
+            from nuggetflow.v1 import query_service_pb2_grpc as qpb_grpc
+
+            stub = qpb_grpc.QueryServiceStub(channel)  # type: ignore[no-untyped-call]
+            for tenant in ("acme", "globex"):
+                reply = await stub.Retrieve(qpb.RetrieveRequest(tenant=tenant, query="password"))
+                assert reply.hits and all(h.nugget.tenant == tenant for h in reply.hits)
+    finally:
+        await server.stop(0)
+        await store.stop()
+
+
+async def test_second_server_on_a_taken_port_fails_clearly(
+        flaky: tuple[Service, FlakyStore], settings: Settings) -> None:
+    from nuggetflow.errors import ConfigError
+
+    service, _ = flaky
+    with pytest.raises(ConfigError) as err:
+        create_server(service.index, settings, service.server.port)
+    assert err.value.field == "NUGGETFLOW_GRPC_PORT"
+
+
+# --- the citation ledger ------------------------------------------------------------------
+
+
+def test_ledger_is_a_bounded_lru() -> None:
+    ledger = CitationLedger(2)
+    ledger.remember("r1", "acme", ["n1"], [])
+    ledger.remember("r2", "acme", ["n2"], ["d2"])
+    ledger.report("acme", "r1", ["n1"])  # touching r1 makes r2 the oldest
+    ledger.remember("r3", "acme", ["n3"], [])
+    assert len(ledger) == 2
+    with pytest.raises(NotFoundError):
+        ledger.report("acme", "r2", ["n2"])
+    out = ledger.report("acme", "r1", ["n1"])
+    assert (out.nuggets, out.documents, out.retrieved) == (0, 0, 1)
+
+
+def test_ledger_counts_each_citation_once_and_checks_ids() -> None:
+    ledger = CitationLedger(10)
+    ledger.remember("r", "acme", ["n1", "n2"], ["d1"])
+    out = ledger.report("acme", "r", ["n1", "d1", "n1"])
+    assert (out.nuggets, out.documents, out.retrieved) == (1, 1, 3)
+    with pytest.raises(ValidationError) as err:
+        ledger.report("acme", "r", ["n2", "zz"])
+    assert err.value.field == "cited_ids" and "'zz'" in str(err.value)
+    assert ledger.report("acme", "r", ["n2"]).nuggets == 1, "the rejected report counted nothing"
+    with pytest.raises(NotFoundError):
+        ledger.report("globex", "r", ["n1"])
