@@ -136,6 +136,22 @@ def cmd_review(args: argparse.Namespace, settings: Settings) -> int:
     return asyncio.run(_with_index(settings, run))
 
 
+def cmd_serve(args: argparse.Namespace, settings: Settings) -> int:
+    """Run the gRPC query service and /metrics until SIGTERM or SIGINT."""
+    from query.service import serve
+
+    changes: dict[str, Any] = {}
+    if args.host is not None:
+        changes["serve_host"] = args.host
+    if args.port is not None:
+        changes["grpc_port"] = args.port
+    if args.metrics_port is not None:
+        changes["metrics_port"] = args.metrics_port
+    settings = settings.replace(**changes) if changes else settings
+    asyncio.run(serve(settings, build_index(settings)))
+    return 0
+
+
 def cmd_settings(args: argparse.Namespace, settings: Settings) -> int:
     """Print every setting: variable, current value, default, meaning."""
     current = settings.public_dict()
@@ -202,6 +218,17 @@ def build_parser() -> argparse.ArgumentParser:
     rv.add_argument("--reviewer", default="cli")
     rv.add_argument("--reason", default="")
     rv.set_defaults(fn=cmd_review)
+
+    sv = sub.add_parser("serve", help="run the gRPC query service (and /metrics) until SIGTERM",
+                        description="Serve nuggetflow.v1.QueryService (with gRPC health and "
+                                    "reflection) on the store of NUGGETFLOW_STORE, and "
+                                    "Prometheus metrics on /metrics. Tokens: "
+                                    "NUGGETFLOW_AUTH_TOKENS_FILE (open without).")
+    sv.add_argument("--host", help="bind address (overrides NUGGETFLOW_SERVE_HOST)")
+    sv.add_argument("--port", type=int, help="gRPC port (overrides NUGGETFLOW_GRPC_PORT)")
+    sv.add_argument("--metrics-port", type=int,
+                    help="/metrics port (overrides NUGGETFLOW_METRICS_PORT)")
+    sv.set_defaults(fn=cmd_serve)
 
     st = sub.add_parser("settings", help="list every setting with its value and meaning")
     st.set_defaults(fn=cmd_settings)
