@@ -49,6 +49,19 @@ def meta_prior(rank: int, confidence: float) -> float:
     return 0.5 * rank_part + 0.5 * max(0.0, min(1.0, confidence))
 
 
+class OverlayScorer(Protocol):
+    """Scores text as the store's lexical retriever would if the text were indexed.
+
+    Probing overlays a candidate on a frozen view of the index: nothing is written.
+    """
+
+    async def score(self, terms: Sequence[str], title: str, body: str, anchors: str) -> float:
+        """The lexical score the text would get for these query terms (0: no match)."""
+
+    async def close(self) -> None:
+        """Release whatever the scorer holds (scratch tables or indexes)."""
+
+
 class IndexStore(Protocol):
     """Storage and candidate generation for the governed index.
 
@@ -101,6 +114,12 @@ class IndexStore(Protocol):
 
     async def fetch(self, tenant: str, ids: Sequence[str]) -> dict[str, Nugget | Passage]:
         """Records by id (missing ids are left out)."""
+
+    async def sample_passages(self, tenant: str, limit: int, seed: int = 0) -> list[Passage]:
+        """Up to ``limit`` corpus passages of the tenant, chosen by ``seed`` (calibration)."""
+
+    async def overlay_scorer(self) -> OverlayScorer:
+        """BM25 statistics frozen now, to score a candidate that is not in the index."""
 
     async def stats(self) -> dict[str, float]:
         """Counts and sizes, for logs and benchmarks."""

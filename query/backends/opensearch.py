@@ -405,6 +405,22 @@ class OpenSearchStore:
                              else passage_from_bytes(raw))
         return out
 
+    async def sample_passages(self, tenant: str, limit: int, seed: int = 0) -> list[Passage]:
+        """A seeded random sample of the tenant's passages."""
+        reply = await self._search({"size": limit, "_source": ["payload"], "query": {
+            "function_score": {
+                "query": {"bool": {"filter": [{"term": {"tenant": tenant}},
+                                              {"term": {"type": int(ItemType.DOCUMENT)}}]}},
+                "random_score": {"seed": seed, "field": "_seq_no"}}}})
+        return [passage_from_bytes(base64.b64decode(h["_source"]["payload"]))
+                for h in reply["hits"]["hits"]]
+
+    async def overlay_scorer(self) -> OpenSearchOverlay:
+        """A scratch index for the candidate, scored with the live index's statistics."""
+        overlay = OpenSearchOverlay(self)
+        await overlay.open()
+        return overlay
+
     async def refresh(self) -> None:
         """Make bulk-loaded documents searchable now."""
         await self._call(self._client.indices.refresh, index=self.index)
@@ -429,3 +445,63 @@ def _new_heads(ops: list[dict[str, Any]]) -> list[tuple[str, str]]:
         if "create" in ops[i]:
             out.append((ops[i]["create"]["_id"], ops[i + 1]["lineage"]))
     return out
+
+
+class OpenSearchOverlay:
+    """Scores a candidate exactly as the live BM25 query would, without touching the index.
+
+    The candidate goes into a private scratch index (concurrent probes never see each
+    other's); the live lexical query then runs over the live and the scratch index with
+    ``dfs_query_then_fetch``, which computes term statistics across both, restricted to
+    the candidate's id: its score is the one it would get in the live index. Deleted
+    documents still count in Lucene's statistics, so every new text of the candidate gets
+    a fresh scratch index rather than an overwrite.
+    """
+
+    DOC_ID = "__nuggetflow_overlay_candidate__"
+
+    def __init__(self, store: OpenSearchStore) -> None:
+        self.store = store
+        self.index = ""
+        self._text: tuple[str, str, str] | None = None
+
+    async def open(self) -> None:
+        """Nothing to do until the first text arrives."""
+
+    async def _load(self, text: tuple[str, str, str]) -> None:
+        import uuid
+
+        await self.close()
+        self.index = f"{self.store.index}-overlay-{uuid.uuid4().hex[:12]}"
+        await self.store._call(self.store._client.indices.create, index=self.index, body={
+            "settings": {"index": {"knn": True, "number_of_shards": 1,
+                                   "number_of_replicas": 0}},
+            "mappings": _mappings(self.store.dim)})
+        title, body, anchors = text
+        await self.store._call(self.store._client.index, index=self.index, id=self.DOC_ID,
+                               body={"title": title, "body": body, "anchors": anchors,
+                                     "type": int(ItemType.NUGGET)}, refresh=True)
+        self._text = text
+
+    async def score(self, terms: Sequence[str], title: str, body: str, anchors: str) -> float:
+        """BM25 of the text for the OR-query of terms, with the live index's statistics."""
+        if not terms:
+            return 0.0
+        if self._text != (title, body, anchors):
+            await self._load((title, body, anchors))
+        reply = await self.store._call(
+            self.store._client.search, index=f"{self.store.index},{self.index}",
+            search_type="dfs_query_then_fetch",
+            body={"size": 1, "_source": False, "query": {"bool": {
+                "must": [OpenSearchStore._match(terms)],
+                "filter": [{"ids": {"values": [self.DOC_ID]}}]}}})
+        hits = reply["hits"]["hits"]
+        return float(hits[0]["_score"]) if hits else 0.0
+
+    async def close(self) -> None:
+        """Delete the scratch index."""
+        if self.index:
+            await self.store._call(self.store._client.indices.delete, index=self.index,
+                                   ignore_unavailable=True)
+            self.index = ""
+            self._text = None

@@ -447,6 +447,21 @@ class SQLiteStore:
         """Frozen BM25 statistics for scoring text outside the index (probe overlays)."""
         return LexicalStats(self.db)
 
+    async def overlay_scorer(self) -> LexicalStats:
+        """See :meth:`query.store.IndexStore.overlay_scorer`."""
+        return self.lexical_stats()
+
+    async def sample_passages(self, tenant: str, limit: int, seed: int = 0) -> list[Passage]:
+        """A seeded sample of the tenant's passages (from at most 5,000 of them)."""
+        import random
+
+        code = self._tenant(tenant)
+        rows = self.db.execute("SELECT payload FROM items WHERE tenant = ? AND type = ?"
+                               " ORDER BY rowid LIMIT 5000",
+                               (code, int(ItemType.DOCUMENT))).fetchall()
+        picked = random.Random(seed).sample(rows, min(limit, len(rows)))
+        return [passage_from_bytes(r[0]) for r in picked]
+
     async def fetch(self, tenant: str, ids: Sequence[str]) -> dict[str, Nugget | Passage]:
         """Records by id for this tenant."""
         if not ids:
@@ -521,7 +536,15 @@ class LexicalStats:
             self._df[term] = n
         return n
 
-    def score(self, terms: Sequence[str], title: str, body: str, anchors: str) -> float:
+    async def score(self, terms: Sequence[str], title: str, body: str, anchors: str) -> float:
+        """See :meth:`score_sync`."""
+        return self.score_sync(terms, title, body, anchors)
+
+    async def close(self) -> None:
+        """Release the scratch tokenizer table."""
+        self._scratch.close()
+
+    def score_sync(self, terms: Sequence[str], title: str, body: str, anchors: str) -> float:
         """The bm25 score (positive) the text would get for the OR-query of ``terms``."""
         if not terms:
             return 0.0
@@ -533,7 +556,7 @@ class LexicalStats:
         k1, b = 1.2, 0.75
         total = 0.0
         for term in terms:
-            phrase = [t for t in self._tokens(term, "", "")[0]]
+            phrase = self._tokens(term, "", "")[0]
             if not phrase:
                 continue
             freq = 0.0

@@ -236,3 +236,38 @@ class StoreConformance:
         assert [s.id for s in lex] == [target.id]
         den = await store.dense(embedder.embed(["reset another user password"])[0], flt(), 10)
         assert den[0].id == target.id and den[0].score > den[1].score
+
+    # probing support ----------------------------------------------------------------
+
+    async def test_sample_passages_is_per_tenant_and_seeded(
+            self, store: IndexStore, embedder: MiniLMEmbedder) -> None:
+        mine = [make_passage(pid=f"d{i}#0", title=f"Page {i}", text=f"Text number {i}.")
+                for i in range(12)]
+        theirs = [make_passage("globex", pid=f"g{i}#0", text="Other text.") for i in range(3)]
+        await store.add_passages(mine + theirs, embedder.embed([p.text for p in mine + theirs]))
+        a = await store.sample_passages("acme", 5, seed=7)
+        b = await store.sample_passages("acme", 5, seed=7)
+        assert len(a) == 5 and [p.id for p in a] == [p.id for p in b]
+        assert {p.tenant for p in a} == {"acme"}
+        assert len(await store.sample_passages("acme", 50)) == 12
+
+    async def test_overlay_scores_like_the_live_index_without_writing(
+            self, store: IndexStore, embedder: MiniLMEmbedder) -> None:
+        pages = [make_passage(pid=f"p{i}#0", title=t, text=x) for i, (t, x) in enumerate([
+            ("Resetting your own password", "If your password reset isn't working, choose "
+             "Forgot password on the login screen."),
+            ("Using the admin panel", "The admin panel lists team members and roles."),
+            ("Wallpaper", "Open Settings and choose Background to change the wallpaper.")])]
+        await store.add_passages(pages, embedder.embed([p.text for p in pages]))
+        n = make_nugget(title="Password reset role restriction in portal v8.2",
+                        body="Only the Workspace Owner can reset another user's password.",
+                        anchors=("who can reset passwords",))
+        terms = query_terms("user reset isn't working for my team lead")
+        scorer = await store.overlay_scorer()
+        predicted = await scorer.score(terms, n.title, n.body, "\n".join(n.anchors))
+        await scorer.close()
+        assert predicted > 0
+        assert n.id not in {s.id for s in await store.lexical(terms, flt(), 100)}
+        await self.put(store, embedder, n)
+        actual = {s.id: s.score for s in await store.lexical(terms, flt(), 100)}
+        assert actual[n.id] == pytest.approx(predicted, rel=1e-3)

@@ -34,7 +34,7 @@ def test_overlay_score_equals_fts5_bm25(query: str) -> None:
                     body="Only the Workspace Owner can reset another user's password.",
                     anchors=("who can reset passwords", "reset another user's password"))
     terms = query_terms(query)
-    predicted = store.lexical_stats().score(terms, n.title, n.body, "\n".join(n.anchors))
+    predicted = store.lexical_stats().score_sync(terms, n.title, n.body, "\n".join(n.anchors))
     store.write_nuggets_sync([n], [np.full(384, 0.05, np.float32)])
     flt = GovernanceFilter("acme", T0 + days(1), View.ACTIVE)
     actual = {s.id: s.score for s in store.lexical_sync(terms, flt, 100)}

@@ -1,0 +1,68 @@
+"""Factual-preservation guard: a revision may reword, never add facts.
+
+A revision is rejected when its title or body mentions a number, version, role or named
+entity that is absent from the correction context (feedback, trigger query, corrected
+answer, the extracted nugget), or when it drops the corrected value itself. Anchors are
+queries, not claims: they may also use the probe queries' wording, nothing else.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from optimizer.local.lexicon import ROLE_WORDS, VERSION
+from optimizer.types import NuggetDraft
+from query.text import words
+
+_NUMBER = re.compile(r"\b\d+(?:[.,]\d+)*\b")
+_CAPWORD = re.compile(r"\b[A-Z][a-zA-Z0-9-]+\b")
+_SENT_START = re.compile(r"(?:^|[.!?:;(]\s*|\n)\s*$")
+
+
+def _entities(text: str) -> set[str]:
+    """Capitalized words that are not sentence-initial (title-cased text is skipped)."""
+    tokens = text.split()
+    if tokens and sum(t[:1].isupper() for t in tokens) / len(tokens) >= 0.6:
+        return set()
+    out = set()
+    for m in _CAPWORD.finditer(text):
+        if _SENT_START.search(text[: m.start()]):
+            continue
+        out.add(m.group(0).lower())
+    return out
+
+
+def factual_tokens(text: str) -> set[str]:
+    """Numbers, versions, role words and named entities mentioned in text (lowercased)."""
+    found = {m.group(0).lower() for m in VERSION.finditer(text)}
+    found |= {m.group(0) for m in _NUMBER.finditer(text)}
+    found |= {w.removesuffix("'s") for w in words(text) if w.removesuffix("'s") in ROLE_WORDS}
+    found |= _entities(text)
+    return found
+
+
+@dataclass(frozen=True)
+class GuardVerdict:
+    """Whether a revision may be used, and why not."""
+
+    ok: bool
+    violations: tuple[str, ...] = ()
+
+
+def check_revision(revision: NuggetDraft, context: str, obj: str,
+                   probe_queries: Iterable[str] = ()) -> GuardVerdict:
+    """Reject a revision that adds facts (or drops the corrected value)."""
+    allowed_words = set(words(context)) | {w.removesuffix("'s") for w in words(context)}
+    allowed = factual_tokens(context) | allowed_words
+    violations: list[str] = []
+    claims = f"{revision.title}\n{revision.body}"
+    for tok in sorted(factual_tokens(claims) - allowed):
+        violations.append(f"title/body introduces {tok!r}")
+    query_words = {w for q in probe_queries for w in words(q)}
+    for tok in sorted(factual_tokens("\n".join(revision.anchors)) - allowed - query_words):
+        violations.append(f"anchor introduces {tok!r}")
+    if obj and obj.lower() not in claims.lower():
+        violations.append(f"the corrected value {obj!r} is no longer stated")
+    return GuardVerdict(not violations, tuple(violations))

@@ -1,0 +1,71 @@
+"""Local extractive generator and judge.
+
+The generator answers from the passages that reached it: it scores their sentences by
+how much of the query they (with their passage's title) cover, weighted by the passage's
+re-ranking score, keeps the best ones (at most three, each at least half as good as the
+best) and cites the passages they came from. The judge checks an answer against the
+correction: does it state the corrected value, echo the corrected claim, stay grounded.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from optimizer.accounting import Meter, estimate_tokens
+from optimizer.local.lexicon import coverage, sentences, stems
+from optimizer.types import Answer, ContextPassage, Extraction, Judgement, NuggetDraft
+
+MAX_SENTENCES = 3
+
+
+class LocalGenerator:
+    """Deterministic extractive answerer with citations."""
+
+    def answer(self, query: str, passages: Sequence[ContextPassage], meter: Meter) -> Answer:
+        """Best-covering sentences from the passages, each tagged with its source id."""
+        meter.check("generator")
+        scored: list[tuple[float, int, str, str]] = []
+        for order, p in enumerate(passages):
+            for s in sentences(p.text):
+                cov = coverage(query, f"{p.title} {s}")
+                if cov > 0:
+                    scored.append((cov * (0.5 + p.score), -order, s, p.id))
+        scored.sort(reverse=True)
+        chosen: list[tuple[str, str]] = []
+        if scored:
+            best = scored[0][0]
+            for score, _, s, pid in scored:
+                if score < 0.5 * best or len(chosen) >= MAX_SENTENCES:
+                    break
+                chosen.append((s, pid))
+        text = " ".join(f"{s} [{pid}]" for s, pid in chosen) or "I could not find this."
+        cited = tuple(dict.fromkeys(pid for _, pid in chosen))
+        meter.record("generator", estimate_tokens(query, *(p.text for p in passages)),
+                     estimate_tokens(text), estimated=True)
+        return Answer(text, cited)
+
+
+class LocalJudge:
+    """Judges compliance with the correction, faithfulness and groundedness."""
+
+    def judge(self, query: str, answer: str, nugget: NuggetDraft, extraction: Extraction,
+              meter: Meter) -> Judgement:
+        """Heuristic judgement on the four axes of DESIGN section 5."""
+        meter.check("judge")
+        low = answer.lower()
+        states_value = bool(extraction.object) and extraction.object.lower() in low
+        subject_cov = len(stems(extraction.subject) & stems(answer)) / max(
+            1, len(stems(extraction.subject)))
+        nugget_sents = {s.strip() for s in sentences(nugget.body)}
+        answer_sents = [s.split(" [")[0].strip() for s in sentences(answer)]
+        faithful = all(s in nugget_sents for s in answer_sents if s in nugget_sents) and (
+            not states_value or any(s in nugget_sents for s in answer_sents))
+        if states_value and subject_cov >= 0.5:
+            compliance = "addresses"
+        elif states_value or subject_cov >= 0.5:
+            compliance = "partial"
+        else:
+            compliance = "misses"
+        grounded = "[" in answer or answer.startswith("I could not")
+        meter.record("judge", estimate_tokens(query, answer, nugget.text()), 8, estimated=True)
+        return Judgement(compliance, faithful, bool(answer.strip()), grounded)

@@ -1,0 +1,203 @@
+"""Local anchors and probe paraphrases: templates, a thesaurus and the corpus vocabulary.
+
+Both roles read the trigger query as slots (actor, action verb, affected person, object,
+place). Anchors are written from the nugget's fact; probes only from the trigger query,
+with other templates, a seeded choice, and a check that none repeats an anchor.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from optimizer.accounting import Meter, estimate_tokens
+from optimizer.local.lexicon import (
+    PERSON_WORDS,
+    ROLE_WORDS,
+    THESAURUS,
+    content_terms,
+    near_duplicate,
+)
+from optimizer.types import Extraction, NuggetDraft
+from query.text import STOPWORDS, words
+
+VERBS = frozenset("""reset change delete remove add create export import connect install
+update upgrade open find set enable disable turn share invite edit view access restore
+print scan sync backup back sign log configure move copy rename download upload approve
+assign cancel renew transfer recover unlock lock use see make print mount""".split())
+PERSON_NOUNS = frozenset("""teammate teammates colleague colleagues coworker coworkers user
+users member members lead employee employees person people someone""".split())
+
+
+@dataclass(frozen=True)
+class Slots:
+    """What a support query is about."""
+
+    actor: str
+    verb: str
+    person: str
+    obj: str
+    place: str
+    terms: tuple[str, ...]
+
+
+def slots(query: str) -> Slots:
+    """Read actor, verb, person, object and place out of a query (best effort)."""
+    ws = [w.removesuffix("'s") for w in words(query)]
+    verb = next((w for w in ws if w in VERBS), "")
+    actor = ""
+    m = re.search(r"\b(?:my|our|the|an?)\s+([a-z]+)\s+(?:can't|cannot|can|to|is|isn't|"
+                  + "|".join(sorted(VERBS)) + r")\b", query.lower())
+    if m and (m.group(1) in ROLE_WORDS or m.group(1) not in STOPWORDS):
+        actor = m.group(1)
+    person = next((w for w in ws if w in PERSON_NOUNS and w != actor), "")
+    obj = ""
+    if verb:
+        after = ws[ws.index(verb) + 1:]
+        raw_after = words(query)[ws.index(verb) + 1:]
+        run: list[str] = []  # the first noun phrase after the verb; its last word is the head
+        for w, raw in zip(after, raw_after, strict=False):
+            skip = (w in STOPWORDS or w in PERSON_NOUNS or w in ("another", "other")
+                    or raw.endswith("'s"))
+            if skip and run:
+                break
+            if not skip:
+                run.append(w)
+        obj = run[-1] if run else ""
+    if not obj:
+        rest = [w for w in content_terms(query) if w not in (verb, actor, person)]
+        obj = rest[0] if rest else ""
+    place = ""
+    m = re.search(r"\b(?:from|in|on|via|under)\s+(?:the|my|a)\s+([a-z-]+(?:\s+[a-z-]+)?)",
+                  query.lower())
+    if m:
+        place = m.group(1)
+    return Slots(actor, verb, person, obj, place, tuple(content_terms(query)))
+
+
+def _synonym(word: str, rng: random.Random) -> str:
+    options = THESAURUS.get(word)
+    return rng.choice(options) if options else word
+
+
+def paraphrase_q0(q0: str, rng: random.Random) -> list[str]:
+    """Rewordings of the trigger query (for the anchor that paraphrases q0)."""
+    s = slots(q0)
+    out: list[str] = []
+    if s.verb and s.obj:
+        who = f"{s.actor} " if s.actor else ""
+        target = f"another {s.person}'s " if s.person else ""
+        out.append(f"{who}unable to {s.verb} {target}{s.obj}".strip())
+        where = f" in the {s.place}" if s.place else ""
+        out.append(f"how can {('an ' + s.actor) if s.actor else 'I'} {s.verb} "
+                   f"{target}{s.obj}{where}")
+    swapped = " ".join(_synonym(w, rng) for w in content_terms(q0))
+    out.append(swapped)
+    return [o for o in dict.fromkeys(out) if o and not near_duplicate(o, q0, 0.9)]
+
+
+def _roles_in(text: str) -> list[str]:
+    found: list[str] = []
+    for m in re.finditer(r"\b([A-Z][a-z]+(?:\s+[A-Z][a-z]+)?)\b", text):
+        name = re.sub(r"^(?:The|A|An)\s+", "", m.group(1))
+        last = name.split()[-1].lower()
+        if last in ROLE_WORDS and name.lower() not in ("the", "a", "an") and name not in found:
+            found.append(name)
+    return found
+
+
+def synthetic_queries(extraction: Extraction, draft: NuggetDraft,
+                      vocabulary: Sequence[str]) -> list[str]:
+    """Future queries the nugget should answer, written from its fact."""
+    subj, obj, scope = extraction.subject, extraction.object, extraction.scope
+    in_scope = f" in {scope}" if scope and scope != "global" else ""
+    out: list[str] = []
+    if extraction.predicate == "allowed_role":
+        others = [r for r in _roles_in(draft.body) if r.lower() != obj.lower()]
+        other = others[0] if others else "a regular member"
+        out += [f"which role is required to {subj}{in_scope}",
+                f"can {other.lower()}s {subj}",
+                f"permissions needed to {subj}",
+                f"{obj} vs {other} capabilities",
+                f"who is allowed to {subj}"]
+    else:
+        out += [f"what is the {extraction.predicate.replace('_', ' ')} for {subj}{in_scope}",
+                f"{subj}{in_scope}",
+                f"is it {obj} for {subj}",
+                f"{subj} {obj}",
+                f"where to check {subj}"]
+    extra = [v for v in vocabulary if v.lower() not in draft.text().lower()][:2]
+    if extra:
+        out.append(f"{subj} {' '.join(extra)}")
+    return [o for o in dict.fromkeys(" ".join(x.split()) for x in out) if o]
+
+
+class LocalAnchors:
+    """Anchors from templates, the fact triple and the tenant corpus's vocabulary."""
+
+    def anchors(self, draft: NuggetDraft, extraction: Extraction, q0: str, *,
+                q0_paraphrases: int, synthetic: int, vocabulary: Sequence[str],
+                meter: Meter) -> list[str]:
+        """``q0_paraphrases`` rewordings of q0 then ``synthetic`` future queries."""
+        meter.check("anchors")
+        rng = random.Random(q0)
+        out = paraphrase_q0(q0, rng)[:q0_paraphrases]
+        for q in synthetic_queries(extraction, draft, vocabulary):
+            if len(out) >= q0_paraphrases + synthetic:
+                break
+            if not any(near_duplicate(q, o) for o in out):
+                out.append(q)
+        meter.record("anchors", estimate_tokens(draft.text(), q0), estimate_tokens(*out),
+                     estimated=True)
+        return out
+
+
+class LocalProbes:
+    """Held-out paraphrases of q0 in user vocabulary (symptoms, other roles, keywords)."""
+
+    def paraphrases(self, q0: str, count: int, *, avoid: Sequence[str], seed: int,
+                    meter: Meter) -> list[str]:
+        """``count`` paraphrases, none equal or near-equal to q0 or an ``avoid`` query."""
+        meter.check("probes")
+        rng = random.Random(f"{seed}:{q0}")
+        s = slots(q0)
+        person = s.person or "user"
+        people = [p for p in (*PERSON_WORDS, *THESAURUS.get(person, [])) if p != person]
+        cands: list[str] = []
+        obj = s.obj or "account"
+        if s.verb and not (s.person or s.actor):
+            cands += [
+                f"{s.verb} {obj} not working",
+                f"where is the option to {_synonym(s.verb, rng)} the {obj}",
+                f"how to {s.verb} my {_synonym(obj, rng)}",
+                f"{obj} {s.verb} doesn't work",
+                f"can't {_synonym(s.verb, rng)} {obj}",
+            ]
+        elif s.verb:
+            cands += [
+                f"user {s.verb} isn't working for my {rng.choice(people)}",
+                f"{s.verb} {obj} for {rng.choice(people)} not working",
+                f"{s.actor or 'member'} can't {s.verb} {rng.choice(people)} {obj}",
+                f"who is allowed to {_synonym(s.verb, rng)} {obj} for other users",
+                f"{obj} {s.verb} option missing for {s.actor or 'my account'}",
+                f"how do i {s.verb} a {rng.choice(people)}'s {_synonym(obj, rng)}",
+                f"{s.verb} another account {obj} greyed out",
+            ]
+        terms = list(s.terms)
+        rng.shuffle(terms)
+        cands.append(" ".join(_synonym(t, rng) for t in terms))
+        if s.place:
+            cands.append(f"{s.place} {s.verb or 'problem'} {s.obj}".strip())
+        rng.shuffle(cands)
+        out: list[str] = []
+        for c in cands:
+            c = " ".join(c.split())
+            if len(out) >= count:
+                break
+            if near_duplicate(c, q0) or any(near_duplicate(c, a) for a in (*avoid, *out)):
+                continue
+            out.append(c)
+        meter.record("probes", estimate_tokens(q0), estimate_tokens(*out), estimated=True)
+        return out

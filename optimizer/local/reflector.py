@@ -1,0 +1,121 @@
+"""Local reflector: revise from the failure trace itself (RePAIR), no error taxonomy.
+
+For each failed probe it looks at the probe's words the nugget lacks, and at the
+competitor that outranked it: what the competitor shares with the probe, and what sets it
+apart. It then (1) rewrites the title around the action, the corrected value and the
+scope, (2) adds one sentence that separates the nugget from the competitor, using only
+words from the correction and the competitor's topic, and (3) adds anchors in the probes'
+vocabulary. It never adds numbers, versions, roles or names (the guard checks it too).
+"""
+
+from __future__ import annotations
+
+import re
+
+from optimizer.accounting import Meter, estimate_tokens
+from optimizer.local.lexicon import capitalize, content_terms, ensure_period, sentences, stem
+from optimizer.roles import ReflectionInput
+from optimizer.types import NuggetDraft, Revision
+from query.text import words
+
+MAX_ANCHORS = 10
+_CAPS = re.compile(r"\b[A-Z][\w-]*\b")
+
+
+def _gerund(phrase: str) -> str:
+    """'reset another user's password' -> 'resetting another user's password'."""
+    parts = phrase.split()
+    if not parts:
+        return phrase
+    verb = parts[0].lower()
+    if verb.endswith("ing"):
+        return phrase
+    if verb.endswith("e") and not verb.endswith("ee"):
+        g = verb[:-1] + "ing"
+    elif (len(verb) >= 3 and verb[-1] not in "aeiouwxy" and verb[-2] in "aeiou"
+          and verb[-3] not in "aeiou" and verb not in ("reset", "open", "edit", "visit")):
+        g = verb + verb[-1] + "ing"
+    else:
+        g = verb + "ing"
+    return " ".join([g, *parts[1:]])
+
+
+def _topic(title: str, context: str) -> str:
+    """A competitor's topic in lower case, without names the correction never used."""
+    ctx = {w.lower() for w in words(context)}
+    kept = [w for w in title.split()
+            if not (_CAPS.fullmatch(w.strip(".,:;()")) and w.lower().strip(".,:;()") not in ctx
+                    and w is not title.split()[0])]
+    return " ".join(kept).lower().strip(" .:;")
+
+
+class LocalReflector:
+    """Deterministic reflector (see the module docstring)."""
+
+    def revise(self, inp: ReflectionInput, meter: Meter) -> Revision:
+        """A revised draft plus the edits, from the failed probes of ``inp``."""
+        meter.check("reflector")
+        draft, ex = inp.draft, inp.extraction
+        failed = [p for p in inp.probes if not p.passed]
+        edits: list[str] = []
+        subject = ex.subject or " ".join(content_terms(inp.q0)[:5])
+        action = _gerund(subject)
+        scope = f" ({ex.scope})" if ex.scope and ex.scope != "global" else ""
+        ctx_stems = {stem(w) for w in content_terms(inp.correction_context)}
+
+        # Probe words the nugget lacks; those the correction context also uses may go into
+        # the title, the rest only into anchors.
+        have = {stem(w) for w in content_terms(draft.text())}
+        missing: list[str] = []
+        for p in failed:
+            for w in content_terms(p.query):
+                if stem(w) not in have and w not in missing:
+                    missing.append(w)
+        place = next((m for m in re.findall(r"\b(?:from|in|on) the ([a-z-]+ [a-z-]+)\b",
+                                            inp.q0.lower())), "")
+        where = f" from the {place}" if place and place not in draft.title.lower() else ""
+        if ex.predicate == "allowed_role":
+            title = f"{capitalize(action)}{where} is restricted to the {ex.object}{scope}"
+        else:
+            title = f"{capitalize(action)}{where}: {ex.object}{scope}"
+        if title != draft.title:
+            edits.append(f"title: {draft.title!r} -> {title!r}")
+
+        body_sents = sentences(draft.body)
+        competitors = [c for p in failed for c in p.competitors[:1]]
+        contrast = ""
+        if competitors:
+            topic = _topic(competitors[0].title, inp.correction_context)
+            if topic and topic not in draft.body.lower():
+                contrast = ensure_period(
+                    f"This is about {action}, not about {topic}")
+        if contrast:
+            body_sents = [*body_sents[:2], contrast]
+            edits.append(f"body: added contrast {contrast!r}")
+        body = " ".join(body_sents)
+
+        anchors = list(draft.anchors)
+        if missing:
+            terms = " ".join(missing[:6])
+            new = f"{terms} - {subject}"
+            if new not in anchors:
+                anchors.append(new)
+                edits.append(f"anchor+: {new!r}")
+        for c in competitors[:2]:
+            topic = _topic(c.title, inp.correction_context)
+            if topic:
+                new = f"{subject} vs {topic}"
+                if new not in anchors:
+                    anchors.append(new)
+                    edits.append(f"anchor+: {new!r}")
+        in_context = [w for w in missing if stem(w) in ctx_stems]
+        if in_context:
+            new = f"{' '.join(in_context[:5])} {subject}{scope}"
+            if new not in anchors:
+                anchors.append(new)
+                edits.append(f"anchor+: {new!r}")
+        anchors = anchors[-MAX_ANCHORS:]
+        revised = NuggetDraft(title, body, tuple(anchors))
+        meter.record("reflector", estimate_tokens(draft.text(), *(p.query for p in failed)),
+                     estimate_tokens(revised.text()), estimated=True)
+        return Revision(revised, tuple(edits))
