@@ -38,7 +38,10 @@ def factual_tokens(text: str) -> set[str]:
     """Numbers, versions, role words and named entities mentioned in text (lowercased)."""
     found = {m.group(0).lower() for m in VERSION.finditer(text)}
     found |= {m.group(0) for m in _NUMBER.finditer(text)}
-    found |= {w.removesuffix("'s") for w in words(text) if w.removesuffix("'s") in ROLE_WORDS}
+    for w in words(text):
+        w = w.removesuffix("'s")
+        if w in ROLE_WORDS:
+            found.add(w.removesuffix("s") if w.endswith("s") and w[:-1] in ROLE_WORDS else w)
     found |= _entities(text)
     return found
 
@@ -54,7 +57,8 @@ class GuardVerdict:
 def check_revision(revision: NuggetDraft, context: str, obj: str,
                    probe_queries: Iterable[str] = ()) -> GuardVerdict:
     """Reject a revision that adds facts (or drops the corrected value)."""
-    allowed_words = set(words(context)) | {w.removesuffix("'s") for w in words(context)}
+    allowed_words = {v for w in words(context)
+                     for v in (w, w.removesuffix("'s"), w.removesuffix("s"))}
     allowed = factual_tokens(context) | allowed_words
     violations: list[str] = []
     claims = f"{revision.title}\n{revision.body}"

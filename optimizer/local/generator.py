@@ -15,7 +15,8 @@ from optimizer.accounting import Meter, estimate_tokens
 from optimizer.local.lexicon import coverage, sentences, stems
 from optimizer.types import Answer, ContextPassage, Extraction, Judgement, NuggetDraft
 
-MAX_SENTENCES = 3
+MAX_SENTENCES = 2
+KEEP_RATIO = 0.75  # a sentence must score at least this share of the best one
 
 
 class LocalGenerator:
@@ -35,7 +36,7 @@ class LocalGenerator:
         if scored:
             best = scored[0][0]
             for score, _, s, pid in scored:
-                if score < 0.5 * best or len(chosen) >= MAX_SENTENCES:
+                if score < KEEP_RATIO * best or len(chosen) >= MAX_SENTENCES:
                     break
                 chosen.append((s, pid))
         text = " ".join(f"{s} [{pid}]" for s, pid in chosen) or "I could not find this."

@@ -89,7 +89,12 @@ def stem(word: str) -> str:
     w = word.lower().removesuffix("'s").replace("'", "")
     for suf in _SUFFIXES:
         if len(w) > len(suf) + 2 and w.endswith(suf):
-            return w[: -len(suf)]
+            w = w[: -len(suf)]
+            # resetting -> resett -> reset; stopped -> stopp -> stop
+            if suf in ("ing", "ed", "ingly", "edly") and len(w) > 3 and w[-1] == w[-2] \
+                    and w[-1] not in "lsz":
+                w = w[:-1]
+            return w
     return w
 
 

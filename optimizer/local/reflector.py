@@ -33,7 +33,7 @@ def _gerund(phrase: str) -> str:
     if verb.endswith("e") and not verb.endswith("ee"):
         g = verb[:-1] + "ing"
     elif (len(verb) >= 3 and verb[-1] not in "aeiouwxy" and verb[-2] in "aeiou"
-          and verb[-3] not in "aeiou" and verb not in ("reset", "open", "edit", "visit")):
+          and verb[-3] not in "aeiou" and verb not in ("open", "edit", "visit", "enter", "offer")):
         g = verb + verb[-1] + "ing"
     else:
         g = verb + "ing"
@@ -43,10 +43,25 @@ def _gerund(phrase: str) -> str:
 def _topic(title: str, context: str) -> str:
     """A competitor's topic in lower case, without names the correction never used."""
     ctx = {w.lower() for w in words(context)}
-    kept = [w for w in title.split()
-            if not (_CAPS.fullmatch(w.strip(".,:;()")) and w.lower().strip(".,:;()") not in ctx
-                    and w is not title.split()[0])]
+    kept = [w for i, w in enumerate(title.split())
+            if i == 0 or not (_CAPS.fullmatch(w.strip(".,:;()"))
+                              and w.lower().strip(".,:;()") not in ctx)]
     return " ".join(kept).lower().strip(" .:;")
+
+
+_SYMPTOMS = ("isn't working", "not working", "doesn't work", "is greyed out", "greyed out",
+             "is missing", "missing", "fails", "is disabled", "won't work")
+
+
+def _symptom(queries: list[str]) -> str:
+    """The first symptom wording the failed probes use ("isn't working", ...)."""
+    for q in queries:
+        low = q.lower()
+        for s in _SYMPTOMS:
+            if s in low:
+                return s if s.startswith(("is", "isn't", "not", "does", "won't")) or \
+                    " " in s else f"is {s}"
+    return "does not work"
 
 
 class LocalReflector:
@@ -86,11 +101,14 @@ class LocalReflector:
         contrast = ""
         if competitors:
             topic = _topic(competitors[0].title, inp.correction_context)
+            symptom = _symptom([p.query for p in failed])
             if topic and topic not in draft.body.lower():
+                # Symptom wording and the competitor's topic: no facts, only the words that
+                # tell a reader (and the ranker) which situation this nugget is about.
                 contrast = ensure_period(
-                    f"This is about {action}, not about {topic}")
+                    f"If {action} {symptom}, this is why; it does not concern {topic}")
         if contrast:
-            body_sents = [*body_sents[:2], contrast]
+            body_sents = [*[b for b in body_sents if not b.startswith("If ")][:2], contrast]
             edits.append(f"body: added contrast {contrast!r}")
         body = " ".join(body_sents)
 

@@ -1,0 +1,159 @@
+"""From one feedback event to a candidate nugget: actionability, extraction, variant,
+probe set, INO. Used by ``nuggetflow optimize``, the stream agents and the evaluation.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from nuggetflow.logging import get_logger
+from nuggetflow.settings import Settings
+from optimizer.accounting import Budget, Meter
+from optimizer.harness import BuiltinHarness, RagHarness
+from optimizer.ino import OptimizationResult, build_variant, optimize
+from optimizer.local.lexicon import content_terms, stems
+from optimizer.roles import Roles
+from optimizer.types import Extraction, FeedbackContext, NuggetDraft
+from query.embeddings import Embedder
+from query.model import (
+    Evidence,
+    FactTriple,
+    Kind,
+    Nugget,
+    Provenance,
+    Validity,
+    View,
+    first_version_id,
+)
+from query.store import GovernanceFilter, IndexStore
+from query.text import query_terms
+
+log = get_logger(__name__)
+
+KINDS = {"SemanticFact": Kind.SEMANTIC_FACT, "EpisodicEvent": Kind.EPISODIC_EVENT,
+         "Instruction": Kind.INSTRUCTION, "UserPreference": Kind.USER_PREFERENCE}
+
+
+@dataclass
+class Outcome:
+    """The result of processing one feedback event."""
+
+    context: FeedbackContext
+    extraction: Extraction
+    nugget: Nugget | None
+    result: OptimizationResult | None
+    accounting: dict[str, Any]
+
+    @property
+    def accepted(self) -> bool:
+        """True when the event produced a candidate nugget."""
+        return self.nugget is not None
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready record for files and logs."""
+        import json
+
+        from query.convert import nugget_to_json
+
+        return {
+            "event_id": self.context.event_id, "tenant": self.context.tenant,
+            "usefulness": self.extraction.usefulness,
+            "can_produce_nugget": self.extraction.can_produce_nugget,
+            "reason": self.extraction.reason,
+            "nugget": json.loads(nugget_to_json(self.nugget)) if self.nugget else None,
+            "optimization": self.result.to_dict() if self.result else None,
+            "accounting": self.accounting,
+        }
+
+
+def correction_context(ctx: FeedbackContext) -> str:
+    """The text a nugget's facts may come from: query, corrected answer, feedback."""
+    return "\n".join([ctx.query, ctx.answer, ctx.comment])
+
+
+async def corpus_vocabulary(store: IndexStore, tenant: str, q0: str, as_of: datetime,
+                            exclude: str, limit: int = 5) -> list[str]:
+    """Frequent words of the tenant passages that answer q0 best, not already used."""
+    hits = await store.lexical(query_terms(q0), GovernanceFilter(tenant, as_of, View.ACTIVE),
+                               5)
+    records = await store.fetch(tenant, [h.id for h in hits])
+    have = stems(exclude)
+    counts: Counter[str] = Counter()
+    for rec in records.values():
+        text = getattr(rec, "text", "") or getattr(rec, "body", "")
+        for w in content_terms(f"{getattr(rec, 'title', '')} {text}"):
+            if w.isalpha() and len(w) > 3 and not stems(w) & have:
+                counts[w] += 1
+    return [w for w, _ in counts.most_common(limit)]
+
+
+class Optimizer:
+    """Runs actionability, extraction and INO for feedback events of any tenant."""
+
+    def __init__(self, store: IndexStore, embedder: Embedder, roles: Roles,
+                 settings: Settings, harness: RagHarness | None = None,
+                 budget: Budget | None = None, probe_count: int = 4,
+                 max_iterations: int = 3) -> None:
+        self.store = store
+        self.embedder = embedder
+        self.roles = roles
+        self.settings = settings
+        self.harness = harness or BuiltinHarness(store, embedder, roles.generator, settings)
+        self.budget = budget or Budget()
+        self.probe_count = probe_count
+        self.max_iterations = max_iterations
+
+    async def process(self, ctx: FeedbackContext, *, variant: str = "E", seed: int = 0,
+                      extra_probes: tuple[str, ...] = ()) -> Outcome:
+        """Extract and optimize one event; non-actionable events yield no nugget."""
+        meter = Meter(self.budget)
+        extraction = self.roles.actionability.extract(ctx, meter)
+        if not extraction.can_produce_nugget:
+            log.info("feedback not actionable", tenant=ctx.tenant, event=ctx.event_id,
+                     label=extraction.usefulness, reason=extraction.reason)
+            return Outcome(ctx, extraction, None, None, meter.summary())
+        base = NuggetDraft(extraction.title, extraction.body)
+        as_of = getattr(self.harness, "as_of", None) or datetime.now(UTC)
+        vocabulary = await corpus_vocabulary(self.store, ctx.tenant, ctx.query, as_of,
+                                             base.text())
+        start = build_variant("D" if variant == "E" else variant, base, extraction, ctx.query,
+                              self.roles, vocabulary, meter)
+        paraphrases = self.roles.probes.paraphrases(ctx.query, self.probe_count,
+                                                    avoid=start.anchors, seed=seed,
+                                                    meter=meter)
+        probes = [ctx.query, *paraphrases, *extra_probes]
+        result = await optimize(
+            candidate_id=f"candidate:{ctx.event_id}", start=start, extraction=extraction,
+            q0=ctx.query, probes=probes, context=correction_context(ctx), tenant=ctx.tenant,
+            harness=self.harness, roles=self.roles, embedder=self.embedder, meter=meter,
+            loop=variant == "E", max_iterations=self.max_iterations, seed=seed,
+            variant=variant)
+        nugget = self.to_nugget(ctx, extraction, result)
+        summary = meter.summary()
+        log.info("nugget optimized", tenant=ctx.tenant, event=ctx.event_id, variant=variant,
+                 passed=result.passed, iterations=result.iterations,
+                 llm_calls=summary["llm_calls"], seconds=summary["seconds"])
+        return Outcome(ctx, extraction, nugget, result, summary)
+
+    @staticmethod
+    def to_nugget(ctx: FeedbackContext, ex: Extraction, result: OptimizationResult) -> Nugget:
+        """The candidate record: content from INO, fact and provenance from the event."""
+        when = ctx.timestamp or datetime.now(UTC)
+        d = result.draft
+        n = Nugget(
+            tenant=ctx.tenant, title=d.title, body=d.body, anchors=d.anchors,
+            kind=KINDS.get(ex.kind, Kind.SEMANTIC_FACT),
+            fact=FactTriple(ex.subject, ex.predicate, ex.object, ex.scope or "global"),
+            # When the fact became true is unknown: the feedback time, flagged as inferred.
+            validity=Validity(when, None, inferred=True),
+            evidence=(Evidence(ctx.event_id, "feedback", when),),
+            provenance=Provenance(event_id=ctx.event_id, trigger_query=ctx.query,
+                                  corrected_answer=ctx.answer, feedback_text=ctx.comment,
+                                  cited_documents=ctx.cited_documents, timestamp=when,
+                                  tenant=ctx.tenant, owner=ctx.user),
+            optimization=result.to_dict(), change_reason=f"extracted ({result.variant})",
+        )
+        return n.__class__(**{**n.__dict__, "id": first_version_id(n)})
