@@ -100,6 +100,24 @@ class Settings:
         "against what was retrieved.",
     )
     # --- logging ---------------------------------------------------------------------
+    # --- optimizer (LLM roles, INO) ----------------------------------------------------
+    llm: str = _setting(
+        "local", "LLM backend for every role: local (deterministic, no network) or openai "
+        "(any OpenAI-compatible chat endpoint at NUGGETFLOW_OPENAI_BASE_URL).")
+    llm_model: str = _setting("gpt-4o-mini", "Chat model for every role (openai backend).")
+    llm_role_models: str = _setting(
+        "", "Per-role model overrides, e.g. 'reflector=gpt-4o,generator=gpt-4o-mini'.")
+    llm_timeout_seconds: float = _setting(30.0, "Timeout of one LLM call.")
+    llm_max_attempts: int = _setting(
+        5, "Attempts per LLM call on 429, 5xx and timeouts (exponential backoff).")
+    llm_price_input_per_mtok: float = _setting(
+        0.0, "USD per million prompt tokens (cost accounting).")
+    llm_price_output_per_mtok: float = _setting(
+        0.0, "USD per million completion tokens (cost accounting).")
+    budget_calls: int = _setting(40, "Per-nugget LLM call budget (0: unlimited).")
+    budget_tokens: int = _setting(0, "Per-nugget LLM token budget (0: unlimited).")
+    ino_max_iterations: int = _setting(3, "INO iterations (probe rounds), at most T.")
+    probe_count: int = _setting(4, "Held-out paraphrases per probe set (3-5), besides q0.")
     log_level: str = _setting("INFO", "Log level: DEBUG, INFO, WARNING, ERROR.")
     log_format: str = _setting("text", "Log format: text (key=value) or json.")
 
@@ -153,6 +171,20 @@ class Settings:
             parse_token_map(path.read_text(), "NUGGETFLOW_AUTH_TOKENS_FILE")
         if self.auth_tokens:
             parse_token_map(self.auth_tokens, "NUGGETFLOW_AUTH_TOKENS")
+        if self.llm not in ("local", "openai"):
+            raise ConfigError(f"must be local or openai, got {self.llm!r}",
+                              field="NUGGETFLOW_LLM")
+        if not 1 <= self.ino_max_iterations <= 3:
+            raise ConfigError("must be 1, 2 or 3", field="NUGGETFLOW_INO_MAX_ITERATIONS")
+        if not 3 <= self.probe_count <= 5:
+            raise ConfigError("must be 3, 4 or 5", field="NUGGETFLOW_PROBE_COUNT")
+        if self.llm_max_attempts < 1:
+            raise ConfigError("must be >= 1", field="NUGGETFLOW_LLM_MAX_ATTEMPTS")
+        if self.llm_timeout_seconds <= 0:
+            raise ConfigError("must be > 0", field="NUGGETFLOW_LLM_TIMEOUT_SECONDS")
+        for name in ("budget_calls", "budget_tokens"):
+            if getattr(self, name) < 0:
+                raise ConfigError("must be >= 0", field=ENV_PREFIX + name.upper())
         if self.log_level.upper() not in ("DEBUG", "INFO", "WARNING", "ERROR"):
             raise ConfigError(f"unknown level {self.log_level!r}", field="NUGGETFLOW_LOG_LEVEL")
         if self.log_format not in ("text", "json"):
