@@ -7,6 +7,7 @@ its own metrics registry, and a client. The same assertions run on SQLite and Op
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator, Awaitable
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -125,13 +126,15 @@ class ServiceSuite:
         index = NuggetIndex(store, embedder, settings)
         nuggets = seed_nuggets()
         values = list(nuggets.values())
-        await store.write_nuggets(values, list(embedder.embed([n.text for n in values])))
-        await index.ingest_passages([
-            make_passage(title="Resetting your own password",
-                         text="If your password reset isn't working, use Forgot password "
-                              "on the login screen."),
-            make_passage(pid="doc-2#0", title="Changing the wallpaper",
-                         text="Open Settings and pick Background to change the wallpaper.")])
+        # concurrently: on OpenSearch both writes then wait for the same index refresh
+        await asyncio.gather(
+            store.write_nuggets(values, list(embedder.embed([n.text for n in values]))),
+            index.ingest_passages([
+                make_passage(title="Resetting your own password",
+                             text="If your password reset isn't working, use Forgot password "
+                                  "on the login screen."),
+                make_passage(pid="doc-2#0", title="Changing the wallpaper",
+                             text="Open Settings and pick Background to change the wallpaper.")]))
         refresh = getattr(store, "refresh", None)
         if refresh is not None:
             await refresh()

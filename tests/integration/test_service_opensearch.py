@@ -1,0 +1,124 @@
+"""The gRPC query service on a real OpenSearch node, through a real loopback channel.
+
+The service suite runs on the shared session node (an index per test). The outage test
+starts a second node of its own (other ports, its own state dir), stops it under a running
+service and starts it again: calls fail with UNAVAILABLE meanwhile and succeed afterwards.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import uuid
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+
+import grpc
+import pytest
+
+from nuggetflow.settings import Settings
+from nuggetflow.v1 import query_service_pb2 as qpb
+from nuggetflow.v1 import query_service_pb2_grpc as qpb_grpc
+from query.auth import TokenAuth
+from query.backends.opensearch import OpenSearchStore
+from query.embeddings import MiniLMEmbedder
+from query.index import NuggetIndex
+from query.metrics import Metrics
+from query.service import create_server
+from query.store import IndexStore
+from tests.conformance.service_suite import (
+    TOKEN_ACME,
+    TOKENS,
+    Service,
+    ServiceSuite,
+    bearer,
+    rpc_error,
+    seed_nuggets,
+)
+
+pytestmark = pytest.mark.integration
+
+ROOT = Path(__file__).resolve().parents[2]
+NODE = ROOT / "deploy" / "opensearch" / "node.sh"
+
+
+class TestOpenSearchService(ServiceSuite):
+    @pytest.fixture
+    async def store(self, opensearch_url: str) -> AsyncIterator[IndexStore]:
+        s = OpenSearchStore(opensearch_url, index=f"svc-{uuid.uuid4().hex[:12]}")
+        await s.start()
+        yield s
+        await s.drop()
+        await s.stop()
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+class PrivateNode:
+    """A second OpenSearch node (own ports and state dir) that a test may stop and start."""
+
+    def __init__(self, var_dir: Path) -> None:
+        self.http_port, self.transport_port = _free_port(), _free_port()
+        self.env = {**os.environ, "NUGGETFLOW_OPENSEARCH_PORT": str(self.http_port),
+                    "NUGGETFLOW_OPENSEARCH_TRANSPORT_PORT": str(self.transport_port),
+                    "NUGGETFLOW_VAR_DIR": str(var_dir), "NUGGETFLOW_OPENSEARCH_HEAP": "512m"}
+        self.url = f"http://127.0.0.1:{self.http_port}"
+
+    def run(self, command: str) -> None:
+        proc = subprocess.run([str(NODE), command], env=self.env, capture_output=True,
+                              text=True, timeout=600)
+        if proc.returncode != 0:
+            pytest.fail(f"node.sh {command} failed:\n{proc.stdout[-2000:]}{proc.stderr[-3000:]}")
+
+
+@pytest.fixture
+def private_node(tmp_path: Path) -> Iterator[PrivateNode]:
+    node = PrivateNode(tmp_path / "var")
+    node.run("start")
+    try:
+        yield node
+    finally:
+        node.run("stop")
+
+
+async def test_node_down_is_unavailable_and_the_service_recovers(
+        private_node: PrivateNode, embedder: MiniLMEmbedder, settings: Settings) -> None:
+    store = OpenSearchStore(private_node.url, index="outage", timeout=5.0)
+    await store.start()
+    nuggets = list(seed_nuggets().values())
+    await store.write_nuggets(nuggets, list(embedder.embed([n.text for n in nuggets])))
+    await store.refresh()
+    metrics = Metrics.create()
+    server, port = create_server(NuggetIndex(store, embedder, settings), settings,
+                                 metrics=metrics.query, auth=TokenAuth(TOKENS))
+    await server.start()
+    channel = grpc.aio.insecure_channel(f"127.0.0.1:{port}")
+    stub = qpb_grpc.QueryServiceStub(channel)  # type: ignore[no-untyped-call]
+    service = Service(server, channel, stub, metrics, NuggetIndex(store, embedder, settings))
+    published = seed_nuggets()["published"].id
+    try:
+        assert (await service.retrieve()).hits[0].id == published
+
+        private_node.run("stop")
+        err = await rpc_error(service.retrieve(), grpc.StatusCode.UNAVAILABLE)
+        assert str(private_node.http_port) not in err.details(), "no backend address leaked"
+        await rpc_error(stub.GetNugget(qpb.GetNuggetRequest(tenant="acme", id=published),
+                                       metadata=bearer(TOKEN_ACME)),
+                        grpc.StatusCode.UNAVAILABLE)
+
+        private_node.run("start")
+        assert (await service.retrieve()).hits[0].id == published, "recovered after restart"
+        got = await stub.GetNugget(qpb.GetNuggetRequest(tenant="acme", id=published),
+                                   metadata=bearer(TOKEN_ACME))
+        assert got.id == published
+        assert service.sample("nuggetflow_query_request_duration_seconds_count",
+                              method="Retrieve", code="UNAVAILABLE") == 1
+    finally:
+        await channel.close()
+        await server.stop(0)
+        await store.stop()
