@@ -152,6 +152,62 @@ def cmd_serve(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
+def cmd_optimize(args: argparse.Namespace, settings: Settings) -> int:
+    """Extract and optimize nuggets from a feedback file; write candidates and traces."""
+    from pathlib import Path
+
+    from optimizer.accounting import Budget
+    from optimizer.backends import make_roles
+    from optimizer.events import parse_event, read_events, to_context
+    from optimizer.harness import BuiltinHarness
+    from optimizer.pipeline import Optimizer, RunStats
+    from query.corpus import ingest_corpus
+
+    out_path = Path(args.out)
+    out_path.parent.mkdir(parents=True, exist_ok=True)
+
+    async def run(index: NuggetIndex) -> int:
+        if args.corpus:
+            docs, passages, _ = await ingest_corpus(index.ingest_passages, args.corpus,
+                                                    args.tenant, settings.chunk_chars)
+            print(f"corpus: {docs} documents, {passages} passages", file=sys.stderr)
+        roles = make_roles(settings)
+        harness = BuiltinHarness(index.store, index.embedder, roles.generator, settings)
+        opt = Optimizer(index.store, index.embedder, roles, settings, harness=harness,
+                        budget=Budget(settings.budget_calls, settings.budget_tokens),
+                        probe_count=settings.probe_count,
+                        max_iterations=settings.ino_max_iterations)
+        events = list(read_events(args.feedback))
+        stats = RunStats()
+        with out_path.open("w", encoding="utf-8") as out:
+            for i, (line, raw) in enumerate(events, 1):
+                try:
+                    msg = parse_event(raw)
+                except NuggetflowError as exc:
+                    stats.malformed += 1
+                    print(f"[{i}/{len(events)}] line {line}: rejected: {exc}", file=sys.stderr)
+                    out.write(json.dumps({"line": line, "error": str(exc)}) + "\n")
+                    continue
+                if args.tenant:
+                    msg.tenant = args.tenant
+                outcome = await opt.process(to_context(msg), variant=args.variant,
+                                            seed=args.seed)
+                stats.add(outcome)
+                out.write(json.dumps(outcome.to_dict(), ensure_ascii=False) + "\n")
+                acc, r = outcome.accounting, outcome.result
+                verdict = (f"not actionable ({outcome.extraction.usefulness})" if r is None
+                           else f"nugget {'passed' if r.passed else 'did not pass'} after "
+                                f"{r.iterations} iteration(s), {acc['llm_calls']} LLM calls, "
+                                f"{acc['tokens']} tokens, {acc['seconds']:.2f} s")
+                print(f"[{i}/{len(events)}] {msg.tenant}/{msg.event_id}: {verdict}",
+                      file=sys.stderr)
+        await harness.close()
+        print(json.dumps({**stats.summary(), "out": str(out_path)}))
+        return 0
+
+    return asyncio.run(_with_index(settings, run))
+
+
 def cmd_settings(args: argparse.Namespace, settings: Settings) -> int:
     """Print every setting: variable, current value, default, meaning."""
     current = settings.public_dict()
@@ -229,6 +285,18 @@ def build_parser() -> argparse.ArgumentParser:
     sv.add_argument("--metrics-port", type=int,
                     help="/metrics port (overrides NUGGETFLOW_METRICS_PORT)")
     sv.set_defaults(fn=cmd_serve)
+
+    op = sub.add_parser("optimize", help="extract and optimize nuggets from feedback (INO)")
+    op.add_argument("--feedback", required=True,
+                    help="FeedbackEvent JSONL file (canonical proto JSON) or - for stdin")
+    op.add_argument("--corpus", help="tenant corpus JSONL to ingest first")
+    op.add_argument("--tenant", help="tenant for the corpus and every event")
+    op.add_argument("--variant", default="E", choices=["A", "B", "C", "D", "E"],
+                    help="E = INO (default); A-D: single-round baselines")
+    op.add_argument("--seed", type=int, default=0, help="probe paraphrase seed")
+    op.add_argument("--out", default="var/optimize/candidates.jsonl",
+                    help="where candidates and their traces go (JSONL)")
+    op.set_defaults(fn=cmd_optimize)
 
     st = sub.add_parser("settings", help="list every setting with its value and meaning")
     st.set_defaults(fn=cmd_settings)

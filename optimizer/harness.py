@@ -92,6 +92,8 @@ class BuiltinHarness:
         self._fixed_threshold = threshold
         self._thresholds: dict[str, float] = {}
         self._scorer: OverlayScorer | None = None
+        # The view is frozen, so an item's text vector never changes: embed it once.
+        self._item_vectors: dict[str, Vector] = {}
 
     async def close(self) -> None:
         """Release the frozen view's scorer."""
@@ -173,12 +175,14 @@ class BuiltinHarness:
             elif isinstance(rec, Passage):
                 titles[f.id], texts[f.id] = rec.title, rec.text
                 bodies[f.id] = rec.text
+        vectors.update({f.id: self._item_vectors[f.id] for f in top
+                        if f.id in self._item_vectors})
         missing = [f.id for f in top if f.raw_dense is None and f.id in texts
                    and f.id not in vectors]
         if missing:
             for fid, vec in zip(missing, self.embedder.embed(
                     [f"{titles[i]}\n{texts[i]}" for i in missing]), strict=True):
-                vectors[fid] = vec
+                vectors[fid] = self._item_vectors[fid] = vec
         rerank: dict[str, float] = {}
         for f in top:
             if f.id not in texts:

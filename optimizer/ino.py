@@ -139,7 +139,9 @@ async def optimize(*, candidate_id: str, start: NuggetDraft, extraction: Extract
                          if not any(near_duplicate(a, p) for p in probes))
             revised = NuggetDraft(revision.draft.title, revision.draft.body, kept)
             verdict = check_revision(revised, context, extraction.object, probes)
-            if verdict.ok:
+            if revised == draft:
+                record.edits = ["no change: the reflector found nothing more to revise"]
+            elif verdict.ok:
                 draft = revised
                 record.edits = list(revision.edits)
             else:
@@ -150,6 +152,6 @@ async def optimize(*, candidate_id: str, start: NuggetDraft, extraction: Extract
         record.llm_calls = meter.total_calls - calls0
         record.tokens = meter.tokens - tokens0
         record.seconds = time.perf_counter() - t0
-        if passed or (record.edits and record.edits[0].startswith("rejected")):
+        if passed or (record.edits and record.edits[0].startswith(("rejected", "no change"))):
             break
     return result

@@ -5,7 +5,7 @@ probe set, INO. Used by ``nuggetflow optimize``, the stream agents and the evalu
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
@@ -67,6 +67,47 @@ class Outcome:
             "optimization": self.result.to_dict() if self.result else None,
             "accounting": self.accounting,
         }
+
+
+@dataclass
+class RunStats:
+    """Totals over many events (CLI summary, evaluation)."""
+
+    events: int = 0
+    accepted: int = 0
+    not_actionable: int = 0
+    malformed: int = 0
+    passed: int = 0
+    iterations: dict[str, int] = field(default_factory=dict)
+    llm_calls: int = 0
+    tokens: int = 0
+    seconds: float = 0.0
+
+    def add(self, outcome: Outcome) -> None:
+        """Count one processed event."""
+        self.events += 1
+        if outcome.result is None:
+            self.not_actionable += 1
+            return
+        r = outcome.result
+        self.accepted += 1
+        key = str(r.iterations) if r.passed else "exhausted"
+        self.iterations[key] = self.iterations.get(key, 0) + 1
+        self.passed += int(r.passed)
+        self.llm_calls += int(outcome.accounting["llm_calls"])
+        self.tokens += int(outcome.accounting["tokens"])
+        self.seconds += float(outcome.accounting["seconds"])
+
+    def summary(self) -> dict[str, Any]:
+        """Totals and per-nugget means."""
+        n = max(1, self.accepted)
+        return {"events": self.events, "accepted": self.accepted,
+                "not_actionable": self.not_actionable, "malformed": self.malformed,
+                "passed": self.passed, "iterations_histogram": dict(sorted(
+                    self.iterations.items())),
+                "llm_calls_per_nugget": round(self.llm_calls / n, 2),
+                "tokens_per_nugget": round(self.tokens / n, 1),
+                "seconds_per_nugget": round(self.seconds / n, 3)}
 
 
 def correction_context(ctx: FeedbackContext) -> str:

@@ -1,10 +1,10 @@
 """Local extractive generator and judge.
 
-The generator answers from the passages that reached it: it scores their sentences by
-how much of the query they (with their passage's title) cover, weighted by the passage's
-re-ranking score, keeps the best ones (at most three, each at least half as good as the
-best) and cites the passages they came from. The judge checks an answer against the
-correction: does it state the corrected value, echo the corrected claim, stay grounded.
+The generator answers from the passages that reached it: it scores each sentence by how
+much of the query it covers (and its passage's title), weighted by the passage's
+re-ranking score, takes the best sentence of each passage, keeps the two best passages
+(the second only if it scores at least 75% of the first) and cites them. The judge
+checks an answer against the correction: does it state the corrected value, echo the corrected claim, stay grounded.
 """
 
 from __future__ import annotations
@@ -25,20 +25,20 @@ class LocalGenerator:
     def answer(self, query: str, passages: Sequence[ContextPassage], meter: Meter) -> Answer:
         """Best-covering sentences from the passages, each tagged with its source id."""
         meter.check("generator")
-        scored: list[tuple[float, int, str, str]] = []
+        best_of: dict[str, tuple[float, int, str]] = {}  # one sentence per passage
         for order, p in enumerate(passages):
+            title_cov = coverage(query, p.title)
             for s in sentences(p.text):
-                cov = coverage(query, f"{p.title} {s}")
-                if cov > 0:
-                    scored.append((cov * (0.5 + p.score), -order, s, p.id))
-        scored.sort(reverse=True)
+                cov = 0.6 * coverage(query, s) + 0.4 * title_cov
+                score = cov * (0.5 + p.score)
+                if cov > 0 and score > best_of.get(p.id, (0.0, 0, ""))[0]:
+                    best_of[p.id] = (score, -order, s)
+        ranked = sorted(((v[0], v[1], v[2], pid) for pid, v in best_of.items()), reverse=True)
         chosen: list[tuple[str, str]] = []
-        if scored:
-            best = scored[0][0]
-            for score, _, s, pid in scored:
-                if score < KEEP_RATIO * best or len(chosen) >= MAX_SENTENCES:
-                    break
-                chosen.append((s, pid))
+        if ranked:
+            best = ranked[0][0]
+            chosen = [(s, pid) for score, _, s, pid in ranked[:MAX_SENTENCES]
+                      if score >= KEEP_RATIO * best]
         text = " ".join(f"{s} [{pid}]" for s, pid in chosen) or "I could not find this."
         cited = tuple(dict.fromkeys(pid for _, pid in chosen))
         meter.record("generator", estimate_tokens(query, *(p.text for p in passages)),

@@ -94,8 +94,9 @@ def stem(word: str) -> str:
             if suf in ("ing", "ed", "ingly", "edly") and len(w) > 3 and w[-1] == w[-2] \
                     and w[-1] not in "lsz":
                 w = w[:-1]
-            return w
-    return w
+            break
+    # change / changed / changing all become "chang"
+    return w[:-1] if len(w) > 3 and w.endswith("e") else w
 
 
 def content_terms(text: str) -> list[str]:

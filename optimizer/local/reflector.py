@@ -14,6 +14,8 @@ import re
 
 from optimizer.accounting import Meter, estimate_tokens
 from optimizer.local.lexicon import capitalize, content_terms, ensure_period, sentences, stem
+from optimizer.local.lexicon import stems as stem_set
+from optimizer.local.queries import VERBS
 from optimizer.roles import ReflectionInput
 from optimizer.types import NuggetDraft, Revision
 from query.text import words
@@ -28,7 +30,7 @@ def _gerund(phrase: str) -> str:
     if not parts:
         return phrase
     verb = parts[0].lower()
-    if verb.endswith("ing"):
+    if verb.endswith("ing") or verb not in VERBS:
         return phrase
     if verb.endswith("e") and not verb.endswith("ee"):
         g = verb[:-1] + "ing"
@@ -47,6 +49,17 @@ def _topic(title: str, context: str) -> str:
             if i == 0 or not (_CAPS.fullmatch(w.strip(".,:;()"))
                               and w.lower().strip(".,:;()") not in ctx)]
     return " ".join(kept).lower().strip(" .:;")
+
+
+_QUESTION_HEAD = re.compile(
+    r"^(?:how (?:do|can|should) (?:i|we|you)|how to|why (?:can't|cannot|doesn't|won't|isn't)"
+    r"(?: (?:my|the|our|i))?|what is|where (?:do|can) (?:i|we)|where is|can (?:i|we)|"
+    r"is it possible to)\s+", re.IGNORECASE)
+
+
+def _q0_phrase(q0: str) -> str:
+    """The trigger query as a heading: question words and the question mark removed."""
+    return capitalize(_QUESTION_HEAD.sub("", q0.strip().rstrip("?").strip()))
 
 
 _SYMPTOMS = ("isn't working", "not working", "doesn't work", "is greyed out", "greyed out",
@@ -92,7 +105,12 @@ class LocalReflector:
         if ex.predicate == "allowed_role":
             title = f"{capitalize(action)}{where} is restricted to the {ex.object}{scope}"
         else:
-            title = f"{capitalize(action)}{where}: {ex.object}{scope}"
+            # A bare subject ("wallpaper") reads better, and is found more often, in the
+            # trigger query's own words ("Change the desktop wallpaper").
+            head = _q0_phrase(inp.q0)
+            if not stem_set(subject) <= stem_set(head):
+                head = capitalize(action)
+            title = f"{head}: {ex.object}{scope}"
         if title != draft.title:
             edits.append(f"title: {draft.title!r} -> {title!r}")
 

@@ -1,0 +1,1 @@
+"""Stand-ins for servers in unit tests (never in the tests that claim an integration)."""
