@@ -4,7 +4,8 @@ The generator answers from the passages that reached it: it scores each sentence
 much of the query it covers (and its passage's title), weighted by the passage's
 re-ranking score, takes the best sentence of each passage, keeps the two best passages
 (the second only if it scores at least 75% of the first) and cites them. The judge
-checks an answer against the correction: does it state the corrected value, echo the corrected claim, stay grounded.
+checks an answer against the correction: does it state the corrected value, does it
+stay grounded in what it cites.
 """
 
 from __future__ import annotations
