@@ -1,0 +1,251 @@
+"""deploy/ with the real tools: docker-compose config, promtool, and a real Prometheus
+(Debian's package, started by deploy/prometheus/prometheus.sh on its own port and data
+dir) scraping a running query service; every dashboard expression is run against it.
+
+A tool or server that cannot be installed or started fails these tests, never skips them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import math
+import os
+import socket
+import subprocess
+import time
+import urllib.parse
+import urllib.request
+from collections.abc import AsyncIterator, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import grpc
+import pytest
+
+from nuggetflow.settings import Settings
+from nuggetflow.v1 import query_service_pb2 as qpb
+from nuggetflow.v1 import query_service_pb2_grpc as qpb_grpc
+from query.auth import TokenAuth
+from query.backends.sqlite import SQLiteStore
+from query.embeddings import MiniLMEmbedder
+from query.index import NuggetIndex
+from query.metrics import Metrics, MetricsServer
+from query.service import create_server
+from tests.conformance.service_suite import (
+    QUERY,
+    TOKEN_ACME,
+    TOKEN_GLOBEX,
+    TOKENS,
+    bearer,
+    seed_nuggets,
+    ts,
+)
+from tests.helpers import T0, days
+
+pytestmark = pytest.mark.integration
+
+ROOT = Path(__file__).resolve().parents[2]
+DEPLOY = ROOT / "deploy"
+PROMETHEUS_SH = DEPLOY / "prometheus" / "prometheus.sh"
+DASHBOARD = DEPLOY / "grafana" / "dashboards" / "nuggetflow.json"
+RATE_WINDOW = "15s"  # stands in for Grafana's $__rate_interval (scrapes every second here)
+CORE_PANELS = ("Retrieval rate per tenant", "Citation rate per tenant",
+               "Retrieve latency P50 / P99", "Latency P99 by method",
+               "Retrieve requests per second", "Nuggets retrieved and cited per second")
+
+
+def run(*cmd: str, cwd: Path = ROOT, env: dict[str, str] | None = None
+        ) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(list(cmd), cwd=cwd, env=env, capture_output=True, text=True,
+                          timeout=600)
+
+
+def test_compose_file_is_valid_for_docker_compose() -> None:
+    proc = run(str(DEPLOY / "compose-check.sh"))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_compose_check_rejects_a_broken_file(tmp_path: Path) -> None:
+    broken = tmp_path / "docker-compose.yml"
+    text = (DEPLOY / "docker-compose.yml").read_text()
+    broken.write_text(text.replace("    ports:", "    portz:", 1))
+    proc = run(str(DEPLOY / "compose-check.sh"), str(broken))
+    assert proc.returncode != 0 and "portz" in proc.stderr
+
+
+@pytest.mark.parametrize("config", ["prometheus.yml", "prometheus.compose.yml"])
+def test_prometheus_configs_pass_promtool(config: str) -> None:
+    proc = run(str(PROMETHEUS_SH), "check", str(DEPLOY / "prometheus" / config))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "9 rules found" in proc.stdout
+
+
+def test_alert_rules_fire_as_specified() -> None:
+    proc = run("promtool", "test", "rules", "alerts_test.yml", cwd=DEPLOY / "prometheus")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "SUCCESS" in proc.stdout
+
+
+# --- a real Prometheus scraping a running query service ----------------------------------
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@dataclass
+class Prometheus:
+    """A Prometheus started by prometheus.sh on its own port and data dir."""
+
+    url: str
+    env: dict[str, str]
+
+    def get(self, path: str, **params: str) -> dict[str, Any]:
+        query = urllib.parse.urlencode(params)
+        with urllib.request.urlopen(f"{self.url}{path}?{query}", timeout=10) as reply:
+            data: dict[str, Any] = json.loads(reply.read())
+            return data
+
+    def query(self, expr: str) -> dict[str, Any]:
+        try:
+            return self.get("/api/v1/query", query=expr)
+        except urllib.error.HTTPError as err:  # 400 with the parser's message
+            body: dict[str, Any] = json.loads(err.read())
+            return body
+
+
+@dataclass
+class Target:
+    """The query service under test and the port Prometheus scrapes."""
+
+    metrics_port: int
+    grpc_port: int
+
+
+@pytest.fixture
+async def target(tmp_path: Path, embedder: MiniLMEmbedder,
+                 settings: Settings) -> AsyncIterator[Target]:
+    store = SQLiteStore(tmp_path / "prom.db")
+    await store.start()
+    nuggets = list(seed_nuggets().values())
+    await store.write_nuggets(nuggets, list(embedder.embed([n.text for n in nuggets])))
+    metrics = Metrics.create(process=True)
+    server, port = create_server(NuggetIndex(store, embedder, settings), settings,
+                                 metrics=metrics.query, auth=TokenAuth(TOKENS))
+    http = MetricsServer(metrics.registry, "127.0.0.1", 0)
+    metrics_port = http.start()
+    await server.start()
+    yield Target(metrics_port, port)
+    await server.stop(0)
+    http.stop()
+    await store.stop()
+
+
+@pytest.fixture
+def prometheus(tmp_path: Path, target: Target) -> Iterator[Prometheus]:
+    port = free_port()
+    config = tmp_path / "prometheus.yml"
+    config.write_text(
+        "global: {scrape_interval: 1s, evaluation_interval: 1s}\n"
+        f"rule_files: ['{DEPLOY / 'prometheus' / 'alerts.yml'}']\n"
+        "scrape_configs:\n"
+        "  - job_name: nuggetflow-query\n"
+        f"    static_configs: [{{targets: ['127.0.0.1:{target.metrics_port}']}}]\n")
+    env = {**os.environ, "NUGGETFLOW_PROMETHEUS_PORT": str(port),
+           "NUGGETFLOW_VAR_DIR": str(tmp_path / "var")}
+    proc = run(str(PROMETHEUS_SH), "start", str(config), env=env)
+    if proc.returncode != 0:
+        pytest.fail("Prometheus did not start:\n" + proc.stdout + proc.stderr)
+    try:
+        yield Prometheus(f"http://127.0.0.1:{port}", env)
+    finally:
+        run(str(PROMETHEUS_SH), "stop", env=env)
+
+
+async def traffic(grpc_port: int, seconds: float) -> int:
+    """Retrieve + ReportCitations for two tenants, plus some rejected calls."""
+    calls = 0
+    async with grpc.aio.insecure_channel(f"127.0.0.1:{grpc_port}") as channel:
+        stub = qpb_grpc.QueryServiceStub(channel)  # type: ignore[no-untyped-call]
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline:
+            for tenant, token, query in (("acme", TOKEN_ACME, QUERY),
+                                         ("globex", TOKEN_GLOBEX, "reset vpn password")):
+                reply = await stub.Retrieve(qpb.RetrieveRequest(
+                    tenant=tenant, query=query, as_of=ts(T0 + days(10)), k=5),
+                    metadata=bearer(token))
+                await stub.ReportCitations(qpb.ReportCitationsRequest(
+                    tenant=tenant, request_id=reply.request_id, cited_ids=[reply.hits[0].id]),
+                    metadata=bearer(token))
+                calls += 2
+            with pytest.raises(grpc.aio.AioRpcError):
+                await stub.Retrieve(qpb.RetrieveRequest(tenant="acme", query=QUERY, k=5000),
+                                    metadata=bearer(TOKEN_ACME))
+            await asyncio.sleep(0.05)
+    return calls
+
+
+def dashboard_exprs() -> list[tuple[str, str]]:
+    data = json.loads(DASHBOARD.read_text())
+    out = []
+    for panel in data["panels"]:
+        for t in panel.get("targets", []):
+            expr = (t["expr"].replace("$__rate_interval", RATE_WINDOW)
+                    .replace("$__range", "5m").replace("$tenant", ".*"))
+            assert "$" not in expr, f"unhandled Grafana variable in {expr}"
+            out.append((panel["title"], expr))
+    return out
+
+
+async def test_prometheus_scrapes_the_service_and_every_panel_query_runs(
+        target: Target, prometheus: Prometheus) -> None:
+    # Two bursts of traffic with scrapes in between, so every counter has increased
+    # between two samples of the rate window.
+    await traffic(target.grpc_port, 3.0)
+    await asyncio.sleep(1.5)
+    assert await traffic(target.grpc_port, 4.0) > 20
+    await asyncio.sleep(2.5)
+
+    up = prometheus.query('up{job="nuggetflow-query"}')
+    assert up["status"] == "success" and up["data"]["result"][0]["value"][1] == "1"
+
+    failures, empty = [], []
+    results: dict[str, list[dict[str, Any]]] = {}
+    for title, expr in dashboard_exprs():
+        reply = prometheus.query(expr)
+        if reply.get("status") != "success":
+            failures.append(f"{title}: {expr}: {reply.get('error')}")
+            continue
+        results.setdefault(title, []).extend(reply["data"]["result"])
+    assert not failures, "\n".join(failures)
+    for title in CORE_PANELS:
+        values = [float(r["value"][1]) for r in results.get(title, [])]
+        if not values or not all(math.isfinite(v) for v in values):
+            empty.append(f"{title}: {results.get(title)}")
+    assert not empty, "core panels without data:\n" + "\n".join(empty)
+
+    by_tenant = {r["metric"]["tenant"]: float(r["value"][1])
+                 for r in results["Retrieval rate per tenant"]}
+    assert set(by_tenant) == {"acme", "globex"} and all(v == 1.0 for v in by_tenant.values())
+    citation = {r["metric"]["tenant"]: float(r["value"][1])
+                for r in results["Citation rate per tenant"]}
+    assert set(citation) == {"acme", "globex"}
+    assert all(0 < v <= 1 for v in citation.values()), citation
+    p50, p99 = (float(r["value"][1]) for r in results["Retrieve latency P50 / P99"])
+    assert 0 < p50 <= p99 < 1.0
+
+    rules = prometheus.get("/api/v1/rules")
+    assert rules["status"] == "success"
+    health = {r["name"]: r["health"] for g in rules["data"]["groups"] for r in g["rules"]}
+    assert len(health) == 9
+    for _ in range(20):  # rules are evaluated every second; wait for the first round
+        if all(h == "ok" for h in health.values()):
+            break
+        await asyncio.sleep(0.5)
+        rules = prometheus.get("/api/v1/rules")
+        health = {r["name"]: r["health"] for g in rules["data"]["groups"] for r in g["rules"]}
+    assert all(h == "ok" for h in health.values()), health
