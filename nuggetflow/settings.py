@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from pathlib import Path
@@ -120,6 +121,47 @@ class Settings:
     probe_count: int = _setting(4, "Held-out paraphrases per probe set (3-5), besides q0.")
     log_level: str = _setting("INFO", "Log level: DEBUG, INFO, WARNING, ERROR.")
     log_format: str = _setting("text", "Log format: text (key=value) or json.")
+    # --- streaming (Kafka, Faust worker, review policy) ---------------------------------
+    kafka_bootstrap: str = _setting(
+        "127.0.0.1:19092",
+        "Kafka bootstrap servers, comma-separated host:port (deploy/kafka/broker.sh starts "
+        "one on 127.0.0.1:19092).")
+    stream_prefix: str = _setting(
+        "",
+        "Deployment prefix put before every topic name and the consumer group, e.g. "
+        "'prod.' gives prod.feedback.events (letters, digits, '.', '_', '-').")
+    stream_app_id: str = _setting(
+        "nuggetflow", "Faust app id; with the prefix it is the Kafka consumer group.")
+    stream_partitions: int = _setting(
+        4, "Partitions of the topics the worker creates (events are keyed by tenant).")
+    stream_replication_factor: int = _setting(
+        1, "Replication factor of the topics the worker creates (1 for a single broker).")
+    stream_optimize_concurrency: int = _setting(
+        2,
+        "INO runs at once per worker, each in its own thread with its own store "
+        "connection; events of one tenant are still optimized in order.")
+    stream_ingest_batch: int = _setting(
+        256, "Feedback events the actionability agent takes per batch (at most).")
+    stream_retry_initial_seconds: float = _setting(
+        1.0,
+        "First wait before retrying an event whose LLM or backend call failed with a "
+        "retriable error (doubles each time, with jitter); the event is never dropped.")
+    stream_retry_max_seconds: float = _setting(
+        60.0, "Longest wait between retries of one event.")
+    stream_session_timeout_seconds: float = _setting(
+        30.0,
+        "Kafka consumer session timeout: a worker that sends no heartbeat for this long "
+        "(e.g. killed) loses its partitions. The broker's allowed range applies (>= 6).")
+    stream_commit_interval_seconds: float = _setting(
+        2.8, "How often a worker commits the offsets of fully processed events.")
+    stream_lag_interval_seconds: float = _setting(
+        10.0, "How often a worker samples consumer lag for the lag gauge (0: never).")
+    review_policy: str = _setting(
+        "manual",
+        "Default review policy for new candidates: manual (stay PENDING_REVIEW until a "
+        "reviewer acts) or auto (approved, then governance publishes or disputes them).")
+    review_policy_tenants: str = _setting(
+        "", "Per-tenant review policies overriding the default, e.g. 'acme=auto,globex=manual'.")
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None, **overrides: Any) -> Settings:
@@ -189,10 +231,47 @@ class Settings:
             raise ConfigError(f"unknown level {self.log_level!r}", field="NUGGETFLOW_LOG_LEVEL")
         if self.log_format not in ("text", "json"):
             raise ConfigError("must be text or json", field="NUGGETFLOW_LOG_FORMAT")
+        self._validate_streaming()
         if self.predicate_schema and not Path(self.predicate_schema).is_file():
             raise ConfigError(
                 f"no such file: {self.predicate_schema}", field="NUGGETFLOW_PREDICATE_SCHEMA"
             )
+
+    def _validate_streaming(self) -> None:
+        for server in self.kafka_bootstrap.split(","):
+            host, _, port = server.strip().rpartition(":")
+            if not host or not port.isdigit() or not 0 < int(port) <= 65535:
+                raise ConfigError(f"expected host:port[,host:port...], got "
+                                  f"{self.kafka_bootstrap!r}", field="NUGGETFLOW_KAFKA_BOOTSTRAP")
+        if not re.fullmatch(r"[A-Za-z0-9._-]*", self.stream_prefix):
+            raise ConfigError(f"only letters, digits, '.', '_' and '-' allowed, got "
+                              f"{self.stream_prefix!r}", field="NUGGETFLOW_STREAM_PREFIX")
+        if not re.fullmatch(r"[A-Za-z0-9._-]+", self.stream_app_id):
+            raise ConfigError(f"only letters, digits, '.', '_' and '-' allowed, got "
+                              f"{self.stream_app_id!r}", field="NUGGETFLOW_STREAM_APP_ID")
+        for name in ("stream_partitions", "stream_replication_factor",
+                     "stream_optimize_concurrency", "stream_ingest_batch"):
+            if getattr(self, name) < 1:
+                raise ConfigError("must be >= 1", field=ENV_PREFIX + name.upper())
+        for name in ("stream_retry_initial_seconds", "stream_retry_max_seconds",
+                     "stream_commit_interval_seconds"):
+            if getattr(self, name) <= 0:
+                raise ConfigError("must be > 0", field=ENV_PREFIX + name.upper())
+        if self.stream_retry_max_seconds < self.stream_retry_initial_seconds:
+            raise ConfigError("must be >= NUGGETFLOW_STREAM_RETRY_INITIAL_SECONDS",
+                              field="NUGGETFLOW_STREAM_RETRY_MAX_SECONDS")
+        if self.stream_session_timeout_seconds < 1:
+            raise ConfigError("must be >= 1", field="NUGGETFLOW_STREAM_SESSION_TIMEOUT_SECONDS")
+        if self.stream_lag_interval_seconds < 0:
+            raise ConfigError("must be >= 0", field="NUGGETFLOW_STREAM_LAG_INTERVAL_SECONDS")
+        if self.review_policy not in REVIEW_POLICIES:
+            raise ConfigError(f"must be manual or auto, got {self.review_policy!r}",
+                              field="NUGGETFLOW_REVIEW_POLICY")
+        parse_review_policies(self.review_policy_tenants)
+
+    def policy_for(self, tenant: str) -> str:
+        """The review policy (manual or auto) that applies to a tenant's candidates."""
+        return parse_review_policies(self.review_policy_tenants).get(tenant, self.review_policy)
 
     def replace(self, **changes: Any) -> Settings:
         """A validated copy with some fields changed."""
@@ -215,6 +294,21 @@ class Settings:
             (ENV_PREFIX + f.name.upper(), repr(f.default), str(f.metadata.get("doc", "")))
             for f in fields(cls)
         ]
+
+
+REVIEW_POLICIES = ("manual", "auto")
+
+
+def parse_review_policies(raw: str) -> dict[str, str]:
+    """Parse ``tenant=policy,...`` (NUGGETFLOW_REVIEW_POLICY_TENANTS); ConfigError if bad."""
+    out: dict[str, str] = {}
+    for pair in filter(None, (p.strip() for p in raw.split(","))):
+        tenant, _, policy = (x.strip() for x in pair.partition("="))
+        if not tenant or policy not in REVIEW_POLICIES:
+            raise ConfigError(f"expected tenant=manual|auto, got {pair!r}",
+                              field="NUGGETFLOW_REVIEW_POLICY_TENANTS")
+        out[tenant] = policy
+    return out
 
 
 def parse_token_map(raw: str, var: str) -> dict[str, frozenset[str]]:
