@@ -2,9 +2,10 @@
 
 Layout of the file:
 
-- ``items``: one row per nugget version or corpus passage, with the governance columns
-  (tenant, head flag, state, publication, validity as epoch seconds, kind, scope) and the
-  record itself as protobuf bytes;
+- ``items``: one row per nugget version or corpus passage, with only the governance
+  columns (tenant, head flag, state, publication, validity as epoch seconds, kind, scope),
+  so the rows the lexical query joins stay small and cached;
+- ``payloads``: the record itself (protobuf bytes for nuggets, JSON for passages);
 - ``fts``: a contentless FTS5 table over title, body and anchors (rowid = items.rowid);
 - ``vectors``: float32 embeddings (rowid = items.rowid);
 - ``changes``: an append-only log of inserted and updated rows, so other processes that
@@ -24,7 +25,7 @@ from __future__ import annotations
 import math
 import sqlite3
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -64,9 +65,9 @@ CREATE TABLE IF NOT EXISTS items (
     scope INTEGER NOT NULL,
     key TEXT NOT NULL,
     event_id TEXT NOT NULL,
-    meta REAL NOT NULL,
-    payload BLOB NOT NULL
+    meta REAL NOT NULL
 );
+CREATE TABLE IF NOT EXISTS payloads (rowid INTEGER PRIMARY KEY, payload BLOB NOT NULL);
 CREATE INDEX IF NOT EXISTS items_key ON items (tenant, key) WHERE is_head = 1;
 CREATE INDEX IF NOT EXISTS items_lineage ON items (lineage);
 CREATE INDEX IF NOT EXISTS items_event ON items (tenant, event_id) WHERE event_id != '';
@@ -80,6 +81,15 @@ CREATE TABLE IF NOT EXISTS changes (seq INTEGER PRIMARY KEY AUTOINCREMENT,
 
 # BM25 column weights: title, body, anchors. Titles and anchors are written to be found.
 BM25_WEIGHTS = "3.0, 1.0, 2.0"
+# Query processing on large indexes: a term found in more than COMMON_SHARE of the rows
+# adds almost nothing to BM25 (its idf is near zero) but forces scoring thousands of
+# rows, so it is dropped, keeping at least the KEEP_RAREST rarest terms.
+PRUNE_MIN_ROWS = 10_000
+COMMON_SHARE = 0.05
+KEEP_RAREST = 2
+
+
+_PAYLOAD = "SELECT p.payload FROM items i JOIN payloads p ON p.rowid = i.rowid"
 
 
 def _epoch(t: datetime | None) -> float:
@@ -104,6 +114,8 @@ class SQLiteStore:
         self._tenant_codes: dict[str, int] = {}
         self._scope_codes: dict[str, int] = {}
         self._last_seq = 0
+        self._df: dict[str, int] = {}
+        self._df_rows = 0
 
     @classmethod
     def from_url(cls, url: str, settings: Settings) -> SQLiteStore:
@@ -260,13 +272,14 @@ class SQLiteStore:
         db.execute("UPDATE items SET is_head = 0 WHERE lineage = ? AND is_head = 1", (lineage,))
         cur = db.execute(
             "INSERT INTO items (id, tenant, type, lineage, is_head, state, publication, t_start,"
-            " t_end, kind, scope, key, event_id, meta, payload)"
-            " VALUES (?, ?, ?, ?, 1, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            " t_end, kind, scope, key, event_id, meta)"
+            " VALUES (?, ?, ?, ?, 1, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (n.id, tenant, int(ItemType.NUGGET), lineage, int(n.state), int(n.publication),
              _epoch(n.validity.start), _epoch(n.validity.end), int(n.kind), scope,
-             "\x1f".join(n.key), n.provenance.event_id, meta_prior(n.rank, n.confidence),
-             nugget_to_bytes(n)))
+             "\x1f".join(n.key), n.provenance.event_id, meta_prior(n.rank, n.confidence)))
         rowid = int(cur.lastrowid or 0)
+        db.execute("INSERT INTO payloads (rowid, payload) VALUES (?, ?)",
+                   (rowid, nugget_to_bytes(n)))
         db.execute("INSERT INTO fts (rowid, title, body, anchors) VALUES (?, ?, ?, ?)",
                    (rowid, n.title, n.body, "\n".join(n.anchors)))
         db.execute("INSERT INTO vectors (rowid, vec) VALUES (?, ?)", (rowid, blob))
@@ -297,12 +310,13 @@ class SQLiteStore:
                     tenant = self._code("tenants", self._tenant_codes, p.tenant)
                     cur = db.execute(
                         "INSERT INTO items (id, tenant, type, lineage, is_head, state,"
-                        " publication, t_start, t_end, kind, scope, key, event_id, meta,"
-                        " payload) VALUES (?, ?, ?, ?, 1, ?, ?, ?, ?, 0, 0, '', '', 0.5, ?)",
+                        " publication, t_start, t_end, kind, scope, key, event_id, meta)"
+                        " VALUES (?, ?, ?, ?, 1, ?, ?, ?, ?, 0, 0, '', '', 0.5)",
                         (p.id, tenant, int(ItemType.DOCUMENT), p.id, int(State.ACTIVE),
-                         int(Publication.PUBLISHED), _epoch(p.valid_from), _epoch(p.valid_to),
-                         passage_to_bytes(p)))
+                         int(Publication.PUBLISHED), _epoch(p.valid_from), _epoch(p.valid_to)))
                     rowid = int(cur.lastrowid or 0)
+                    db.execute("INSERT INTO payloads (rowid, payload) VALUES (?, ?)",
+                               (rowid, passage_to_bytes(p)))
                     db.execute("INSERT INTO fts (rowid, title, body, anchors)"
                                " VALUES (?, ?, ?, '')", (rowid, p.title, p.text))
                     db.execute("INSERT INTO vectors (rowid, vec) VALUES (?, ?)",
@@ -330,7 +344,7 @@ class SQLiteStore:
     async def get(self, tenant: str, item_id: str) -> Nugget:
         """One nugget version by id (NotFoundError otherwise)."""
         code = self._tenant(tenant)
-        row = self.db.execute("SELECT payload FROM items WHERE id = ? AND tenant = ? AND type = ?",
+        row = self.db.execute(f"{_PAYLOAD} WHERE i.id = ? AND i.tenant = ? AND i.type = ?",
                               (item_id, code, int(ItemType.NUGGET))).fetchone()
         if row is None:
             raise NotFoundError(f"no nugget {item_id!r} for tenant {tenant!r}", field="id")
@@ -340,7 +354,7 @@ class SQLiteStore:
         """Every version of the lineage of item_id, oldest first."""
         first = await self.get(tenant, item_id)
         lineage = first.lineage_id or first.id
-        rows = self.db.execute("SELECT payload FROM items WHERE lineage = ? ORDER BY rowid",
+        rows = self.db.execute(f"{_PAYLOAD} WHERE i.lineage = ? ORDER BY i.rowid",
                                (lineage,)).fetchall()
         return [nugget_from_bytes(r[0]) for r in rows]
 
@@ -348,16 +362,16 @@ class SQLiteStore:
         """Head versions with this governance key."""
         code = self._tenant(tenant)
         rows = self.db.execute(
-            "SELECT payload FROM items WHERE tenant = ? AND key = ? AND is_head = 1"
-            " AND type = ? ORDER BY rowid", (code, "\x1f".join(key), int(ItemType.NUGGET)))
+            f"{_PAYLOAD} WHERE i.tenant = ? AND i.key = ? AND i.is_head = 1"
+            " AND i.type = ? ORDER BY i.rowid", (code, "\x1f".join(key), int(ItemType.NUGGET)))
         return [nugget_from_bytes(r[0]) for r in rows]
 
     async def find_by_event(self, tenant: str, event_id: str) -> list[Nugget]:
         """Head versions created from this feedback event."""
         code = self._tenant(tenant)
         rows = self.db.execute(
-            "SELECT payload FROM items WHERE tenant = ? AND event_id = ? AND is_head = 1"
-            " ORDER BY rowid", (code, event_id))
+            f"{_PAYLOAD} WHERE i.tenant = ? AND i.event_id = ? AND i.is_head = 1"
+            " ORDER BY i.rowid", (code, event_id))
         return [nugget_from_bytes(r[0]) for r in rows]
 
     async def has_tenant(self, tenant: str) -> bool:
@@ -385,6 +399,26 @@ class SQLiteStore:
                     f"({','.join(str(int(k)) for k in flt.kinds)}))")
         return sql, args
 
+    def fts_rows(self) -> int:
+        """Rows in the FTS index (from its averages record: no scan)."""
+        row = self.db.execute("SELECT block FROM fts_data WHERE id = 1").fetchone()
+        values = _varints(row[0]) if row else []
+        return values[0] if values else 0
+
+    def prune_terms(self, terms: Sequence[str]) -> list[str]:
+        """Drop very common terms on large indexes (see COMMON_SHARE); order kept."""
+        rows = self.fts_rows()
+        if rows < PRUNE_MIN_ROWS or len(terms) <= KEEP_RAREST:
+            return list(terms)
+        if abs(rows - self._df_rows) > 0.01 * max(rows, 1):
+            self._df, self._df_rows = {}, rows
+        for t in terms:
+            if t not in self._df:
+                self._df[t] = self.db.execute("SELECT count(*) FROM fts WHERE fts MATCH ?",
+                                              (fts_query([t]),)).fetchone()[0]
+        rarest = set(sorted(terms, key=lambda t: self._df[t])[:KEEP_RAREST])
+        return [t for t in terms if t in rarest or self._df[t] <= COMMON_SHARE * rows]
+
     async def lexical(self, terms: Sequence[str], flt: GovernanceFilter,
                       limit: int) -> list[Scored]:
         """Governed BM25 (filter inside the query, then ORDER BY bm25 LIMIT)."""
@@ -395,18 +429,22 @@ class SQLiteStore:
         """Synchronous :meth:`lexical`."""
         if not terms:
             return []
+        terms = self.prune_terms(terms)
         where, args = self._where(flt)
+        # CROSS JOIN keeps FTS as the outer loop: the planner must not scan items first.
         rows = self.db.execute(
             f"SELECT i.id, i.type, -bm25(fts, {BM25_WEIGHTS}), i.meta FROM fts"
-            f" JOIN items i ON i.rowid = fts.rowid WHERE fts MATCH ? AND {where}"
+            f" CROSS JOIN items i ON i.rowid = fts.rowid WHERE fts MATCH ? AND {where}"
             f" ORDER BY bm25(fts, {BM25_WEIGHTS}) LIMIT ?",
             [fts_query(terms), *args, limit]).fetchall()
         return [Scored(r[0], ItemType(r[1]), float(r[2]), float(r[3])) for r in rows]
 
     def raw_lexical_sync(self, terms: Sequence[str], limit: int) -> list[tuple[int, float]]:
-        """Plain FTS5 BM25 without governance (the benchmark's baseline)."""
+        """Plain FTS5 BM25 without governance (the benchmark's baseline); same query
+        processing (term pruning) as :meth:`lexical_sync`."""
         if not terms:
             return []
+        terms = self.prune_terms(terms)
         return self.db.execute(
             f"SELECT rowid, -bm25(fts, {BM25_WEIGHTS}) FROM fts WHERE fts MATCH ?"
             f" ORDER BY bm25(fts, {BM25_WEIGHTS}) LIMIT ?", (fts_query(terms), limit)).fetchall()
@@ -436,16 +474,18 @@ class SQLiteStore:
         """Head nuggets matching the terms that the filter excludes."""
         if not terms or self._tenant(flt.tenant) is None:
             return 0
+        terms = self.prune_terms(terms)
         where, args = self._where(flt)
         row = self.db.execute(
-            f"SELECT count(*) FROM fts JOIN items i ON i.rowid = fts.rowid WHERE fts MATCH ?"
-            f" AND i.tenant = ? AND i.is_head = 1 AND i.type = {int(ItemType.NUGGET)}"
+            f"SELECT count(*) FROM fts CROSS JOIN items i ON i.rowid = fts.rowid"
+            f" WHERE fts MATCH ? AND i.tenant = ? AND i.is_head = 1"
+            f" AND i.type = {int(ItemType.NUGGET)}"
             f" AND NOT ({where})", [fts_query(terms), args[0], *args]).fetchone()
         return int(row[0])
 
     def lexical_stats(self) -> LexicalStats:
         """Frozen BM25 statistics for scoring text outside the index (probe overlays)."""
-        return LexicalStats(self.db)
+        return LexicalStats(self.db, self.prune_terms)
 
     async def overlay_scorer(self) -> LexicalStats:
         """See :meth:`query.store.IndexStore.overlay_scorer`."""
@@ -456,8 +496,8 @@ class SQLiteStore:
         import random
 
         code = self._tenant(tenant)
-        rows = self.db.execute("SELECT payload FROM items WHERE tenant = ? AND type = ?"
-                               " ORDER BY rowid LIMIT 5000",
+        rows = self.db.execute(f"{_PAYLOAD} WHERE i.tenant = ? AND i.type = ?"
+                               " ORDER BY i.rowid LIMIT 5000",
                                (code, int(ItemType.DOCUMENT))).fetchall()
         picked = random.Random(seed).sample(rows, min(limit, len(rows)))
         return [passage_from_bytes(r[0]) for r in picked]
@@ -470,7 +510,8 @@ class SQLiteStore:
         marks = ",".join("?" * len(ids))
         out: dict[str, Nugget | Passage] = {}
         for item_id, typ, payload in self.db.execute(
-                f"SELECT id, type, payload FROM items WHERE tenant = ? AND id IN ({marks})",
+                f"SELECT i.id, i.type, p.payload FROM items i JOIN payloads p"
+                f" ON p.rowid = i.rowid WHERE i.tenant = ? AND i.id IN ({marks})",
                 [code, *ids]):
             out[item_id] = (nugget_from_bytes(payload) if typ == ItemType.NUGGET
                             else passage_from_bytes(payload))
@@ -505,10 +546,12 @@ class LexicalStats:
     tokenizer (a scratch FTS5 table with identical settings) splits the text.
     """
 
-    def __init__(self, db: sqlite3.Connection) -> None:
+    def __init__(self, db: sqlite3.Connection,
+                 prune: Callable[[Sequence[str]], list[str]] | None = None) -> None:
         self._db = db
+        self._prune = prune
         row = db.execute("SELECT block FROM fts_data WHERE id = 1").fetchone()
-        values = _varints(row[0]) if row else [0, 0, 0, 0]
+        values = (_varints(row[0]) if row else []) or [0, 0, 0, 0]
         self.rows = values[0]
         self.tokens = sum(values[1:4])
         self._df: dict[str, int] = {}
@@ -546,6 +589,8 @@ class LexicalStats:
 
     def score_sync(self, terms: Sequence[str], title: str, body: str, anchors: str) -> float:
         """The bm25 score (positive) the text would get for the OR-query of ``terms``."""
+        if self._prune is not None:
+            terms = self._prune(terms)
         if not terms:
             return 0.0
         weights = [float(w) for w in BM25_WEIGHTS.split(",")]
