@@ -298,6 +298,10 @@ def build_parser() -> argparse.ArgumentParser:
                     help="where candidates and their traces go (JSONL)")
     op.set_defaults(fn=cmd_optimize)
 
+    from stream.cli import add_commands as add_stream_commands
+
+    add_stream_commands(sub)  # publish, worker, run, review-event
+
     st = sub.add_parser("settings", help="list every setting with its value and meaning")
     st.set_defaults(fn=cmd_settings)
     return p

@@ -1,0 +1,169 @@
+"""Faust agents: thin wrappers that feed Kafka records to :mod:`stream.steps`.
+
+=================  =====================  =============================================
+agent              consumes               notes
+=================  =====================  =============================================
+actionability      feedback.events        batches (``take_events``), extraction off-loop
+optimize           feedback.corrections   ``concurrency`` actors; one tenant in order
+publish            nuggets.candidates     review policy per tenant
+review             nuggets.reviews        governance on approval (dedup, conflicts)
+=================  =====================  =============================================
+
+An event is acknowledged only after its step returned and its output records were
+handed to the producer; Faust flushes the producer before it commits offsets, so a
+crash re-delivers unfinished events (at least once) and the steps' idempotent effects
+keep the outcome exactly-once. Every agent yields its step outcomes (which is also what
+``agent.test_context()`` records in unit tests).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Iterator, Mapping
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import faust
+from faust.types import EventT, StreamT
+
+from nuggetflow.settings import Settings
+from stream.records import Emit, Record
+from stream.steps import Steps
+from stream.topics import TopicKind, Topics
+
+INGEST_WITHIN_SECONDS = 0.05  # longest wait to fill an actionability batch
+
+
+class Sink(Protocol):
+    """Where agents put the records their steps produce."""
+
+    async def emit(self, emit: Emit) -> None:
+        """Hand one record to the producer (delivery is confirmed before the commit)."""
+
+
+class FaustSink:
+    """Produces through the Faust app's producer to the deployment's topics."""
+
+    def __init__(self, app: faust.App, topics: Topics) -> None:
+        self._topics = {kind: raw_topic(app, topics.name(kind)) for kind in TopicKind}
+
+    async def emit(self, emit: Emit) -> None:
+        """Send to the topic of ``emit.kind`` (keyed by tenant)."""
+        await self._topics[emit.kind].send(key=emit.key, value=emit.value,
+                                           headers=list(emit.headers))
+
+
+def raw_topic(app: faust.App, name: str) -> Any:
+    """A Faust topic whose keys and values are raw bytes."""
+    return app.topic(name, key_type=bytes, value_type=bytes, key_serializer="raw",
+                     value_serializer="raw")
+
+
+def _headers(raw: Any) -> tuple[tuple[str, bytes], ...]:
+    if not raw:
+        return ()
+    items = raw.items() if isinstance(raw, Mapping) else raw
+    return tuple((str(k), bytes(v) if v is not None else b"") for k, v in items)
+
+
+def record_of(event: EventT[Any]) -> Record:
+    """The step input of a Faust event (value and key as bytes, where it came from)."""
+    msg = event.message
+    value = event.value
+    key = event.key
+    return Record(value=value if isinstance(value, bytes) else str(value).encode(),
+                  key=key if isinstance(key, bytes) or key is None else str(key).encode(),
+                  topic=msg.topic, partition=msg.partition, offset=msg.offset,
+                  headers=_headers(msg.headers))
+
+
+class KeyedLocks:
+    """One FIFO lock per key, dropped when unused: keeps a tenant's records in order
+    while records of other tenants run concurrently."""
+
+    def __init__(self) -> None:
+        self._locks: dict[bytes | None, tuple[asyncio.Lock, int]] = {}
+
+    @asynccontextmanager
+    async def hold(self, key: bytes | None) -> AsyncIterator[None]:
+        """Hold the key's lock (waiters are served in arrival order)."""
+        lock, users = self._locks.get(key, (asyncio.Lock(), 0))
+        self._locks[key] = (lock, users + 1)
+        try:
+            async with lock:
+                yield
+        finally:
+            lock, users = self._locks[key]
+            if users <= 1:
+                del self._locks[key]
+            else:
+                self._locks[key] = (lock, users - 1)
+
+    def __len__(self) -> int:
+        return len(self._locks)
+
+
+@dataclass(frozen=True)
+class Agents:
+    """The four agents of a worker (Faust ``AgentT`` objects)."""
+
+    actionability: Any
+    optimize: Any
+    publish: Any
+    review: Any
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter((self.actionability, self.optimize, self.publish, self.review))
+
+
+def register_agents(app: faust.App, topics: Topics, steps: Steps, sink: Sink,
+                    settings: Settings) -> Agents:
+    """Define the agents on ``app`` (no module-level app: one call per worker or test)."""
+    tenant_locks = KeyedLocks()
+
+    async def actionability(stream: StreamT[bytes]) -> AsyncIterator[list[str]]:
+        # take_events is on faust's Stream, not on its StreamT interface.
+        take_events = stream.take_events  # type: ignore[attr-defined]
+        async for events in take_events(settings.stream_ingest_batch,
+                                        within=INGEST_WITHIN_SECONDS):
+            results = await steps.ingest([record_of(e) for e in events])
+            for result in results:
+                for emit in result.emits:
+                    await sink.emit(emit)
+            yield [r.outcome for r in results]
+
+    async def optimize(stream: StreamT[bytes]) -> AsyncIterator[str]:
+        async for event in stream.events():
+            record = record_of(event)
+            # Taken before any await, so lock order is offset order within a partition.
+            async with tenant_locks.hold(record.key):
+                result = await steps.optimize(record)
+                for emit in result.emits:
+                    await sink.emit(emit)
+            yield result.outcome
+
+    async def publish(stream: StreamT[bytes]) -> AsyncIterator[str]:
+        async for event in stream.events():
+            result = await steps.publish(record_of(event))
+            for emit in result.emits:
+                await sink.emit(emit)
+            yield result.outcome
+
+    async def review(stream: StreamT[bytes]) -> AsyncIterator[str]:
+        async for event in stream.events():
+            result = await steps.review(record_of(event))
+            for emit in result.emits:
+                await sink.emit(emit)
+            yield result.outcome
+
+    def topic(kind: TopicKind) -> Any:
+        return raw_topic(app, topics.name(kind))
+
+    return Agents(
+        actionability=app.agent(topic(TopicKind.EVENTS), name="actionability")(actionability),
+        optimize=app.agent(topic(TopicKind.CORRECTIONS), name="optimize",
+                           concurrency=settings.stream_optimize_concurrency)(optimize),
+        publish=app.agent(topic(TopicKind.CANDIDATES), name="publish")(publish),
+        review=app.agent(topic(TopicKind.REVIEWS), name="review")(review),
+    )

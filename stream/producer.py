@@ -1,0 +1,118 @@
+"""Producing to the topics with aiokafka: feedback events (``nuggetflow publish``) and
+review events (``nuggetflow review-event``, the query service's Review)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from aiokafka import AIOKafkaProducer
+from aiokafka.errors import KafkaConnectionError, KafkaError
+
+from nuggetflow.errors import BackendUnavailableError, NuggetflowError
+from nuggetflow.logging import get_logger
+from nuggetflow.settings import Settings
+from optimizer.events import parse_event
+from stream.records import ReviewEvent
+from stream.topics import TopicKind, Topics, bootstrap_servers
+
+log = get_logger(__name__)
+
+FORMATS = ("json", "protobuf")
+
+
+@dataclass
+class PublishReport:
+    """What ``publish`` did: sent, rejected (line and reason), time."""
+
+    sent: int = 0
+    rejected: list[tuple[int, str]] = field(default_factory=list)
+    seconds: float = 0.0
+
+    def summary(self) -> dict[str, Any]:
+        """JSON-ready totals."""
+        return {"sent": self.sent, "rejected": len(self.rejected),
+                "rejections": [{"line": n, "reason": r} for n, r in self.rejected],
+                "seconds": round(self.seconds, 2),
+                "events_per_s": round(self.sent / self.seconds, 1) if self.seconds else 0.0}
+
+
+async def start_producer(settings: Settings) -> Any:
+    """A started idempotent producer (acks=all); BackendUnavailableError when unreachable."""
+    producer = AIOKafkaProducer(bootstrap_servers=bootstrap_servers(settings), acks="all",
+                                enable_idempotence=True, linger_ms=5)
+    try:
+        await producer.start()
+    except KafkaConnectionError as exc:
+        await producer.stop()
+        raise BackendUnavailableError(f"Kafka at {settings.kafka_bootstrap} cannot be "
+                                      f"reached: {exc}", field="NUGGETFLOW_KAFKA_BOOTSTRAP"
+                                      ) from exc
+    return producer
+
+
+async def publish_events(settings: Settings, lines: Iterable[tuple[int, bytes]], *,
+                         fmt: str = "json", validate: bool = True,
+                         progress: Callable[[PublishReport], None] | None = None,
+                         progress_every: int = 500) -> PublishReport:
+    """Produce feedback events to feedback.events, keyed by tenant.
+
+    With ``validate`` (the default) a line that is not a valid FeedbackEvent is rejected
+    here with its reason and not sent; without it every line is sent as it is (the
+    worker dead-letters what is malformed). ``fmt`` is the wire format of valid events:
+    ``json`` (the line itself) or ``protobuf`` (binary).
+    """
+    if fmt not in FORMATS:
+        raise NuggetflowError(f"format must be one of {', '.join(FORMATS)}", field="format")
+    topic = Topics.from_settings(settings).name(TopicKind.EVENTS)
+    report = PublishReport()
+    started = time.perf_counter()
+    producer = await start_producer(settings)
+    try:
+        pending = []
+        for number, raw in lines:
+            try:
+                msg = parse_event(raw)
+            except NuggetflowError as exc:
+                if validate:
+                    report.rejected.append((number, str(exc)))
+                    continue
+                key, value = None, raw
+            else:
+                key = msg.tenant.encode()
+                value = msg.SerializeToString() if fmt == "protobuf" else raw
+            pending.append(await producer.send(topic, value=value, key=key))
+            report.sent += 1
+            if progress is not None and report.sent % progress_every == 0:
+                report.seconds = time.perf_counter() - started
+                progress(report)
+        for fut in pending:
+            await fut
+    except KafkaError as exc:
+        raise BackendUnavailableError(f"producing to {topic} failed: {exc}") from exc
+    finally:
+        await producer.stop()
+    report.seconds = time.perf_counter() - started
+    log.info("events published", topic=topic, sent=report.sent,
+             rejected=len(report.rejected), seconds=round(report.seconds, 2))
+    return report
+
+
+async def publish_review(settings: Settings, review: ReviewEvent) -> ReviewEvent:
+    """Validate and produce one review to nuggets.reviews; returns it with its review id."""
+    review = review.with_id()
+    review.validate()
+    topic = Topics.from_settings(settings).name(TopicKind.REVIEWS)
+    producer = await start_producer(settings)
+    try:
+        await (await producer.send(topic, value=review.to_bytes(),
+                                   key=review.tenant.encode()))
+    except KafkaError as exc:
+        raise BackendUnavailableError(f"producing to {topic} failed: {exc}") from exc
+    finally:
+        await producer.stop()
+    log.info("review published", topic=topic, tenant=review.tenant, id=review.id,
+             action=review.action, review_id=review.review_id)
+    return review

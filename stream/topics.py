@@ -1,0 +1,113 @@
+"""Topic names (with the deployment prefix) and topic creation.
+
+Every topic is keyed by tenant, so one tenant's records stay in one partition, in order.
+
+========================  =================================================================
+topic                     value
+========================  =================================================================
+feedback.events           FeedbackEvent: protobuf binary or the proto's canonical JSON
+feedback.corrections      actionable events with their extraction (JSON, ``stream.records``)
+nuggets.candidates        candidate nuggets, ``nuggetflow.v1.Nugget`` protobuf binary
+nuggets.reviews           review actions (JSON ``ReviewEvent`` or ``ReviewRequest`` binary)
+feedback.dead-letter      the original bytes of a record that failed, reason in headers
+========================  =================================================================
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+
+from nuggetflow.errors import BackendUnavailableError
+from nuggetflow.logging import get_logger
+from nuggetflow.settings import Settings
+
+log = get_logger(__name__)
+
+
+class TopicKind(enum.StrEnum):
+    """The logical topics; the value is the name without the deployment prefix."""
+
+    EVENTS = "feedback.events"
+    CORRECTIONS = "feedback.corrections"
+    CANDIDATES = "nuggets.candidates"
+    REVIEWS = "nuggets.reviews"
+    DEAD_LETTER = "feedback.dead-letter"
+
+
+@dataclass(frozen=True)
+class Topics:
+    """Real topic names for one deployment prefix."""
+
+    prefix: str = ""
+
+    def name(self, kind: TopicKind) -> str:
+        """The Kafka topic name of a logical topic."""
+        return f"{self.prefix}{kind.value}"
+
+    def kind_of(self, name: str) -> TopicKind:
+        """The logical topic of a Kafka topic name (ValueError if it is not one of ours)."""
+        for kind in TopicKind:
+            if self.name(kind) == name:
+                return kind
+        raise ValueError(f"not a nuggetflow topic: {name!r}")
+
+    def all(self) -> list[str]:
+        """Every topic name, in flow order."""
+        return [self.name(k) for k in TopicKind]
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> Topics:
+        """The topics of the configured deployment prefix."""
+        return cls(settings.stream_prefix)
+
+
+def group_id(settings: Settings) -> str:
+    """The consumer group (and Faust app id) of the configured deployment."""
+    return f"{settings.stream_prefix}{settings.stream_app_id}"
+
+
+def bootstrap_servers(settings: Settings) -> list[str]:
+    """``host:port`` entries of NUGGETFLOW_KAFKA_BOOTSTRAP."""
+    return [s.strip() for s in settings.kafka_bootstrap.split(",") if s.strip()]
+
+
+async def ensure_topics(settings: Settings, names: list[str] | None = None) -> list[str]:
+    """Create the missing topics with the configured partitions; returns those created.
+
+    Raises BackendUnavailableError when the cluster cannot be reached.
+    """
+    from aiokafka.admin import AIOKafkaAdminClient, NewTopic
+    from aiokafka.errors import KafkaConnectionError, KafkaError, TopicAlreadyExistsError
+
+    wanted = names if names is not None else Topics.from_settings(settings).all()
+    admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap_servers(settings),
+                                request_timeout_ms=15000)
+    try:
+        await admin.start()
+    except KafkaConnectionError as exc:
+        raise BackendUnavailableError(f"Kafka at {settings.kafka_bootstrap} cannot be "
+                                      f"reached: {exc}", field="NUGGETFLOW_KAFKA_BOOTSTRAP"
+                                      ) from exc
+    try:
+        existing = set(await admin.list_topics())
+        missing = [n for n in wanted if n not in existing]
+        if missing:
+            response = await admin.create_topics([
+                NewTopic(n, num_partitions=settings.stream_partitions,
+                         replication_factor=settings.stream_replication_factor)
+                for n in missing])
+            for topic, code, *rest in response.topic_errors:
+                # Already there: created meanwhile by another worker or auto-creation.
+                if code not in (0, TopicAlreadyExistsError.errno):
+                    raise BackendUnavailableError(
+                        f"cannot create topic {topic}: error {code} {rest[0] if rest else ''}",
+                        field="NUGGETFLOW_KAFKA_BOOTSTRAP")
+            log.info("topics created", topics=",".join(missing),
+                     partitions=settings.stream_partitions)
+        return missing
+    except KafkaError as exc:
+        raise BackendUnavailableError(f"cannot create topics: {exc}",
+                                      field="NUGGETFLOW_KAFKA_BOOTSTRAP") from exc
+    finally:
+        await admin.close()

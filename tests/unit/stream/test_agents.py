@@ -1,0 +1,120 @@
+"""The Faust agents with ``agent.test_context()`` (no broker): each wraps its step, emits
+the step's records to the sink, and yields the outcome; per-tenant ordering."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Iterator
+
+import pytest
+
+from nuggetflow.settings import Settings
+from query.convert import nugget_from_bytes
+from query.index import NuggetIndex
+from query.model import Publication
+from stream.agents import Agents, KeyedLocks, register_agents
+from stream.app import create_app
+from stream.records import DeadLetter, Emit, ReviewEvent
+from stream.steps import Steps
+from stream.synthetic import correction, event, malformed
+from stream.topics import TopicKind, Topics
+
+
+class RecordingSink:
+    """Collects what the agents produce."""
+
+    def __init__(self) -> None:
+        self.emits: list[Emit] = []
+
+    async def emit(self, emit: Emit) -> None:
+        self.emits.append(emit)
+
+    def of(self, kind: TopicKind) -> list[Emit]:
+        return [e for e in self.emits if e.kind is kind]
+
+
+@pytest.fixture
+def sink() -> RecordingSink:
+    return RecordingSink()
+
+
+@pytest.fixture
+def agents(steps: Steps, stream_settings: Settings, sink: RecordingSink) -> Iterator[Agents]:
+    app = create_app(stream_settings)
+    yield register_agents(app, Topics(), steps, sink, stream_settings)
+
+
+def fb(event_id: str, tenant: str, i: int) -> bytes:
+    q, a, c = correction(i)
+    return json.dumps(event(event_id, tenant, q, a, c, minutes=i)).encode()
+
+
+async def test_pipeline_through_the_four_agents(agents: Agents, sink: RecordingSink,
+                                                index: NuggetIndex) -> None:
+    vague = json.dumps(event("e2", "acme", "q?", "a.", "not helpful")).encode()
+    async with agents.actionability.test_context() as agent:
+        for raw in (fb("e1", "acme", 0), vague, malformed(0)):
+            await agent.put(raw, key=b"acme")
+        outcomes = [o for batch in agent.results.values() for o in batch]
+    assert outcomes == ["correction", "not_actionable", "dead_letter"]
+    [dead] = sink.of(TopicKind.DEAD_LETTER)
+    assert DeadLetter.from_headers(dead.value, dead.headers).reason == "decode"
+    assert dead.value == malformed(0)
+
+    [corr] = sink.of(TopicKind.CORRECTIONS)
+    async with agents.optimize.test_context() as agent:
+        await agent.put(corr.value, key=corr.key)
+        await agent.put(corr.value, key=corr.key)  # re-delivered
+        assert list(agent.results.values()) == ["candidate", "duplicate"]
+    cands = sink.of(TopicKind.CANDIDATES)
+    assert len(cands) == 2 and len({nugget_from_bytes(c.value).id for c in cands}) == 1
+
+    async with agents.publish.test_context() as agent:
+        await agent.put(cands[0].value, key=cands[0].key)
+        assert list(agent.results.values()) == ["auto_approve"]  # acme: auto policy
+    [approve] = sink.of(TopicKind.REVIEWS)
+    assert ReviewEvent.from_bytes(approve.value).action == "approve"
+
+    async with agents.review.test_context() as agent:
+        await agent.put(approve.value, key=approve.key)
+        await agent.put(approve.value, key=approve.key)
+        assert list(agent.results.values()) == ["applied", "duplicate"]
+    [nugget] = await index.store.find_by_event("acme", "e1")
+    assert nugget.publication is Publication.PUBLISHED
+
+
+async def test_optimize_agent_runs_tenants_concurrently_in_order(
+        agents: Agents, sink: RecordingSink) -> None:
+    async with agents.actionability.test_context() as agent:
+        for i, tenant in enumerate(["acme", "globex", "acme", "globex"]):
+            await agent.put(fb(f"o{i}", tenant, i), key=tenant.encode())
+    corrections = sink.of(TopicKind.CORRECTIONS)
+    assert len(corrections) == 4
+    async with agents.optimize.test_context() as agent:
+        for c in corrections:
+            await agent.put(c.value, key=c.key, wait=False)
+        for _ in range(200):
+            if len(agent.results) == 4:
+                break
+            await asyncio.sleep(0.05)
+        assert sorted(agent.results.values()) == ["candidate"] * 4
+    order = [nugget_from_bytes(c.value).provenance.event_id
+             for c in sink.of(TopicKind.CANDIDATES)]
+    assert [e for e in order if e in ("o0", "o2")] == ["o0", "o2"]  # acme in order
+    assert [e for e in order if e in ("o1", "o3")] == ["o1", "o3"]  # globex in order
+
+
+async def test_keyed_locks_serialize_a_key_not_others() -> None:
+    locks = KeyedLocks()
+    done: list[str] = []
+
+    async def job(name: str, key: bytes, seconds: float) -> None:
+        async with locks.hold(key):
+            await asyncio.sleep(seconds)
+            done.append(name)
+
+    await asyncio.gather(job("a-slow", b"a", 0.1), job("a-fast", b"a", 0),
+                         job("b-fast", b"b", 0))
+    assert done == ["b-fast", "a-slow", "a-fast"]
+    assert len(locks) == 0  # nothing kept for idle keys

@@ -1,0 +1,56 @@
+"""Topic names with the deployment prefix, and the streaming settings."""
+
+from __future__ import annotations
+
+import pytest
+
+from nuggetflow.errors import ConfigError
+from nuggetflow.settings import Settings
+from stream.topics import TopicKind, Topics, bootstrap_servers, group_id
+
+
+def test_prefix_applies_to_every_topic_and_the_group() -> None:
+    s = Settings.from_env({"NUGGETFLOW_STREAM_PREFIX": "prod.",
+                           "NUGGETFLOW_STREAM_APP_ID": "nf"})
+    topics = Topics.from_settings(s)
+    assert topics.all() == ["prod.feedback.events", "prod.feedback.corrections",
+                            "prod.nuggets.candidates", "prod.nuggets.reviews",
+                            "prod.feedback.dead-letter"]
+    assert topics.kind_of("prod.nuggets.reviews") is TopicKind.REVIEWS
+    with pytest.raises(ValueError):
+        topics.kind_of("nuggets.reviews")
+    assert group_id(s) == "prod.nf"
+
+
+def test_defaults() -> None:
+    s = Settings.from_env({})
+    assert Topics.from_settings(s).name(TopicKind.EVENTS) == "feedback.events"
+    assert bootstrap_servers(s) == ["127.0.0.1:19092"]
+    assert s.policy_for("anyone") == "manual"
+
+
+def test_per_tenant_review_policy() -> None:
+    s = Settings.from_env({"NUGGETFLOW_REVIEW_POLICY": "auto",
+                           "NUGGETFLOW_REVIEW_POLICY_TENANTS": "acme=manual, globex=auto"})
+    assert (s.policy_for("acme"), s.policy_for("globex"), s.policy_for("x")) == (
+        "manual", "auto", "auto")
+
+
+@pytest.mark.parametrize("var, value", [
+    ("NUGGETFLOW_KAFKA_BOOTSTRAP", "localhost"),
+    ("NUGGETFLOW_KAFKA_BOOTSTRAP", "a:1,b:x"),
+    ("NUGGETFLOW_STREAM_PREFIX", "bad prefix"),
+    ("NUGGETFLOW_STREAM_APP_ID", ""),
+    ("NUGGETFLOW_STREAM_PARTITIONS", "0"),
+    ("NUGGETFLOW_STREAM_OPTIMIZE_CONCURRENCY", "0"),
+    ("NUGGETFLOW_STREAM_RETRY_INITIAL_SECONDS", "0"),
+    ("NUGGETFLOW_STREAM_RETRY_MAX_SECONDS", "0.5"),  # below the initial 1.0
+    ("NUGGETFLOW_STREAM_LAG_INTERVAL_SECONDS", "-1"),
+    ("NUGGETFLOW_REVIEW_POLICY", "sometimes"),
+    ("NUGGETFLOW_REVIEW_POLICY_TENANTS", "acme"),
+    ("NUGGETFLOW_REVIEW_POLICY_TENANTS", "acme=yes"),
+])
+def test_bad_streaming_settings_are_named(var: str, value: str) -> None:
+    with pytest.raises(ConfigError) as err:
+        Settings.from_env({var: value})
+    assert err.value.field == var
