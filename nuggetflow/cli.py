@@ -208,6 +208,63 @@ def cmd_optimize(args: argparse.Namespace, settings: Settings) -> int:
     return asyncio.run(_with_index(settings, run))
 
 
+def cmd_eval(args: argparse.Namespace, settings: Settings) -> int:
+    """Evaluate variants A-E on a benchmark; write the report, chart and JSON figures."""
+    import shutil
+    from pathlib import Path
+
+    from optimizer.backends import make_roles
+    from optimizer.evaluation import evaluate, publish_outcome, read_cases
+    from optimizer.pipeline import Outcome
+    from optimizer.report import write_report
+    from query.backends.sqlite import SQLiteStore
+    from query.corpus import ingest_corpus
+    from query.embeddings import make_embedder
+    from query.index import NuggetIndex
+
+    work = Path(args.workdir)
+    if work.exists():
+        shutil.rmtree(work)
+    work.mkdir(parents=True)
+    cases = read_cases(args.cases, args.tenant)
+    traffic = [q.strip() for q in Path(args.traffic).read_text().splitlines() if q.strip()] \
+        if args.traffic else []
+    started = time.perf_counter()
+
+    def progress(label: str, done: int, total: int) -> None:
+        bar = "#" * int(30 * done / total)
+        print(f"\r[{bar:<30s}] {done}/{total} {label} ({time.perf_counter() - started:.0f} s)",
+              end="", file=sys.stderr, flush=True)
+
+    async def run() -> int:
+        index = NuggetIndex(SQLiteStore(work / "index.db", settings.embedding_dim),
+                            make_embedder(settings), settings)
+        await index.start()
+        try:
+            docs, passages, _ = await ingest_corpus(index.ingest_passages, args.corpus,
+                                                    args.tenant, settings.chunk_chars)
+            print(f"corpus: {docs} documents, {passages} passages; {len(cases)} cases; "
+                  f"{len(traffic)} random-traffic queries", file=sys.stderr)
+
+            async def publish(outcome: Outcome) -> None:
+                await publish_outcome(index, outcome)
+
+            figures = await evaluate(
+                index.store, index.embedder, make_roles(settings), settings, cases, traffic,
+                runs=args.runs, variants=args.variants.split(","), progress=progress,
+                publish=publish)
+        finally:
+            await index.stop()
+        print(file=sys.stderr)
+        command = "nuggetflow " + " ".join(sys.argv[1:])
+        paths = write_report(figures, Path(args.out), command)
+        print(paths["md"].read_text())
+        print(f"wrote {', '.join(str(p) for p in paths.values())}", file=sys.stderr)
+        return 0
+
+    return asyncio.run(run())
+
+
 def cmd_settings(args: argparse.Namespace, settings: Settings) -> int:
     """Print every setting: variable, current value, default, meaning."""
     current = settings.public_dict()
@@ -297,6 +354,20 @@ def build_parser() -> argparse.ArgumentParser:
     op.add_argument("--out", default="var/optimize/candidates.jsonl",
                     help="where candidates and their traces go (JSONL)")
     op.set_defaults(fn=cmd_optimize)
+
+    gnome = "bench/data/gnome-help"
+    ev = sub.add_parser("eval", help="evaluate variants A-E (retrieval/citation rates, "
+                                     "negative control, actionability, cost)")
+    ev.add_argument("--corpus", default=f"{gnome}/corpus.jsonl", help="corpus JSONL")
+    ev.add_argument("--cases", default=f"{gnome}/cases.jsonl", help="cases JSONL")
+    ev.add_argument("--traffic", default=f"{gnome}/titles.txt",
+                    help="random-traffic queries, one per line ('' to skip)")
+    ev.add_argument("--tenant", help="tenant for corpus and cases (default: their own)")
+    ev.add_argument("--runs", type=int, default=3, help="runs per variant (seeds 0..n-1)")
+    ev.add_argument("--variants", default="A,B,C,D,E")
+    ev.add_argument("--workdir", default="var/eval", help="scratch index location")
+    ev.add_argument("--out", default="bench/results", help="report directory")
+    ev.set_defaults(fn=cmd_eval)
 
     from stream.cli import add_commands as add_stream_commands
 

@@ -50,7 +50,9 @@ def build_variant(variant: str, base: NuggetDraft, extraction: Extraction, q0: s
     para, synth = {"B": (1, 0), "C": (0, 5), "D": (1, 4), "E": (1, 4)}[variant]
     anchors = roles.anchors.anchors(base, extraction, q0, q0_paraphrases=para,
                                     synthetic=synth, vocabulary=vocabulary, meter=meter)
-    return NuggetDraft(base.title, base.body, tuple(anchors))
+    # q0 is always a probe: an anchor that repeats it would leak the probe into the nugget.
+    kept = [a for a in anchors if not near_duplicate(a, q0)]
+    return NuggetDraft(base.title, base.body, tuple(kept))
 
 
 def to_probe(trace: RagTrace, candidate_id: str, held_out: bool = True) -> ProbeTrace:

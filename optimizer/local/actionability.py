@@ -11,9 +11,12 @@ import re
 
 from optimizer.accounting import Meter, estimate_tokens
 from optimizer.local.lexicon import (
+    ADDRESS,
     CORRECTION_CUE,
     IMPERATIVE,
     INJECTION,
+    KEYCOMBO,
+    MENU_PATH,
     MODALS,
     NEGATION,
     NUMBER,
@@ -54,10 +57,13 @@ def concreteness(sentence: str) -> int:
     """How many kinds of concrete content a sentence carries (versions, numbers, roles,
     named entities, modality)."""
     toks = set(words(sentence))
-    entities = {m.group(1) for m in _ENTITY.finditer(sentence)}
+    # Short all-caps words ("IT", "AM") are shouting or generic acronyms, not names.
+    entities = {m.group(1) for m in _ENTITY.finditer(sentence)
+                if not (m.group(1).isupper() and len(m.group(1)) <= 3)}
     return (bool(VERSION.search(sentence)) + bool(NUMBER.search(sentence))
             + bool(toks & ROLE_WORDS) + bool(entities) + (len(entities) >= 2)
-            + bool(MODALS.search(sentence)))
+            + bool(MODALS.search(sentence)) + 2 * bool(KEYCOMBO.search(sentence))
+            + 2 * bool(MENU_PATH.search(sentence)) + 2 * bool(ADDRESS.search(sentence)))
 
 
 def _clean(sentence: str) -> str:
@@ -80,6 +86,13 @@ _OBJ_STOP = re.compile(r"\s+(?:in|on|for|since|from|when|if|until|because|before
 
 
 def _object(sentence: str) -> str:
+    combo = KEYCOMBO.search(sentence)
+    if combo:
+        return combo.group(0).strip(" .,;")
+    path = re.search(r"\b[A-Z][\w&-]*(?:\s[\w&-]+)*(?:\s*>\s*[\w&-]+(?:\s[A-Z][\w&-]*)*)+",
+                     sentence)
+    if path:
+        return path.group(0).strip(" .,;")
     unversioned = VERSION.sub(" ", sentence)
     if NUMBER.search(unversioned):
         q = _QUANTITY.search(unversioned)
@@ -147,10 +160,12 @@ class LocalActionability:
         note = f" ({len(injected)} instruction-like sentence(s) ignored)" if injected else ""
         text = " ".join(sents)
         factual = [s for s in sents if not s.rstrip().endswith("?") and concreteness(s) >= 2
-                   and (CORRECTION_CUE.search(s) or NEGATION.search(s) or MODALS.search(s))
-                   and len(words(s)) >= 5 and not TONE.search(s)]
-        cue = bool(CORRECTION_CUE.search(text)) or ctx.rating == "down"
-        if factual and (cue or any(CORRECTION_CUE.search(s) for s in factual)):
+                   and len(words(s)) >= 4 and not TONE.search(s)]
+        # A correction signal anywhere: a cue ("actually", "that's not"), a negation of
+        # what the answer said, or a thumbs-down. Praise alone does not count.
+        signal = (bool(CORRECTION_CUE.search(text)) or bool(NEGATION.search(text))
+                  or ctx.rating == "down")
+        if factual and signal:
             return self._nugget(ctx, factual, note)
         if PRAISE.search(text) and ctx.rating != "down":
             label, reason = "praise", "positive feedback without a correction"

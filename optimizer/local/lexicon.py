@@ -14,15 +14,20 @@ auditor auditors operator operators developer developers""".split())
 MODALS = re.compile(r"\b(can|can't|cannot|can not|could|may|must|only|allowed|able|requires?|"
                     r"needs?|should)\b", re.IGNORECASE)
 NEGATION = re.compile(r"\b(not|can't|cannot|isn't|aren't|doesn't|don't|won't|never|no longer|"
-                      r"no)\b", re.IGNORECASE)
+                      r"no|fails?|failed|disabled|removed|blocked|forbidden|locked|"
+                      r"unavailable)\b", re.IGNORECASE)
 CORRECTION_CUE = re.compile(
     r"\b(actually|in fact|incorrect|inaccurate|wrong|not (?:true|correct|right|accurate)|"
     r"outdated|out of date|no longer|has changed|changed in|should (?:be|say|read)|"
-    r"only (?:the )?|you said|the answer (?:says|said|claims|is)|rather than|instead of|"
+    r"only\b|you said|the answer (?:says|said|claims|is)|rather than|instead of|"
     r"correction|but (?:in|it|the|only|that))\b|^\s*(no|nope)\b", re.IGNORECASE)
 VERSION = re.compile(r"\bv\d+(?:\.\d+)*\b|\b\d+\.\d+(?:\.\d+)*\b|\bversion \d+(?:\.\d+)*\b",
                      re.IGNORECASE)
 NUMBER = re.compile(r"\b\d+(?:[.,]\d+)?\b")
+KEYCOMBO = re.compile(r"\b(?:Ctrl|Alt|Shift|Super|Fn|Cmd|Meta)(?:\s*\+\s*[\w.;,'/-]+)+")
+MENU_PATH = re.compile(r"\b[A-Z][\w&-]*(?:\s[\w&-]+)*\s*>\s*[A-Z]")
+ADDRESS = re.compile(r"\b(?:https?://|smb://)\S+|\b[\w-]+(?:\.[\w-]+){2,}\b"
+                     r"|(?:~|\B/)[\w.-]+/[\w./-]+")
 VAGUE = re.compile(r"\b(not helpful|unhelpful|useless|bad answer|wrong answer|didn't help|"
                    r"doesn't help|not useful|meh|confusing|didn't answer|makes no sense|"
                    r"not what i asked|irrelevant)\b", re.IGNORECASE)

@@ -95,7 +95,7 @@ def paraphrase_q0(q0: str, rng: random.Random) -> list[str]:
                    f"{target}{s.obj}{where}")
     swapped = " ".join(_synonym(w, rng) for w in content_terms(q0))
     out.append(swapped)
-    return [o for o in dict.fromkeys(out) if o and not near_duplicate(o, q0, 0.9)]
+    return [o for o in dict.fromkeys(out) if o and not near_duplicate(o, q0)]
 
 
 def _roles_in(text: str) -> list[str]:

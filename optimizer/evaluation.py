@@ -1,0 +1,271 @@
+"""Evaluation harness: variants A-E on a benchmark in the documented format.
+
+Benchmark format (README "Evaluation"):
+
+- corpus JSONL ``{"id", "tenant", "title", "text"}`` (optional ``url``);
+- cases JSONL ``{"id", "tenant", "query", "answer", "feedback": {"rating", "comment"},
+  "actionable": bool, "heldout": [...], "facts": [...], "negatives": [...],
+  "cited": [...]}`` (the last three optional);
+- random traffic: a text file, one query per line (the negative control).
+
+For every run (seed) and variant, each case whose feedback the system turns into a nugget
+is optimized (INO for E, a single probe round for A-D, same probe set for all), then
+measured with the candidate overlaid on the frozen corpus view:
+
+- held-out: the case's ``heldout`` queries, never shown to the optimizer;
+- in-sample: the probe set the optimizer used (q0 and its paraphrases);
+- retrieval = the nugget reached the generator's context (top-k, then the calibrated
+  re-ranking threshold); citation = the generated answer cited it.
+
+The negative control publishes every E nugget of the first run into a copy of the index
+and counts random-traffic queries for which any nugget reached the context / was cited.
+Cases the system rejects count as misses for held-out and in-sample rates.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from nuggetflow.errors import ValidationError
+from nuggetflow.logging import get_logger
+from nuggetflow.settings import Settings
+from optimizer.accounting import Meter
+from optimizer.guard import check_revision
+from optimizer.harness import BuiltinHarness, Candidate, embed_draft
+from optimizer.ino import VARIANTS, to_probe
+from optimizer.pipeline import Optimizer, Outcome, correction_context
+from optimizer.roles import Roles
+from optimizer.types import FeedbackContext
+from query.embeddings import Embedder
+from query.model import Publication
+from query.store import IndexStore
+
+log = get_logger(__name__)
+
+Progress = Callable[[str, int, int], None]
+
+
+@dataclass(frozen=True)
+class Case:
+    """One benchmark case."""
+
+    id: str
+    tenant: str
+    query: str
+    answer: str
+    rating: str
+    comment: str
+    actionable: bool
+    heldout: tuple[str, ...] = ()
+    facts: tuple[str, ...] = ()
+    negatives: tuple[str, ...] = ()
+    cited: tuple[str, ...] = ()
+
+    def context(self) -> FeedbackContext:
+        """The case as a feedback event."""
+        return FeedbackContext(event_id=f"case-{self.id}", tenant=self.tenant,
+                               query=self.query, answer=self.answer, comment=self.comment,
+                               rating=self.rating, cited_documents=self.cited)
+
+
+def read_cases(path: str | Path, tenant: str | None = None) -> list[Case]:
+    """Parse a cases JSONL file; ValidationError names the line and field."""
+    cases = []
+    for number, raw in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), 1):
+        if not raw.strip():
+            continue
+        try:
+            d = json.loads(raw)
+            fb = d.get("feedback") or {}
+            case = Case(id=str(d["id"]), tenant=tenant or str(d["tenant"]),
+                        query=str(d["query"]), answer=str(d.get("answer", "")),
+                        rating=str(fb.get("rating", "")), comment=str(fb.get("comment", "")),
+                        actionable=bool(d["actionable"]),
+                        heldout=tuple(d.get("heldout") or ()), facts=tuple(d.get("facts") or ()),
+                        negatives=tuple(d.get("negatives") or ()),
+                        cited=tuple(d.get("cited") or ()))
+        except (json.JSONDecodeError, KeyError, TypeError, AttributeError) as exc:
+            raise ValidationError(f"{path} line {number}: {exc!r}", field="cases") from exc
+        cases.append(case)
+    if not cases:
+        raise ValidationError(f"{path} has no cases", field="cases")
+    return cases
+
+
+@dataclass
+class Rates:
+    """Retrieval and citation counts over a set of queries."""
+
+    retrieved: int = 0
+    cited: int = 0
+    total: int = 0
+
+    def add(self, retrieved: bool, cited: bool) -> None:
+        """Count one query."""
+        self.total += 1
+        self.retrieved += int(retrieved)
+        self.cited += int(cited)
+
+    @property
+    def retrieval(self) -> float:
+        """Share of queries for which the nugget reached the generator."""
+        return self.retrieved / self.total if self.total else 0.0
+
+    @property
+    def citation(self) -> float:
+        """Share of queries whose answer cited the nugget."""
+        return self.cited / self.total if self.total else 0.0
+
+
+@dataclass
+class VariantRun:
+    """One variant in one run."""
+
+    variant: str
+    seed: int
+    heldout: Rates = field(default_factory=Rates)
+    insample: Rates = field(default_factory=Rates)
+    outcomes: list[Outcome] = field(default_factory=list)
+
+
+async def measure(harness: BuiltinHarness, embedder: Embedder, outcome: Outcome,
+                  queries: Sequence[str]) -> list[tuple[bool, bool]]:
+    """(reached generator, cited) of the outcome's nugget for each query."""
+    result = outcome.result
+    if result is None:
+        return [(False, False)] * len(queries)
+    cand = Candidate(f"candidate:{outcome.context.event_id}", result.draft,
+                     embed_draft(embedder, result.draft))
+    out = []
+    for q in queries:
+        trace = await harness.run(outcome.context.tenant, q, cand, Meter())
+        probe = to_probe(trace, cand.id)
+        out.append((probe.reached_generator, probe.cited))
+    return out
+
+
+def _mean_std(xs: Sequence[float]) -> dict[str, float]:
+    return {"mean": round(statistics.mean(xs), 4),
+            "std": round(statistics.stdev(xs), 4) if len(xs) > 1 else 0.0}
+
+
+async def evaluate(store: IndexStore, embedder: Embedder, roles: Roles, settings: Settings,
+                   cases: Sequence[Case], traffic: Sequence[str], *, runs: int = 3,
+                   variants: Sequence[str] = VARIANTS, progress: Progress | None = None,
+                   publish: Callable[[Outcome], Any] | None = None) -> dict[str, Any]:
+    """Run every variant ``runs`` times; return the figures (see the module docstring).
+
+    ``publish`` (async) stores an outcome's nugget as published, for the negative control.
+    """
+    harness = BuiltinHarness(store, embedder, roles.generator, settings)
+    started = time.perf_counter()
+    opt = Optimizer(store, embedder, roles, settings, harness=harness,
+                    probe_count=settings.probe_count,
+                    max_iterations=settings.ino_max_iterations)
+    # Actionability accuracy over every case (the local backend is deterministic).
+    predicted = {c.id: roles.actionability.extract(c.context(), Meter()).can_produce_nugget
+                 for c in cases}
+    accuracy = sum(predicted[c.id] == c.actionable for c in cases) / len(cases)
+    targets = [c for c in cases if c.actionable]
+    results: dict[str, list[VariantRun]] = {v: [] for v in variants}
+    total_steps = runs * len(variants) * len(targets)
+    step = 0
+    for seed in range(runs):
+        for variant in variants:
+            vr = VariantRun(variant, seed)
+            for case in targets:
+                outcome = await opt.process(case.context(), variant=variant, seed=seed)
+                vr.outcomes.append(outcome)
+                for reached, cited in await measure(harness, embedder, outcome,
+                                                    case.heldout):
+                    vr.heldout.add(reached, cited)
+                insample = outcome.result.probes if outcome.result else [case.query]
+                for reached, cited in await measure(harness, embedder, outcome, insample):
+                    vr.insample.add(reached, cited)
+                step += 1
+                if progress:
+                    progress(f"run {seed + 1}/{runs} variant {variant}", step, total_steps)
+            results[variant].append(vr)
+
+    e_runs = results.get("E", [])
+    iterations: dict[str, int] = {}
+    violations = rejected = 0
+    calls, tokens, seconds = [], [], []
+    for vr in e_runs:
+        for o in vr.outcomes:
+            if o.result is None:
+                continue
+            key = str(o.result.iterations) if o.result.passed else "exhausted"
+            iterations[key] = iterations.get(key, 0) + 1
+            rejected += len(o.result.rejected)
+            if not check_revision(o.result.draft, correction_context(o.context),
+                                  o.extraction.object).ok:
+                violations += 1
+            calls.append(o.accounting["llm_calls"])
+            tokens.append(o.accounting["tokens"])
+            seconds.append(o.accounting["seconds"])
+
+    negative: dict[str, Any] = {}
+    if publish and e_runs and traffic:
+        for o in e_runs[0].outcomes:
+            if o.nugget is not None:
+                await publish(o)
+        n_reached = n_cited = 0
+        tenant = targets[0].tenant
+        # A view frozen now, so the nuggets just published are in it.
+        live = BuiltinHarness(store, embedder, roles.generator, settings,
+                              threshold=await harness.threshold(tenant))
+        for q in traffic:
+            trace = await live.run(tenant, q, None, Meter())
+            nugget_ids = {i for i, _ in trace.retrieved if i.startswith("n-")}
+            n_reached += int(bool(nugget_ids & set(trace.reached)))
+            n_cited += int(bool(nugget_ids & set(trace.cited)))
+        negative = {"negative_retrieval": round(n_reached / len(traffic), 4),
+                    "negative_citation": round(n_cited / len(traffic), 4),
+                    "negative_queries": len(traffic)}
+    await harness.close()
+
+    per_variant = {}
+    for v, vrs in results.items():
+        per_variant[v] = {
+            "heldout_retrieval": _mean_std([r.heldout.retrieval for r in vrs]),
+            "heldout_citation": _mean_std([r.heldout.citation for r in vrs]),
+            "insample_retrieval": _mean_std([r.insample.retrieval for r in vrs]),
+            "insample_citation": _mean_std([r.insample.citation for r in vrs]),
+            "heldout_queries": vrs[0].heldout.total if vrs else 0,
+            "nuggets": sum(o.nugget is not None for o in vrs[0].outcomes) if vrs else 0,
+        }
+    return {
+        "variants": per_variant,
+        "runs": runs, "seeds": list(range(runs)), "cases": len(cases),
+        "actionable_cases": len(targets),
+        "actionability_accuracy": round(accuracy, 4),
+        "actionability_confusion": {
+            "true_positive": sum(predicted[c.id] and c.actionable for c in cases),
+            "false_positive": sum(predicted[c.id] and not c.actionable for c in cases),
+            "false_negative": sum(not predicted[c.id] and c.actionable for c in cases),
+            "true_negative": sum(not predicted[c.id] and not c.actionable for c in cases)},
+        "preservation_violations": violations,
+        "guard_rejected_revisions": rejected,
+        "iterations_histogram": dict(sorted(iterations.items())),
+        "seconds_per_nugget": round(statistics.mean(seconds), 4) if seconds else 0.0,
+        "llm_calls_per_nugget": round(statistics.mean(calls), 2) if calls else 0.0,
+        "tokens_per_nugget": round(statistics.mean(tokens), 1) if tokens else 0.0,
+        "tokens_estimated": roles.generator.__class__.__module__.startswith("optimizer.local"),
+        "eval_seconds": round(time.perf_counter() - started, 1),
+        **negative,
+    }
+
+
+async def publish_outcome(index: Any, outcome: Outcome) -> None:
+    """Submit and approve an outcome's nugget (negative control)."""
+    if outcome.nugget is None:
+        return
+    sub = await index.submit(outcome.nugget, publication=Publication.PENDING_REVIEW)
+    await index.approve(outcome.nugget.tenant, sub.id, reviewer="eval")
