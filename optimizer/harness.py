@@ -26,7 +26,7 @@ from optimizer.roles import GeneratorRole
 from optimizer.types import Answer, ContextPassage, NuggetDraft
 from query.embeddings import Embedder, Vector
 from query.fusion import Fused, fuse_minmax, fuse_rrf
-from query.model import ItemType, Nugget, Passage, View, utcnow
+from query.model import ItemType, Nugget, Passage, View, embedding_text, utcnow
 from query.store import GovernanceFilter, IndexStore, OverlayScorer, Scored
 from query.text import query_terms
 
@@ -215,5 +215,6 @@ def _insert(items: list[Scored], cand: Scored, keep: bool) -> list[Scored]:
 
 
 def embed_draft(embedder: Embedder, draft: NuggetDraft) -> Vector:
-    """The vector the index would store for this draft (title, body, anchors)."""
-    return np.asarray(embedder.embed([draft.text()])[0], dtype=np.float32)
+    """The vector the index would store for this draft."""
+    text = embedding_text(draft.title, draft.body, draft.anchors)
+    return np.asarray(embedder.embed([text])[0], dtype=np.float32)

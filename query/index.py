@@ -57,7 +57,7 @@ class NuggetIndex:
         await self.store.stop()
 
     def _embed(self, nuggets: Sequence[Nugget]) -> Vector:
-        return self.embedder.embed([n.text for n in nuggets])
+        return self.embedder.embed([n.embedding_text for n in nuggets])
 
     async def submit(self, candidate: Nugget, *, publication: Publication =
                      Publication.PENDING_REVIEW) -> Nugget:
@@ -134,7 +134,7 @@ class NuggetIndex:
         vectors: list[Vector | None] = []
         for v in decision.writes:
             parent = v.parent_id
-            same_text = parent and v.text == (await self._text_of(v.tenant, parent))
+            same_text = parent and v.embedding_text == (await self._text_of(v.tenant, parent))
             vectors.append(None if same_text else self._embed([v])[0])
         await self.store.write_nuggets(decision.writes, vectors)
         lineage = new.lineage_id or new.id
@@ -146,7 +146,7 @@ class NuggetIndex:
 
     async def _text_of(self, tenant: str, item_id: str) -> str | None:
         try:
-            return (await self.store.get(tenant, item_id)).text
+            return (await self.store.get(tenant, item_id)).embedding_text
         except NotFoundError:
             return None
 

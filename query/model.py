@@ -195,6 +195,22 @@ class Nugget:
         """The text indexed for retrieval (title, body, anchors)."""
         return "\n".join([self.title, self.body, *self.anchors])
 
+    @property
+    def embedding_text(self) -> str:
+        """The text the dense vector is made from (see :func:`embedding_text`)."""
+        return embedding_text(self.title, self.body, self.anchors)
+
+
+def embedding_text(title: str, body: str, anchors: Sequence[str]) -> str:
+    """What a nugget's vector embeds: title and body.
+
+    Anchors are matched lexically (their own BM25 column) but left out of the vector:
+    averaging a handful of different queries into the statement's embedding pulls it
+    away from the queries the statement answers (measured with ``nuggetflow eval``).
+    """
+    del anchors
+    return f"{title}\n{body}"
+
 
 @dataclass(frozen=True)
 class Passage:
