@@ -1,0 +1,228 @@
+"""The stream worker on a real Kafka broker (deploy/kafka/broker.sh).
+
+Each test is its own deployment: a unique topic prefix and consumer group, its own
+SQLite store with the portal corpus, and ``nuggetflow worker`` child processes.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from optimizer.local import local_roles
+from query.backends.sqlite import SQLiteStore
+from query.embeddings import MiniLMEmbedder
+from query.index import NuggetIndex
+from stream.engine import InlineEngine
+from stream.producer import publish_events
+from stream.runner import EmbeddedRunner
+from stream.steps import Steps
+from stream.synthetic import EventMix, mixed_events
+from stream.topics import TopicKind
+from tests.fakes.openai_server import fake_openai
+from tests.integration.stream_support import (
+    Deployment,
+    WorkerProcess,
+    count_nuggets,
+    nugget_state,
+    wait_until,
+)
+
+pytestmark = [pytest.mark.integration, pytest.mark.slow]
+
+
+async def publish(dep: Deployment, lines: list[bytes], start: int = 1) -> None:
+    report = await publish_events(dep.settings, enumerate(lines, start), validate=False)
+    assert report.sent == len(lines) and not report.rejected
+
+
+async def wait_done(dep: Deployment, embedder: MiniLMEmbedder, mix: EventMix,
+                    workers: list[WorkerProcess], timeout: float = 240) -> None:
+    """Until every actionable event has a nugget, every malformed record a dead letter,
+    and the group has committed everything on every source topic."""
+    actionable = sorted(mix.actionable)
+
+    async def done() -> bool:
+        if await count_nuggets(dep.store_path, embedder, dep.settings,
+                               actionable) < len(actionable):
+            return False
+        if len(await dep.dead_letters()) < len(mix.malformed):
+            return False
+        return not any((await dep.lag()).values())
+
+    await wait_until(done, timeout, "the stream to drain",
+                     lambda: "\n".join(f"--- {w.name}\n{w.tail()}" for w in workers))
+
+
+async def check_outcome(dep: Deployment, embedder: MiniLMEmbedder, mix: EventMix,
+                        auto_tenants: tuple[str, ...]) -> dict[tuple[str, str], object]:
+    """Exactly one nugget per distinct actionable event, none otherwise, no stray
+    versions, the review policy applied; returns the state."""
+    state = await nugget_state(dep.store_path, embedder, dep.settings,
+                               mix.actionable | mix.not_actionable)
+    versions = 0
+    for key in mix.actionable:
+        lineages = state[key]
+        assert isinstance(lineages, list) and len(lineages) == 1, (key, lineages)
+        history = lineages[0]
+        versions += len(history)
+        expected = "PUBLISHED" if key[0] in auto_tenants else "PENDING_REVIEW"
+        assert history[-1][5] == expected, (key, history)
+    for key in mix.not_actionable:
+        assert state[key] == [], key
+    assert state[("*", "versions")] == versions  # nothing else was written
+    return state
+
+
+async def test_thousand_mixed_events(kafka_bootstrap: str, tmp_path: Path,
+                                     embedder: MiniLMEmbedder) -> None:
+    dep = Deployment.create(kafka_bootstrap, tmp_path,
+                            NUGGETFLOW_REVIEW_POLICY_TENANTS="acme=auto")
+    await dep.add_corpus(embedder)
+    mix = mixed_events(1000, seed=11)
+    assert len(mix.actionable) > 50 and len(mix.malformed) > 30 and mix.duplicates > 50
+    worker = dep.worker("w1").start()
+    try:
+        await publish(dep, mix.lines)
+        await wait_done(dep, embedder, mix, [worker])
+        handled = worker.metric("nuggetflow_stream_events_total", agent="actionability")
+        lag = "nuggetflow_stream_consumer_lag_messages"
+
+        async def gauge_drained() -> bool:  # the exported lag follows the broker's
+            return f"{lag}{{" in worker.metrics_text() and worker.metric(lag) == 0
+
+        await wait_until(gauge_drained, 15, "the lag gauge to reach 0", worker.tail)
+    finally:
+        assert worker.stop() == 0, worker.tail()
+    assert handled == 1000  # every record, once
+    await check_outcome(dep, embedder, mix, auto_tenants=("acme",))
+    letters = await dep.dead_letters()
+    assert Counter(d.value for d in letters) == Counter(mix.malformed)
+    assert {d.reason for d in letters} == {"decode", "invalid_field"}
+    events_topic = dep.topics.name(TopicKind.EVENTS)
+    assert all(d.error and d.stage == "actionability" and d.source.startswith(events_topic)
+               for d in letters)
+
+
+async def reference_state(dep: Deployment, embedder: MiniLMEmbedder, mix: EventMix,
+                          tmp_path: Path) -> dict[tuple[str, str], object]:
+    """The state an uninterrupted in-process run (embedded runner) ends in."""
+    ref = tmp_path / "reference.db"
+    await dep.add_corpus(embedder, ref)
+    settings = dep.settings.replace(store=f"sqlite:///{ref}")
+    index = NuggetIndex(SQLiteStore(ref), embedder, settings)
+    await index.start()
+    engine = InlineEngine(index.store, embedder, local_roles(), settings)
+    try:
+        await EmbeddedRunner(Steps(index, engine, settings), dep.topics).run(
+            enumerate(mix.lines, 1))
+    finally:
+        await index.stop()
+    return await nugget_state(ref, embedder, settings, mix.actionable | mix.not_actionable)
+
+
+async def test_kill_9_mid_stream_then_restart(kafka_bootstrap: str, tmp_path: Path,
+                                              embedder: MiniLMEmbedder) -> None:
+    dep = Deployment.create(kafka_bootstrap, tmp_path, NUGGETFLOW_REVIEW_POLICY="manual")
+    await dep.add_corpus(embedder)
+    mix = mixed_events(300, seed=21, actionable_share=0.15)
+    actionable = sorted(mix.actionable)
+    first = dep.worker("crashed").start()
+    try:
+        await publish(dep, mix.lines)
+
+        async def some_done() -> bool:
+            return await count_nuggets(dep.store_path, embedder, dep.settings,
+                                       actionable) >= len(actionable) // 4
+
+        await wait_until(some_done, 120, "a quarter of the nuggets", first.tail)
+    finally:
+        first.kill()
+    before = await count_nuggets(dep.store_path, embedder, dep.settings, actionable)
+    assert before < len(actionable), "the crash came too late to test anything"
+    second = dep.worker("restarted").start()
+    try:
+        await wait_done(dep, embedder, mix, [first, second])
+    finally:
+        assert second.stop() == 0, second.tail()
+    state = await check_outcome(dep, embedder, mix, auto_tenants=())
+    assert state == await reference_state(dep, embedder, mix, tmp_path)
+    letters = await dep.dead_letters()
+    # At least once: a dead letter produced before the crash but not yet committed is
+    # produced again; each carries its source offset, so readers can deduplicate.
+    assert set(d.value for d in letters) == set(mix.malformed)
+    assert len({d.source for d in letters}) == len(mix.malformed)
+
+
+async def test_llm_outage_events_wait_and_are_retried(kafka_bootstrap: str, tmp_path: Path,
+                                                      embedder: MiniLMEmbedder) -> None:
+    with fake_openai() as llm:
+        llm.fail_status = 503
+        dep = Deployment.create(
+            kafka_bootstrap, tmp_path, NUGGETFLOW_LLM="openai",
+            NUGGETFLOW_OPENAI_BASE_URL=llm.url, NUGGETFLOW_LLM_MAX_ATTEMPTS="2",
+            NUGGETFLOW_LLM_TIMEOUT_SECONDS="5", NUGGETFLOW_STREAM_RETRY_INITIAL_SECONDS="0.2",
+            NUGGETFLOW_STREAM_RETRY_MAX_SECONDS="1")
+        await dep.add_corpus(embedder)
+        mix = mixed_events(30, seed=41, actionable_share=0.4)
+        assert len(mix.actionable) >= 8
+        worker = dep.worker("w1").start()
+        try:
+            await publish(dep, mix.lines)
+
+            async def retried() -> bool:
+                return worker.metric("nuggetflow_stream_retries_total") >= 4
+
+            await wait_until(retried, 60, "retries during the outage", worker.tail)
+            # Waiting, not lost: nothing produced, nothing dead-lettered but the malformed.
+            assert await count_nuggets(dep.store_path, embedder, dep.settings,
+                                       sorted(mix.actionable)) == 0
+            assert {d.value for d in await dep.dead_letters()} <= set(mix.malformed)
+            failed_calls = worker.metric("nuggetflow_llm_calls_total", outcome="error")
+            assert failed_calls >= 4 and len(llm.requests) >= 4
+            llm.fail_status = None  # the endpoint recovers
+            await wait_done(dep, embedder, mix, [worker])
+            retries = worker.metric("nuggetflow_stream_retries_total", agent="actionability")
+        finally:
+            assert worker.stop() == 0, worker.tail()
+    assert retries >= 4
+    await check_outcome(dep, embedder, mix, auto_tenants=())
+    letters = await dep.dead_letters()
+    assert Counter(d.value for d in letters) == Counter(mix.malformed)
+
+
+async def test_second_worker_joins_and_leaves_mid_stream(kafka_bootstrap: str,
+                                                         tmp_path: Path,
+                                                         embedder: MiniLMEmbedder) -> None:
+    dep = Deployment.create(kafka_bootstrap, tmp_path,
+                            NUGGETFLOW_REVIEW_POLICY_TENANTS="acme=auto")
+    tenants = ("acme", "globex", "initech", "umbrella", "hooli", "stark")
+    await dep.add_corpus(embedder, tenants=tenants)  # keys spread over the partitions
+    mix = mixed_events(600, seed=31, actionable_share=0.12, tenants=tenants)
+    chunks = [mix.lines[i:i + 200] for i in range(0, 600, 200)]
+    first = dep.worker("first").start()
+    second = dep.worker("second")
+    try:
+        await publish(dep, chunks[0], 1)
+        second.start()  # joins: partitions are reassigned while events flow
+        await publish(dep, chunks[1], 201)
+
+        async def second_busy() -> bool:
+            return second.metric("nuggetflow_stream_events_total") >= 10
+
+        await wait_until(second_busy, 120, "the second worker to take partitions",
+                         second.tail)
+        await publish(dep, chunks[2], 401)
+        second_handled = second.metric("nuggetflow_stream_events_total")
+        assert second.stop() == 0, second.tail()  # leaves while events are in flight
+        await wait_done(dep, embedder, mix, [first, second])
+        first_handled = first.metric("nuggetflow_stream_events_total")
+    finally:
+        second.stop()
+        assert first.stop() == 0, first.tail()
+    assert second_handled >= 10 and first_handled > 0
+    await check_outcome(dep, embedder, mix, auto_tenants=("acme",))
+    letters = await dep.dead_letters()
+    assert Counter(d.value for d in letters) == Counter(mix.malformed)  # no duplicates
