@@ -22,9 +22,6 @@ ROOT = Path(__file__).resolve().parents[3]
 DEPLOY = ROOT / "deploy"
 COMPOSE = DEPLOY / "docker-compose.yml"
 DASHBOARD = DEPLOY / "grafana" / "dashboards" / "nuggetflow.json"
-# CLI commands a compose service runs that another issue still has to add. A test below
-# fails as soon as such a command exists, so this list cannot silently go stale.
-PENDING_COMMANDS = {"worker": "issue 4 (stream workers) adds `nuggetflow worker`"}
 
 
 def load(path: Path) -> Any:
@@ -88,22 +85,15 @@ def test_compose_dependencies_and_commands(compose: dict[str, Any]) -> None:
     commands = cli_commands()
     for name in ("query", "worker"):
         command = services[name]["command"][0]
-        assert command in commands or command in PENDING_COMMANDS, (name, command)
+        assert command in commands, (name, command)
     assert services["query"]["command"] == ["serve"]
     assert services["worker"]["image"] == services["query"]["image"], "one image, built once"
-
-
-def test_pending_commands_are_still_pending() -> None:
-    landed = set(PENDING_COMMANDS) & cli_commands()
-    assert not landed, f"remove {landed} from PENDING_COMMANDS: the command exists now"
 
 
 def test_compose_environment_names_real_settings(compose: dict[str, Any]) -> None:
     known = {var for var, _, _ in Settings.describe()}
     for name in ("query", "worker"):
         for var in compose["services"][name]["environment"]:
-            if var == "NUGGETFLOW_BROKER":  # the stream worker's setting (issue 4)
-                continue
             assert var in known, f"{name}: {var} is not a setting"
 
 
