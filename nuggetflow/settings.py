@@ -142,6 +142,10 @@ class Settings:
         "connection; events of one tenant are still optimized in order.")
     stream_ingest_batch: int = _setting(
         256, "Feedback events the actionability agent takes per batch (at most).")
+    stream_agents: str = _setting(
+        "actionability,optimize,publish,review",
+        "Agents this worker runs (comma-separated). Workers that run a different subset "
+        "must use their own NUGGETFLOW_STREAM_APP_ID (consumer group).")
     stream_retry_initial_seconds: float = _setting(
         1.0,
         "First wait before retrying an event whose LLM or backend call failed with a "
@@ -268,6 +272,11 @@ class Settings:
             raise ConfigError(f"must be manual or auto, got {self.review_policy!r}",
                               field="NUGGETFLOW_REVIEW_POLICY")
         parse_review_policies(self.review_policy_tenants)
+        agents = [a.strip() for a in self.stream_agents.split(",") if a.strip()]
+        unknown = set(agents) - set(STREAM_AGENTS)
+        if not agents or unknown:
+            raise ConfigError(f"expected some of {', '.join(STREAM_AGENTS)}, got "
+                              f"{self.stream_agents!r}", field="NUGGETFLOW_STREAM_AGENTS")
 
     def policy_for(self, tenant: str) -> str:
         """The review policy (manual or auto) that applies to a tenant's candidates."""
@@ -297,6 +306,7 @@ class Settings:
 
 
 REVIEW_POLICIES = ("manual", "auto")
+STREAM_AGENTS = ("actionability", "optimize", "publish", "review")
 
 
 def parse_review_policies(raw: str) -> dict[str, str]:

@@ -104,22 +104,34 @@ class KeyedLocks:
         return len(self._locks)
 
 
+SOURCES = {"actionability": TopicKind.EVENTS, "optimize": TopicKind.CORRECTIONS,
+           "publish": TopicKind.CANDIDATES, "review": TopicKind.REVIEWS}
+
+
+def enabled_agents(settings: Settings) -> list[str]:
+    """The agents NUGGETFLOW_STREAM_AGENTS names, in flow order."""
+    wanted = {a.strip() for a in settings.stream_agents.split(",")}
+    return [name for name in SOURCES if name in wanted]
+
+
 @dataclass(frozen=True)
 class Agents:
-    """The four agents of a worker (Faust ``AgentT`` objects)."""
+    """The agents of a worker (Faust ``AgentT`` objects; None when not enabled)."""
 
-    actionability: Any
-    optimize: Any
-    publish: Any
-    review: Any
+    actionability: Any = None
+    optimize: Any = None
+    publish: Any = None
+    review: Any = None
 
     def __iter__(self) -> Iterator[Any]:
-        return iter((self.actionability, self.optimize, self.publish, self.review))
+        return iter(a for a in (self.actionability, self.optimize, self.publish,
+                                self.review) if a is not None)
 
 
 def register_agents(app: faust.App, topics: Topics, steps: Steps, sink: Sink,
                     settings: Settings) -> Agents:
-    """Define the agents on ``app`` (no module-level app: one call per worker or test)."""
+    """Define the enabled agents on ``app`` (no module-level app: one call per worker or
+    test)."""
     tenant_locks = KeyedLocks()
 
     async def actionability(stream: StreamT[bytes]) -> AsyncIterator[list[str]]:
@@ -160,10 +172,11 @@ def register_agents(app: faust.App, topics: Topics, steps: Steps, sink: Sink,
     def topic(kind: TopicKind) -> Any:
         return raw_topic(app, topics.name(kind))
 
-    return Agents(
-        actionability=app.agent(topic(TopicKind.EVENTS), name="actionability")(actionability),
-        optimize=app.agent(topic(TopicKind.CORRECTIONS), name="optimize",
-                           concurrency=settings.stream_optimize_concurrency)(optimize),
-        publish=app.agent(topic(TopicKind.CANDIDATES), name="publish")(publish),
-        review=app.agent(topic(TopicKind.REVIEWS), name="review")(review),
-    )
+    bodies = {"actionability": actionability, "optimize": optimize, "publish": publish,
+              "review": review}
+    made: dict[str, Any] = {}
+    for name in enabled_agents(settings):
+        concurrency = settings.stream_optimize_concurrency if name == "optimize" else 1
+        made[name] = app.agent(topic(SOURCES[name]), name=name,
+                               concurrency=concurrency)(bodies[name])
+    return Agents(**made)

@@ -9,7 +9,6 @@ Prometheus endpoint and the consumer-lag sampler.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -20,17 +19,13 @@ from nuggetflow.logging import get_logger
 from nuggetflow.settings import Settings
 from query.index import NuggetIndex
 from query.metrics import Metrics, MetricsServer, PipelineMetrics
-from stream.agents import Agents, FaustSink, register_agents
+from stream.agents import SOURCES, Agents, FaustSink, enabled_agents, register_agents
 from stream.engine import Engine, ThreadedEngine
 from stream.lag import LagMonitor
 from stream.steps import Steps
-from stream.topics import TopicKind, Topics, bootstrap_servers, ensure_topics, group_id
+from stream.topics import Topics, bootstrap_servers, ensure_topics, group_id
 
 log = get_logger(__name__)
-
-SOURCE_TOPICS = (TopicKind.EVENTS, TopicKind.CORRECTIONS, TopicKind.CANDIDATES,
-                 TopicKind.REVIEWS)
-
 
 def create_app(settings: Settings, **overrides: Any) -> faust.App:
     """A Faust app for these settings (``overrides`` go to Faust's own settings)."""
@@ -72,7 +67,8 @@ class StreamRuntime(Service):
                                             settings.metrics_port) if serve_metrics else None
         topics = Topics.from_settings(settings)
         self.lag = LagMonitor(bootstrap_servers(settings), group_id(settings),
-                              [topics.name(k) for k in SOURCE_TOPICS], metrics.pipeline)
+                              [topics.name(SOURCES[a]) for a in enabled_agents(settings)],
+                              metrics.pipeline)
 
     async def on_start(self) -> None:
         """Open the index, warm up the embedder, start threads and /metrics."""
@@ -88,6 +84,7 @@ class StreamRuntime(Service):
             await self.lag.start()
             self.add_future(self._sample_lag())
         log.info("stream worker runtime started", group=group_id(self.settings),
+                 agents=self.settings.stream_agents,
                  store=self.settings.store, llm=self.settings.llm,
                  optimize_concurrency=self.settings.stream_optimize_concurrency)
 
@@ -137,7 +134,8 @@ def build_worker(settings: Settings, *, metrics: Metrics | None = None,
     index = NuggetIndex(make_store(settings), make_embedder(settings), settings)
     engine = ThreadedEngine(settings, index.embedder, lambda: make_store(settings),
                             lambda: make_roles(settings, on_retry=on_llm_retry),
-                            settings.stream_optimize_concurrency)
+                            settings.stream_optimize_concurrency
+                            if "optimize" in enabled_agents(settings) else 0)
     steps = Steps(index, engine, settings, pipeline)
     app = create_app(settings)
     topics = Topics.from_settings(settings)
@@ -146,13 +144,14 @@ def build_worker(settings: Settings, *, metrics: Metrics | None = None,
     return WorkerParts(app, agents, steps, runtime, metrics)
 
 
-def run_worker(settings: Settings, argv: Sequence[str] = ()) -> int:
+def run_worker(settings: Settings) -> int:
     """Run a worker until SIGTERM/SIGINT (commits processed offsets, then stops)."""
     parts = build_worker(settings)
     loop = asyncio.new_event_loop()
     asyncio.set_event_loop(loop)
     worker = faust.Worker(parts.app, parts.runtime, loop=loop, loglevel=settings.log_level,
                           override_logging=False, redirect_stdouts=False, quiet=True)
+    worker.spinner = None  # a terminal progress spinner: noise in logs and pipes
     try:
         worker.execute_from_commandline()
     except SystemExit as exc:

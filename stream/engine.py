@@ -238,8 +238,9 @@ class ThreadedEngine:
 
     async def optimize(self, ctx: FeedbackContext, extraction: Extraction) -> Outcome:
         """See :meth:`Engine.optimize` (runs on a free slot; waits for one)."""
-        if self._free is None:
-            raise RuntimeError("ThreadedEngine.start() was not called")
+        if self._free is None or not self._slots:
+            raise RuntimeError("ThreadedEngine has no INO slots (not started, or "
+                               "concurrency 0)")
         slot = await self._free.get()
         try:
             if slot.store is None or slot.roles is None:

@@ -21,6 +21,7 @@ from stream.topics import TopicKind, Topics, bootstrap_servers
 log = get_logger(__name__)
 
 FORMATS = ("json", "protobuf")
+PENDING_MAX = 10_000
 
 
 @dataclass
@@ -85,6 +86,10 @@ async def publish_events(settings: Settings, lines: Iterable[tuple[int, bytes]],
                 value = msg.SerializeToString() if fmt == "protobuf" else raw
             pending.append(await producer.send(topic, value=value, key=key))
             report.sent += 1
+            if len(pending) >= PENDING_MAX:  # bound memory: wait for the acks so far
+                for fut in pending:
+                    await fut
+                pending.clear()
             if progress is not None and report.sent % progress_every == 0:
                 report.seconds = time.perf_counter() - started
                 progress(report)

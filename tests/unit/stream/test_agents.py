@@ -118,3 +118,14 @@ async def test_keyed_locks_serialize_a_key_not_others() -> None:
                          job("b-fast", b"b", 0))
     assert done == ["b-fast", "a-slow", "a-fast"]
     assert len(locks) == 0  # nothing kept for idle keys
+
+
+def test_a_worker_runs_only_the_agents_it_is_given(steps: Steps, stream_settings: Settings,
+                                                   sink: RecordingSink) -> None:
+    settings = stream_settings.replace(stream_agents="actionability, review")
+    app = create_app(settings)
+    agents = register_agents(app, Topics("p."), steps, sink, settings)
+    assert agents.optimize is None and agents.publish is None
+    assert [a.name for a in agents] == ["actionability", "review"]
+    assert sorted(t for a in agents for t in a.channel.topics) == [
+        "p.feedback.events", "p.nuggets.reviews"]

@@ -49,6 +49,8 @@ def test_per_tenant_review_policy() -> None:
     ("NUGGETFLOW_REVIEW_POLICY", "sometimes"),
     ("NUGGETFLOW_REVIEW_POLICY_TENANTS", "acme"),
     ("NUGGETFLOW_REVIEW_POLICY_TENANTS", "acme=yes"),
+    ("NUGGETFLOW_STREAM_AGENTS", ""),
+    ("NUGGETFLOW_STREAM_AGENTS", "actionability,ranker"),
 ])
 def test_bad_streaming_settings_are_named(var: str, value: str) -> None:
     with pytest.raises(ConfigError) as err:
