@@ -171,7 +171,7 @@ def cmd_optimize(args: argparse.Namespace, settings: Settings) -> int:
             docs, passages, _ = await ingest_corpus(index.ingest_passages, args.corpus,
                                                     args.tenant, settings.chunk_chars)
             print(f"corpus: {docs} documents, {passages} passages", file=sys.stderr)
-        roles = make_roles(settings)
+        roles = make_roles(settings, embedder=index.embedder)
         harness = BuiltinHarness(index.store, index.embedder, roles.generator, settings)
         opt = Optimizer(index.store, index.embedder, roles, settings, harness=harness,
                         budget=Budget(settings.budget_calls, settings.budget_tokens),
@@ -250,7 +250,8 @@ def cmd_eval(args: argparse.Namespace, settings: Settings) -> int:
                 await publish_outcome(index, outcome)
 
             figures = await evaluate(
-                index.store, index.embedder, make_roles(settings), settings, cases, traffic,
+                index.store, index.embedder, make_roles(settings, embedder=index.embedder),
+                settings, cases, traffic,
                 runs=args.runs, variants=args.variants.split(","), progress=progress,
                 publish=publish)
         finally:

@@ -15,12 +15,14 @@ BACKENDS = {
 }
 
 
-def make_roles(settings: Settings, **kwargs: Any) -> Roles:
-    """The roles of the configured backend (kwargs go to the openai client)."""
+def make_roles(settings: Settings, embedder: Any = None, **kwargs: Any) -> Roles:
+    """The roles of the configured backend: ``embedder`` serves the local generator,
+    kwargs go to the openai client."""
     target = BACKENDS.get(settings.llm)
     if target is None:
         raise ConfigError(f"unknown LLM backend {settings.llm!r}", field="NUGGETFLOW_LLM")
     module, name = target.split(":")
     factory = getattr(importlib.import_module(module), name)
-    roles: Roles = factory(settings, **kwargs) if settings.llm != "local" else factory()
+    roles: Roles = (factory(settings, **kwargs) if settings.llm != "local"
+                    else factory(embedder))
     return roles

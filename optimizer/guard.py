@@ -54,18 +54,36 @@ class GuardVerdict:
     violations: tuple[str, ...] = ()
 
 
+_NUM = re.compile(r"\d+(?:\.\d+)*")
+
+
+def _novel(token: str, allowed: set[str]) -> bool:
+    """A token is new when a word or a whole number in it is not allowed.
+
+    "middle-click" is known when "middle" and "click" are; "version 46" and "v46" when
+    "46" is (a whole number: "8.3" is not allowed by "8.2" and "3").
+    """
+    low = token.lower()
+    numbers = _NUM.findall(low)
+    letters = re.findall(r"[a-z]+", _NUM.sub(" ", low))
+    letters = [w for w in letters if w not in ("v", "version")]
+    return any(n not in allowed for n in numbers) or any(w not in allowed for w in letters)
+
+
 def check_revision(revision: NuggetDraft, context: str, obj: str,
                    probe_queries: Iterable[str] = ()) -> GuardVerdict:
     """Reject a revision that adds facts (or drops the corrected value)."""
-    allowed_words = {v for w in words(context)
-                     for v in (w, w.removesuffix("'s"), w.removesuffix("s"))}
-    allowed = factual_tokens(context) | allowed_words
+    allowed = {v for w in re.findall(r"[a-z]+", context.lower())
+               for v in (w, w.removesuffix("s"))}
+    allowed |= set(_NUM.findall(context)) | set(re.findall(r"\d+", context))
     violations: list[str] = []
     claims = f"{revision.title}\n{revision.body}"
-    for tok in sorted(factual_tokens(claims) - allowed):
+    for tok in sorted(t for t in factual_tokens(claims) if _novel(t, allowed)):
         violations.append(f"title/body introduces {tok!r}")
-    query_words = {w for q in probe_queries for w in words(q)}
-    for tok in sorted(factual_tokens("\n".join(revision.anchors)) - allowed - query_words):
+    query_words = {w for q in probe_queries
+                   for w in (*re.findall(r"[a-z]+", q.lower()), *_NUM.findall(q))}
+    anchor_tokens = factual_tokens("\n".join(revision.anchors))
+    for tok in sorted(t for t in anchor_tokens if _novel(t, allowed | query_words)):
         violations.append(f"anchor introduces {tok!r}")
     if obj and obj.lower() not in claims.lower():
         violations.append(f"the corrected value {obj!r} is no longer stated")

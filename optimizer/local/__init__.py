@@ -7,10 +7,11 @@ from optimizer.local.generator import LocalGenerator, LocalJudge
 from optimizer.local.queries import LocalAnchors, LocalProbes
 from optimizer.local.reflector import LocalReflector
 from optimizer.roles import Roles
+from query.embeddings import Embedder
 
 
-def local_roles() -> Roles:
-    """Every role, implemented locally."""
+def local_roles(embedder: Embedder | None = None) -> Roles:
+    """Every role, implemented locally (the generator reads semantically with an embedder)."""
     return Roles(actionability=LocalActionability(), anchors=LocalAnchors(),
                  probes=LocalProbes(), reflector=LocalReflector(),
-                 generator=LocalGenerator(), judge=LocalJudge())
+                 generator=LocalGenerator(embedder), judge=LocalJudge())

@@ -12,28 +12,55 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import numpy as np
+import numpy.typing as npt
+
 from optimizer.accounting import Meter, estimate_tokens
 from optimizer.local.lexicon import coverage, sentences, stems
 from optimizer.types import Answer, ContextPassage, Extraction, Judgement, NuggetDraft
+from query.embeddings import Embedder
 
 MAX_SENTENCES = 2
 KEEP_RATIO = 0.75  # a sentence must score at least this share of the best one
 
 
 class LocalGenerator:
-    """Deterministic extractive answerer with citations."""
+    """Deterministic extractive answerer with citations.
+
+    With an embedder, a sentence's score blends lexical coverage with its cosine
+    similarity to the query (a reader understands paraphrases); without one it is lexical.
+    """
+
+    def __init__(self, embedder: Embedder | None = None, cache_size: int = 20_000) -> None:
+        self.embedder = embedder
+        self._cache: dict[str, npt.NDArray[np.float32]] = {}
+        self._cache_size = cache_size
+
+    def _vectors(self, texts: Sequence[str]) -> list[npt.NDArray[np.float32]]:
+        assert self.embedder is not None
+        todo = [t for t in dict.fromkeys(texts) if t not in self._cache]
+        if todo:
+            if len(self._cache) + len(todo) > self._cache_size:
+                self._cache.clear()
+            self._cache.update(zip(todo, self.embedder.embed(todo), strict=True))
+        return [self._cache[t] for t in texts]
 
     def answer(self, query: str, passages: Sequence[ContextPassage], meter: Meter) -> Answer:
         """Best-covering sentences from the passages, each tagged with its source id."""
         meter.check("generator")
         best_of: dict[str, tuple[float, int, str]] = {}  # one sentence per passage
-        for order, p in enumerate(passages):
-            title_cov = coverage(query, p.title)
-            for s in sentences(p.text):
-                cov = 0.6 * coverage(query, s) + 0.4 * title_cov
-                score = cov * (0.5 + p.score)
-                if cov > 0 and score > best_of.get(p.id, (0.0, 0, ""))[0]:
-                    best_of[p.id] = (score, -order, s)
+        units = [(p, s) for p in passages for s in sentences(p.text)]
+        sims: list[float] = [0.0] * len(units)
+        if self.embedder is not None and units:
+            qv, *svs = self._vectors([query, *(f"{p.title}: {s}" for p, s in units)])
+            sims = [max(0.0, float(qv @ v)) for v in svs]
+        for i, (p, s) in enumerate(units):
+            cov = 0.6 * coverage(query, s) + 0.4 * coverage(query, p.title)
+            if self.embedder is not None:
+                cov = 0.5 * cov + 0.5 * sims[i]
+            score = cov * (0.5 + p.score)
+            if cov > 0 and score > best_of.get(p.id, (0.0, 0, ""))[0]:
+                best_of[p.id] = (score, -passages.index(p), s)
         ranked = sorted(((v[0], v[1], v[2], pid) for pid, v in best_of.items()), reverse=True)
         chosen: list[tuple[str, str]] = []
         if ranked:
