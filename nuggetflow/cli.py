@@ -229,6 +229,14 @@ def cmd_eval(args: argparse.Namespace, settings: Settings) -> int:
     cases = read_cases(args.cases, args.tenant)
     traffic = [q.strip() for q in Path(args.traffic).read_text().splitlines() if q.strip()] \
         if args.traffic else []
+    # Traffic about topics no case touches: titles of pages no case cites or competes with.
+    topical = {d for c in cases for d in (*c.cited, c.competitor) if d}
+    corpus_titles = {}
+    for line in Path(args.corpus).read_text().splitlines():
+        if line.strip():
+            doc = json.loads(line)
+            corpus_titles[doc.get("title", "")] = doc["id"]
+    offtopic = [q for q in traffic if q in corpus_titles and corpus_titles[q] not in topical]
     started = time.perf_counter()
 
     def progress(label: str, done: int, total: int) -> None:
@@ -253,7 +261,7 @@ def cmd_eval(args: argparse.Namespace, settings: Settings) -> int:
                 index.store, index.embedder, make_roles(settings, embedder=index.embedder),
                 settings, cases, traffic,
                 runs=args.runs, variants=args.variants.split(","), progress=progress,
-                publish=publish)
+                publish=publish, offtopic=offtopic)
         finally:
             await index.stop()
         print(file=sys.stderr)

@@ -66,6 +66,7 @@ class Case:
     facts: tuple[str, ...] = ()
     negatives: tuple[str, ...] = ()
     cited: tuple[str, ...] = ()
+    competitor: str = ""
 
     def context(self) -> FeedbackContext:
         """The case as a feedback event."""
@@ -89,7 +90,8 @@ def read_cases(path: str | Path, tenant: str | None = None) -> list[Case]:
                         actionable=bool(d["actionable"]),
                         heldout=tuple(d.get("heldout") or ()), facts=tuple(d.get("facts") or ()),
                         negatives=tuple(d.get("negatives") or ()),
-                        cited=tuple(d.get("cited") or ()))
+                        cited=tuple(d.get("cited") or ()),
+                        competitor=str(d.get("competitor") or ""))
         except (json.JSONDecodeError, KeyError, TypeError, AttributeError) as exc:
             raise ValidationError(f"{path} line {number}: {exc!r}", field="cases") from exc
         cases.append(case)
@@ -158,10 +160,13 @@ def _mean_std(xs: Sequence[float]) -> dict[str, float]:
 async def evaluate(store: IndexStore, embedder: Embedder, roles: Roles, settings: Settings,
                    cases: Sequence[Case], traffic: Sequence[str], *, runs: int = 3,
                    variants: Sequence[str] = VARIANTS, progress: Progress | None = None,
-                   publish: Callable[[Outcome], Any] | None = None) -> dict[str, Any]:
+                   publish: Callable[[Outcome], Any] | None = None,
+                   offtopic: Sequence[str] = ()) -> dict[str, Any]:
     """Run every variant ``runs`` times; return the figures (see the module docstring).
 
     ``publish`` (async) stores an outcome's nugget as published, for the negative control.
+    ``offtopic`` is the part of the traffic about topics no case touches (reported apart:
+    a nugget reaching an on-topic query is not a false positive).
     """
     harness = BuiltinHarness(store, embedder, roles.generator, settings)
     started = time.perf_counter()
@@ -216,19 +221,27 @@ async def evaluate(store: IndexStore, embedder: Embedder, roles: Roles, settings
         for o in e_runs[0].outcomes:
             if o.nugget is not None:
                 await publish(o)
-        n_reached = n_cited = 0
         tenant = targets[0].tenant
         # A view frozen now, so the nuggets just published are in it.
         live = BuiltinHarness(store, embedder, roles.generator, settings,
                               threshold=await harness.threshold(tenant))
-        for q in traffic:
-            trace = await live.run(tenant, q, None, Meter())
-            nugget_ids = {i for i, _ in trace.retrieved if i.startswith("n-")}
-            n_reached += int(bool(nugget_ids & set(trace.reached)))
-            n_cited += int(bool(nugget_ids & set(trace.cited)))
-        negative = {"negative_retrieval": round(n_reached / len(traffic), 4),
-                    "negative_citation": round(n_cited / len(traffic), 4),
+        async def control(queries: Sequence[str]) -> tuple[float, float]:
+            reached = cited = 0
+            for q in queries:
+                trace = await live.run(tenant, q, None, Meter())
+                nugget_ids = {i for i, _ in trace.retrieved if i.startswith("n-")}
+                reached += int(bool(nugget_ids & set(trace.reached)))
+                cited += int(bool(nugget_ids & set(trace.cited)))
+            return reached / len(queries), cited / len(queries)
+
+        r_all, c_all = await control(traffic)
+        negative = {"negative_retrieval": round(r_all, 4), "negative_citation": round(c_all, 4),
                     "negative_queries": len(traffic)}
+        if offtopic:
+            r_off, c_off = await control(offtopic)
+            negative.update({"negative_offtopic_retrieval": round(r_off, 4),
+                             "negative_offtopic_citation": round(c_off, 4),
+                             "negative_offtopic_queries": len(offtopic)})
     await harness.close()
 
     per_variant = {}

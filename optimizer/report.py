@@ -49,6 +49,13 @@ def markdown(f: dict[str, Any], command: str) -> str:
                      f"nuggets published): {100 * f['negative_retrieval']:.1f}% retrieved a "
                      f"nugget, {100 * f['negative_citation']:.1f}% cited one (paper: 1.4% / "
                      "0.8%).")
+    if "negative_offtopic_retrieval" in f:
+        lines.append(f"Of those, the {f['negative_offtopic_queries']} titles of pages no case "
+                     f"is about: {100 * f['negative_offtopic_retrieval']:.1f}% retrieved a "
+                     f"nugget, {100 * f['negative_offtopic_citation']:.1f}% cited one. (Page "
+                     "titles of the same help corpus are often on a nugget's topic; a nugget "
+                     "reaching such a query is usually right, so the off-topic share is the "
+                     "cleaner false-positive rate.)")
     conf = f["actionability_confusion"]
     lines += [
         "",
