@@ -40,6 +40,7 @@ log = get_logger(__name__)
 
 SERVICE_PREFIX = "/nuggetflow.v1.QueryService/"
 FIELD_METADATA_KEY = "nuggetflow-field"
+DEADLINE_SLACK_SECONDS = 0.005
 
 Behavior = Callable[[Any, grpc.aio.ServicerContext], Awaitable[Any]]
 
@@ -107,7 +108,12 @@ class ServiceInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
             try:
                 return await self._call(inner, request, context)
             except asyncio.CancelledError:
-                code = grpc.StatusCode.CANCELLED
+                # gRPC itself cancels a call whose deadline passed, possibly a moment
+                # before our own timeout fires: count that as the deadline it is.
+                remaining = context.time_remaining()
+                code = (grpc.StatusCode.DEADLINE_EXCEEDED
+                        if remaining is not None and remaining <= DEADLINE_SLACK_SECONDS
+                        else grpc.StatusCode.CANCELLED)
                 raise
             except Exception as exc:  # every failure is mapped below
                 failure = exc
