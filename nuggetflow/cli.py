@@ -287,7 +287,11 @@ def cmd_demo(args: argparse.Namespace, settings: Settings) -> int:
     """Run the embedded end-to-end demo (see nuggetflow.demo)."""
     from nuggetflow.demo import run_demo
 
-    return asyncio.run(run_demo(settings, workdir=args.workdir))
+    try:
+        return asyncio.run(run_demo(settings, workdir=args.workdir, serve=args.serve,
+                                    port=args.port))
+    except KeyboardInterrupt:
+        return 0
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -304,6 +308,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     demo = sub.add_parser("demo", help="run the embedded end-to-end demo (no servers, no key)")
     demo.add_argument("--workdir", default="var/demo", help="where the demo keeps its index")
+    demo.add_argument("--serve", action="store_true",
+                      help="keep the gRPC query service up after the report")
+    demo.add_argument("--port", type=int, default=0, help="gRPC port (0: any free port)")
     demo.set_defaults(fn=cmd_demo)
 
     ing = sub.add_parser("ingest", help="ingest a corpus JSONL {id, tenant, title, text}")
@@ -398,7 +405,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             overrides["log_level"] = args.log_level
         settings = Settings.from_env(**overrides)
         quiet_demo = args.command == "demo" and not args.log_level
-        configure("WARNING" if quiet_demo else settings.log_level, settings.log_format)
+        configure("ERROR" if quiet_demo else settings.log_level, settings.log_format)
         code: int = args.fn(args, settings)
         return code
     except NuggetflowError as exc:

@@ -1,124 +1,181 @@
-"""The embedded demo: no servers, no API key, one SQLite file under ``var/demo``.
+"""The embedded end-to-end demo: no servers, no API key, one SQLite file under ``var/demo``.
 
-It indexes a tenant corpus (the GNOME help when the repository ships it, plus the
-worked example's portal articles), submits the paper's worked-example correction as a
-nugget, shows that an unreviewed nugget is not served, publishes it, then walks through
-governance: a later correction succeeds it in time, and a disputed one is flagged.
+1. Index the GNOME desktop help (the shipped benchmark corpus) as tenant ``gnome``.
+2. Feed a sample feedback stream (corrections, vague feedback, praise, an injection
+   attempt, a malformed line, a re-delivered event) through the embedded runner: the
+   same steps as the Kafka worker (actionability, extraction, INO, auto-publish).
+3. Start the gRPC query service and make Retrieve calls through a real channel.
+4. Print a report: what was accepted or rejected and why, the iterations per nugget, and
+   for each nugget its retrieval on held-out queries before INO (the standard nugget, A)
+   and after (the published one).
 """
 
 from __future__ import annotations
 
+import contextlib
+import json
 import shutil
 import sys
-from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 from nuggetflow.settings import Settings
 
 ROOT = Path(__file__).resolve().parent.parent
-GNOME_CORPUS = ROOT / "bench" / "data" / "gnome-help" / "corpus.jsonl"
-T0 = datetime(2025, 1, 1, tzinfo=UTC)
-
-PORTAL_DOCS = [
-    ("kb-reset-own", "Resetting your own password",
-     "If your password reset isn't working, open the login screen and choose Forgot "
-     "password. A reset link is sent to your email. Reset links expire after one hour."),
-    ("kb-admin-panel", "Using the admin panel",
-     "The admin panel lists team members, their roles and their last sign-in. Open it from "
-     "the gear menu. Team leads can invite new members from the admin panel."),
-    ("kb-roles", "Roles in the portal",
-     "The portal has three roles: Workspace Owner, Team Lead and Analyst. Roles decide "
-     "which pages of the portal a member can open."),
-]
+GNOME = ROOT / "bench" / "data" / "gnome-help"
+TENANT = "gnome"
+SAMPLE_CORRECTIONS = ("c004", "c006", "c013", "c020", "c024", "c032", "c044", "c054")
+SAMPLE_OTHERS = ("n001", "n010", "n020", "n030")
 
 
 def _say(text: str = "") -> None:
     print(text, file=sys.stdout, flush=True)
 
 
-async def run_demo(settings: Settings, workdir: str | Path = "var/demo") -> int:
-    """Run the demo and print a report; returns the process exit code."""
+def sample_stream(cases: list[Any]) -> list[bytes]:
+    """Feedback events (canonical JSON) for the sample cases, plus a malformed line and a
+    re-delivery of the first event."""
+    by_id = {c.id: c for c in cases}
+    lines = []
+    for cid in (*SAMPLE_CORRECTIONS, *SAMPLE_OTHERS):
+        c = by_id[cid]
+        lines.append(json.dumps({
+            "eventId": f"fb-{c.id}", "tenant": TENANT, "query": c.query, "answer": c.answer,
+            "feedback": {"rating": c.rating, "comment": c.comment},
+            "citedDocuments": list(c.cited), "user": "demo-user", "agent": "chat"}).encode())
+    lines.insert(3, b'{"eventId": "fb-broken", "tenant": "gnome"}')
+    lines.append(lines[0])  # at-least-once delivery: the same event again
+    return lines
+
+
+async def run_demo(settings: Settings, workdir: str | Path = "var/demo", *,
+                   serve: bool = False, port: int = 0) -> int:
+    """Run the demo and print the report; with ``serve``, keep the service up."""
+    import asyncio
+
+    import grpc
+
+    from nuggetflow.v1 import query_service_pb2 as qpb
+    from nuggetflow.v1 import query_service_pb2_grpc as qpb_grpc
+    from optimizer.backends import make_roles
+    from optimizer.evaluation import measure, read_cases
+    from optimizer.harness import BuiltinHarness
+    from optimizer.pipeline import Optimizer
     from query.backends.sqlite import SQLiteStore
-    from query.corpus import Document, ingest_corpus, passages_of
+    from query.corpus import ingest_corpus
     from query.embeddings import make_embedder
     from query.index import NuggetIndex
-    from query.model import Evidence, FactTriple, Nugget, Provenance, Validity, View
-    from query.retrieval import RetrieveRequest
+    from query.model import Nugget
+    from query.service import create_server
+    from stream.engine import InlineEngine
+    from stream.records import StepResult
+    from stream.runner import EmbeddedRunner
+    from stream.steps import Steps
+    from stream.topics import Topics
 
     work = Path(workdir)
     if work.exists():
         shutil.rmtree(work)
     work.mkdir(parents=True)
+    settings = settings.replace(review_policy="auto", review_policy_tenants="")
     index = NuggetIndex(SQLiteStore(work / "index.db", settings.embedding_dim),
-                        make_embedder(settings), settings, clock=lambda: T0)
+                        make_embedder(settings), settings)
     await index.start()
+    roles = make_roles(settings, embedder=index.embedder)
+    engine = InlineEngine(index.store, index.embedder, roles, settings)
+    await engine.start()
+    server = None
     try:
-        _say("== nuggetflow demo (embedded: SQLite FTS5 + HNSW, local MiniLM, no servers) ==")
-        docs = [Document(i, "acme", t, x, valid_from=T0) for i, t, x in PORTAL_DOCS]
-        for d in docs:
-            await index.ingest_passages(passages_of(d, settings.chunk_chars))
-        if GNOME_CORPUS.is_file():
-            n_docs, n_pass, _ = await ingest_corpus(
-                index.ingest_passages, GNOME_CORPUS, "acme", settings.chunk_chars)
-            _say(f"indexed the GNOME help as tenant 'acme' corpus: {n_docs} pages, "
-                 f"{n_pass} passages (+{len(docs)} portal articles)")
-        else:
-            _say(f"indexed {len(docs)} portal articles as the tenant corpus")
+        _say("== nuggetflow demo: embedded store (SQLite FTS5 + HNSW), local MiniLM, "
+             "local LLM roles; no servers, no key ==")
+        docs, passages, _ = await ingest_corpus(index.ingest_passages, GNOME / "corpus.jsonl",
+                                                TENANT, settings.chunk_chars)
+        _say(f"\n1. indexed the GNOME help as tenant '{TENANT}': {docs} pages, "
+             f"{passages} passages")
 
-        query = "user reset isn't working for my team lead"
-        nugget = Nugget(
-            tenant="acme",
-            title="Password reset role restriction in portal v8.2",
-            body="In portal v8.2 only the Workspace Owner role can reset another user's "
-                 "password. The Analyst role can view team members but not reset.",
-            anchors=("why can't my analyst reset another teammate's password",
-                     "which role is required to reset passwords in v8.2"),
-            fact=FactTriple("reset another user's password", "allowed_role",
-                            "Workspace Owner", "portal v8.2"),
-            validity=Validity(T0),
-            evidence=(Evidence("fb-1001"),),
-            provenance=Provenance(event_id="fb-1001", tenant="acme",
-                                  trigger_query="why can't my analyst reset another "
-                                                "teammate's password from the admin panel?",
-                                  feedback_text="In portal v8.2 only the Workspace Owner can "
-                                                "reset another user's password."),
-        )
+        cases = read_cases(GNOME / "cases.jsonl", TENANT)
+        by_event = {f"fb-{c.id}": c for c in cases}
+        stream = sample_stream(cases)
+        _say(f"\n2. feeding {len(stream)} feedback events through the embedded runner "
+             "(actionability -> extraction -> INO -> auto-publish):")
+        results: list[tuple[str, StepResult]] = []
 
-        async def show(label: str, q: str, when: datetime, view: View = View.ACTIVE) -> None:
-            res = await index.retriever.retrieve(
-                RetrieveRequest("acme", q, as_of=when, view=view, k=3))
-            _say(f"\n-- {label}\n   query: {q!r}  as_of={when.date()}  view={view.name}")
-            for i, h in enumerate(res.hits, 1):
-                flag = "  [CONTESTED]" if h.contested else ""
-                _say(f"   {i}. {h.type.name.lower():8s} {h.fused:.3f}  {h.title}{flag}")
-            _say(f"   suppressed by governance: {res.suppressed}")
+        def show(agent: str, r: StepResult) -> None:
+            results.append((agent, r))
+            if agent == "actionability":
+                verdict = {"correction": "actionable -> optimize",
+                           "not_actionable": "rejected"}.get(r.outcome, r.outcome)
+                detail = f" ({r.detail})" if r.detail else ""
+                _say(f"   {r.event_id or '?':10s} {verdict}{detail}")
 
-        sub = await index.submit(nugget)
-        _say(f"\nsubmitted nugget {sub.id} (pending review)")
-        await show("before review: a pending nugget is never served", query, T0)
-        pub = await index.approve("acme", sub.id, reviewer="demo")
-        _say(f"\napproved -> {pub.publication.name}, version {pub.version}")
-        await show("after publication", query, T0)
+        runner = EmbeddedRunner(Steps(index, engine, settings), Topics.from_settings(settings),
+                                on_result=show)
+        report = await runner.run(enumerate(stream, start=1))
+        for d in report.dead_letters:
+            _say(f"   dead letter ({d.source}): {d.reason}: {d.error}")
+        summary = report.summary()
+        _say(f"   -> {summary['candidates']} nuggets published, "
+             f"{summary['dead_letters']} dead letter(s), {summary['seconds']} s "
+             f"(the re-delivered event made no second nugget)")
 
-        later = datetime(2025, 6, 1, tzinfo=UTC)
-        succ = Nugget(
-            tenant="acme", title="Password reset roles in portal v8.2 after the June update",
-            body="Since June 2025, in portal v8.2 the Team Lead role can also reset another "
-                 "user's password.",
-            fact=FactTriple("reset another user's password", "allowed_role",
-                            "Workspace Owner or Team Lead", "portal v8.2"),
-            validity=Validity(later), evidence=(Evidence("fb-2001"),),
-            provenance=Provenance(event_id="fb-2001", tenant="acme"))
-        s2 = await index.approve("acme", (await index.submit(succ)).id, reviewer="demo")
-        _say(f"\na later correction (valid from {later.date()}) was published: {s2.id}")
-        await show("as of March: the original fact", query, datetime(2025, 3, 1, tzinfo=UTC))
-        await show("as of July: its successor", query, datetime(2025, 7, 1, tzinfo=UTC))
-        _say("\nversion history of the original nugget (nothing is deleted):")
-        for v in await index.store.history("acme", sub.id):
-            end = v.validity.end.date() if v.validity.end else "open"
-            _say(f"   v{v.version} {v.publication.name:9s} {v.state.name:10s} "
-                 f"[{v.validity.start.date()}, {end})  {v.change_reason}")
+        # Before (the standard nugget, variant A) vs after (the published INO nugget), on
+        # the held-out queries of each case, with the same agent.
+        harness = BuiltinHarness(index.store, index.embedder, roles.generator, settings)
+        opt = Optimizer(index.store, index.embedder, roles, settings, harness=harness)
+        _say("\n3. each nugget: INO iterations, and held-out retrieval (reached the answer's "
+             "context / cited) before INO (A) and after (published):")
+        published: dict[str, Nugget] = {}
+        for event_id, case in by_event.items():
+            heads = await index.store.find_by_event(TENANT, event_id)
+            if not heads:
+                continue
+            nugget = heads[-1]
+            published[event_id] = nugget
+            before = await opt.process(case.context(), variant="A")
+            b = await measure(harness, index.embedder, before, case.heldout)
+            after_outcome = before.__class__(case.context(), before.extraction, nugget,
+                                             _result_of(nugget), {})
+            a = await measure(harness, index.embedder, after_outcome, case.heldout)
+            trace = nugget.optimization or {}
+            n = len(case.heldout)
+            _say(f"   {event_id}: {nugget.title}\n"
+                 f"      INO: {trace.get('iterations', '?')} iteration(s), "
+                 f"{'passed' if trace.get('passed') else 'not all probes passed'}; held-out "
+                 f"{sum(r for r, _ in b)}/{n} reached, {sum(c for _, c in b)}/{n} cited "
+                 f"before -> {sum(r for r, _ in a)}/{n} reached, {sum(c for _, c in a)}/{n} "
+                 f"cited after")
+        await harness.close()
+
+        server, bound = create_server(index, settings, port)
+        await server.start()
+        _say(f"\n4. gRPC query service on 127.0.0.1:{bound}; Retrieve calls through a real "
+             "channel:")
+        async with grpc.aio.insecure_channel(f"127.0.0.1:{bound}") as channel:
+            stub = qpb_grpc.QueryServiceStub(channel)  # type: ignore[no-untyped-call]
+            for event_id in list(published)[:3]:
+                q = by_event[event_id].heldout[0]
+                reply = await stub.Retrieve(qpb.RetrieveRequest(tenant=TENANT, query=q, k=3))
+                _say(f"   Retrieve({q!r}): suppressed={reply.suppressed}")
+                for i, h in enumerate(reply.hits, 1):
+                    kind = "nugget  " if h.type == qpb.Hit.NUGGET else "document"
+                    _say(f"      {i}. {kind} {h.scores.fused:.3f}  {h.title[:70]}")
         _say(f"\nindex file: {work / 'index.db'}")
+        if serve:
+            _say(f"serving on 127.0.0.1:{bound}; press Ctrl-C to stop")
+            with contextlib.suppress(asyncio.CancelledError):
+                await server.wait_for_termination()
     finally:
+        if server is not None:
+            await server.stop(1.0)
+        await engine.stop()
         await index.stop()
     return 0
+
+
+def _result_of(nugget: Any) -> Any:
+    """An OptimizationResult carrying the published nugget's draft (for measuring)."""
+    from optimizer.ino import OptimizationResult
+    from optimizer.types import NuggetDraft
+
+    return OptimizationResult("published", NuggetDraft(nugget.title, nugget.body,
+                                                       nugget.anchors), True, 0, [])

@@ -191,7 +191,8 @@ class LocalActionability:
         if predicate == "allowed_role":
             title = f"{capitalize(subject)}: {obj} only"
         else:
-            title = f"{capitalize(subject)}: {obj}"
+            # The user's own question makes a clearer heading than a parsed subject.
+            title = f"{_heading(ctx.query) or capitalize(subject)}: {obj}"
         if scope != "global":
             title += f" ({scope})"
         first_word = words(body)[0] if words(body) else ""
@@ -203,6 +204,18 @@ class LocalActionability:
         return Extraction("actionable_correction", True, reason, title=title, body=body,
                           subject=subject, predicate=predicate, object=obj, scope=scope,
                           kind=kind)
+
+
+_QUESTION = re.compile(
+    r"^(?:(?:how|why|what|where|when|which|who)\b(?:\s+(?:do|does|did|can|can't|should|is|"
+    r"are|to|i|we|you|my|the))*|(?:can|could|is|are|do|does)\s+(?:i|we|you))\s+",
+    re.IGNORECASE)
+
+
+def _heading(query: str) -> str:
+    """A trigger query as a short heading: question words and punctuation removed."""
+    text = _QUESTION.sub("", query.strip()).strip(" ?.!")
+    return capitalize(" ".join(text.split()[:8]))
 
 
 def _kinds(sentence: str) -> list[str]:

@@ -53,61 +53,12 @@ def test_errors_are_clear_and_exit_2(tmp_path: Path) -> None:
 
 
 def test_demo_runs_on_the_embedded_default(tmp_path: Path) -> None:
+    """The README's first command, end to end: runner, INO, auto-publish, gRPC calls."""
     out = run(["demo", "--workdir", str(tmp_path / "demo")], tmp_path).stdout
-    assert "a pending nugget is never served" in out
-    assert "succeeded by" in out
-    assert "Password reset role restriction in portal v8.2" in out
-
-
-def test_serve_starts_logs_ports_and_stops_on_sigterm(tmp_path: Path) -> None:
-    import signal
-    import time
-    import urllib.request
-
-    import grpc
-    from grpc_health.v1 import health_pb2, health_pb2_grpc
-
-    from nuggetflow.v1 import query_service_pb2 as qpb
-    from nuggetflow.v1 import query_service_pb2_grpc as qpb_grpc
-
-    corpus = tmp_path / "corpus.jsonl"
-    corpus.write_text(json.dumps({"id": "wall", "tenant": "gnome", "title": "Change the "
-                                  "wallpaper", "text": "Open Settings and pick Background."}))
-    run(["ingest", str(corpus), "--quiet"], tmp_path)
-    log_path = tmp_path / "serve.log"
-    env = {**os.environ, "NUGGETFLOW_STORE": f"sqlite:///{tmp_path}/cli.db",
-           "NUGGETFLOW_LOG_FORMAT": "json"}
-    with log_path.open("w") as log_file:
-        proc = subprocess.Popen([sys.executable, "-m", "nuggetflow.cli", "serve", "--port", "0",
-                                 "--metrics-port", "0"], cwd=ROOT, env=env,
-                                stdout=subprocess.DEVNULL, stderr=log_file)
-    try:
-        started: dict[str, object] = {}
-        deadline = time.monotonic() + 120
-        while not started and time.monotonic() < deadline and proc.poll() is None:
-            for line in log_path.read_text().splitlines():
-                if line.startswith("{") and json.loads(line)["event"] == "query service started":
-                    started = json.loads(line)
-            time.sleep(0.2)
-        assert started, log_path.read_text()
-        assert "AUTH DISABLED" in log_path.read_text(), "open mode is logged loudly"
-        grpc_port, metrics_port = started["grpc_port"], started["metrics_port"]
-        with grpc.insecure_channel(f"127.0.0.1:{grpc_port}") as channel:
-            health = health_pb2_grpc.HealthStub(channel)
-            assert health.Check(health_pb2.HealthCheckRequest(), timeout=10).status == \
-                health_pb2.HealthCheckResponse.SERVING
-            stub = qpb_grpc.QueryServiceStub(channel)  # type: ignore[no-untyped-call]
-            reply = stub.Retrieve(qpb.RetrieveRequest(tenant="gnome", query="wallpaper picture",
-                                                      include_documents=True), timeout=30)
-            assert reply.hits[0].id == "wall#0"
-        with urllib.request.urlopen(f"http://127.0.0.1:{metrics_port}/metrics",
-                                    timeout=10) as page:
-            assert 'nuggetflow_query_retrieve_requests_total{tenant="gnome"} 1.0' in \
-                page.read().decode()
-        proc.send_signal(signal.SIGTERM)
-        assert proc.wait(timeout=60) == 0
-        assert "query service stopped" in log_path.read_text()
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
+    assert "indexed the GNOME help as tenant 'gnome': 273 pages" in out
+    assert "8 nuggets published, 1 dead letter(s)" in out
+    assert "rejected (praise)" in out and "rejected (vague_negative)" in out
+    assert "dead letter (feedback.events:0:4): invalid_field" in out
+    assert out.count("INO: ") == 8
+    assert "Retrieve(" in out and "nugget" in out
+    assert (tmp_path / "demo" / "index.db").is_file()
