@@ -85,6 +85,10 @@ BM25_WEIGHTS = "3.0, 1.0, 2.0"
 # adds almost nothing to BM25 (its idf is near zero) but forces scoring thousands of
 # rows, so it is dropped, keeping at least the KEEP_RAREST rarest terms.
 PRUNE_MIN_ROWS = 10_000
+# The prefiltered lexical path (see SQLiteStore.lexical_sync) is tried when the tenant
+# owns at least this share of the rows, reading FAST_PATH_DEPTH x limit ranked rows.
+FAST_PATH_SHARE = 0.5
+FAST_PATH_DEPTH = 4
 COMMON_SHARE = 0.05
 KEEP_RAREST = 2
 
@@ -426,10 +430,26 @@ class SQLiteStore:
 
     def lexical_sync(self, terms: Sequence[str], flt: GovernanceFilter,
                      limit: int) -> list[Scored]:
-        """Synchronous :meth:`lexical`."""
+        """Synchronous :meth:`lexical`.
+
+        When the tenant holds most of the index, the plain BM25 ranking is read a few
+        times deeper than ``limit`` and the governance filter applied to those rows from
+        the in-memory columns: the first ``limit`` allowed rows of the BM25 order are
+        exactly the governed top ``limit``, provided that many were found (or the plain
+        ranking was exhausted). Otherwise, and for other tenants, the filter runs inside
+        the SQL query.
+        """
         if not terms:
             return []
         terms = self.prune_terms(terms)
+        code = self._tenant(flt.tenant)
+        if code is None:
+            return []
+        self._refresh()
+        if self._vectors.tenant_share(code) >= FAST_PATH_SHARE:
+            fast = self._lexical_prefiltered(terms, flt, code, limit)
+            if fast is not None:
+                return fast
         where, args = self._where(flt)
         # CROSS JOIN keeps FTS as the outer loop: the planner must not scan items first.
         rows = self.db.execute(
@@ -438,6 +458,30 @@ class SQLiteStore:
             f" ORDER BY bm25(fts, {BM25_WEIGHTS}) LIMIT ?",
             [fts_query(terms), *args, limit]).fetchall()
         return [Scored(r[0], ItemType(r[1]), float(r[2]), float(r[3])) for r in rows]
+
+    def _lexical_prefiltered(self, terms: Sequence[str], flt: GovernanceFilter, code: int,
+                             limit: int) -> list[Scored] | None:
+        depth = limit * FAST_PATH_DEPTH
+        ranked = self.db.execute(
+            f"SELECT rowid, -bm25(fts, {BM25_WEIGHTS}) FROM fts WHERE fts MATCH ?"
+            f" ORDER BY bm25(fts, {BM25_WEIGHTS}) LIMIT ?", (fts_query(terms), depth)).fetchall()
+        if not ranked:
+            return []
+        scopes = tuple(self._scope_codes.get(s.lower().strip(), -1) for s in flt.scopes)
+        ok = self._vectors.allowed([r[0] for r in ranked], flt, code, scopes)
+        if ok is None:  # rows newer than our view: let SQL filter them
+            return None
+        kept = [r for r, allowed in zip(ranked, ok, strict=True) if allowed][:limit]
+        if len(kept) < limit and len(ranked) == depth:
+            return None  # not enough allowed rows in the prefix: filter inside the query
+        if not kept:
+            return []
+        marks = ",".join("?" * len(kept))
+        info = {r[0]: r[1:] for r in self.db.execute(
+            f"SELECT rowid, id, type, meta FROM items WHERE rowid IN ({marks})",
+            [r[0] for r in kept])}
+        return [Scored(info[r][0], ItemType(info[r][1]), float(s), float(info[r][2]))
+                for r, s in kept]
 
     def raw_lexical_sync(self, terms: Sequence[str], limit: int) -> list[tuple[int, float]]:
         """Plain FTS5 BM25 without governance (the benchmark's baseline); same query

@@ -143,23 +143,23 @@ class VectorIndex:
              scopes: tuple[int, ...]) -> npt.NDArray[np.bool_]:
         """Rows that the governance filter allows."""
         n = self._n
-        c: dict[str, Any] = {k: v[:n] for k, v in self._cols.items()}
-        t = flt.as_of.timestamp()
-        states = [int(State.ACTIVE)]
-        if flt.view is View.ACTIVE_PLUS_CONTESTED:
-            states.append(int(State.CONTESTED))
-        m = ((c["tenant"] == tenant) & c["is_head"]
-             & (c["publication"] == int(Publication.PUBLISHED))
-             & np.isin(c["state"], states) & (c["t_start"] <= t) & (c["t_end"] > t))
-        is_doc = c["type"] == int(ItemType.DOCUMENT)
-        if not flt.include_documents:
-            m &= ~is_doc
-        if scopes:
-            m &= is_doc | np.isin(c["scope"], scopes)
-        if flt.kinds:
-            m &= is_doc | np.isin(c["kind"], [int(k) for k in flt.kinds])
-        out: npt.NDArray[np.bool_] = m
-        return out
+        return _allowed({k: v[:n] for k, v in self._cols.items()}, flt, tenant, scopes)
+
+    def allowed(self, rowids: Sequence[int], flt: GovernanceFilter, tenant: int,
+                scopes: tuple[int, ...]) -> npt.NDArray[np.bool_] | None:
+        """Whether the governance filter allows each of these rows; None if a rowid is not
+        loaded yet (written by another process since the last refresh)."""
+        with self._lock:
+            found = [self._pos.get(r) for r in rowids]
+            if any(p is None for p in found):
+                return None
+            pos = np.asarray(found, dtype=np.int64)
+            return _allowed({k: v[pos] for k, v in self._cols.items()}, flt, tenant, scopes)
+
+    def tenant_share(self, tenant: int) -> float:
+        """The share of all rows that belong to a tenant."""
+        n = self._n
+        return float(np.count_nonzero(self._cols["tenant"][:n] == tenant)) / n if n else 0.0
 
     def search(self, vector: npt.NDArray[np.float32], flt: GovernanceFilter, tenant: int,
                scopes: tuple[int, ...], limit: int) -> list[tuple[int, float, float]]:
@@ -188,6 +188,27 @@ class VectorIndex:
             metas = self._cols["meta"][pos]
             return [(int(r), float(s), float(m)) for r, s, m in zip(rowids, sims, metas,
                                                                      strict=True)]
+
+
+def _allowed(c: dict[str, Any], flt: GovernanceFilter, tenant: int,
+             scopes: tuple[int, ...]) -> npt.NDArray[np.bool_]:
+    """The governance filter over columns (all rows, or a gathered subset)."""
+    t = flt.as_of.timestamp()
+    states = [int(State.ACTIVE)]
+    if flt.view is View.ACTIVE_PLUS_CONTESTED:
+        states.append(int(State.CONTESTED))
+    m = ((c["tenant"] == tenant) & c["is_head"]
+         & (c["publication"] == int(Publication.PUBLISHED))
+         & np.isin(c["state"], states) & (c["t_start"] <= t) & (c["t_end"] > t))
+    is_doc = c["type"] == int(ItemType.DOCUMENT)
+    if not flt.include_documents:
+        m &= ~is_doc
+    if scopes:
+        m &= is_doc | np.isin(c["scope"], scopes)
+    if flt.kinds:
+        m &= is_doc | np.isin(c["kind"], [int(k) for k in flt.kinds])
+    out: npt.NDArray[np.bool_] = m
+    return out
 
 
 def _read_cache(cache: Path, seq: int, n: int, dim: int) -> faiss.Index | None:
