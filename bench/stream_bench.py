@@ -250,7 +250,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
         "mix": {"corrections": len(mix.actionable), "not_actionable": len(mix.not_actionable),
                 "malformed": len(mix.malformed), "redeliveries": mix.duplicates},
         "goals": {"events_per_s": 2000, "ratio_to_raw": 0.5},
-        "command": "python -m bench.stream_bench " + " ".join(sys.argv[1:]),
+        "command": " ".join(["python -m bench.stream_bench", *sys.argv[1:]]),
         "machine": {"cpus": os.cpu_count(), "python": platform.python_version(),
                     "platform": platform.platform()},
         "notes": "Each reader starts on the full backlog with its own consumer group; rates "

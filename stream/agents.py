@@ -9,17 +9,19 @@ publish            nuggets.candidates     review policy per tenant
 review             nuggets.reviews        governance on approval (dedup, conflicts)
 =================  =====================  =============================================
 
-An event is acknowledged only after its step returned and its output records were
-handed to the producer; Faust flushes the producer before it commits offsets, so a
-crash re-delivers unfinished events (at least once) and the steps' idempotent effects
-keep the outcome exactly-once. Every agent yields its step outcomes (which is also what
-``agent.test_context()`` records in unit tests).
+An event is acknowledged right after its step returned and its output records were
+handed to the producer (not earlier, and not later: see :func:`ack`); Faust flushes the
+producer before it commits offsets, so a crash re-delivers unfinished events (at least
+once) and the steps' idempotent effects keep the outcome exactly-once. Every agent
+yields its step outcomes (which is also what ``agent.test_context()`` records in unit
+tests).
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Iterator, Mapping
+from collections import OrderedDict
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -28,11 +30,12 @@ import faust
 from faust.types import EventT, StreamT
 
 from nuggetflow.settings import Settings
-from stream.records import Emit, Record
+from stream.records import Emit, Record, StepResult
 from stream.steps import Steps
 from stream.topics import TopicKind, Topics
 
 INGEST_WITHIN_SECONDS = 0.05  # longest wait to fill an actionability batch
+REDELIVERED = "redelivered"  # outcome of a record this worker had already handled
 
 
 class Sink(Protocol):
@@ -76,6 +79,41 @@ def record_of(event: EventT[Any]) -> Record:
                   key=key if isinstance(key, bytes) or key is None else str(key).encode(),
                   topic=msg.topic, partition=msg.partition, offset=msg.offset,
                   headers=_headers(msg.headers))
+
+
+async def ack(stream: StreamT[bytes], events: Iterable[EventT[Any]]) -> None:
+    """Acknowledge events as soon as their outputs are with the producer.
+
+    Faust would ack them itself when the agent asks for the next event (or batch); doing
+    it here closes the gap in which a stopping or rebalancing worker has finished an event
+    but not acknowledged it, which would have it processed again elsewhere. Acking twice
+    is harmless.
+    """
+    for event in events:
+        await stream.ack(event)
+
+
+class RecentlyHandled:
+    """The most recent records (topic, partition, offset) this process fully handled.
+
+    Faust may deliver a record again to the same worker after a rebalance when the commit
+    of its offset was discarded; a record found here is skipped: its outputs are already
+    with this process's producer (had producing failed, the worker would have crashed and
+    this memory with it).
+    """
+
+    def __init__(self, size: int = 100_000) -> None:
+        self.size = size
+        self._seen: OrderedDict[tuple[str, int, int], None] = OrderedDict()
+
+    def __contains__(self, record: Record) -> bool:
+        return (record.topic, record.partition, record.offset) in self._seen
+
+    def add(self, record: Record) -> None:
+        """Remember a handled record (forgetting the oldest beyond ``size``)."""
+        self._seen[(record.topic, record.partition, record.offset)] = None
+        while len(self._seen) > self.size:
+            self._seen.popitem(last=False)
 
 
 class KeyedLocks:
@@ -133,41 +171,64 @@ def register_agents(app: faust.App, topics: Topics, steps: Steps, sink: Sink,
     """Define the enabled agents on ``app`` (no module-level app: one call per worker or
     test)."""
     tenant_locks = KeyedLocks()
+    handled = RecentlyHandled()
+
+    def redelivered(agent: str) -> str:
+        if steps.metrics is not None:
+            steps.metrics.observe_event(agent, REDELIVERED)
+        return REDELIVERED
+
+    async def emit_all(result: StepResult, record: Record) -> None:
+        for emit in result.emits:
+            await sink.emit(emit)
+        handled.add(record)
 
     async def actionability(stream: StreamT[bytes]) -> AsyncIterator[list[str]]:
         # take_events is on faust's Stream, not on its StreamT interface.
         take_events = stream.take_events  # type: ignore[attr-defined]
         async for events in take_events(settings.stream_ingest_batch,
                                         within=INGEST_WITHIN_SECONDS):
-            results = await steps.ingest([record_of(e) for e in events])
-            for result in results:
-                for emit in result.emits:
-                    await sink.emit(emit)
-            yield [r.outcome for r in results]
+            records = [record_of(e) for e in events]
+            fresh = [r for r in records if r not in handled]
+            results = dict(zip((id(r) for r in fresh), await steps.ingest(fresh),
+                               strict=True))
+            outcomes = []
+            for record in records:
+                result = results.get(id(record))
+                if result is None:
+                    outcomes.append(redelivered("actionability"))
+                    continue
+                await emit_all(result, record)
+                outcomes.append(result.outcome)
+            await ack(stream, events)
+            yield outcomes
+
+    async def one(agent: str, stream: StreamT[bytes], event: EventT[Any],
+                  step: Callable[[Record], Awaitable[StepResult]]) -> str:
+        record = record_of(event)
+        if record in handled:
+            outcome = redelivered(agent)
+        else:
+            result = await step(record)
+            await emit_all(result, record)
+            outcome = result.outcome
+        await ack(stream, [event])
+        return outcome
 
     async def optimize(stream: StreamT[bytes]) -> AsyncIterator[str]:
         async for event in stream.events():
-            record = record_of(event)
             # Taken before any await, so lock order is offset order within a partition.
-            async with tenant_locks.hold(record.key):
-                result = await steps.optimize(record)
-                for emit in result.emits:
-                    await sink.emit(emit)
-            yield result.outcome
+            async with tenant_locks.hold(event.key if isinstance(event.key, bytes) else None):
+                outcome = await one("optimize", stream, event, steps.optimize)
+            yield outcome
 
     async def publish(stream: StreamT[bytes]) -> AsyncIterator[str]:
         async for event in stream.events():
-            result = await steps.publish(record_of(event))
-            for emit in result.emits:
-                await sink.emit(emit)
-            yield result.outcome
+            yield await one("publish", stream, event, steps.publish)
 
     async def review(stream: StreamT[bytes]) -> AsyncIterator[str]:
         async for event in stream.events():
-            result = await steps.review(record_of(event))
-            for emit in result.emits:
-                await sink.emit(emit)
-            yield result.outcome
+            yield await one("review", stream, event, steps.review)
 
     def topic(kind: TopicKind) -> Any:
         return raw_topic(app, topics.name(kind))

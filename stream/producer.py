@@ -1,5 +1,5 @@
 """Producing to the topics with aiokafka: feedback events (``nuggetflow publish``) and
-review events (``nuggetflow review-event``, the query service's Review)."""
+review events (``nuggetflow review-event``; :class:`ReviewProducer` for services)."""
 
 from __future__ import annotations
 
@@ -105,19 +105,54 @@ async def publish_events(settings: Settings, lines: Iterable[tuple[int, bytes]],
     return report
 
 
+class ReviewProducer:
+    """A long-lived producer of reviews to nuggets.reviews (for services such as the query
+    service's Review call): ``start()`` once, ``publish()`` per review, ``stop()``."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self.topic = Topics.from_settings(settings).name(TopicKind.REVIEWS)
+        self._producer: Any = None
+
+    async def start(self) -> None:
+        """Connect (BackendUnavailableError when Kafka cannot be reached)."""
+        if self._producer is None:
+            self._producer = await start_producer(self.settings)
+
+    async def stop(self) -> None:
+        """Flush and disconnect."""
+        if self._producer is not None:
+            await self._producer.stop()
+            self._producer = None
+
+    async def publish(self, review: ReviewEvent) -> ReviewEvent:
+        """Validate, give it a review id if it has none, produce it keyed by tenant and
+        wait for the broker's acknowledgement; returns the review as sent.
+
+        ValidationError for a bad review (nothing sent); BackendUnavailableError when the
+        broker does not acknowledge it.
+        """
+        if self._producer is None:
+            raise RuntimeError("ReviewProducer.start() was not called")
+        review = review.with_id()
+        review.validate()
+        try:
+            await (await self._producer.send(self.topic, value=review.to_bytes(),
+                                             key=review.tenant.encode()))
+        except KafkaError as exc:
+            raise BackendUnavailableError(f"producing to {self.topic} failed: {exc}") from exc
+        log.info("review published", topic=self.topic, tenant=review.tenant, id=review.id,
+                 action=review.action, review_id=review.review_id)
+        return review
+
+
 async def publish_review(settings: Settings, review: ReviewEvent) -> ReviewEvent:
-    """Validate and produce one review to nuggets.reviews; returns it with its review id."""
+    """Validate and produce one review (connects, sends, disconnects)."""
     review = review.with_id()
     review.validate()
-    topic = Topics.from_settings(settings).name(TopicKind.REVIEWS)
-    producer = await start_producer(settings)
+    producer = ReviewProducer(settings)
+    await producer.start()
     try:
-        await (await producer.send(topic, value=review.to_bytes(),
-                                   key=review.tenant.encode()))
-    except KafkaError as exc:
-        raise BackendUnavailableError(f"producing to {topic} failed: {exc}") from exc
+        return await producer.publish(review)
     finally:
         await producer.stop()
-    log.info("review published", topic=topic, tenant=review.tenant, id=review.id,
-             action=review.action, review_id=review.review_id)
-    return review

@@ -101,6 +101,17 @@ class Deployment:
         finally:
             await mon.stop()
 
+    async def members(self) -> int:
+        """Members of the consumer group when it is stable (0 while it rebalances)."""
+        admin = AIOKafkaAdminClient(bootstrap_servers=self.bootstrap)
+        await admin.start()
+        try:
+            [resp] = await admin.describe_consumer_groups([group_id(self.settings)])
+        finally:
+            await admin.close()
+        [group] = resp.to_object()["groups"]
+        return len(group["members"]) if group["state"] == "Stable" else 0
+
     async def dead_letters(self) -> list[DeadLetter]:
         return [DeadLetter.from_headers(r.value, r.headers)
                 for r in await read_topic(self.bootstrap,

@@ -13,9 +13,9 @@ from nuggetflow.settings import Settings
 from query.convert import nugget_from_bytes
 from query.index import NuggetIndex
 from query.model import Publication
-from stream.agents import Agents, KeyedLocks, register_agents
+from stream.agents import Agents, KeyedLocks, RecentlyHandled, register_agents
 from stream.app import create_app
-from stream.records import DeadLetter, Emit, ReviewEvent
+from stream.records import DeadLetter, Emit, Record, ReviewEvent
 from stream.steps import Steps
 from stream.synthetic import correction, event, malformed
 from stream.topics import TopicKind, Topics
@@ -129,3 +129,14 @@ def test_a_worker_runs_only_the_agents_it_is_given(steps: Steps, stream_settings
     assert [a.name for a in agents] == ["actionability", "review"]
     assert sorted(t for a in agents for t in a.channel.topics) == [
         "p.feedback.events", "p.nuggets.reviews"]
+
+
+def test_recently_handled_remembers_the_latest_records() -> None:
+    memo = RecentlyHandled(size=2)
+    a, b, c = (Record(b"", None, "t", 0, i) for i in range(3))
+    memo.add(a)
+    memo.add(b)
+    assert a in memo and Record(b"other", b"k", "t", 0, 0) in memo  # identity = source
+    memo.add(c)
+    assert a not in memo and b in memo and c in memo
+    assert Record(b"", None, "t", 1, 1) not in memo
