@@ -148,10 +148,16 @@ class Optimizer:
         self.max_iterations = max_iterations
 
     async def process(self, ctx: FeedbackContext, *, variant: str = "E", seed: int = 0,
-                      extra_probes: tuple[str, ...] = ()) -> Outcome:
-        """Extract and optimize one event; non-actionable events yield no nugget."""
+                      extra_probes: tuple[str, ...] = (),
+                      extraction: Extraction | None = None) -> Outcome:
+        """Extract and optimize one event; non-actionable events yield no nugget.
+
+        ``extraction`` skips the actionability call when it was made already (the stream's
+        actionability step runs before the optimize step).
+        """
         meter = Meter(self.budget)
-        extraction = self.roles.actionability.extract(ctx, meter)
+        if extraction is None:
+            extraction = self.roles.actionability.extract(ctx, meter)
         if not extraction.can_produce_nugget:
             log.info("feedback not actionable", tenant=ctx.tenant, event=ctx.event_id,
                      label=extraction.usefulness, reason=extraction.reason)

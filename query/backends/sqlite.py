@@ -582,27 +582,34 @@ class SQLiteStore:
 
 
 class LexicalStats:
-    """FTS5 statistics frozen at one moment, to score text that is not in the index.
+    """FTS5 statistics, to score text that is not in the index.
 
     :meth:`score` reproduces FTS5's ``bm25()`` (k1 = 1.2, b = 0.75, column weights,
     idf = ln((N - n + 0.5) / (n + 0.5)) floored at 1e-6) for a virtual row, using the
-    index's row count, average row length and per-phrase document counts. The same
-    tokenizer (a scratch FTS5 table with identical settings) splits the text.
+    index's row count, average row length and per-phrase document counts as the live
+    query sees them (re-read when the index has grown). The same tokenizer (a scratch
+    FTS5 table with identical settings) splits the text.
     """
 
     def __init__(self, db: sqlite3.Connection,
                  prune: Callable[[Sequence[str]], list[str]] | None = None) -> None:
         self._db = db
         self._prune = prune
-        row = db.execute("SELECT block FROM fts_data WHERE id = 1").fetchone()
-        values = (_varints(row[0]) if row else []) or [0, 0, 0, 0]
-        self.rows = values[0]
-        self.tokens = sum(values[1:4])
+        self.rows = self.tokens = -1
         self._df: dict[str, int] = {}
+        self._sync()
         self._scratch = sqlite3.connect(":memory:")
         self._scratch.execute("CREATE VIRTUAL TABLE t USING fts5 (title, body, anchors,"
                               " tokenize='porter unicode61')")
         self._scratch.execute("CREATE VIRTUAL TABLE v USING fts5vocab(t, 'instance')")
+
+    def _sync(self) -> None:
+        """Re-read row and token totals; forget document counts if the index changed."""
+        row = self._db.execute("SELECT block FROM fts_data WHERE id = 1").fetchone()
+        values = (_varints(row[0]) if row else []) or [0, 0, 0, 0]
+        rows, tokens = values[0], sum(values[1:4])
+        if (rows, tokens) != (self.rows, self.tokens):
+            self.rows, self.tokens, self._df = rows, tokens, {}
 
     def _tokens(self, title: str, body: str, anchors: str) -> list[list[str]]:
         """Token streams per column, as FTS5 would index them."""
@@ -637,6 +644,7 @@ class LexicalStats:
             terms = self._prune(terms)
         if not terms:
             return 0.0
+        self._sync()
         weights = [float(w) for w in BM25_WEIGHTS.split(",")]
         columns = self._tokens(title, body, anchors)
         n_rows = self.rows + 1
@@ -655,7 +663,7 @@ class LexicalStats:
                 freq += weight * hits
             if freq == 0:
                 continue
-            n_hit = self._doc_freq(term) + 1
+            n_hit = min(self._doc_freq(term), self.rows) + 1
             idf = math.log((n_rows - n_hit + 0.5) / (n_hit + 0.5))
             idf = idf if idf > 0 else 1e-6
             total += idf * (freq * (k1 + 1)) / (freq + k1 * (1 - b + b * length / avgdl))

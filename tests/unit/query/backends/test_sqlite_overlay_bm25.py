@@ -42,3 +42,23 @@ def test_overlay_score_equals_fts5_bm25(query: str) -> None:
         assert n.id not in actual
     else:
         assert actual[n.id] == pytest.approx(predicted, rel=1e-9)
+
+
+def test_scorer_stays_exact_after_the_index_grows() -> None:
+    """A long-lived scorer re-reads the statistics (document counts grew past the rows it
+    first saw: the idf must not fail, and must match the live query)."""
+    store = SQLiteStore(":memory:")
+    store.start_sync()
+    vec = np.full((1, 384), 0.05, np.float32)
+    store.add_passages_sync([make_passage(pid="p0#0", title="Other", text="Nothing here.")], vec)
+    scorer = store.lexical_stats()
+    for i in range(1, 8):
+        store.add_passages_sync([make_passage(pid=f"p{i}#0", title="Password reset",
+                                              text="Reset your password.")], vec)
+    n = make_nugget(title="Password reset by the owner", body="Only the owner can reset it.")
+    terms = query_terms("password reset")
+    predicted = scorer.score_sync(terms, n.title, n.body, "")
+    store.write_nuggets_sync([n], [np.full(384, 0.05, np.float32)])
+    actual = {s.id: s.score for s in store.lexical_sync(
+        terms, GovernanceFilter("acme", T0 + days(1), View.ACTIVE), 100)}
+    assert actual[n.id] == pytest.approx(predicted, rel=1e-9)
