@@ -133,7 +133,8 @@ def build_worker(settings: Settings, *, metrics: Metrics | None = None,
 
     index = NuggetIndex(make_store(settings), make_embedder(settings), settings)
     engine = ThreadedEngine(settings, index.embedder, lambda: make_store(settings),
-                            lambda: make_roles(settings, on_retry=on_llm_retry),
+                            lambda: make_roles(settings, embedder=index.embedder,
+                                               on_retry=on_llm_retry),
                             settings.stream_optimize_concurrency
                             if "optimize" in enabled_agents(settings) else 0)
     steps = Steps(index, engine, settings, pipeline)

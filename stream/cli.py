@@ -76,7 +76,8 @@ def cmd_run(args: argparse.Namespace, settings: Settings) -> int:
     async def run() -> int:
         index = build_index(settings)
         await index.start()
-        engine = InlineEngine(index.store, index.embedder, make_roles(settings), settings)
+        engine = InlineEngine(index.store, index.embedder,
+                              make_roles(settings, embedder=index.embedder), settings)
         await engine.start()
         try:
             if args.corpus:
