@@ -1,0 +1,281 @@
+"""Query service load benchmark: Retrieve at 100,000 nuggets on the embedded store.
+
+Data: the index benchmark's (bench/index_bench.py): one nugget per English man-page
+sentence, queries are the pages' NAME lines (real short descriptions), embeddings cached
+under var/bench. In one run, side by side:
+
+- in-process: the same Retrieve calls made directly on ``Retriever.retrieve`` (hybrid,
+  query embedding, governance filter, suppressed count, context block), one at a time;
+- over gRPC: the query service as ``nuggetflow serve`` runs it (``create_server``: the
+  interceptor with tokens, deadlines, status mapping and latency metrics) in this
+  process, and a separate load-generator process on loopback that first makes
+  ``--sequential-calls`` calls one at a time (P50 against in-process: the gRPC overhead
+  ratio), then keeps ``concurrency`` calls in flight, bounded by ``--calls`` and
+  ``--seconds`` (QPS and latency percentiles measured by the client, after a warm-up).
+
+Usage: python -m bench.query_bench [--nuggets 100000] [--calls 20000] [--seconds 60]
+                                    [--concurrency 4] [--inprocess-calls 2000]
+Writes bench/results/query.json (keys: nuggets, qps, p50_ms, p99_ms, inprocess_p50_ms,
+grpc_overhead_ratio, ..., command) and prints a table.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import platform
+import statistics
+import sys
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from bench.index_bench import (
+    TENANT,
+    WORK,
+    embed_cached,
+    load_texts,
+    log,
+    make_nuggets,
+    percentile,
+)
+from nuggetflow.settings import Settings
+from query.auth import TokenAuth
+from query.backends.sqlite import SQLiteStore
+from query.embeddings import MiniLMEmbedder
+from query.index import NuggetIndex
+from query.metrics import Metrics
+from query.retrieval import RetrieveRequest
+
+ROOT = Path(__file__).resolve().parent.parent
+RESULTS = ROOT / "bench" / "results" / "query.json"
+TOKEN = "bench-token-0123456789abcdef"
+AS_OF = datetime(2025, 1, 1, tzinfo=UTC)
+K = 10
+
+
+def open_store(n: int, embedder: MiniLMEmbedder) -> tuple[SQLiteStore, list[str]]:
+    """The n-nugget SQLite index under var/bench (built once, reused) and the queries."""
+    pairs, queries = load_texts(n)
+    path = WORK / f"query-{n}.db"
+    store = SQLiteStore(path)
+    store.start_sync()
+    have = store.db.execute("SELECT count(*) FROM items").fetchone()[0]
+    if have != n:
+        store.db.close()
+        store._db = None
+        for f in WORK.glob(path.name + "*"):
+            f.unlink()
+        vecs = embed_cached(embedder, [f"{t}\n{b}" for t, b in pairs], "nuggets")
+        nuggets = make_nuggets(pairs)
+        store = SQLiteStore(path)
+        store.start_sync()
+        started = time.perf_counter()
+        for i in range(0, n, 2000):
+            store.write_nuggets_sync(nuggets[i : i + 2000], list(vecs[i : i + 2000]))
+        store.db.execute("INSERT INTO fts(fts) VALUES ('optimize')")
+        store.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        log(f"  wrote {n} nuggets in {time.perf_counter() - started:.1f}s")
+    return store, queries
+
+
+def summary(ms: list[float]) -> dict[str, float]:
+    """P50, P90, P99 and mean in ms."""
+    return {"p50_ms": round(statistics.median(ms), 3), "p90_ms": round(percentile(ms, 90), 3),
+            "p99_ms": round(percentile(ms, 99), 3), "mean_ms": round(statistics.fmean(ms), 3)}
+
+
+async def in_process(index: NuggetIndex, queries: list[str],
+                     calls: int) -> tuple[list[float], dict[str, float]]:
+    """Latency (ms) of ``calls`` sequential Retrieve calls without gRPC, and the median
+    of each stage the retriever times (lexical, embed, dense; "other" is fusion, record
+    fetch, suppressed count and context block)."""
+    out = []
+    stages: dict[str, list[float]] = {}
+    for i in range(calls + 100):
+        req = RetrieveRequest(TENANT, queries[i % len(queries)], as_of=AS_OF, k=K)
+        t = time.perf_counter()
+        res = await index.retriever.retrieve(req)
+        if i >= 100:  # the first 100 warm caches up
+            out.append((time.perf_counter() - t) * 1000)
+            known = 0.0
+            for name in ("lexical", "embed", "dense"):
+                stages.setdefault(name, []).append(res.timings_ms.get(name, 0.0))
+                known += res.timings_ms.get(name, 0.0)
+            stages.setdefault("other", []).append(res.timings_ms.get("total", 0.0) - known)
+    return out, {k: round(statistics.median(v), 3) for k, v in stages.items()}
+
+
+async def over_grpc(index: NuggetIndex, settings: Settings, queries_file: Path,
+                    args: argparse.Namespace) -> tuple[dict[str, Any], Metrics]:
+    """Serve, run the load generator in another process, return its report."""
+    from query.service import create_server
+
+    metrics = Metrics.create()
+    server, port = create_server(index, settings, 0, metrics=metrics.query,
+                                 auth=TokenAuth({TOKEN: [TENANT]}))
+    await server.start()
+    try:
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "bench.query_bench", "--loadgen", "--port", str(port),
+            "--queries-file", str(queries_file), "--calls", str(args.calls),
+            "--seconds", str(args.seconds), "--concurrency", str(args.concurrency),
+            "--sequential-calls", str(args.sequential_calls),
+            cwd=ROOT, stdout=asyncio.subprocess.PIPE)
+        out, _ = await asyncio.wait_for(proc.communicate(), timeout=args.seconds + 120)
+        if proc.returncode != 0:
+            raise SystemExit(f"load generator failed with exit code {proc.returncode}")
+        report: dict[str, Any] = json.loads(out)
+    finally:
+        await server.stop(1)
+    return report, metrics
+
+
+def loadgen(args: argparse.Namespace) -> int:
+    """The load generator process: prints a JSON report on stdout."""
+    import grpc
+
+    from nuggetflow.v1 import query_service_pb2 as qpb
+    from nuggetflow.v1 import query_service_pb2_grpc as qpb_grpc
+
+    queries = json.loads(Path(args.queries_file).read_text())
+    as_of = qpb.RetrieveRequest().as_of
+    as_of.FromDatetime(AS_OF)
+    requests = [qpb.RetrieveRequest(tenant=TENANT, query=q, as_of=as_of, k=K) for q in queries]
+    metadata = (("authorization", f"Bearer {TOKEN}"),)
+    warmup = min(500, args.calls // 10)
+
+    async def run() -> dict[str, Any]:
+        latencies: list[float] = []
+        errors: dict[str, int] = {}
+        counter = {"next": 0}
+        async with grpc.aio.insecure_channel(f"127.0.0.1:{args.port}") as channel:
+            stub = qpb_grpc.QueryServiceStub(channel)  # type: ignore[no-untyped-call]
+            await stub.Retrieve(requests[0], metadata=metadata, timeout=30)
+            sequential: list[float] = []
+            for i in range(args.sequential_calls + 50):  # one call in flight
+                t = time.perf_counter()
+                await stub.Retrieve(requests[i % len(requests)], metadata=metadata, timeout=10)
+                if i >= 50:
+                    sequential.append((time.perf_counter() - t) * 1000)
+            started = time.perf_counter()
+            measure_from = {"t": started}
+            stop_at = started + args.seconds
+
+            async def worker() -> None:
+                while time.perf_counter() < stop_at:
+                    i = counter["next"]
+                    if i >= args.calls + warmup:
+                        return
+                    counter["next"] = i + 1
+                    t = time.perf_counter()
+                    try:
+                        await stub.Retrieve(requests[i % len(requests)], metadata=metadata,
+                                            timeout=10)
+                    except grpc.aio.AioRpcError as err:
+                        errors[err.code().name] = errors.get(err.code().name, 0) + 1
+                        continue
+                    if i == warmup:
+                        measure_from["t"] = t
+                    if i >= warmup:
+                        latencies.append((time.perf_counter() - t) * 1000)
+
+            await asyncio.gather(*(worker() for _ in range(args.concurrency)))
+            elapsed = time.perf_counter() - measure_from["t"]
+        return {"calls": len(latencies), "warmup_calls": warmup, "errors": errors,
+                "seconds": round(elapsed, 2), "qps": round(len(latencies) / elapsed, 1),
+                **summary(latencies),
+                "sequential": {"calls": len(sequential), **summary(sequential)}}
+
+    print(json.dumps(asyncio.run(run())))
+    return 0
+
+
+def main() -> int:
+    """Build or open the index, measure in-process and over gRPC, write the results."""
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else "")
+    ap.add_argument("--nuggets", type=int, default=100_000)
+    ap.add_argument("--calls", type=int, default=20_000, help="measured gRPC calls (max)")
+    ap.add_argument("--seconds", type=float, default=60.0, help="time bound of the load")
+    ap.add_argument("--concurrency", type=int, default=4, help="calls in flight")
+    ap.add_argument("--inprocess-calls", type=int, default=2000)
+    ap.add_argument("--sequential-calls", type=int, default=1000,
+                    help="gRPC calls with one in flight (for the overhead ratio)")
+    ap.add_argument("--loadgen", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument("--port", type=int, help=argparse.SUPPRESS)
+    ap.add_argument("--queries-file", help=argparse.SUPPRESS)
+    ap.add_argument("--no-write", action="store_true", help="do not write bench/results")
+    args = ap.parse_args()
+    if args.loadgen:
+        return loadgen(args)
+    WORK.mkdir(parents=True, exist_ok=True)
+    embedder = MiniLMEmbedder()
+    embedder.warm_up()
+    log(f"opening the {args.nuggets}-nugget index")
+    store, queries = open_store(args.nuggets, embedder)
+    settings = Settings.from_env({})
+    index = NuggetIndex(store, embedder, settings)
+    queries_file = WORK / "query-bench-queries.json"
+    queries_file.write_text(json.dumps(queries))
+
+    async def measure() -> tuple[tuple[list[float], dict[str, float]], dict[str, Any], Metrics]:
+        log(f"in-process: {args.inprocess_calls} sequential Retrieve calls")
+        local = await in_process(index, queries, args.inprocess_calls)
+        log(f"gRPC: load generator process, {args.concurrency} in flight, "
+            f"<= {args.calls} calls, <= {args.seconds:.0f}s")
+        remote, metrics = await over_grpc(index, settings, queries_file, args)
+        await store.stop()
+        return local, remote, metrics
+
+    load_before = os.getloadavg()
+    (local, stages), remote, metrics = asyncio.run(measure())
+    loc = summary(local)
+    seq = remote["sequential"]
+    reg = metrics.registry
+    server_count = reg.get_sample_value("nuggetflow_query_request_duration_seconds_count",
+                                        {"method": "Retrieve", "code": "OK"}) or 0.0
+    server_sum = reg.get_sample_value("nuggetflow_query_request_duration_seconds_sum",
+                                      {"method": "Retrieve", "code": "OK"}) or 0.0
+    result: dict[str, Any] = {
+        "nuggets": args.nuggets,
+        "qps": remote["qps"], "p50_ms": remote["p50_ms"], "p99_ms": remote["p99_ms"],
+        "inprocess_p50_ms": loc["p50_ms"],
+        "grpc_overhead_ratio": round(seq["p50_ms"] / loc["p50_ms"], 3),
+        "grpc_sequential_p50_ms": seq["p50_ms"],
+        "inprocess_qps_one_at_a_time": round(1000 / loc["mean_ms"], 1),
+        "grpc": remote,
+        "inprocess": {"calls": len(local), **loc, "stage_p50_ms": stages},
+        "server_mean_ms": round(1000 * server_sum / server_count, 3) if server_count else None,
+        "goal": {"qps": 1500, "p99_ms": 25},
+        "setup": {"k": K, "concurrency": args.concurrency, "distinct_queries": len(queries),
+                  "as_of": AS_OF.isoformat(), "fusion": settings.fusion,
+                  "candidate_k": settings.candidate_k, "auth": "bearer token",
+                  "embedder": "MiniLM int8 ONNX (query embedded per call)"},
+        "machine": {"cpus": os.cpu_count(), "python": platform.python_version(),
+                    "platform": platform.platform(),
+                    "loadavg_1m_before_after": [round(load_before[0], 2),
+                                                round(os.getloadavg()[0], 2)]},
+        "command": " ".join(["python -m bench.query_bench", *sys.argv[1:]]),
+        "date": datetime.now(UTC).strftime("%Y-%m-%d"),
+    }
+    print(f"{'':24s}{'QPS':>10s}{'P50 ms':>10s}{'P99 ms':>10s}")
+    print(f"{'gRPC, ' + str(args.concurrency) + ' in flight':24s}{remote['qps']:>10.1f}"
+          f"{remote['p50_ms']:>10.2f}{remote['p99_ms']:>10.2f}")
+    print(f"{'gRPC, 1 in flight':24s}{1000 / seq['mean_ms']:>10.1f}{seq['p50_ms']:>10.2f}"
+          f"{seq['p99_ms']:>10.2f}")
+    print(f"{'in-process, sequential':24s}{result['inprocess_qps_one_at_a_time']:>10.1f}"
+          f"{loc['p50_ms']:>10.2f}{loc['p99_ms']:>10.2f}")
+    print(f"gRPC overhead ratio (P50, one in flight): {result['grpc_overhead_ratio']}; "
+          f"in-process stage P50 ms: {stages}; errors: {remote['errors'] or 'none'}")
+    if not args.no_write:
+        RESULTS.parent.mkdir(parents=True, exist_ok=True)
+        RESULTS.write_text(json.dumps(result, indent=2) + "\n")
+        log(f"wrote {RESULTS.relative_to(ROOT)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
