@@ -15,8 +15,11 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Protocol
 
+import numpy as np
+
+from nuggetflow.errors import ValidationError
 from query.embeddings import Vector
-from query.model import ItemType, Kind, Nugget, Passage, View
+from query.model import ItemType, Kind, Nugget, Passage, View, validate_nugget
 
 OPEN_END = 1.0e12  # epoch seconds standing for "no end" (year 33658)
 
@@ -123,3 +126,47 @@ class IndexStore(Protocol):
 
     async def stats(self) -> dict[str, float]:
         """Counts and sizes, for logs and benchmarks."""
+
+
+# --- validation shared by every backend (before anything is written) -----------------
+
+
+def check_vector(v: Vector, dim: int) -> None:
+    """ValidationError unless v is a finite vector of the store's dimension."""
+    arr = np.asarray(v)
+    if arr.ndim != 1 or arr.shape[0] != dim:
+        raise ValidationError(f"vector has shape {arr.shape}, expected ({dim},)",
+                              field="vector")
+    if not np.all(np.isfinite(arr)):
+        raise ValidationError("vector has NaN or infinite values", field="vector")
+
+
+def validate_write(versions: Sequence[Nugget], vectors: Sequence[Vector | None],
+                   dim: int) -> None:
+    """Check a write_nuggets batch whole, so a bad item means nothing is written."""
+    if len(versions) != len(vectors):
+        raise ValidationError(f"{len(versions)} versions but {len(vectors)} vectors",
+                              field="vectors")
+    for n, v in zip(versions, vectors, strict=True):
+        validate_nugget(n)
+        if not n.id:
+            raise ValidationError("version has no id", field="id")
+        if v is not None:
+            check_vector(v, dim)
+
+
+def validate_passages(passages: Sequence[Passage], vectors: Vector, dim: int) -> None:
+    """Check an add_passages batch whole."""
+    if len(passages) != len(vectors):
+        raise ValidationError(f"{len(passages)} passages but {len(vectors)} vectors",
+                              field="vectors")
+    for p in passages:
+        for name in ("id", "tenant", "doc_id", "text"):
+            if not str(getattr(p, name)).strip():
+                raise ValidationError(f"{name} is empty", field=name)
+        if p.valid_from.tzinfo is None:
+            raise ValidationError("datetime must be timezone-aware", field="valid_from")
+        if p.valid_to is not None and p.valid_to <= p.valid_from:
+            raise ValidationError("valid_to <= valid_from", field="valid_to")
+    for v in vectors:
+        check_vector(v, dim)

@@ -23,7 +23,6 @@ import numpy as np
 from nuggetflow.errors import BackendUnavailableError, ConfigError, NotFoundError, ValidationError
 from nuggetflow.logging import get_logger
 from nuggetflow.settings import Settings
-from query.backends.sqlite import _check_vector, _validate_passage
 from query.convert import (
     nugget_from_bytes,
     nugget_to_bytes,
@@ -31,8 +30,16 @@ from query.convert import (
     passage_to_bytes,
 )
 from query.embeddings import Vector
-from query.model import ItemType, Nugget, Passage, Publication, State, View, validate_nugget
-from query.store import OPEN_END, GovernanceFilter, Scored, meta_prior
+from query.model import ItemType, Nugget, Passage, Publication, State, View
+from query.store import (
+    OPEN_END,
+    GovernanceFilter,
+    Scored,
+    check_vector,
+    meta_prior,
+    validate_passages,
+    validate_write,
+)
 
 log = get_logger(__name__)
 
@@ -142,15 +149,7 @@ class OpenSearchStore:
     async def write_nuggets(self, versions: Sequence[Nugget],
                             vectors: Sequence[Vector | None]) -> None:
         """Validate all, then one bulk request; compensate on partial failure."""
-        if len(versions) != len(vectors):
-            raise ValidationError(f"{len(versions)} versions but {len(vectors)} vectors",
-                                  field="vectors")
-        for n, v in zip(versions, vectors, strict=True):
-            validate_nugget(n)
-            if not n.id:
-                raise ValidationError("version has no id", field="id")
-            if v is not None:
-                _check_vector(v, self.dim)
+        validate_write(versions, vectors, self.dim)
         existing = await self._existing([n.id for n in versions])
         pending: dict[str, list[float]] = {}
         ops: list[dict[str, Any]] = []
@@ -240,13 +239,7 @@ class OpenSearchStore:
 
     async def add_passages(self, passages: Sequence[Passage], vectors: Vector) -> int:
         """Bulk-create passages (existing ids skipped); returns how many were new."""
-        if len(passages) != len(vectors):
-            raise ValidationError(f"{len(passages)} passages but {len(vectors)} vectors",
-                                  field="vectors")
-        for p in passages:
-            _validate_passage(p)
-        for v in vectors:
-            _check_vector(v, self.dim)
+        validate_passages(passages, vectors, self.dim)
         if not passages:
             return 0
         existing = await self._existing([p.id for p in passages])
@@ -368,7 +361,7 @@ class OpenSearchStore:
 
     async def dense(self, vector: Vector, flt: GovernanceFilter, limit: int) -> list[Scored]:
         """Governed k-NN: the filter is inside the knn clause (efficient filtering)."""
-        _check_vector(vector, self.dim)
+        check_vector(vector, self.dim)
         reply = await self._search({
             "size": limit, "_source": ["type", "meta"],
             "query": {"knn": {"vector": {

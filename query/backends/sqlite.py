@@ -42,8 +42,16 @@ from query.convert import (
     passage_to_bytes,
 )
 from query.embeddings import Vector
-from query.model import ItemType, Nugget, Passage, Publication, State, View, validate_nugget
-from query.store import OPEN_END, GovernanceFilter, Scored, meta_prior
+from query.model import ItemType, Nugget, Passage, Publication, State, View
+from query.store import (
+    OPEN_END,
+    GovernanceFilter,
+    Scored,
+    check_vector,
+    meta_prior,
+    validate_passages,
+    validate_write,
+)
 
 log = get_logger(__name__)
 
@@ -228,15 +236,7 @@ class SQLiteStore:
     def write_nuggets_sync(self, versions: Sequence[Nugget],
                            vectors: Sequence[Vector | None]) -> None:
         """Synchronous :meth:`write_nuggets`."""
-        if len(versions) != len(vectors):
-            raise ValidationError(f"{len(versions)} versions but {len(vectors)} vectors",
-                                  field="vectors")
-        for n, v in zip(versions, vectors, strict=True):
-            validate_nugget(n)
-            if not n.id:
-                raise ValidationError("version has no id", field="id")
-            if v is not None:
-                _check_vector(v, self.dim)
+        validate_write(versions, vectors, self.dim)
         with self._write_lock:
             self._refresh()
             db = self.db
@@ -295,13 +295,7 @@ class SQLiteStore:
 
     def add_passages_sync(self, passages: Sequence[Passage], vectors: Vector) -> int:
         """Synchronous :meth:`add_passages`."""
-        if len(passages) != len(vectors):
-            raise ValidationError(f"{len(passages)} passages but {len(vectors)} vectors",
-                                  field="vectors")
-        for p in passages:
-            _validate_passage(p)
-        for v in vectors:
-            _check_vector(v, self.dim)
+        validate_passages(passages, vectors, self.dim)
         with self._write_lock:
             self._refresh()
             db = self.db
@@ -499,7 +493,7 @@ class SQLiteStore:
 
     def dense_sync(self, vector: Vector, flt: GovernanceFilter, limit: int) -> list[Scored]:
         """Synchronous :meth:`dense`."""
-        _check_vector(vector, self.dim)
+        check_vector(vector, self.dim)
         self._refresh()
         code = self._tenant(flt.tenant)
         if code is None:
@@ -687,22 +681,3 @@ def _varints(blob: bytes) -> list[int]:
                 break
         out.append(value)
     return out
-
-
-def _check_vector(v: Vector, dim: int) -> None:
-    arr = np.asarray(v)
-    if arr.ndim != 1 or arr.shape[0] != dim:
-        raise ValidationError(f"vector has shape {arr.shape}, expected ({dim},)",
-                              field="vector")
-    if not np.all(np.isfinite(arr)):
-        raise ValidationError("vector has NaN or infinite values", field="vector")
-
-
-def _validate_passage(p: Passage) -> None:
-    for name in ("id", "tenant", "doc_id", "text"):
-        if not str(getattr(p, name)).strip():
-            raise ValidationError(f"{name} is empty", field=name)
-    if p.valid_from.tzinfo is None:
-        raise ValidationError("datetime must be timezone-aware", field="valid_from")
-    if p.valid_to is not None and p.valid_to <= p.valid_from:
-        raise ValidationError("valid_to <= valid_from", field="valid_to")

@@ -23,27 +23,10 @@ from query.backends.sqlite import SQLiteStore
 from query.corpus import Document, passages_of
 from query.embeddings import MiniLMEmbedder
 from query.index import NuggetIndex
+from stream.synthetic import PORTAL  # the worked example's portal corpus
 
 T0 = datetime(2025, 1, 1, tzinfo=UTC)
 PROBE = "user reset isn't working for my team lead"
-PORTAL = [
-    ("kb-reset-own", "Resetting your own password",
-     "Password reset isn't working? Every user can reset their own password. Open the login "
-     "screen, choose Forgot password and follow the reset link sent to your email. If the "
-     "reset link isn't working, it may have expired: reset links expire after one hour. "
-     "Ask your team lead if you still cannot sign in."),
-    ("kb-admin-panel", "Using the admin panel",
-     "The admin panel lists team members, their roles and their last sign-in. Open it from "
-     "the gear menu. Team leads can invite new members from the admin panel."),
-    ("kb-roles", "Roles in the portal",
-     "The portal has three roles: Workspace Owner, Team Lead and Analyst. Roles decide which "
-     "pages of the portal a member can open."),
-    ("kb-2fa", "Two-factor authentication",
-     "Turn on two-factor authentication from your profile. You need an authenticator app."),
-    ("kb-sso", "Single sign-on",
-     "Workspaces on the Enterprise plan can sign in with SSO. Password resets are then "
-     "handled by your identity provider."),
-]
 EVENT = FeedbackContext(
     event_id="fb-1001", tenant="acme",
     query="why can't my analyst reset another teammate's password from the admin panel?",
