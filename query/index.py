@@ -134,7 +134,7 @@ class NuggetIndex:
         vectors: list[Vector | None] = []
         for v in decision.writes:
             parent = v.parent_id
-            same_text = parent and v.embedding_text == (await self._text_of(v.tenant, parent))
+            same_text = parent and v.embedding_text == (await self._embedding_text_of(v.tenant, parent))
             vectors.append(None if same_text else self._embed([v])[0])
         await self.store.write_nuggets(decision.writes, vectors)
         lineage = new.lineage_id or new.id
@@ -144,7 +144,7 @@ class NuggetIndex:
                  state=head.state.name)
         return head
 
-    async def _text_of(self, tenant: str, item_id: str) -> str | None:
+    async def _embedding_text_of(self, tenant: str, item_id: str) -> str | None:
         try:
             return (await self.store.get(tenant, item_id)).embedding_text
         except NotFoundError:
