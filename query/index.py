@@ -133,8 +133,9 @@ class NuggetIndex:
             decision = Decision("updated", [new])
         vectors: list[Vector | None] = []
         for v in decision.writes:
-            parent = v.parent_id
-            same_text = parent and v.embedding_text == (await self._embedding_text_of(v.tenant, parent))
+            parent_text = await self._embedding_text_of(v.tenant, v.parent_id) \
+                if v.parent_id else None
+            same_text = parent_text is not None and v.embedding_text == parent_text
             vectors.append(None if same_text else self._embed([v])[0])
         await self.store.write_nuggets(decision.writes, vectors)
         lineage = new.lineage_id or new.id
