@@ -154,7 +154,8 @@ async def run_demo(settings: Settings, workdir: str | Path = "var/demo", *,
             stub = qpb_grpc.QueryServiceStub(channel)  # type: ignore[no-untyped-call]
             for event_id in list(published)[:3]:
                 q = by_event[event_id].heldout[0]
-                reply = await stub.Retrieve(qpb.RetrieveRequest(tenant=TENANT, query=q, k=3))
+                reply = await stub.Retrieve(qpb.RetrieveRequest(
+                    tenant=TENANT, query=q, k=3, include_documents=True))
                 _say(f"   Retrieve({q!r}): suppressed={reply.suppressed}")
                 for i, h in enumerate(reply.hits, 1):
                     kind = "nugget  " if h.type == qpb.Hit.NUGGET else "document"
