@@ -34,6 +34,7 @@ from bench.corpora import manpage_texts
 from nuggetflow.settings import Settings
 from query.backends.sqlite import SQLiteStore
 from query.embeddings import MiniLMEmbedder
+from query.fusion import fuse
 from query.model import Evidence, FactTriple, Nugget, Provenance, Publication, Validity, View
 from query.retrieval import Retriever, RetrieveRequest
 from query.store import GovernanceFilter
@@ -159,7 +160,7 @@ def bench_sqlite(nuggets: list[Nugget], vecs: np.ndarray, queries: list[str],
     async def hybrid_no_embed(i: int) -> Any:
         lex = await store.lexical(terms[i], flt, k)
         den = await store.dense(qvecs[i], flt, k)
-        fused = retriever._fuse(lex, den, "minmax")[:10]
+        fused = fuse(lex, den, settings, "minmax")[:10]
         return await store.fetch(TENANT, [f.id for f in fused])
 
     hybrid = timed(cycle(lambda i: loop.run_until_complete(hybrid_no_embed(i))), reps)
@@ -214,7 +215,6 @@ async def bench_opensearch(url: str, nuggets: list[Nugget], vecs: np.ndarray,
     flt = GovernanceFilter(TENANT, datetime(2025, 1, 1, tzinfo=UTC), View.ACTIVE)
     terms = [query_terms(q) for q in queries]
     settings = Settings.from_env({})
-    retriever = Retriever(store, MiniLMEmbedder(), settings)
     for i in range(50):
         await store.lexical(terms[i], flt, 60)
         await store.dense(qvecs[i], flt, 60)
@@ -227,7 +227,7 @@ async def bench_opensearch(url: str, nuggets: list[Nugget], vecs: np.ndarray,
         t = time.perf_counter()
         lex = await store.lexical(terms[i], flt, 60)
         den = await store.dense(qvecs[i], flt, 60)
-        fused = retriever._fuse(lex, den, "minmax")[:10]
+        fused = fuse(lex, den, settings, "minmax")[:10]
         await store.fetch(TENANT, [f.id for f in fused])
         hyb_ms.append((time.perf_counter() - t) * 1000)
     stats = await store.stats()

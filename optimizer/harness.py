@@ -25,7 +25,7 @@ from optimizer.local.lexicon import coverage
 from optimizer.roles import GeneratorRole
 from optimizer.types import Answer, ContextPassage, NuggetDraft
 from query.embeddings import Embedder, Vector
-from query.fusion import Fused, fuse_minmax, fuse_rrf
+from query.fusion import fuse
 from query.model import ItemType, Nugget, Passage, View, embedding_text, utcnow
 from query.store import GovernanceFilter, IndexStore, OverlayScorer, Scored
 from query.text import query_terms
@@ -164,7 +164,7 @@ class BuiltinHarness:
             texts[candidate.id] = f"{d.body}\n" + "\n".join(d.anchors)
             bodies[candidate.id] = d.body
             vectors[candidate.id] = candidate.vector
-        fused = self._fuse(lexical, dense)[:TOP_K]
+        fused = fuse(lexical, dense, self.settings)[:TOP_K]
         top = fused[:RERANK_DEPTH]
         records = await self.store.fetch(tenant, [f.id for f in top if f.id not in texts])
         for f in top:
@@ -198,13 +198,6 @@ class BuiltinHarness:
             for i in reached], meter) if reached else Answer("I could not find this.", ())
         return RagTrace(query, [(f.id, f.fused) for f in fused], rerank, reached,
                         list(answer.cited), answer.text, titles, texts)
-
-    def _fuse(self, lexical: list[Scored], dense: list[Scored]) -> list[Fused]:
-        s = self.settings
-        if s.fusion == "rrf":
-            return fuse_rrf(lexical, dense, s.rrf_k)
-        return fuse_minmax(lexical, dense, s.weight_lexical, s.weight_dense, s.weight_metadata)
-
 
 def _insert(items: list[Scored], cand: Scored, keep: bool) -> list[Scored]:
     if not keep:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from nuggetflow.settings import Settings
 from query.model import ItemType
 from query.store import Scored
 
@@ -61,3 +62,12 @@ def fuse_rrf(lexical: Sequence[Scored], dense: Sequence[Scored], k: int = 60) ->
            for cid, c in info.items()]
     out.sort(key=lambda f: (-f.fused, f.id))
     return out
+
+
+def fuse(lexical: Sequence[Scored], dense: Sequence[Scored], settings: Settings,
+         how: str | None = None) -> list[Fused]:
+    """Fuse with the configured method (``how`` overrides ``settings.fusion``)."""
+    if (how or settings.fusion) == "rrf":
+        return fuse_rrf(lexical, dense, settings.rrf_k)
+    return fuse_minmax(lexical, dense, settings.weight_lexical, settings.weight_dense,
+                       settings.weight_metadata)

@@ -16,7 +16,7 @@ from datetime import datetime
 from nuggetflow.errors import NotFoundError, ValidationError
 from nuggetflow.settings import Settings
 from query.embeddings import Embedder
-from query.fusion import Fused, fuse_minmax, fuse_rrf
+from query.fusion import Fused, fuse
 from query.model import ItemType, Kind, Nugget, Passage, State, View, ensure_utc, utcnow
 from query.store import GovernanceFilter, IndexStore, Scored
 from query.text import query_terms
@@ -116,19 +116,12 @@ class Retriever:
             t2 = time.perf_counter()
             dense = await self.store.dense(vector, flt, depth)
             timings["dense"] = (time.perf_counter() - t2) * 1000
-        fused = self._fuse(lexical, dense, req.fusion or self.settings.fusion)[: req.k]
+        fused = fuse(lexical, dense, self.settings, req.fusion)[: req.k]
         records = await self.store.fetch(req.tenant, [f.id for f in fused])
         hits = [_hit(f, records[f.id]) for f in fused if f.id in records]
         suppressed = await self.store.suppressed(terms, flt) if count_suppressed else 0
         timings["total"] = (time.perf_counter() - t0) * 1000
         return RetrieveResult(uuid.uuid4().hex, hits, suppressed, context_block(hits), timings)
-
-    def _fuse(self, lexical: list[Scored], dense: list[Scored], how: str) -> list[Fused]:
-        s = self.settings
-        if how == "rrf":
-            return fuse_rrf(lexical, dense, s.rrf_k)
-        return fuse_minmax(lexical, dense, s.weight_lexical, s.weight_dense, s.weight_metadata)
-
 
 def _hit(f: Fused, record: Nugget | Passage) -> Hit:
     if isinstance(record, Nugget):
