@@ -61,6 +61,7 @@ async def run_demo(settings: Settings, workdir: str | Path = "var/demo", *,
     from optimizer.evaluation import measure, read_cases
     from optimizer.harness import BuiltinHarness
     from optimizer.pipeline import Optimizer
+    from optimizer.types import NuggetDraft
     from query.backends.sqlite import SQLiteStore
     from query.corpus import ingest_corpus
     from query.embeddings import make_embedder
@@ -132,10 +133,11 @@ async def run_demo(settings: Settings, workdir: str | Path = "var/demo", *,
             nugget = heads[-1]
             published[event_id] = nugget
             before = await opt.process(case.context(), variant="A")
-            b = await measure(harness, index.embedder, before, case.heldout)
-            after_outcome = before.__class__(case.context(), before.extraction, nugget,
-                                             _result_of(nugget), {})
-            a = await measure(harness, index.embedder, after_outcome, case.heldout)
+            b = await measure(harness, index.embedder, TENANT,
+                              before.result.draft if before.result else None, case.heldout)
+            a = await measure(harness, index.embedder, TENANT,
+                              NuggetDraft(nugget.title, nugget.body, nugget.anchors),
+                              case.heldout)
             trace = nugget.optimization or {}
             n = len(case.heldout)
             _say(f"   {event_id}: {nugget.title}\n"
@@ -171,12 +173,3 @@ async def run_demo(settings: Settings, workdir: str | Path = "var/demo", *,
         await engine.stop()
         await index.stop()
     return 0
-
-
-def _result_of(nugget: Any) -> Any:
-    """An OptimizationResult carrying the published nugget's draft (for measuring)."""
-    from optimizer.ino import OptimizationResult
-    from optimizer.types import NuggetDraft
-
-    return OptimizationResult("published", NuggetDraft(nugget.title, nugget.body,
-                                                       nugget.anchors), True, 0, [])

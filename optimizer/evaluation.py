@@ -41,7 +41,7 @@ from optimizer.harness import BuiltinHarness, Candidate, embed_draft
 from optimizer.ino import VARIANTS, to_probe
 from optimizer.pipeline import Optimizer, Outcome, correction_context
 from optimizer.roles import Roles
-from optimizer.types import FeedbackContext
+from optimizer.types import FeedbackContext, NuggetDraft
 from query.embeddings import Embedder
 from query.model import Publication
 from query.store import IndexStore
@@ -136,17 +136,18 @@ class VariantRun:
     outcomes: list[Outcome] = field(default_factory=list)
 
 
-async def measure(harness: BuiltinHarness, embedder: Embedder, outcome: Outcome,
-                  queries: Sequence[str]) -> list[tuple[bool, bool]]:
-    """(reached generator, cited) of the outcome's nugget for each query."""
-    result = outcome.result
-    if result is None:
+async def measure(harness: BuiltinHarness, embedder: Embedder, tenant: str,
+                  draft: NuggetDraft | None, queries: Sequence[str]) -> list[tuple[bool, bool]]:
+    """(reached generator, cited) of a draft overlaid on the frozen view, per query.
+
+    No draft (the event gave no nugget) misses every query.
+    """
+    if draft is None:
         return [(False, False)] * len(queries)
-    cand = Candidate(f"candidate:{outcome.context.event_id}", result.draft,
-                     embed_draft(embedder, result.draft))
+    cand = Candidate("candidate:measured", draft, embed_draft(embedder, draft))
     out = []
     for q in queries:
-        trace = await harness.run(outcome.context.tenant, q, cand, Meter())
+        trace = await harness.run(tenant, q, cand, Meter())
         probe = to_probe(trace, cand.id)
         out.append((probe.reached_generator, probe.cited))
     return out
@@ -187,11 +188,13 @@ async def evaluate(store: IndexStore, embedder: Embedder, roles: Roles, settings
             for case in targets:
                 outcome = await opt.process(case.context(), variant=variant, seed=seed)
                 vr.outcomes.append(outcome)
-                for reached, cited in await measure(harness, embedder, outcome,
+                draft = outcome.result.draft if outcome.result else None
+                for reached, cited in await measure(harness, embedder, case.tenant, draft,
                                                     case.heldout):
                     vr.heldout.add(reached, cited)
                 insample = outcome.result.probes if outcome.result else [case.query]
-                for reached, cited in await measure(harness, embedder, outcome, insample):
+                for reached, cited in await measure(harness, embedder, case.tenant, draft,
+                                                    insample):
                     vr.insample.add(reached, cited)
                 step += 1
                 if progress:
