@@ -79,6 +79,8 @@ fi
 
 log() { echo "[kafka] $*"; }
 die() { echo "[kafka] ERROR: $*" >&2; exit 1; }
+# shellcheck source-path=SCRIPTDIR source=../lib/process.sh
+. "$SCRIPT_DIR/../lib/process.sh"
 
 # ----------------------------------------------------------------- install --
 pom_hash() { sha256sum "$POM" | cut -d' ' -f1; }
@@ -154,7 +156,6 @@ running_pid() {
   if is_our_broker "$pid"; then echo "$pid"; fi
 }
 
-port_open() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 
 write_config() {
   mkdir -p "$DATA_DIR" "$LOG_DIR"
@@ -275,29 +276,7 @@ cmd_start() {
   log "ready in $((SECONDS - t0))s (pid $pid, bootstrap 127.0.0.1:$PORT, logs $LOG_DIR)"
 }
 
-cmd_stop() {
-  local pid
-  pid="$(running_pid)"
-  if [[ -z "$pid" ]]; then
-    log "not running"
-    rm -f "$PID_FILE"
-    return 0
-  fi
-  log "stopping pid $pid (SIGTERM)"
-  kill -TERM "$pid" 2>/dev/null || true
-  local t0=$SECONDS
-  while kill -0 "$pid" 2>/dev/null; do
-    if (( SECONDS - t0 >= STOP_TIMEOUT )); then
-      log "still alive after ${STOP_TIMEOUT}s; sending SIGKILL"
-      kill -KILL "$pid" 2>/dev/null || true
-      break
-    fi
-    sleep 0.5
-  done
-  while kill -0 "$pid" 2>/dev/null; do sleep 0.2; done
-  rm -f "$PID_FILE"
-  log "stopped in $((SECONDS - t0))s"
-}
+cmd_stop() { stop_process "$(running_pid)" "$STOP_TIMEOUT" "$PID_FILE"; }
 
 cmd_status() {
   local pid

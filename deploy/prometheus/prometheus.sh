@@ -59,6 +59,8 @@ BASE_URL="http://127.0.0.1:$PORT"
 
 log() { echo "[prometheus] $*"; }
 die() { echo "[prometheus] ERROR: $*" >&2; exit 1; }
+# shellcheck source-path=SCRIPTDIR source=../lib/process.sh
+. "$SCRIPT_DIR/../lib/process.sh"
 
 # ----------------------------------------------------------------- install --
 have_binaries() { command -v prometheus >/dev/null 2>&1 && command -v promtool >/dev/null 2>&1; }
@@ -139,7 +141,6 @@ running_pid() {
   if is_ours "$pid"; then echo "$pid"; fi
 }
 
-port_open() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 
 http_ok() { curl -fsS -o /dev/null --max-time 5 "$1" 2>/dev/null; }
 
@@ -209,29 +210,7 @@ cmd_start() {
   log "ready in $((SECONDS - t0))s (pid $pid, $BASE_URL, data $DATA_DIR)"
 }
 
-cmd_stop() {
-  local pid
-  pid="$(running_pid)"
-  if [[ -z "$pid" ]]; then
-    log "not running"
-    rm -f "$PID_FILE"
-    return 0
-  fi
-  log "stopping pid $pid (SIGTERM)"
-  kill -TERM "$pid" 2>/dev/null || true
-  local t0=$SECONDS
-  while kill -0 "$pid" 2>/dev/null; do
-    if (( SECONDS - t0 >= STOP_TIMEOUT )); then
-      log "still alive after ${STOP_TIMEOUT}s; sending SIGKILL"
-      kill -KILL "$pid" 2>/dev/null || true
-      break
-    fi
-    sleep 0.2
-  done
-  while kill -0 "$pid" 2>/dev/null; do sleep 0.2; done
-  rm -f "$PID_FILE"
-  log "stopped in $((SECONDS - t0))s"
-}
+cmd_stop() { stop_process "$(running_pid)" "$STOP_TIMEOUT" "$PID_FILE"; }
 
 cmd_status() {
   local pid
