@@ -8,7 +8,6 @@ new versions, so history stays readable and every step can be reverted.
 
 from __future__ import annotations
 
-import dataclasses
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -22,6 +21,7 @@ from query.model import (
     Rank,
     State,
     Validity,
+    amend,
     merge_evidence,
     next_version,
     normalize_key_part,
@@ -132,9 +132,10 @@ def resolve_publication(candidate: Nugget, heads: Sequence[Nugget], schema: Pred
         if is_duplicate(candidate, head) and head.validity.overlaps(candidate.validity):
             merged = next_version(head, f"merged evidence from {candidate.id}", now,
                                   evidence=merge_evidence(head.evidence, candidate.evidence))
-            absorbed = next_version(candidate, f"duplicate of {_lineage(head)}", now,
-                                    publication=Publication.UNPUBLISHED,
-                                    merged_into=_lineage(head))
+            # The candidate itself is recorded, unpublished, pointing at the survivor.
+            absorbed = amend(candidate, publication=Publication.UNPUBLISHED,
+                             merged_into=_lineage(head),
+                             change_reason=f"duplicate of {_lineage(head)}")
             decision = Decision("merged", [absorbed, merged])
             if merged.state is State.CONTESTED:
                 others = [h for h in live if _lineage(h) != _lineage(head)]
@@ -156,7 +157,7 @@ def resolve_publication(candidate: Nugget, heads: Sequence[Nugget], schema: Pred
                                                 validity=ended))
             decision.outcome = "succession"
         elif current.validity.end is None and current.validity.start < head.validity.start:
-            current = _end_at(current, head.validity.start, now)
+            current = _end_at(current, head.validity.start)
             decision.outcome = "succession"
         else:
             overlapping.append(head)
@@ -190,9 +191,9 @@ def resolve_publication(candidate: Nugget, heads: Sequence[Nugget], schema: Pred
     return decision
 
 
-def _end_at(n: Nugget, end: datetime, now: datetime) -> Nugget:
+def _end_at(n: Nugget, end: datetime) -> Nugget:
     """``n`` (not yet written) with its validity ending where a newer value starts."""
-    return dataclasses.replace(n, validity=Validity(n.validity.start, end, n.validity.inferred))
+    return amend(n, validity=Validity(n.validity.start, end, n.validity.inferred))
 
 
 def _resolve_dispute(member: Nugget, others: Sequence[Nugget], decision: Decision,
@@ -214,7 +215,7 @@ def _resolve_dispute(member: Nugget, others: Sequence[Nugget], decision: Decisio
         else:
             target, reason = State.CONTESTED, "disputed value"
         if g is member:
-            decision.writes[-1] = dataclasses.replace(
+            decision.writes[-1] = amend(
                 member, state=target, rank=_rank_for(member, target))
         elif g.state is not target:
             decision.writes.append(_with_state(g, target, reason, now))

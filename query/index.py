@@ -104,10 +104,10 @@ class NuggetIndex:
             restored = {f: getattr(target, f) for f in (*_CONTENT_FIELDS, "state", "rank",
                                                          "publication", "evidence")}
             new = next_version(head, f"revert to v{target.version} ({note})", now, **restored)
-            return await self._commit(new, now)
+            return await self._commit(new, head, now)
         new_pub = transition(head.publication, action)
         new = next_version(head, note, now, publication=new_pub)
-        return await self._commit(new, now)
+        return await self._commit(new, head, now)
 
     async def approve(self, tenant: str, item_id: str, reviewer: str = "auto") -> Nugget:
         """Shorthand for the approve review (auto-publish policy uses it)."""
@@ -119,23 +119,28 @@ class NuggetIndex:
         if bad:
             raise ValidationError(f"cannot edit {', '.join(sorted(bad))}", field=sorted(bad)[0])
         head = await self.head(tenant, item_id)
-        new = next_version(head, f"edit: {reason}", self.clock(), **changes)
+        now = self.clock()
+        new = next_version(head, f"edit: {reason}", now, **changes)
         validate_nugget(new)
-        return await self._commit(new, self.clock())
+        return await self._commit(new, head, now)
 
-    async def _commit(self, new: Nugget, now: datetime) -> Nugget:
-        """Write ``new`` (and whatever governance decides) atomically; return new head."""
+    async def _commit(self, new: Nugget, parent: Nugget, now: datetime) -> Nugget:
+        """Write ``new`` (a child of ``parent``) and whatever governance decides, atomically;
+        return the new head."""
+        others: list[Nugget] = []
         if new.publication is Publication.PUBLISHED and new.state is not State.DEPRECATED:
             others = [h for h in await self.store.heads_by_key(new.tenant, new.key)
                       if (h.lineage_id or h.id) != (new.lineage_id or new.id)]
             decision = resolve_publication(new, others, self.schema, now)
         else:
             decision = Decision("updated", [new])
+        # Every write is a child of a head read above: reuse its vector when the embedded
+        # text is unchanged (the store copies it), embed otherwise.
+        known = {n.id: n for n in (parent, *others)}
         vectors: list[Vector | None] = []
         for v in decision.writes:
-            parent_text = await self._embedding_text_of(v.tenant, v.parent_id) \
-                if v.parent_id else None
-            same_text = parent_text is not None and v.embedding_text == parent_text
+            p = known.get(v.parent_id)
+            same_text = p is not None and v.embedding_text == p.embedding_text
             vectors.append(None if same_text else self._embed([v])[0])
         await self.store.write_nuggets(decision.writes, vectors)
         lineage = new.lineage_id or new.id
@@ -144,12 +149,6 @@ class NuggetIndex:
                  writes=len(decision.writes), publication=head.publication.name,
                  state=head.state.name)
         return head
-
-    async def _embedding_text_of(self, tenant: str, item_id: str) -> str | None:
-        try:
-            return (await self.store.get(tenant, item_id)).embedding_text
-        except NotFoundError:
-            return None
 
     async def ingest_passages(self, passages: Sequence[Passage]) -> int:
         """Embed and store corpus passages; returns how many were new."""

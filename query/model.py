@@ -267,12 +267,22 @@ def next_version(parent: Nugget, reason: str, now: datetime | None = None,
         child, parent_id=parent.id, lineage_id=parent.lineage_id or parent.id,
         version=parent.version + 1, created_at=now, change_reason=reason,
     )
-    vid = "n-" + content_hash(parent.id, child.version, reason, child.title, child.body,
-                              child.anchors, child.state, child.publication,
-                              child.validity.start.isoformat(),
-                              child.validity.end.isoformat() if child.validity.end else None,
-                              sorted(child.sources), child.merged_into)
-    return dataclasses.replace(child, id=vid)
+    return dataclasses.replace(child, id=version_id(child))
+
+
+def amend(version: Nugget, **changes: Any) -> Nugget:
+    """The same (not yet written) version with ``changes``: same parent and number, an id
+    recomputed from the new content."""
+    changed = dataclasses.replace(version, **changes)
+    return dataclasses.replace(changed, id=version_id(changed))
+
+
+def version_id(n: Nugget) -> str:
+    """Id of a later version: hash of its parent, number and content."""
+    return "n-" + content_hash(n.parent_id, n.version, n.change_reason, n.title, n.body,
+                               n.anchors, n.state, n.publication, n.validity.start.isoformat(),
+                               n.validity.end.isoformat() if n.validity.end else None,
+                               sorted(n.sources), n.merged_into)
 
 
 def merge_evidence(a: Sequence[Evidence], b: Sequence[Evidence]) -> tuple[Evidence, ...]:

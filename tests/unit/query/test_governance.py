@@ -64,6 +64,8 @@ async def test_dedup_merges_and_accumulates_evidence(index: NuggetIndex) -> None
     dup = await publish(index, cand("workspace owner.", ("ev-2",), title="Owner resets"))
     assert dup.publication is Publication.UNPUBLISHED
     assert dup.merged_into == first.lineage_id
+    dup_history = await index.store.history("acme", dup.id)
+    assert dup_history[-1].parent_id == dup_history[-2].id  # no dangling parent
     merged = await index.head("acme", first.id)
     assert merged.sources == {"ev-1", "ev-2"}
     assert merged.version == first.version + 1

@@ -100,6 +100,9 @@ async def run_history(history: list[object], embedder: MiniLMEmbedder,
     for lin in lineages:
         hist = await idx.store.history("acme", lin)
         assert hist[0].id == lin and all(h.lineage_id == lin for h in hist)
+        # lineage is a chain: every version's parent is the version before it
+        assert [h.parent_id for h in hist] == ["", *(h.id for h in hist[:-1])]
+        assert [h.version for h in hist] == list(range(1, len(hist) + 1))
         written += len(hist)
         heads.append(hist[-1])
     assert len({h.id for h in heads}) == len(heads)
