@@ -218,7 +218,7 @@ def cmd_eval(args: argparse.Namespace, settings: Settings) -> int:
     from optimizer.pipeline import Outcome
     from optimizer.report import write_report
     from query.backends.sqlite import SQLiteStore
-    from query.corpus import ingest_corpus
+    from query.corpus import ingest_corpus, read_documents
     from query.embeddings import make_embedder
     from query.index import NuggetIndex
 
@@ -231,11 +231,7 @@ def cmd_eval(args: argparse.Namespace, settings: Settings) -> int:
         if args.traffic else []
     # Traffic about topics no case touches: titles of pages no case cites or competes with.
     topical = {d for c in cases for d in (*c.cited, c.competitor) if d}
-    corpus_titles = {}
-    for line in Path(args.corpus).read_text().splitlines():
-        if line.strip():
-            doc = json.loads(line)
-            corpus_titles[doc.get("title", "")] = doc["id"]
+    corpus_titles = {d.title: d.id for d in read_documents(args.corpus, args.tenant)}
     offtopic = [q for q in traffic if q in corpus_titles and corpus_titles[q] not in topical]
     started = time.perf_counter()
 

@@ -17,6 +17,7 @@ from optimizer.ino import OptimizationResult, build_variant, optimize
 from optimizer.local.lexicon import content_terms, stems
 from optimizer.roles import Roles
 from optimizer.types import Extraction, FeedbackContext, NuggetDraft
+from query.convert import nugget_to_dict
 from query.embeddings import Embedder
 from query.model import (
     Evidence,
@@ -54,16 +55,12 @@ class Outcome:
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready record for files and logs."""
-        import json
-
-        from query.convert import nugget_to_json
-
         return {
             "event_id": self.context.event_id, "tenant": self.context.tenant,
             "usefulness": self.extraction.usefulness,
             "can_produce_nugget": self.extraction.can_produce_nugget,
             "reason": self.extraction.reason,
-            "nugget": json.loads(nugget_to_json(self.nugget)) if self.nugget else None,
+            "nugget": nugget_to_dict(self.nugget) if self.nugget else None,
             "optimization": self.result.to_dict() if self.result else None,
             "accounting": self.accounting,
         }

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from datetime import UTC, datetime
+from typing import Any
 
 from google.protobuf.timestamp_pb2 import Timestamp
 
@@ -140,11 +141,17 @@ def nugget_from_bytes(raw: bytes) -> Nugget:
     return nugget_from_proto(msg)
 
 
-def nugget_to_json(n: Nugget) -> str:
-    """The proto3 canonical JSON of a nugget (for CLI output and files)."""
+def nugget_to_dict(n: Nugget) -> dict[str, Any]:
+    """The proto3 canonical JSON form of a nugget, as a dict."""
     from google.protobuf import json_format
 
-    return json.dumps(json_format.MessageToDict(nugget_to_proto(n)), ensure_ascii=False)
+    out: dict[str, Any] = json_format.MessageToDict(nugget_to_proto(n))
+    return out
+
+
+def nugget_to_json(n: Nugget) -> str:
+    """The proto3 canonical JSON of a nugget (for CLI output and files)."""
+    return json.dumps(nugget_to_dict(n), ensure_ascii=False)
 
 
 def passage_to_dict(p: Passage) -> dict[str, object]:
