@@ -212,7 +212,7 @@ def main() -> int:
     if args.loadgen:
         return loadgen(args)
     WORK.mkdir(parents=True, exist_ok=True)
-    embedder = MiniLMEmbedder()
+    embedder = MiniLMEmbedder(threads=Settings.from_env({}).embedder_threads)
     embedder.warm_up()
     log(f"opening the {args.nuggets}-nugget index")
     store, queries = open_store(args.nuggets, embedder)
@@ -224,6 +224,7 @@ def main() -> int:
     async def measure() -> tuple[tuple[list[float], dict[str, float]], dict[str, Any], Metrics]:
         log(f"in-process: {args.inprocess_calls} sequential Retrieve calls")
         local = await in_process(index, queries, args.inprocess_calls)
+        index.retriever.queries.clear()  # every phase starts with a cold query cache
         log(f"gRPC: load generator process, {args.concurrency} in flight, "
             f"<= {args.calls} calls, <= {args.seconds:.0f}s")
         remote, metrics = await over_grpc(index, settings, queries_file, args)

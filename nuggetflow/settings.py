@@ -45,6 +45,17 @@ class Settings:
         "or openai://<model> (any OpenAI-compatible /embeddings endpoint).",
     )
     embedding_dim: int = _setting(384, "Dimension of the embedding vectors.")
+    embedder_threads: int = _setting(
+        1,
+        "CPU threads per minilm:// model call: 1 spends the least CPU per text (best for "
+        "the query service under concurrent load); 0 lets onnxruntime use every core "
+        "(faster bulk ingestion on an idle machine).",
+    )
+    query_embedding_cache: int = _setting(
+        4096,
+        "Query vectors kept (LRU, by exact query text) so repeated queries skip the "
+        "model; 0 disables the cache.",
+    )
     openai_base_url: str = _setting(
         "", "Base URL of an OpenAI-compatible API (empty: the openai package's default)."
     )
@@ -203,6 +214,9 @@ class Settings:
         for name in ("grpc_max_message_bytes", "citation_ledger_size"):
             if getattr(self, name) <= 0:
                 raise ConfigError("must be > 0", field=ENV_PREFIX + name.upper())
+        for name in ("embedder_threads", "query_embedding_cache"):
+            if getattr(self, name) < 0:
+                raise ConfigError("must be >= 0", field=ENV_PREFIX + name.upper())
         if self.grpc_grace_seconds < 0:
             raise ConfigError("must be >= 0", field="NUGGETFLOW_GRPC_GRACE_SECONDS")
         if not self.serve_host.strip():

@@ -15,7 +15,7 @@ from datetime import datetime
 
 from nuggetflow.errors import NotFoundError, ValidationError
 from nuggetflow.settings import Settings
-from query.embeddings import Embedder
+from query.embeddings import Embedder, QueryEmbeddings
 from query.fusion import Fused, fuse
 from query.model import ItemType, Kind, Nugget, Passage, State, View, ensure_utc, utcnow
 from query.store import GovernanceFilter, IndexStore, Scored
@@ -92,6 +92,7 @@ class Retriever:
         self.store = store
         self.embedder = embedder
         self.settings = settings
+        self.queries = QueryEmbeddings(embedder, settings.query_embedding_cache)
 
     async def retrieve(self, req: RetrieveRequest, *, lexical_only: bool = False,
                        count_suppressed: bool = True) -> RetrieveResult:
@@ -106,13 +107,21 @@ class Retriever:
         terms = query_terms(req.query)
         depth = max(self.settings.candidate_k, req.k)
         t0 = time.perf_counter()
-        lexical = await self.store.lexical(terms, flt, depth)
+        # The query is embedded on the model thread while BM25 runs here.
+        embedding = None if lexical_only else asyncio.ensure_future(
+            self.queries.embed(req.query))
+        try:
+            lexical = await self.store.lexical(terms, flt, depth)
+        except BaseException:
+            if embedding is not None:
+                embedding.cancel()
+            raise
         timings["lexical"] = (time.perf_counter() - t0) * 1000
         dense: list[Scored] = []
-        if not lexical_only:
+        if embedding is not None:
             t1 = time.perf_counter()
-            vector = (await asyncio.to_thread(self.embedder.embed, [req.query]))[0]
-            timings["embed"] = (time.perf_counter() - t1) * 1000
+            vector = await embedding
+            timings["embed"] = (time.perf_counter() - t1) * 1000  # waited beyond BM25
             t2 = time.perf_counter()
             dense = await self.store.dense(vector, flt, depth)
             timings["dense"] = (time.perf_counter() - t2) * 1000

@@ -34,6 +34,7 @@ import numpy as np
 from nuggetflow.errors import ConfigError, NotFoundError, ValidationError
 from nuggetflow.logging import get_logger
 from nuggetflow.settings import Settings
+from query.backends.postings import Matches, PostingsIndex, top_k
 from query.backends.vectors import VectorIndex, VectorMeta
 from query.convert import (
     nugget_from_bytes,
@@ -80,23 +81,21 @@ CREATE INDEX IF NOT EXISTS items_key ON items (tenant, key) WHERE is_head = 1;
 CREATE INDEX IF NOT EXISTS items_lineage ON items (lineage);
 CREATE INDEX IF NOT EXISTS items_event ON items (tenant, event_id) WHERE event_id != '';
 CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5 (
-    title, body, anchors, content='', tokenize='porter unicode61'
+    title, body, anchors, content='', tokenize='{tokenize}'
 );
 CREATE TABLE IF NOT EXISTS vectors (rowid INTEGER PRIMARY KEY, vec BLOB NOT NULL);
 CREATE TABLE IF NOT EXISTS changes (seq INTEGER PRIMARY KEY AUTOINCREMENT,
                                     item INTEGER NOT NULL);
 """
 
+TOKENIZE = "porter unicode61"
+SCHEMA = SCHEMA.replace("{tokenize}", TOKENIZE)
 # BM25 column weights: title, body, anchors. Titles and anchors are written to be found.
 BM25_WEIGHTS = "3.0, 1.0, 2.0"
 # Query processing on large indexes: a term found in more than COMMON_SHARE of the rows
 # adds almost nothing to BM25 (its idf is near zero) but forces scoring thousands of
 # rows, so it is dropped, keeping at least the KEEP_RAREST rarest terms.
 PRUNE_MIN_ROWS = 10_000
-# The prefiltered lexical path (see SQLiteStore.lexical_sync) is tried when the tenant
-# owns at least this share of the rows, reading FAST_PATH_DEPTH x limit ranked rows.
-FAST_PATH_SHARE = 0.5
-FAST_PATH_DEPTH = 4
 COMMON_SHARE = 0.05
 KEEP_RAREST = 2
 
@@ -128,6 +127,8 @@ class SQLiteStore:
         self._last_seq = 0
         self._df: dict[str, int] = {}
         self._df_rows = 0
+        self._postings: PostingsIndex | None = None
+        self._last_match: tuple[tuple[str, ...], int, Matches] | None = None
 
     @classmethod
     def from_url(cls, url: str, settings: Settings) -> SQLiteStore:
@@ -160,6 +161,9 @@ class SQLiteStore:
         self._tenant_codes = dict(db.execute("SELECT name, code FROM tenants"))
         self._scope_codes = dict(db.execute("SELECT name, code FROM scopes"))
         self._load_vectors()
+        postings = PostingsIndex([float(w) for w in BM25_WEIGHTS.split(",")], TOKENIZE)
+        postings.load(db, "fts", self._vectors.positions)
+        self._postings = postings
 
     async def stop(self) -> None:
         """Save the HNSW cache and close the file."""
@@ -169,6 +173,9 @@ class SQLiteStore:
             self._vectors.save(self._hnsw_path, self._last_seq)
         self._db.close()
         self._db = None
+        if self._postings is not None:
+            self._postings.close()
+            self._postings = None
 
     @property
     def _hnsw_path(self) -> Path:
@@ -213,7 +220,30 @@ class SQLiteStore:
                 chunk).fetchall()
             self._vectors.upsert_many([VectorMeta(*r[:11]) for r in rows],
                                       [np.frombuffer(r[11], dtype=np.float32) for r in rows])
+            self._index_postings(chunk)
         self._last_seq = seq
+
+    def _index_postings(self, rowids: Sequence[int]) -> None:
+        """Add rows the postings mirror has not seen (their text comes from the payloads)."""
+        postings = self._postings
+        if postings is None:
+            return
+        pos_of = self._vectors.positions
+        new = [r for r in rowids if not postings.has(pos_of.get(r, -1))]
+        if not new:
+            return
+        marks = ",".join("?" * len(new))
+        texts: list[tuple[int, str, str, str]] = []
+        for rowid, typ, payload in self.db.execute(
+                f"SELECT i.rowid, i.type, p.payload FROM items i JOIN payloads p"
+                f" ON p.rowid = i.rowid WHERE i.rowid IN ({marks})", new):
+            if typ == ItemType.NUGGET:
+                n = nugget_from_bytes(payload)
+                texts.append((rowid, n.title, n.body, "\n".join(n.anchors)))
+            else:
+                p = passage_from_bytes(payload)
+                texts.append((rowid, p.title, p.text, ""))
+        postings.add_rows(texts, pos_of)
 
     # --- codes ------------------------------------------------------------------------
 
@@ -426,12 +456,11 @@ class SQLiteStore:
                      limit: int) -> list[Scored]:
         """Synchronous :meth:`lexical`.
 
-        When the tenant holds most of the index, the plain BM25 ranking is read a few
-        times deeper than ``limit`` and the governance filter applied to those rows from
-        the in-memory columns: the first ``limit`` allowed rows of the BM25 order are
-        exactly the governed top ``limit``, provided that many were found (or the plain
-        ranking was exhausted). Otherwise, and for other tenants, the filter runs inside
-        the SQL query.
+        Served from the in-memory postings mirror (:mod:`query.backends.postings`): the
+        rows matching any term, scored as FTS5's bm25() would, filtered by the governance
+        columns, top ``limit``. Queries with phrase terms (several tokens, e.g. "8.2") and
+        moments when the mirror and the file disagree go to FTS5 with the filter inside
+        the SQL query (:meth:`lexical_sql`); both return the same ranking.
         """
         if not terms:
             return []
@@ -440,10 +469,45 @@ class SQLiteStore:
         if code is None:
             return []
         self._refresh()
-        if self._vectors.tenant_share(code) >= FAST_PATH_SHARE:
-            fast = self._lexical_prefiltered(terms, flt, code, limit)
-            if fast is not None:
-                return fast
+        matches = self._match(terms)
+        if matches is None:
+            return self.lexical_sql(terms, flt, limit)
+        allowed, _ = self._vectors.filter_at(matches.positions, flt, code, self._scopes(flt))
+        best = top_k(matches, allowed, limit)
+        if not best:
+            return []
+        rowids = self._vectors.rowids_at(np.fromiter((p for p, _ in best), np.int64, len(best)))
+        marks = ",".join("?" * len(best))
+        info = {r[0]: r[1:] for r in self.db.execute(
+            f"SELECT rowid, id, type, meta FROM items WHERE rowid IN ({marks})",
+            rowids.tolist())}
+        return [Scored(info[r][0], ItemType(info[r][1]), score, float(info[r][2]))
+                for r, (_, score) in zip(rowids.tolist(), best, strict=True)]
+
+    def _scopes(self, flt: GovernanceFilter) -> tuple[int, ...]:
+        return tuple(self._scope_codes.get(s.lower().strip(), -1) for s in flt.scopes)
+
+    def _match(self, terms: Sequence[str]) -> Matches | None:
+        """Postings matches of already pruned terms; None when FTS5 must answer (a phrase
+        term, or the mirror does not hold exactly the rows of the FTS index)."""
+        postings = self._postings
+        if postings is None:
+            return None
+        key = tuple(terms)
+        last = self._last_match
+        if last is not None and last[0] == key and last[1] == postings.rows:
+            return last[2]
+        tokens = postings.tokens_of(terms)
+        if tokens is None or postings.rows != self.fts_rows():
+            return None
+        matches = postings.match(tokens)
+        self._last_match = (key, postings.rows, matches)
+        return matches
+
+    def lexical_sql(self, terms: Sequence[str], flt: GovernanceFilter,
+                    limit: int) -> list[Scored]:
+        """Governed BM25 by FTS5 alone: the filter inside the query, ORDER BY bm25 LIMIT
+        (terms as given: no pruning)."""
         where, args = self._where(flt)
         # CROSS JOIN keeps FTS as the outer loop: the planner must not scan items first.
         rows = self.db.execute(
@@ -452,30 +516,6 @@ class SQLiteStore:
             f" ORDER BY bm25(fts, {BM25_WEIGHTS}) LIMIT ?",
             [fts_query(terms), *args, limit]).fetchall()
         return [Scored(r[0], ItemType(r[1]), float(r[2]), float(r[3])) for r in rows]
-
-    def _lexical_prefiltered(self, terms: Sequence[str], flt: GovernanceFilter, code: int,
-                             limit: int) -> list[Scored] | None:
-        depth = limit * FAST_PATH_DEPTH
-        ranked = self.db.execute(
-            f"SELECT rowid, -bm25(fts, {BM25_WEIGHTS}) FROM fts WHERE fts MATCH ?"
-            f" ORDER BY bm25(fts, {BM25_WEIGHTS}) LIMIT ?", (fts_query(terms), depth)).fetchall()
-        if not ranked:
-            return []
-        scopes = tuple(self._scope_codes.get(s.lower().strip(), -1) for s in flt.scopes)
-        ok = self._vectors.allowed([r[0] for r in ranked], flt, code, scopes)
-        if ok is None:  # rows newer than our view: let SQL filter them
-            return None
-        kept = [r for r, allowed in zip(ranked, ok, strict=True) if allowed][:limit]
-        if len(kept) < limit and len(ranked) == depth:
-            return None  # not enough allowed rows in the prefix: filter inside the query
-        if not kept:
-            return []
-        marks = ",".join("?" * len(kept))
-        info = {r[0]: r[1:] for r in self.db.execute(
-            f"SELECT rowid, id, type, meta FROM items WHERE rowid IN ({marks})",
-            [r[0] for r in kept])}
-        return [Scored(info[r][0], ItemType(info[r][1]), float(s), float(info[r][2]))
-                for r, s in kept]
 
     def raw_lexical_sync(self, terms: Sequence[str], limit: int) -> list[tuple[int, float]]:
         """Plain FTS5 BM25 without governance (the benchmark's baseline); same query
@@ -498,8 +538,7 @@ class SQLiteStore:
         code = self._tenant(flt.tenant)
         if code is None:
             return []
-        scope_codes = tuple(self._scope_codes.get(s.lower().strip(), -1) for s in flt.scopes)
-        hits = self._vectors.search(vector, flt, code, scope_codes, limit)
+        hits = self._vectors.search(vector, flt, code, self._scopes(flt), limit)
         if not hits:
             return []
         rowids = [h[0] for h in hits]
@@ -510,9 +549,18 @@ class SQLiteStore:
 
     async def suppressed(self, terms: Sequence[str], flt: GovernanceFilter) -> int:
         """Head nuggets matching the terms that the filter excludes."""
-        if not terms or self._tenant(flt.tenant) is None:
+        code = self._tenant(flt.tenant)
+        if not terms or code is None:
             return 0
         terms = self.prune_terms(terms)
+        self._refresh()
+        matches = self._match(terms)
+        if matches is not None:
+            return self._vectors.filter_at(matches.positions, flt, code, self._scopes(flt))[1]
+        return self.suppressed_sql(terms, flt)
+
+    def suppressed_sql(self, terms: Sequence[str], flt: GovernanceFilter) -> int:
+        """:meth:`suppressed` by FTS5 alone (terms as given)."""
         where, args = self._where(flt)
         row = self.db.execute(
             f"SELECT count(*) FROM fts CROSS JOIN items i ON i.rowid = fts.rowid"
@@ -594,7 +642,7 @@ class LexicalStats:
         self._sync()
         self._scratch = sqlite3.connect(":memory:")
         self._scratch.execute("CREATE VIRTUAL TABLE t USING fts5 (title, body, anchors,"
-                              " tokenize='porter unicode61')")
+                              f" tokenize='{TOKENIZE}')")
         self._scratch.execute("CREATE VIRTUAL TABLE v USING fts5vocab(t, 'instance')")
 
     def _sync(self) -> None:

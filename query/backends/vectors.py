@@ -156,10 +156,25 @@ class VectorIndex:
             pos = np.asarray(found, dtype=np.int64)
             return _allowed({k: v[pos] for k, v in self._cols.items()}, flt, tenant, scopes)
 
-    def tenant_share(self, tenant: int) -> float:
-        """The share of all rows that belong to a tenant."""
-        n = self._n
-        return float(np.count_nonzero(self._cols["tenant"][:n] == tenant)) / n if n else 0.0
+    @property
+    def positions(self) -> dict[int, int]:
+        """rowid -> row position (read-only view; rows keep their position forever)."""
+        return self._pos
+
+    def rowids_at(self, positions: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
+        """The rowids of rows at these positions."""
+        return np.asarray(self._cols["rowid"][positions], dtype=np.int64)
+
+    def filter_at(self, positions: npt.NDArray[np.int64], flt: GovernanceFilter, tenant: int,
+                  scopes: tuple[int, ...]) -> tuple[npt.NDArray[np.bool_], int]:
+        """For rows at these positions: which the filter allows, and how many head nuggets
+        of the tenant it excludes (the suppressed count)."""
+        with self._lock:
+            cols = {k: v[positions] for k, v in self._cols.items()}
+        allowed = _allowed(cols, flt, tenant, scopes)
+        suppressed = ((cols["tenant"] == tenant) & cols["is_head"]
+                      & (cols["type"] == int(ItemType.NUGGET)) & ~allowed)
+        return allowed, int(np.count_nonzero(suppressed))
 
     def search(self, vector: npt.NDArray[np.float32], flt: GovernanceFilter, tenant: int,
                scopes: tuple[int, ...], limit: int) -> list[tuple[int, float, float]]:
