@@ -138,7 +138,7 @@ def cmd_review(args: argparse.Namespace, settings: Settings) -> int:
 
 def cmd_serve(args: argparse.Namespace, settings: Settings) -> int:
     """Run the gRPC query service and /metrics until SIGTERM or SIGINT."""
-    from query.service import serve
+    from query.service import run
 
     changes: dict[str, Any] = {}
     if args.host is not None:
@@ -147,9 +147,10 @@ def cmd_serve(args: argparse.Namespace, settings: Settings) -> int:
         changes["grpc_port"] = args.port
     if args.metrics_port is not None:
         changes["metrics_port"] = args.metrics_port
+    if args.workers is not None:
+        changes["serve_workers"] = args.workers
     settings = settings.replace(**changes) if changes else settings
-    asyncio.run(serve(settings, build_index(settings)))
-    return 0
+    return run(settings, build_index)
 
 
 def cmd_optimize(args: argparse.Namespace, settings: Settings) -> int:
@@ -352,7 +353,10 @@ def build_parser() -> argparse.ArgumentParser:
     sv.add_argument("--host", help="bind address (overrides NUGGETFLOW_SERVE_HOST)")
     sv.add_argument("--port", type=int, help="gRPC port (overrides NUGGETFLOW_GRPC_PORT)")
     sv.add_argument("--metrics-port", type=int,
-                    help="/metrics port (overrides NUGGETFLOW_METRICS_PORT)")
+                    help="/metrics port (overrides NUGGETFLOW_METRICS_PORT); worker i "
+                         "of several uses this + i")
+    sv.add_argument("--workers", type=int,
+                    help="processes sharing the port (overrides NUGGETFLOW_SERVE_WORKERS)")
     sv.set_defaults(fn=cmd_serve)
 
     op = sub.add_parser("optimize", help="extract and optimize nuggets from feedback (INO)")

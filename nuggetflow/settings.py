@@ -106,6 +106,16 @@ class Settings:
         "inject environment variables); do not set both.",
         secret=True,
     )
+    serve_workers: int = _setting(
+        1,
+        "Query service processes sharing the gRPC port (SO_REUSEPORT; clients' connections "
+        "are spread over them). Worker i serves /metrics on NUGGETFLOW_METRICS_PORT + i.",
+    )
+    citation_ledger_path: str = _setting(
+        "var/citations.db",
+        "SQLite file the workers share for the citation ledger (only with more than one "
+        "worker; one worker keeps it in memory).",
+    )
     citation_ledger_size: int = _setting(
         100_000,
         "Retrieve request ids remembered (LRU) so ReportCitations can check cited ids "
@@ -211,7 +221,7 @@ class Settings:
         for name in ("grpc_port", "metrics_port"):
             if not 0 <= getattr(self, name) <= 65535:
                 raise ConfigError("must be a port in 0..65535", field=ENV_PREFIX + name.upper())
-        for name in ("grpc_max_message_bytes", "citation_ledger_size"):
+        for name in ("grpc_max_message_bytes", "citation_ledger_size", "serve_workers"):
             if getattr(self, name) <= 0:
                 raise ConfigError("must be > 0", field=ENV_PREFIX + name.upper())
         for name in ("embedder_threads", "query_embedding_cache"):

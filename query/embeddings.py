@@ -233,12 +233,18 @@ class QueryEmbeddings:
         self._pool = ThreadPoolExecutor(1, thread_name_prefix="query-embed")
         self.hits = self.misses = self.calls = 0
 
-    async def embed(self, text: str) -> Vector:
-        """The query's vector (from the cache, or from the next model call)."""
+    def cached(self, text: str) -> Vector | None:
+        """The query's vector if it is cached (counted as a hit), else None."""
         hit = self._cache.get(text)
         if hit is not None:
             self._cache.move_to_end(text)
             self.hits += 1
+        return hit
+
+    async def embed(self, text: str) -> Vector:
+        """The query's vector (from the cache, or from the next model call)."""
+        hit = self.cached(text)
+        if hit is not None:
             return hit
         self.misses += 1
         loop = asyncio.get_running_loop()

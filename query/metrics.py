@@ -89,6 +89,10 @@ class QueryMetrics:
             r, q, "governance_suppressed",
             "Head nuggets matching a query that governance kept out of the results "
             "(validity, lifecycle state or publication).", ["tenant"])
+        self.query_vector_lookups = _counter(
+            r, q, "query_vector_lookups",
+            "Query vectors Retrieve needed, by result: hit (from the query-vector cache) "
+            "or miss (embedded by the model).", ["result"])
         self.citation_ledger_entries = _gauge(
             r, q, "citation_ledger_entries",
             "Retrieve request ids currently remembered for ReportCitations.")
@@ -108,6 +112,10 @@ class QueryMetrics:
             self.retrieved_items.labels(tenant, "document").inc(documents)
         if suppressed:
             self.governance_suppressed.labels(tenant).inc(suppressed)
+
+    def observe_query_vector(self, cached: bool) -> None:
+        """Record whether a Retrieve's query vector came from the cache."""
+        self.query_vector_lookups.labels("hit" if cached else "miss").inc()
 
     def observe_citations(self, tenant: str, nuggets: int, documents: int) -> None:
         """Record one successful ReportCitations with its newly counted citations."""

@@ -83,6 +83,7 @@ class RetrieveResult:
     suppressed: int
     context_block: str
     timings_ms: dict[str, float] = field(default_factory=dict)
+    query_vector_cached: bool | None = None  # None: lexical only
 
 
 class Retriever:
@@ -107,8 +108,10 @@ class Retriever:
         terms = query_terms(req.query)
         depth = max(self.settings.candidate_k, req.k)
         t0 = time.perf_counter()
-        # The query is embedded on the model thread while BM25 runs here.
-        embedding = None if lexical_only else asyncio.ensure_future(
+        # A cached query vector is used at once; otherwise the query is embedded on the
+        # model thread while BM25 runs here.
+        cached = None if lexical_only else self.queries.cached(req.query)
+        embedding = None if lexical_only or cached is not None else asyncio.ensure_future(
             self.queries.embed(req.query))
         try:
             lexical = await self.store.lexical(terms, flt, depth)
@@ -118,9 +121,10 @@ class Retriever:
             raise
         timings["lexical"] = (time.perf_counter() - t0) * 1000
         dense: list[Scored] = []
-        if embedding is not None:
+        if not lexical_only:
             t1 = time.perf_counter()
-            vector = await embedding
+            vector = await embedding if embedding is not None else cached
+            assert vector is not None
             timings["embed"] = (time.perf_counter() - t1) * 1000  # waited beyond BM25
             t2 = time.perf_counter()
             dense = await self.store.dense(vector, flt, depth)
@@ -130,7 +134,8 @@ class Retriever:
         hits = [_hit(f, records[f.id]) for f in fused if f.id in records]
         suppressed = await self.store.suppressed(terms, flt) if count_suppressed else 0
         timings["total"] = (time.perf_counter() - t0) * 1000
-        return RetrieveResult(uuid.uuid4().hex, hits, suppressed, context_block(hits), timings)
+        return RetrieveResult(uuid.uuid4().hex, hits, suppressed, context_block(hits), timings,
+                              None if lexical_only else cached is not None)
 
 def _hit(f: Fused, record: Nugget | Passage) -> Hit:
     if isinstance(record, Nugget):

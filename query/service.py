@@ -4,35 +4,39 @@
   :class:`~query.index.NuggetIndex`; handlers raise ``nuggetflow.errors`` and never set
   status codes themselves: :class:`~query.interceptor.ServiceInterceptor` maps them,
   checks tokens and deadlines and measures latency, in one place.
-- :class:`CitationLedger` remembers what recent Retrieve calls returned, so that
-  ReportCitations can check cited ids and the citation rate (cited / retrieved) is
-  exact per tenant.
+- a ledger (:mod:`query.citations`) remembers what recent Retrieve calls returned, so
+  that ReportCitations can check cited ids and the citation rate is exact per tenant.
 - :func:`create_server` builds a server (bound, not started) with the standard health
   service and server reflection; :func:`serve` runs one until SIGTERM/SIGINT, then stops
   gracefully (``stop(grace)``: in-flight calls finish, new ones are refused).
+- :func:`run` is ``nuggetflow serve``: one process, or (``NUGGETFLOW_SERVE_WORKERS`` > 1)
+  a supervisor of worker processes that share the gRPC port (SO_REUSEPORT: the kernel
+  spreads client connections over them), a citation ledger file and the store; worker
+  ``i`` serves /metrics on ``metrics_port + i``; a worker that dies is restarted.
 """
 
 from __future__ import annotations
 
 import asyncio
+import multiprocessing
 import signal
-import sys
-from collections import OrderedDict
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+import threading
+import time
+from collections.abc import Callable
 from typing import Any
 
 import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
-from nuggetflow.errors import ConfigError, NotFoundError, ValidationError
+from nuggetflow.errors import ConfigError, ValidationError
 from nuggetflow.logging import get_logger
 from nuggetflow.settings import Settings
 from nuggetflow.v1 import nugget_pb2 as pb
 from nuggetflow.v1 import query_service_pb2 as qpb
 from nuggetflow.v1 import query_service_pb2_grpc as qpb_grpc
 from query.auth import TokenAuth
+from query.citations import CitationLedger, Ledger, SQLiteLedger
 from query.convert import (
     nugget_to_proto,
     retrieve_request_from_proto,
@@ -51,79 +55,6 @@ MAX_CITED_IDS = 1000
 MAX_ID_CHARS = 200
 
 
-# --- citations -------------------------------------------------------------------------
-
-
-@dataclass
-class _Retrieved:
-    tenant: str
-    nuggets: frozenset[str]
-    documents: frozenset[str]
-    cited: set[str] = field(default_factory=set)
-
-
-@dataclass(frozen=True)
-class CitationOutcome:
-    """What one ReportCitations call counted."""
-
-    nuggets: int
-    documents: int
-    retrieved: int
-
-
-class CitationLedger:
-    """A bounded LRU map: Retrieve request id -> the ids it returned (and those cited).
-
-    Single event loop, no locking needed. Ids are interned: the same popular nugget ids
-    recur across many requests, so memory grows with requests, not with id copies.
-    """
-
-    def __init__(self, capacity: int) -> None:
-        if capacity <= 0:
-            raise ConfigError("must be > 0", field="NUGGETFLOW_CITATION_LEDGER_SIZE")
-        self.capacity = capacity
-        self._entries: OrderedDict[str, _Retrieved] = OrderedDict()
-
-    def __len__(self) -> int:
-        return len(self._entries)
-
-    def remember(self, request_id: str, tenant: str, nugget_ids: Iterable[str],
-                 document_ids: Iterable[str]) -> None:
-        """Record what a Retrieve returned; evicts the least recently used entry if full."""
-        self._entries[request_id] = _Retrieved(
-            sys.intern(tenant), frozenset(sys.intern(i) for i in nugget_ids),
-            frozenset(sys.intern(i) for i in document_ids))
-        self._entries.move_to_end(request_id)
-        while len(self._entries) > self.capacity:
-            self._entries.popitem(last=False)
-
-    def report(self, tenant: str, request_id: str, cited_ids: Sequence[str]) -> CitationOutcome:
-        """Count the cited ids of a remembered request (each id once per request).
-
-        NotFoundError (field ``request_id``) for an unknown or evicted request, or one of
-        another tenant; ValidationError (field ``cited_ids``) naming ids the request did
-        not retrieve. Nothing is counted when any id is rejected.
-        """
-        entry = self._entries.get(request_id)
-        if entry is None or entry.tenant != tenant:
-            raise NotFoundError(f"unknown request id {request_id!r} for tenant {tenant!r} "
-                                f"(never retrieved, or older than the last "
-                                f"{self.capacity} requests)", field="request_id")
-        self._entries.move_to_end(request_id)
-        unknown = [c for c in dict.fromkeys(cited_ids)
-                   if c not in entry.nuggets and c not in entry.documents]
-        if unknown:
-            shown = ", ".join(repr(u) for u in unknown[:5])
-            more = f" and {len(unknown) - 5} more" if len(unknown) > 5 else ""
-            raise ValidationError(f"not retrieved by request {request_id!r}: {shown}{more}",
-                                  field="cited_ids")
-        new = [c for c in dict.fromkeys(cited_ids) if c not in entry.cited]
-        entry.cited.update(new)
-        nuggets = sum(1 for c in new if c in entry.nuggets)
-        return CitationOutcome(nuggets, len(new) - nuggets,
-                               len(entry.nuggets) + len(entry.documents))
-
-
 # --- the servicer ----------------------------------------------------------------------
 
 
@@ -138,8 +69,7 @@ def _require_id(value: str, name: str) -> str:
 class QueryServicer(qpb_grpc.QueryServiceServicer):
     """nuggetflow.v1.QueryService over a NuggetIndex (errors are raised, not set)."""
 
-    def __init__(self, index: NuggetIndex, metrics: QueryMetrics,
-                 ledger: CitationLedger) -> None:
+    def __init__(self, index: NuggetIndex, metrics: QueryMetrics, ledger: Ledger) -> None:
         self.index = index
         self.metrics = metrics
         self.ledger = ledger
@@ -157,6 +87,8 @@ class QueryServicer(qpb_grpc.QueryServiceServicer):
         self.ledger.remember(res.request_id, req.tenant, nuggets, documents)
         self.metrics.citation_ledger_entries.set(len(self.ledger))
         self.metrics.observe_retrieve(req.tenant, len(nuggets), len(documents), res.suppressed)
+        if res.query_vector_cached is not None:
+            self.metrics.observe_query_vector(res.query_vector_cached)
         return retrieve_result_to_proto(res)
 
     async def GetNugget(self, request: qpb.GetNuggetRequest,
@@ -237,11 +169,14 @@ def _address(host: str, port: int) -> str:
 
 def create_server(index: NuggetIndex, settings: Settings, port: int = 0, *,
                   metrics: QueryMetrics | None = None, auth: TokenAuth | None = None,
+                  ledger: Ledger | None = None, reuse_port: bool = False,
                   ) -> tuple[QueryServer, int]:
     """A QueryService server bound to ``settings.serve_host:port`` (0: any free port).
 
     The index must be started by the caller. ``metrics`` defaults to a fresh registry's,
-    ``auth`` to the settings' tokens (open mode without any). Returns the server (not
+    ``auth`` to the settings' tokens (open mode without any), ``ledger`` to an in-memory
+    one. ``reuse_port`` lets worker processes share the port (off otherwise, so a second
+    server on a taken port fails instead of binding silently). Returns the server (not
     started) and the bound port.
     """
     metrics = metrics if metrics is not None else Metrics.create().query
@@ -249,9 +184,10 @@ def create_server(index: NuggetIndex, settings: Settings, port: int = 0, *,
     server = grpc.aio.server(
         interceptors=[ServiceInterceptor(auth, metrics)],
         options=[("grpc.max_receive_message_length", settings.grpc_max_message_bytes),
-                 # without this, a second server on the same port would bind silently
-                 ("grpc.so_reuseport", 0)])
-    servicer = QueryServicer(index, metrics, CitationLedger(settings.citation_ledger_size))
+                 ("grpc.so_reuseport", 1 if reuse_port else 0)])
+    if ledger is None:
+        ledger = CitationLedger(settings.citation_ledger_size)
+    servicer = QueryServicer(index, metrics, ledger)
     qpb_grpc.add_QueryServiceServicer_to_server(servicer, server)  # type: ignore[no-untyped-call]
     health_servicer = health.aio.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
@@ -268,12 +204,13 @@ def create_server(index: NuggetIndex, settings: Settings, port: int = 0, *,
 
 
 async def serve(settings: Settings, index: NuggetIndex, *,
-                stop_event: asyncio.Event | None = None) -> None:
+                stop_event: asyncio.Event | None = None, worker: int | None = None) -> None:
     """Run the query service (and /metrics) until SIGTERM/SIGINT or ``stop_event``.
 
     Starts ``index`` (and warms its embedder up, so the first query is not slow), binds
     ``settings.grpc_port`` and ``settings.metrics_port``, logs the bound ports, and on the
-    signal stops gracefully within ``settings.grpc_grace_seconds``.
+    signal stops gracefully within ``settings.grpc_grace_seconds``. As ``worker`` i of
+    several, it shares the port and the citation ledger file with its siblings.
     """
     metrics = Metrics.create(process=True)
     auth = TokenAuth.from_settings(settings)
@@ -289,11 +226,16 @@ async def serve(settings: Settings, index: NuggetIndex, *,
         warm_up = getattr(index.embedder, "warm_up", None)
         if callable(warm_up):
             await asyncio.to_thread(warm_up)
+        ledger: Ledger | None = None
+        if worker is not None:
+            ledger = SQLiteLedger(settings.citation_ledger_path, settings.citation_ledger_size)
         server, port = create_server(index, settings, settings.grpc_port,
-                                     metrics=metrics.query, auth=auth)
+                                     metrics=metrics.query, auth=auth, ledger=ledger,
+                                     reuse_port=worker is not None)
         metrics_port = metrics_server.start()
         await server.start()
         log.info("query service started", host=settings.serve_host, grpc_port=port,
+                 worker=worker if worker is not None else "-",
                  metrics_port=metrics_port, store=settings.store.split("://")[0],
                  max_message_bytes=settings.grpc_max_message_bytes)
         stop_event = stop_event or asyncio.Event()
@@ -311,3 +253,78 @@ async def serve(settings: Settings, index: NuggetIndex, *,
     finally:
         metrics_server.stop()
         await index.stop()
+
+
+# --- worker processes ------------------------------------------------------------------
+
+IndexFactory = Callable[[Settings], NuggetIndex]
+RESTART_DELAY_SECONDS = 1.0
+
+
+def _worker_main(settings: Settings, worker: int, build_index: IndexFactory) -> None:
+    """Entry point of worker process ``worker`` (spawned: configures its own logging)."""
+    from nuggetflow.logging import configure
+
+    configure(settings.log_level, settings.log_format)
+    if settings.metrics_port:
+        settings = settings.replace(metrics_port=settings.metrics_port + worker)
+    asyncio.run(serve(settings, build_index(settings), worker=worker))
+
+
+def run(settings: Settings, build_index: IndexFactory) -> int:
+    """``nuggetflow serve``: one process, or a supervisor of ``serve_workers`` workers.
+
+    The supervisor starts the workers, restarts one that exits on its own (after
+    RESTART_DELAY_SECONDS), and on SIGTERM/SIGINT passes the signal on and waits for
+    them (grace period plus 5 s, then kills). Returns the exit code.
+    """
+    workers = settings.serve_workers
+    if workers == 1:
+        asyncio.run(serve(settings, build_index(settings)))
+        return 0
+    if settings.grpc_port == 0:
+        raise ConfigError("several workers need a fixed port (not 0)",
+                          field="NUGGETFLOW_GRPC_PORT")
+    if settings.metrics_port and settings.metrics_port + workers - 1 > 65535:
+        raise ConfigError(f"worker metrics ports {settings.metrics_port}.."
+                          f"{settings.metrics_port + workers - 1} exceed 65535",
+                          field="NUGGETFLOW_METRICS_PORT")
+    ctx = multiprocessing.get_context("spawn")
+    stopping = threading.Event()
+
+    def start(i: int) -> multiprocessing.process.BaseProcess:
+        proc = ctx.Process(target=_worker_main, args=(settings, i, build_index),
+                           name=f"nuggetflow-serve-{i}", daemon=False)
+        proc.start()
+        log.info("worker started", worker=i, pid=proc.pid)
+        return proc
+
+    def on_signal(signum: int, _frame: object) -> None:
+        stopping.set()
+
+    previous = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGTERM, signal.SIGINT)}
+    procs = {i: start(i) for i in range(workers)}
+    log.info("query service supervisor running", workers=workers, grpc_port=settings.grpc_port,
+             ledger=settings.citation_ledger_path)
+    try:
+        while not stopping.wait(0.5):
+            for i, proc in list(procs.items()):
+                if proc.exitcode is not None and not stopping.is_set():
+                    log.error("worker exited; restarting", worker=i, exit_code=proc.exitcode)
+                    time.sleep(RESTART_DELAY_SECONDS)
+                    procs[i] = start(i)
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+        log.info("stopping workers", workers=len(procs))
+        for proc in procs.values():
+            if proc.exitcode is None and proc.pid is not None:
+                proc.terminate()  # SIGTERM: each worker stops gracefully
+        deadline = time.monotonic() + settings.grpc_grace_seconds + 5
+        for proc in procs.values():
+            proc.join(max(0.0, deadline - time.monotonic()))
+            if proc.exitcode is None:
+                log.warning("worker did not stop in time; killing", pid=proc.pid)
+                proc.kill()
+                proc.join()
+    return 0

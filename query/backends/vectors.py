@@ -9,6 +9,7 @@ efficient k-NN filtering does, not after it.
 
 from __future__ import annotations
 
+import os
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -103,7 +104,7 @@ class VectorIndex:
         with self._lock:
             if self._n == 0:
                 return
-            tmp = cache.with_suffix(".tmp")
+            tmp = cache.with_suffix(f".{os.getpid()}.tmp")  # workers may save at once
             faiss.write_index(self._hnsw, str(tmp))
             tmp.replace(cache)
             cache.with_suffix(".seq").write_text(f"{seq} {self._n}\n")

@@ -422,6 +422,16 @@ class ServiceSuite:
         assert 0 < service.sample(name + "_sum", method="Retrieve", code="OK") < 10
         assert service.sample(name + "_bucket", method="Retrieve", code="OK", le="+Inf") == 2
 
+    async def test_repeated_queries_reuse_the_query_vector(self, service: Service) -> None:
+        name = "nuggetflow_query_query_vector_lookups_total"
+        hits, misses = service.sample(name, result="hit"), service.sample(name, result="miss")
+        query = "which role resets passwords for analysts (cache check)"
+        first = await service.retrieve(query=query)
+        second = await service.retrieve(query=query)
+        assert [h.id for h in first.hits] == [h.id for h in second.hits]
+        assert service.sample(name, result="miss") == misses + 1
+        assert service.sample(name, result="hit") == hits + 1
+
     async def test_health_and_reflection(self, service: Service) -> None:
         from grpc_health.v1 import health_pb2, health_pb2_grpc
         from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc

@@ -14,7 +14,7 @@ from pathlib import Path
 import grpc
 import pytest
 
-from nuggetflow.errors import BackendUnavailableError, NotFoundError, ValidationError
+from nuggetflow.errors import BackendUnavailableError
 from nuggetflow.settings import Settings
 from nuggetflow.v1 import query_service_pb2 as qpb
 from query.auth import TokenAuth
@@ -23,7 +23,7 @@ from query.embeddings import MiniLMEmbedder
 from query.index import NuggetIndex
 from query.metrics import Metrics
 from query.model import Nugget
-from query.service import CitationLedger, create_server
+from query.service import create_server
 from query.store import GovernanceFilter, IndexStore, Scored
 from tests.conformance.service_suite import (
     QUERY,
@@ -194,32 +194,3 @@ async def test_second_server_on_a_taken_port_fails_clearly(
     with pytest.raises(ConfigError) as err:
         create_server(service.index, settings, service.server.port)
     assert err.value.field == "NUGGETFLOW_GRPC_PORT"
-
-
-# --- the citation ledger ------------------------------------------------------------------
-
-
-def test_ledger_is_a_bounded_lru() -> None:
-    ledger = CitationLedger(2)
-    ledger.remember("r1", "acme", ["n1"], [])
-    ledger.remember("r2", "acme", ["n2"], ["d2"])
-    ledger.report("acme", "r1", ["n1"])  # touching r1 makes r2 the oldest
-    ledger.remember("r3", "acme", ["n3"], [])
-    assert len(ledger) == 2
-    with pytest.raises(NotFoundError):
-        ledger.report("acme", "r2", ["n2"])
-    out = ledger.report("acme", "r1", ["n1"])
-    assert (out.nuggets, out.documents, out.retrieved) == (0, 0, 1)
-
-
-def test_ledger_counts_each_citation_once_and_checks_ids() -> None:
-    ledger = CitationLedger(10)
-    ledger.remember("r", "acme", ["n1", "n2"], ["d1"])
-    out = ledger.report("acme", "r", ["n1", "d1", "n1"])
-    assert (out.nuggets, out.documents, out.retrieved) == (1, 1, 3)
-    with pytest.raises(ValidationError) as err:
-        ledger.report("acme", "r", ["n2", "zz"])
-    assert err.value.field == "cited_ids" and "'zz'" in str(err.value)
-    assert ledger.report("acme", "r", ["n2"]).nuggets == 1, "the rejected report counted nothing"
-    with pytest.raises(NotFoundError):
-        ledger.report("globex", "r", ["n1"])
