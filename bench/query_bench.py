@@ -127,11 +127,15 @@ def _scrape(port: int) -> dict[str, float]:
     import urllib.request
 
     text = urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5).read().decode()
-    out = {"count": 0.0, "sum": 0.0}
+    out = {"count": 0.0, "sum": 0.0, "hit": 0.0, "miss": 0.0}
     for line in text.splitlines():
         if 'method="Retrieve"' in line and 'code="OK"' in line:
-            for key in out:
+            for key in ("count", "sum"):
                 if line.startswith(f"nuggetflow_query_request_duration_seconds_{key}"):
+                    out[key] += float(line.rsplit(" ", 1)[1])
+        if line.startswith("nuggetflow_query_query_vector_lookups_total"):
+            for key in ("hit", "miss"):
+                if f'result="{key}"' in line:
                     out[key] += float(line.rsplit(" ", 1)[1])
     return out
 
@@ -152,7 +156,8 @@ def _cpu_seconds(root: int) -> float:
     return total
 
 
-def over_grpc(db: Path, queries_file: Path, args: argparse.Namespace) -> dict[str, Any]:
+def over_grpc(db: Path, queries_file: Path, args: argparse.Namespace,
+              zipf: float = 0.0) -> dict[str, Any]:
     """Run ``nuggetflow serve`` on ``db`` and the load generator; return its report plus
     the server-side view (calls and mean latency per worker, from /metrics)."""
     import signal
@@ -186,7 +191,7 @@ def over_grpc(db: Path, queries_file: Path, args: argparse.Namespace) -> dict[st
             [sys.executable, "-m", "bench.query_bench", "--loadgen", "--port", str(port),
              "--queries-file", str(queries_file), "--calls", str(args.calls),
              "--seconds", str(args.seconds), "--concurrency", str(args.concurrency),
-             "--channels", str(args.channels),
+             "--channels", str(args.channels), "--zipf", str(zipf),
              "--sequential-calls", str(args.sequential_calls)],
             cwd=ROOT, stdout=subprocess.PIPE, timeout=args.seconds + 300, check=False)
         if proc.returncode != 0:
@@ -202,8 +207,12 @@ def over_grpc(db: Path, queries_file: Path, args: argparse.Namespace) -> dict[st
             server.kill()
     calls = [a["count"] - b["count"] for a, b in zip(after, before, strict=True)]
     seconds = sum(a["sum"] - b["sum"] for a, b in zip(after, before, strict=True))
+    hits = sum(a["hit"] - b["hit"] for a, b in zip(after, before, strict=True))
+    misses = sum(a["miss"] - b["miss"] for a, b in zip(after, before, strict=True))
     report["server"] = {"workers": args.workers, "calls_per_worker": calls,
                         "mean_ms": round(1000 * seconds / sum(calls), 3) if sum(calls) else None,
+                        "query_cache_hit_rate": round(hits / (hits + misses), 3)
+                        if hits + misses else None,
                         # every call the load generator made, warm-up and sequential too
                         "cpu_ms_per_call": round(1000 * cpu / sum(calls), 3) if sum(calls)
                         else None}
@@ -221,6 +230,13 @@ def loadgen(args: argparse.Namespace) -> int:
     as_of = qpb.RetrieveRequest().as_of
     as_of.FromDatetime(AS_OF)
     requests = [qpb.RetrieveRequest(tenant=TENANT, query=q, as_of=as_of, k=K) for q in queries]
+    if args.zipf > 0:  # popular queries repeat: rank r drawn with probability ~ 1 / r^s
+        import numpy as np
+
+        weights = 1.0 / np.arange(1, len(requests) + 1) ** args.zipf
+        order = np.random.default_rng(7).choice(len(requests), size=len(requests) * 4,
+                                                p=weights / weights.sum())
+        requests = [requests[i] for i in order]
     metadata = (("authorization", f"Bearer {TOKEN}"),)
     warmup = min(500, args.calls // 10)
 
@@ -299,6 +315,10 @@ def main() -> int:
     ap.add_argument("--inprocess-calls", type=int, default=2000)
     ap.add_argument("--sequential-calls", type=int, default=1000,
                     help="gRPC calls with one in flight (for the overhead ratio)")
+    ap.add_argument("--repeat-zipf", type=float, default=1.0,
+                    help="also run repeated traffic: queries drawn by Zipf(s) popularity, "
+                         "so the query-vector cache hits (0: skip)")
+    ap.add_argument("--zipf", type=float, default=0.0, help=argparse.SUPPRESS)
     ap.add_argument("--loadgen", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--port", type=int, help=argparse.SUPPRESS)
     ap.add_argument("--queries-file", help=argparse.SUPPRESS)
@@ -328,6 +348,11 @@ def main() -> int:
         f"{args.concurrency} in flight over {args.channels} connections, <= {args.calls} "
         f"calls, <= {args.seconds:.0f}s")
     remote = over_grpc(store.path, queries_file, args)
+    repeated: dict[str, Any] | None = None
+    if args.repeat_zipf > 0:
+        log(f"gRPC again, repeated traffic: queries drawn by Zipf({args.repeat_zipf}) "
+            "popularity")
+        repeated = over_grpc(store.path, queries_file, args, zipf=args.repeat_zipf)
     loc = summary(local)
     seq = remote["sequential"]
     result: dict[str, Any] = {
@@ -343,6 +368,13 @@ def main() -> int:
         "workers": args.workers,
         "server_cpu_ms_per_call": remote["server"]["cpu_ms_per_call"],
         "client_cpu_ms_per_call": remote["client_cpu_ms_per_call"],
+        "repeated_traffic": None if repeated is None else {
+            "zipf_s": args.repeat_zipf, "qps": repeated["qps"], "p50_ms": repeated["p50_ms"],
+            "p99_ms": repeated["p99_ms"],
+            "query_cache_hit_rate": repeated["server"]["query_cache_hit_rate"],
+            "server_cpu_ms_per_call": repeated["server"]["cpu_ms_per_call"],
+            "calls_per_worker": repeated["server"]["calls_per_worker"],
+            "errors": repeated["errors"]},
         "goal": {"qps": 1500, "p99_ms": 25},
         "setup": {"k": K, "concurrency": args.concurrency, "channels": args.channels,
                   "workers": args.workers, "distinct_queries": len(queries),
@@ -362,6 +394,11 @@ def main() -> int:
     print(f"{'':24s}{'QPS':>10s}{'P50 ms':>10s}{'P99 ms':>10s}")
     print(f"{'gRPC, ' + str(args.concurrency) + ' in flight':24s}{remote['qps']:>10.1f}"
           f"{remote['p50_ms']:>10.2f}{remote['p99_ms']:>10.2f}")
+    if repeated is not None:
+        print(f"{'gRPC, repeated traffic':24s}{repeated['qps']:>10.1f}"
+              f"{repeated['p50_ms']:>10.2f}{repeated['p99_ms']:>10.2f}"
+              f"   (Zipf {args.repeat_zipf}, query cache hit rate "
+              f"{repeated['server']['query_cache_hit_rate']})")
     print(f"{'gRPC, 1 in flight':24s}{1000 / seq['mean_ms']:>10.1f}{seq['p50_ms']:>10.2f}"
           f"{seq['p99_ms']:>10.2f}")
     print(f"{'in-process, sequential':24s}{result['inprocess_qps_one_at_a_time']:>10.1f}"

@@ -123,9 +123,17 @@ def test_prometheus_configs_scrape_the_services(compose: dict[str, Any]) -> None
     assert set(in_compose) == set(local) == {"nuggetflow-query", "nuggetflow-worker",
                                              "prometheus"}
     for job in ("nuggetflow-query", "nuggetflow-worker"):
-        (target,) = in_compose[job]
-        host, port = target.split(":")
-        assert services[host]["environment"]["NUGGETFLOW_METRICS_PORT"] == port
+        # one target per worker process: NUGGETFLOW_METRICS_PORT + i, each port published
+        env = services[in_compose[job][0].split(":")[0]]["environment"]
+        first, workers = int(env["NUGGETFLOW_METRICS_PORT"]), int(
+            env.get("NUGGETFLOW_SERVE_WORKERS", "1"))
+        hosts = {t.split(":")[0] for t in in_compose[job]}
+        assert len(hosts) == 1
+        assert sorted(int(t.split(":")[1]) for t in in_compose[job]) == list(
+            range(first, first + workers))
+        if job == "nuggetflow-query":  # published for scrapers outside compose too
+            ports = set(services["query"]["ports"])
+            assert {f"{p}:{p}" for p in range(first, first + workers)} <= ports
     assert local["nuggetflow-query"] == [f"127.0.0.1:{Settings().metrics_port}"]
     mounted = [v for v in services["prometheus"]["volumes"] if "alerts.yml" in v]
     assert mounted and (DEPLOY / mounted[0].split(":")[0]).is_file()
