@@ -210,12 +210,12 @@ def _allowed(c: dict[str, Any], flt: GovernanceFilter, tenant: int,
              scopes: tuple[int, ...]) -> npt.NDArray[np.bool_]:
     """The governance filter over columns (all rows, or a gathered subset)."""
     t = flt.as_of.timestamp()
-    states = [int(State.ACTIVE)]
+    state = c["state"] == int(State.ACTIVE)
     if flt.view is View.ACTIVE_PLUS_CONTESTED:
-        states.append(int(State.CONTESTED))
+        state |= c["state"] == int(State.CONTESTED)
     m = ((c["tenant"] == tenant) & c["is_head"]
          & (c["publication"] == int(Publication.PUBLISHED))
-         & np.isin(c["state"], states) & (c["t_start"] <= t) & (c["t_end"] > t))
+         & state & (c["t_start"] <= t) & (c["t_end"] > t))
     is_doc = c["type"] == int(ItemType.DOCUMENT)
     if not flt.include_documents:
         m &= ~is_doc
