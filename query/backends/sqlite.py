@@ -476,13 +476,21 @@ class SQLiteStore:
         best = top_k(matches, allowed, limit)
         if not best:
             return []
-        rowids = self._vectors.rowids_at(np.fromiter((p for p, _ in best), np.int64, len(best)))
+        rowids = self.vector_rowids([p for p, _ in best])
         marks = ",".join("?" * len(best))
         info = {r[0]: r[1:] for r in self.db.execute(
-            f"SELECT rowid, id, type, meta FROM items WHERE rowid IN ({marks})",
-            rowids.tolist())}
+            f"SELECT rowid, id, type, meta FROM items WHERE rowid IN ({marks})", rowids)}
         return [Scored(info[r][0], ItemType(info[r][1]), score, float(info[r][2]))
-                for r, (_, score) in zip(rowids.tolist(), best, strict=True)]
+                for r, (_, score) in zip(rowids, best, strict=True)]
+
+    @property
+    def postings(self) -> PostingsIndex | None:
+        """The in-memory postings mirror (None before start)."""
+        return self._postings
+
+    def vector_rowids(self, positions: Sequence[int]) -> list[int]:
+        """Rowids of rows at these vector-index (and postings) positions."""
+        return [int(r) for r in self._vectors.rowids_at(np.asarray(positions, dtype=np.int64))]
 
     def _scopes(self, flt: GovernanceFilter) -> tuple[int, ...]:
         return tuple(self._scope_codes.get(s.lower().strip(), -1) for s in flt.scopes)
