@@ -71,14 +71,17 @@ class NuggetIndex:
                                   field="publication")
         validate_nugget(candidate)
         nid = first_version_id(candidate)
-        try:
-            return await self.head(candidate.tenant, nid)
-        except NotFoundError:
-            pass
-        first = dataclasses.replace(candidate, id=nid, parent_id="", lineage_id=nid, version=1,
-                                    publication=publication, created_at=self.clock(),
-                                    change_reason=candidate.change_reason or "submitted")
-        await self.store.write_nuggets([first], [self._embed([first])[0]])
+        vector = self._embed([candidate])[0]  # before the lock: writers wait less
+        async with self.store.writer():
+            try:
+                return await self.head(candidate.tenant, nid)
+            except NotFoundError:
+                pass
+            first = dataclasses.replace(candidate, id=nid, parent_id="", lineage_id=nid,
+                                        version=1, publication=publication,
+                                        created_at=self.clock(),
+                                        change_reason=candidate.change_reason or "submitted")
+            await self.store.write_nuggets([first], [vector])
         log.info("nugget submitted", tenant=first.tenant, id=nid, title=first.title)
         return first
 
@@ -92,6 +95,12 @@ class NuggetIndex:
         if action not in REVIEW_ACTIONS:
             raise InvalidTransitionError(f"unknown action {action!r} "
                                          f"(one of {', '.join(REVIEW_ACTIONS)})", field="action")
+        async with self.store.writer():
+            return await self._review(tenant, item_id, action, reviewer, reason,
+                                      target_version_id)
+
+    async def _review(self, tenant: str, item_id: str, action: str, reviewer: str,
+                      reason: str, target_version_id: str) -> Nugget:
         history = await self.store.history(tenant, item_id)
         head = history[-1]
         now = self.clock()
@@ -118,15 +127,16 @@ class NuggetIndex:
         bad = set(changes) - set(_CONTENT_FIELDS)
         if bad:
             raise ValidationError(f"cannot edit {', '.join(sorted(bad))}", field=sorted(bad)[0])
-        head = await self.head(tenant, item_id)
-        now = self.clock()
-        new = next_version(head, f"edit: {reason}", now, **changes)
-        validate_nugget(new)
-        return await self._commit(new, head, now)
+        async with self.store.writer():
+            head = await self.head(tenant, item_id)
+            now = self.clock()
+            new = next_version(head, f"edit: {reason}", now, **changes)
+            validate_nugget(new)
+            return await self._commit(new, head, now)
 
     async def _commit(self, new: Nugget, parent: Nugget, now: datetime) -> Nugget:
         """Write ``new`` (a child of ``parent``) and whatever governance decides, atomically;
-        return the new head."""
+        return the new head. The caller holds ``store.writer()``."""
         others: list[Nugget] = []
         if new.publication is Publication.PUBLISHED and new.state is not State.DEPRECATED:
             others = [h for h in await self.store.heads_by_key(new.tenant, new.key)

@@ -73,9 +73,6 @@ class QueryServicer(qpb_grpc.QueryServiceServicer):
         self.index = index
         self.metrics = metrics
         self.ledger = ledger
-        # Review is read-history-then-write; one at a time per process keeps two reviews of
-        # one nugget from both deriving a version from the same head. Reviews are rare.
-        self._review_lock = asyncio.Lock()
 
     async def Retrieve(self, request: qpb.RetrieveRequest,
                        context: grpc.aio.ServicerContext) -> qpb.RetrieveResponse:
@@ -110,10 +107,10 @@ class QueryServicer(qpb_grpc.QueryServiceServicer):
         item_id = _require_id(request.id, "id")
         if action == "revert":
             _require_id(request.target_version_id, "target_version_id")
-        async with self._review_lock:
-            head = await self.index.review(
-                request.tenant, item_id, action, reviewer=request.reviewer,
-                reason=request.reason, target_version_id=request.target_version_id)
+        # index.review holds the store's writer lock (across worker processes on SQLite).
+        head = await self.index.review(
+            request.tenant, item_id, action, reviewer=request.reviewer,
+            reason=request.reason, target_version_id=request.target_version_id)
         log.info("review applied", tenant=request.tenant, id=item_id, action=action,
                  reviewer=request.reviewer, head=head.id, publication=head.publication.name)
         return nugget_to_proto(head)

@@ -10,9 +10,16 @@ every backend.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import asyncio
+import contextlib
+import fcntl
+import os
+import threading
+from collections.abc import AsyncIterator, Sequence
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from datetime import datetime
+from pathlib import Path
 from typing import Protocol
 
 import numpy as np
@@ -77,6 +84,15 @@ class IndexStore(Protocol):
 
     async def stop(self) -> None:
         """Flush and close."""
+
+    def writer(self) -> AbstractAsyncContextManager[None]:
+        """Exclusive access for one read-decide-write sequence (read the heads, run
+        governance, write), so two writers never derive versions from the same head.
+
+        Across processes where the backend can (the SQLite file: an flock beside it, so
+        the stream worker and every query-service worker take turns), within the process
+        otherwise (OpenSearch: run one writing process per tenant).
+        """
 
     async def write_nuggets(self, versions: Sequence[Nugget],
                             vectors: Sequence[Vector | None]) -> None:
@@ -170,3 +186,47 @@ def validate_passages(passages: Sequence[Passage], vectors: Vector, dim: int) ->
             raise ValidationError("valid_to <= valid_from", field="valid_to")
     for v in vectors:
         check_vector(v, dim)
+
+
+class WriterLock:
+    """The lock behind ``IndexStore.writer()``: a thread lock (this process: any event
+    loop or thread) plus, with a path, an exclusive ``flock`` on that file (other
+    processes). Acquired on a worker thread, so a waiting writer never blocks the loop.
+    """
+
+    def __init__(self, path: Path | None = None) -> None:
+        self.path = path
+        self._local = threading.Lock()
+
+    def _acquire(self) -> int | None:
+        self._local.acquire()
+        if self.path is None:
+            return None
+        try:
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX)
+            except BaseException:
+                os.close(fd)
+                raise
+        except BaseException:
+            self._local.release()
+            raise
+        return fd
+
+    def _release(self, fd: int | None) -> None:
+        try:
+            if fd is not None:
+                fcntl.flock(fd, fcntl.LOCK_UN)
+                os.close(fd)
+        finally:
+            self._local.release()
+
+    @contextlib.asynccontextmanager
+    async def hold(self) -> AsyncIterator[None]:
+        """Hold the lock for the body of an ``async with``."""
+        fd = await asyncio.to_thread(self._acquire)
+        try:
+            yield
+        finally:
+            self._release(fd)

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import base64
 from collections.abc import Sequence
+from contextlib import AbstractAsyncContextManager
 from datetime import UTC
 from typing import Any
 
@@ -35,6 +36,7 @@ from query.store import (
     OPEN_END,
     GovernanceFilter,
     Scored,
+    WriterLock,
     check_vector,
     meta_prior,
     validate_passages,
@@ -88,6 +90,7 @@ class OpenSearchStore:
         self.timeout = timeout
         self._client: Any = None
         self._tenants: set[str] = set()
+        self._writer = WriterLock()
 
     @classmethod
     def from_url(cls, url: str, settings: Settings) -> OpenSearchStore:
@@ -145,6 +148,11 @@ class OpenSearchStore:
             raise
 
     # --- writes -----------------------------------------------------------------------
+
+    def writer(self) -> AbstractAsyncContextManager[None]:
+        """See :meth:`query.store.IndexStore.writer`: this process only (OpenSearch has no
+        cross-client lock; run one writing process per tenant)."""
+        return self._writer.hold()
 
     async def write_nuggets(self, versions: Sequence[Nugget],
                             vectors: Sequence[Vector | None]) -> None:

@@ -26,6 +26,7 @@ import math
 import sqlite3
 import threading
 from collections.abc import Callable, Sequence
+from contextlib import AbstractAsyncContextManager
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -48,6 +49,7 @@ from query.store import (
     OPEN_END,
     GovernanceFilter,
     Scored,
+    WriterLock,
     check_vector,
     meta_prior,
     validate_passages,
@@ -128,6 +130,8 @@ class SQLiteStore:
         self._df: dict[str, int] = {}
         self._df_rows = 0
         self._postings: PostingsIndex | None = None
+        self._writer = WriterLock(None if str(self.path) == ":memory:"
+                                  else self.path.with_name(self.path.name + ".writer.lock"))
         self._last_match: tuple[tuple[str, ...], int, Matches] | None = None
 
     @classmethod
@@ -257,6 +261,10 @@ class SQLiteStore:
         return code
 
     # --- writes -----------------------------------------------------------------------
+
+    def writer(self) -> AbstractAsyncContextManager[None]:
+        """See :meth:`query.store.IndexStore.writer` (``<file>.writer.lock``, flock)."""
+        return self._writer.hold()
 
     async def write_nuggets(self, versions: Sequence[Nugget],
                             vectors: Sequence[Vector | None]) -> None:

@@ -7,6 +7,7 @@ The same assertions run on the embedded SQLite store and on a real OpenSearch no
 from __future__ import annotations
 
 import dataclasses
+import itertools
 from collections.abc import Sequence
 
 import numpy as np
@@ -86,6 +87,25 @@ class StoreConformance:
         assert hist[1].parent_id == v1.id
         seen = await self.visible(store, embedder, flt())
         assert v2.id in seen and v1.id not in seen
+
+    async def test_concurrent_edits_keep_a_single_chain(self, store: IndexStore,
+                                                        embedder: MiniLMEmbedder) -> None:
+        """Edits racing in one process take the writer lock in turn: every version is a
+        child of the previous head (none derived from a stale head)."""
+        import asyncio
+
+        from nuggetflow.settings import Settings
+        from query.index import NuggetIndex
+
+        index = NuggetIndex(store, embedder, Settings.from_env({}))
+        n = make_nugget()
+        await self.put(store, embedder, n)
+        await asyncio.gather(*(index.edit("acme", n.id, f"edit {i}", body=f"Body {i}.")
+                               for i in range(6)))
+        history = await store.history("acme", n.id)
+        assert len(history) == 7
+        for parent, child in itertools.pairwise(history):
+            assert child.parent_id == parent.id
 
     async def test_write_is_idempotent(self, store: IndexStore, embedder: MiniLMEmbedder
                                        ) -> None:

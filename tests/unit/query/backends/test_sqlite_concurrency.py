@@ -2,18 +2,22 @@
 
 from __future__ import annotations
 
+import itertools
 import multiprocessing as mp
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
 
 from query.backends.sqlite import SQLiteStore
+from query.embeddings import Vector
 from query.model import View
 from query.store import GovernanceFilter
 from query.text import query_terms
 from tests.helpers import T0, days, make_nugget
 
 N = 40
+EDITS = 30
 
 
 def _writer(path: str, ready: mp.synchronize.Event) -> None:
@@ -48,3 +52,64 @@ def test_reader_process_sees_every_committed_write(tmp_path: Path) -> None:
     assert len(reader.lexical_sync(query_terms("role"), flt, 1000)) == N
     dense = reader.dense_sync(q, flt, 1000)
     assert len(dense) == N, "the reader's vector index picked up the other process's rows"
+
+
+class HashEmbedder:
+    """Deterministic unit vectors from the text (no model: fast in child processes)."""
+
+    dim = 384
+
+    def embed(self, texts: Sequence[str]) -> Vector:
+        out = []
+        for t in texts:
+            v = np.random.default_rng(abs(hash(t)) % 2**32).normal(size=384)
+            out.append(v / np.linalg.norm(v))
+        return np.asarray(out, dtype=np.float32)
+
+
+def _editor(path: str, nugget_id: str, who: str, edits: int, go: mp.synchronize.Event) -> None:
+    import asyncio
+
+    from nuggetflow.settings import Settings
+    from query.index import NuggetIndex
+
+    async def run() -> None:
+        store = SQLiteStore(path)
+        await store.start()
+        index = NuggetIndex(store, HashEmbedder(), Settings.from_env({}))
+        assert go.wait(60)
+        for i in range(edits):
+            await index.edit("acme", nugget_id, f"{who} edit {i}",
+                             body=f"Edited by {who}, round {i}.")
+        await store.stop()
+
+    asyncio.run(run())
+
+
+def test_two_processes_editing_one_nugget_keep_a_single_chain(tmp_path: Path) -> None:
+    """Each edit reads the head and writes its child: without the writer lock across
+    processes, two editors derive children of the same head and the lineage forks."""
+    import asyncio
+
+    path = str(tmp_path / "shared.db")
+    store = SQLiteStore(path)
+    store.start_sync()
+    n = make_nugget()
+    store.write_nuggets_sync([n], [HashEmbedder().embed([n.embedding_text])[0]])
+    ctx = mp.get_context("spawn")
+    go = ctx.Event()
+    procs = [ctx.Process(target=_editor, args=(path, n.id, who, EDITS, go)) for who in "ab"]
+    for p in procs:
+        p.start()
+    go.set()
+    for p in procs:
+        p.join(120)
+        assert p.exitcode == 0
+    history = asyncio.run(store.history("acme", n.id))
+    assert len(history) == 1 + 2 * EDITS
+    assert [v.version for v in history] == list(range(1, len(history) + 1))
+    for parent, child in itertools.pairwise(history):
+        assert child.parent_id == parent.id, "the lineage forked"
+    heads = store.db.execute("SELECT count(*) FROM items WHERE lineage = ? AND is_head = 1",
+                             (n.id,)).fetchone()[0]
+    assert heads == 1
