@@ -106,6 +106,11 @@ class Settings:
         "inject environment variables); do not set both.",
         secret=True,
     )
+    health_check_seconds: float = _setting(
+        5.0,
+        "How often the query service checks its store; the gRPC health status is "
+        "NOT_SERVING while the check fails.",
+    )
     serve_workers: int = _setting(
         1,
         "Query service processes sharing the gRPC port (SO_REUSEPORT; clients' connections "
@@ -227,6 +232,8 @@ class Settings:
         for name in ("embedder_threads", "query_embedding_cache"):
             if getattr(self, name) < 0:
                 raise ConfigError("must be >= 0", field=ENV_PREFIX + name.upper())
+        if self.health_check_seconds <= 0:
+            raise ConfigError("must be > 0", field="NUGGETFLOW_HEALTH_CHECK_SECONDS")
         if self.grpc_grace_seconds < 0:
             raise ConfigError("must be >= 0", field="NUGGETFLOW_GRPC_GRACE_SECONDS")
         if not self.serve_host.strip():

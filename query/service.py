@@ -22,14 +22,14 @@ import multiprocessing
 import signal
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
-from nuggetflow.errors import ConfigError, ValidationError
+from nuggetflow.errors import BackendUnavailableError, ConfigError, ValidationError
 from nuggetflow.logging import get_logger
 from nuggetflow.settings import Settings
 from nuggetflow.v1 import nugget_pb2 as pb
@@ -150,6 +150,40 @@ class QueryServer:
         for name in ("", SERVICE_NAME):
             await self.health.set(name, health_pb2.HealthCheckResponse.SERVING)
 
+    async def watch_backend(self, probe: Callable[[], Awaitable[object]],
+                            interval: float) -> None:
+        """Keep the health status in step with the store, until cancelled.
+
+        Every ``interval`` seconds runs ``probe`` (a cheap store call): NOT_SERVING while
+        it fails (backend unavailable, any error, or no answer within ``interval``), so
+        load balancers and readiness probes route around the process; SERVING again once
+        it succeeds. Calls keep their own status meanwhile (UNAVAILABLE).
+        """
+        serving = True
+        while True:
+            try:
+                await asyncio.wait_for(probe(), timeout=interval)
+                ok, error = True, ""
+            except asyncio.CancelledError:
+                raise
+            except BackendUnavailableError as exc:
+                ok, error = False, str(exc)
+            except TimeoutError:
+                ok, error = False, f"no answer within {interval:g}s"
+            except Exception as exc:  # health must not die with the probe
+                ok, error = False, f"{type(exc).__name__}: {exc}"
+            if ok != serving:
+                serving = ok
+                status = (health_pb2.HealthCheckResponse.SERVING if ok
+                          else health_pb2.HealthCheckResponse.NOT_SERVING)
+                for name in ("", SERVICE_NAME):
+                    await self.health.set(name, status)
+                if ok:
+                    log.info("backend reachable again; health SERVING")
+                else:
+                    log.warning("backend unreachable; health NOT_SERVING", error=error)
+            await asyncio.sleep(interval)
+
     async def stop(self, grace: float | None = None) -> None:
         """Health NOT_SERVING, refuse new calls, let in-flight ones finish for ``grace`` s."""
         await self.health.enter_graceful_shutdown()
@@ -235,6 +269,8 @@ async def serve(settings: Settings, index: NuggetIndex, *,
                  worker=worker if worker is not None else "-",
                  metrics_port=metrics_port, store=settings.store.split("://")[0],
                  max_message_bytes=settings.grpc_max_message_bytes)
+        watcher = asyncio.create_task(server.watch_backend(index.store.stats,
+                                                           settings.health_check_seconds))
         stop_event = stop_event or asyncio.Event()
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGTERM, signal.SIGINT):
@@ -245,6 +281,7 @@ async def serve(settings: Settings, index: NuggetIndex, *,
             for sig in (signal.SIGTERM, signal.SIGINT):
                 loop.remove_signal_handler(sig)
         log.info("query service stopping", grace_seconds=settings.grpc_grace_seconds)
+        watcher.cancel()
         await server.stop(settings.grpc_grace_seconds)
         log.info("query service stopped")
     finally:

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import grpc
 import pytest
+from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from nuggetflow.errors import BackendUnavailableError
 from nuggetflow.settings import Settings
@@ -23,7 +24,7 @@ from query.embeddings import MiniLMEmbedder
 from query.index import NuggetIndex
 from query.metrics import Metrics
 from query.model import Nugget
-from query.service import create_server
+from query.service import SERVICE_NAME, create_server
 from query.store import GovernanceFilter, IndexStore, Scored
 from tests.conformance.service_suite import (
     QUERY,
@@ -67,6 +68,12 @@ class FlakyStore(SQLiteStore):
     async def get(self, tenant: str, item_id: str) -> Nugget:
         self._check()
         return await super().get(tenant, item_id)
+
+    async def stats(self) -> dict[str, float]:
+        self._check()
+        if self.delay:
+            await asyncio.sleep(self.delay)
+        return await super().stats()
 
     async def lexical(self, terms: Sequence[str], flt: GovernanceFilter,
                       limit: int) -> list[Scored]:
@@ -116,6 +123,36 @@ async def test_backend_down_is_unavailable_then_recovers(
                           method="Retrieve", code="UNAVAILABLE") == 1
     assert service.sample("nuggetflow_query_request_duration_seconds_count",
                           method="Retrieve", code="OK") == 2
+
+
+async def test_health_follows_the_backend(flaky: tuple[Service, FlakyStore]) -> None:
+    service, store = flaky
+    health = health_pb2_grpc.HealthStub(service.channel)
+
+    async def status() -> int:
+        reply = await health.Check(health_pb2.HealthCheckRequest(service=SERVICE_NAME))
+        return int(reply.status)
+
+    async def becomes(want: int) -> None:
+        for _ in range(200):
+            if await status() == want:
+                return
+            await asyncio.sleep(0.02)
+        raise AssertionError(f"health never became {want}")
+
+    watcher = asyncio.create_task(service.server.watch_backend(store.stats, 0.05))
+    try:
+        await becomes(health_pb2.HealthCheckResponse.SERVING)
+        store.down = True
+        await becomes(health_pb2.HealthCheckResponse.NOT_SERVING)
+        store.down = False
+        await becomes(health_pb2.HealthCheckResponse.SERVING)
+        store.delay = 0.5  # a store that does not answer within the interval
+        await becomes(health_pb2.HealthCheckResponse.NOT_SERVING)
+        store.delay = 0.0
+        await becomes(health_pb2.HealthCheckResponse.SERVING)
+    finally:
+        watcher.cancel()
 
 
 async def test_unexpected_errors_are_internal_without_internals(
