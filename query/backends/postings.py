@@ -74,8 +74,11 @@ class Tokenizer:
         """The tokens of a query term, in order (cached)."""
         got = self._terms.get(text)
         if got is None:
-            got = tuple(t for t, _doc, _col in sorted(
-                self.rows([(1, text, "", "")]), key=lambda r: r[1]))
+            db = self._db
+            db.execute("INSERT INTO t (rowid, title, body, anchors) VALUES (1, ?, '', '')",
+                       (text,))
+            got = tuple(r[0] for r in db.execute("SELECT term FROM v ORDER BY offset"))
+            db.execute("DELETE FROM t")
             if len(self._terms) >= _TERM_CACHE_MAX:
                 self._terms.clear()
             self._terms[text] = got
