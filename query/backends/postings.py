@@ -114,7 +114,8 @@ class PostingsIndex:
         db.execute(f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.{table}_instances"
                    f" USING fts5vocab(main, '{table}', 'instance')")
         instances = db.execute(f"SELECT term, doc, col FROM temp.{table}_instances").fetchall()
-        self._add(instances, pos_of, bulk=True)
+        # Every row of the store has an FTS5 row, also one without any token.
+        self._add(instances, pos_of, bulk=True, rowids=list(pos_of))
         if instances:
             log.info("postings loaded", instances=len(instances), tokens=len(self._base),
                      rows=self.rows)

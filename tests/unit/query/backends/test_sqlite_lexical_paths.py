@@ -127,3 +127,22 @@ def test_postings_survive_a_restart(tmp_path: Path) -> None:
     after = again.lexical_sync(terms, flt, 10)
     assert [s.id for s in after] == [s.id for s in before]
     assert [s.score for s in after] == pytest.approx([s.score for s in before], rel=1e-12)
+
+
+def test_rows_without_tokens_keep_the_postings_in_step(tmp_path: Path) -> None:
+    """A passage whose text has no token (punctuation only) is still an FTS5 row: the
+    postings count it, so they keep serving after a restart."""
+    path = tmp_path / "x.db"
+    store = SQLiteStore(path)
+    store.start_sync()
+    rng = np.random.default_rng(0)
+    store.add_passages_sync([make_passage(pid="p0#0", title="...", text="!!"),
+                             make_passage(pid="p1#0", title="Wallpaper", text="Change it.")],
+                            np.stack(_unit(rng, 2)))
+    asyncio.run(store.stop())
+    again = SQLiteStore(path)
+    again.start_sync()
+    terms = query_terms("wallpaper")
+    assert again._match(terms) is not None
+    flt = GovernanceFilter("acme", T0 + days(1), View.ACTIVE)
+    _same_ranking(again.lexical_sync(terms, flt, 5), again.lexical_sql(terms, flt, 5))
