@@ -19,9 +19,11 @@ from optimizer.roles import Roles
 from optimizer.types import Extraction, FeedbackContext, NuggetDraft
 from query.convert import nugget_to_dict
 from query.embeddings import Embedder
+from query.fusion import fuse_minmax
 from query.model import (
     Evidence,
     FactTriple,
+    ItemType,
     Kind,
     Nugget,
     Provenance,
@@ -113,11 +115,19 @@ def correction_context(ctx: FeedbackContext) -> str:
 
 
 async def corpus_vocabulary(store: IndexStore, tenant: str, q0: str, as_of: datetime,
-                            exclude: str, limit: int = 5) -> list[str]:
-    """Frequent words of the tenant passages that answer q0 best, not already used."""
-    hits = await store.lexical(query_terms(q0), GovernanceFilter(tenant, as_of, View.ACTIVE),
-                               5)
-    records = await store.fetch(tenant, [h.id for h in hits])
+                            exclude: str, limit: int = 5, *, embedder: Embedder | None = None,
+                            depth: int = 5, candidates: int = 20) -> list[str]:
+    """Frequent words of the tenant passages that answer q0 best, not already used.
+
+    The passages are the ``depth`` best of BM25 and, with an embedder, the dense
+    neighbours of q0, fused as the retriever fuses them (pseudo-relevance feedback).
+    """
+    flt = GovernanceFilter(tenant, as_of, View.ACTIVE)
+    lexical = await store.lexical(query_terms(q0), flt, candidates)
+    dense = await store.dense(embedder.embed([q0])[0], flt, candidates) if embedder else []
+    ranked = [f.id for f in fuse_minmax(lexical, dense, 0.5, 0.5, 0.0)[:depth]
+              if f.type is not ItemType.NUGGET]
+    records = await store.fetch(tenant, ranked)
     have = stems(exclude)
     counts: Counter[str] = Counter()
     for rec in records.values():
@@ -161,8 +171,9 @@ class Optimizer:
             return Outcome(ctx, extraction, None, None, meter.summary())
         base = NuggetDraft(extraction.title, extraction.body)
         as_of = getattr(self.harness, "as_of", None) or datetime.now(UTC)
+        # The anchor writer picks from a wider vocabulary when it can rank it (embedder).
         vocabulary = await corpus_vocabulary(self.store, ctx.tenant, ctx.query, as_of,
-                                             base.text())
+                                             base.text(), 30, embedder=self.embedder)
         start = build_variant("D" if variant == "E" else variant, base, extraction, ctx.query,
                               self.roles, vocabulary, meter)
         paraphrases = self.roles.probes.paraphrases(ctx.query, self.probe_count,

@@ -19,8 +19,10 @@ from optimizer.local.lexicon import (
     THESAURUS,
     content_terms,
     near_duplicate,
+    stem,
 )
 from optimizer.types import Extraction, NuggetDraft
+from query.embeddings import Embedder, Vector
 from query.text import STOPWORDS, words
 
 VERBS = frozenset("""reset change delete remove add create export import connect install
@@ -134,8 +136,65 @@ def synthetic_queries(extraction: Extraction, draft: NuggetDraft,
     return [o for o in dict.fromkeys(" ".join(x.split()) for x in out) if o]
 
 
+SYNONYM_MIN = 0.6  # cosine a corpus word needs to stand in for a query word
+
+
+class CorpusSynonyms:
+    """Stand-ins for query words from the tenant's own vocabulary: the corpus word whose
+    embedding is closest to the query word (at least ``SYNONYM_MIN``), never a word of
+    the same stem or prefix. The tenant corpus decides ("wifi" -> "wireless" where the
+    help pages say wireless), so it needs no hand-written, domain-specific list."""
+
+    def __init__(self, embedder: Embedder | None, cache_size: int = 20_000) -> None:
+        self.embedder = embedder
+        self._cache: dict[str, Vector] = {}
+        self._cache_size = cache_size
+
+    def _vectors(self, items: Sequence[str]) -> list[Vector]:
+        assert self.embedder is not None
+        todo = [w for w in dict.fromkeys(items) if w not in self._cache]
+        if todo:
+            if len(self._cache) + len(todo) > self._cache_size:
+                self._cache.clear()
+            self._cache.update(zip(todo, self.embedder.embed(todo), strict=True))
+        return [self._cache[w] for w in items]
+
+    def of(self, terms: Sequence[str], vocabulary: Sequence[str]) -> dict[str, str]:
+        """term -> its closest vocabulary word, for the terms that have one."""
+        terms = [t for t in terms if t.isalpha() and len(t) > 2]
+        vocab = [v for v in vocabulary if v.isalpha() and " " not in v]
+        if self.embedder is None or not terms or not vocab:
+            return {}
+        tv, vv = self._vectors(terms), self._vectors(vocab)
+        out: dict[str, str] = {}
+        for t, a in zip(terms, tv, strict=True):
+            best, score = "", SYNONYM_MIN
+            for v, b in zip(vocab, vv, strict=True):
+                if stem(v) == stem(t) or v[:5] == t[:5]:
+                    continue
+                cos = float(a @ b)
+                if cos >= score:
+                    best, score = v, cos
+            if best:
+                out[t] = best
+        return out
+
+    def closest(self, text: str, candidates: Sequence[str], k: int) -> list[str]:
+        """The ``k`` candidates most similar to text, best first."""
+        if self.embedder is None or not candidates:
+            return list(candidates[:k])
+        qv, *cv = self._vectors([text, *candidates])
+        order = sorted(range(len(candidates)), key=lambda i: -float(qv @ cv[i]))
+        return [candidates[i] for i in order[:k]]
+
+
 class LocalAnchors:
-    """Anchors from templates, the fact triple and the tenant corpus's vocabulary."""
+    """Anchors from templates, the fact triple and the tenant corpus: the words of the
+    documents on the trigger query's topic that are closest to it, and stand-ins for the
+    trigger query's words in the corpus's own terms (with an embedder)."""
+
+    def __init__(self, embedder: Embedder | None = None) -> None:
+        self.synonyms = CorpusSynonyms(embedder)
 
     def anchors(self, draft: NuggetDraft, extraction: Extraction, q0: str, *,
                 q0_paraphrases: int, synthetic: int, vocabulary: Sequence[str],
@@ -143,8 +202,33 @@ class LocalAnchors:
         """``q0_paraphrases`` rewordings of q0 then ``synthetic`` future queries."""
         meter.check("anchors")
         rng = random.Random(q0)
-        out = paraphrase_q0(q0, rng)[:q0_paraphrases]
-        for q in synthetic_queries(extraction, draft, vocabulary):
+        terms = content_terms(q0)
+        from optimizer.guard import factual_tokens  # the guard imports this package
+
+        # Corpus words are vocabulary, never facts: none that would bring a
+        # number, version, role or name the nugget does not already state.
+        known = factual_tokens(f"{q0}\n{draft.text()}")
+        vocabulary = [v for v in vocabulary if factual_tokens(v) <= known]
+        swap = self.synonyms.of(terms, vocabulary)
+        paras = paraphrase_q0(q0, rng)
+        if swap:
+            # q0 in the corpus's words first: it carries vocabulary q0 itself lacks.
+            reworded = " ".join(swap.get(t, t) for t in terms)
+            paras = [reworded, *paras]
+        out: list[str] = []
+        for q in paras:
+            if len(out) >= q0_paraphrases:
+                break
+            if not any(near_duplicate(q, o) for o in out):
+                out.append(q)
+        synth = synthetic_queries(extraction, draft, vocabulary)
+        if vocabulary:
+            close = self.synonyms.closest(q0, [v for v in vocabulary
+                                               if v.lower() not in draft.text().lower()], 3)
+            topical = [f"{extraction.subject or ' '.join(terms[:4])} {' '.join(close)}"
+                       ] if close else []
+            synth = [*topical, *synth]
+        for q in synth:
             if len(out) >= q0_paraphrases + synthetic:
                 break
             if not any(near_duplicate(q, o) for o in out):
@@ -152,6 +236,35 @@ class LocalAnchors:
         meter.record("anchors", estimate_tokens(draft.text(), q0), estimate_tokens(*out),
                      estimated=True)
         return out
+
+
+_LEAD = re.compile(r"^(?:how (?:do|can|should) (?:i|we|you)|how to|why (?:does|do|is|are|can't"
+                   r"|cannot|won't|doesn't)(?: (?:my|the|it|i))?|what(?:'s| is)|where is|"
+                   r"where (?:do|can) i|can i|is it possible to|i want(?: to)?)\s+",
+                   re.IGNORECASE)
+_SYMPTOM = re.compile(r"\b(?:not working|doesn'?t work|won'?t|can'?t|cannot|missing|broken|"
+                      r"wrong|stuck|keeps|fails?)\b", re.IGNORECASE)
+
+
+def _general_rewordings(q0: str, rng: random.Random) -> list[str]:
+    """Paraphrases that need no slots: the query as a problem report, as a how-to
+    question, shortened to its key words, with a synonym swapped in, and reordered."""
+    core = _LEAD.sub("", q0.strip().rstrip("?.!").strip())
+    terms = content_terms(core) or content_terms(q0)
+    if not terms:
+        return []
+    key = " ".join(terms[:4])
+    swapped = [_synonym(t, rng) for t in terms]
+    symptom = bool(_SYMPTOM.search(q0))
+    out = [f"problem with {key}" if symptom else f"{key} not working",
+           f"how do i fix {key}" if symptom else f"is there a way to {core}",
+           " ".join(terms[1:] + terms[:1]) if len(terms) > 2 else f"{key} help",
+           " ".join(swapped) if swapped != terms else f"{key} settings",
+           f"{key} fix" if symptom else f"how to {core}",
+           f"what to do when {core}" if symptom else f"steps to {core}",
+           f"trouble with {key}", f"{key} help"]
+    rng.shuffle(out)
+    return out
 
 
 class LocalProbes:
@@ -192,7 +305,10 @@ class LocalProbes:
             cands.append(f"{s.place} {s.verb or 'problem'} {s.obj}".strip())
         rng.shuffle(cands)
         out: list[str] = []
-        for c in cands:
+        # The slot templates first; queries they cannot read (no known verb, no person)
+        # still get their paraphrases from rewordings that need no slots.
+        general = _general_rewordings(q0, rng)
+        for c in [*cands, *general]:
             c = " ".join(c.split())
             if len(out) >= count:
                 break

@@ -42,6 +42,15 @@ def _gerund(phrase: str) -> str:
     return " ".join([g, *parts[1:]])
 
 
+def _confusable(topic: str, context: str) -> bool:
+    """True when a competitor's topic is mostly in the correction's own words: a near
+    miss worth telling apart ("resetting your own password" against a correction about
+    resetting another user's). Spelling out an unrelated competitor's topic in the nugget
+    would only make the nugget match that topic's queries."""
+    own = stem_set(topic)
+    return bool(own) and len(own & stem_set(context)) / len(own) > 0.5
+
+
 def _topic(title: str, context: str) -> str:
     """A competitor's topic in lower case, without names the correction never used."""
     ctx = {w.lower() for w in words(context)}
@@ -120,7 +129,8 @@ class LocalReflector:
         if competitors:
             topic = _topic(competitors[0].title, inp.correction_context)
             symptom = _symptom([p.query for p in failed])
-            if topic and topic not in draft.body.lower():
+            if topic and topic not in draft.body.lower() and _confusable(
+                    topic, inp.correction_context):
                 # Symptom wording and the competitor's topic: no facts, only the words that
                 # tell a reader (and the ranker) which situation this nugget is about.
                 contrast = ensure_period(
@@ -139,7 +149,7 @@ class LocalReflector:
                 edits.append(f"anchor+: {new!r}")
         for c in competitors[:2]:
             topic = _topic(c.title, inp.correction_context)
-            if topic:
+            if topic and _confusable(topic, inp.correction_context):
                 new = f"{subject} vs {topic}"
                 if new not in anchors:
                     anchors.append(new)
