@@ -269,7 +269,7 @@ async def serve(settings: Settings, index: NuggetIndex, *,
                  worker=worker if worker is not None else "-",
                  metrics_port=metrics_port, store=settings.store.split("://")[0],
                  max_message_bytes=settings.grpc_max_message_bytes)
-        watcher = asyncio.create_task(server.watch_backend(index.store.stats,
+        watcher = asyncio.create_task(server.watch_backend(index.store.ping,
                                                            settings.health_check_seconds))
         stop_event = stop_event or asyncio.Event()
         loop = asyncio.get_running_loop()

@@ -85,6 +85,9 @@ class IndexStore(Protocol):
     async def stop(self) -> None:
         """Flush and close."""
 
+    async def ping(self) -> None:
+        """A cheap reachability check (BackendUnavailableError when unreachable)."""
+
     def writer(self) -> AbstractAsyncContextManager[None]:
         """Exclusive access for one read-decide-write sequence (read the heads, run
         governance, write), so two writers never derive versions from the same head.

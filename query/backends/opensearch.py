@@ -149,6 +149,10 @@ class OpenSearchStore:
 
     # --- writes -----------------------------------------------------------------------
 
+    async def ping(self) -> None:
+        """Cluster health answers (BackendUnavailableError if the node is unreachable)."""
+        await self._call(self._client.cluster.health)
+
     def writer(self) -> AbstractAsyncContextManager[None]:
         """See :meth:`query.store.IndexStore.writer`: this process only (OpenSearch has no
         cross-client lock; run one writing process per tenant)."""

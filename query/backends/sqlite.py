@@ -32,7 +32,7 @@ from pathlib import Path
 
 import numpy as np
 
-from nuggetflow.errors import ConfigError, NotFoundError, ValidationError
+from nuggetflow.errors import BackendUnavailableError, ConfigError, NotFoundError, ValidationError
 from nuggetflow.logging import get_logger
 from nuggetflow.settings import Settings
 from query.backends.postings import Matches, PostingsIndex, top_k
@@ -261,6 +261,13 @@ class SQLiteStore:
         return code
 
     # --- writes -----------------------------------------------------------------------
+
+    async def ping(self) -> None:
+        """The file answers a trivial query (BackendUnavailableError if it cannot)."""
+        try:
+            self.db.execute("SELECT 1 FROM changes LIMIT 1").fetchall()
+        except sqlite3.Error as exc:
+            raise BackendUnavailableError(f"SQLite store unreadable: {exc}") from exc
 
     def writer(self) -> AbstractAsyncContextManager[None]:
         """See :meth:`query.store.IndexStore.writer` (``<file>.writer.lock``, flock)."""

@@ -88,6 +88,9 @@ class StoreConformance:
         seen = await self.visible(store, embedder, flt())
         assert v2.id in seen and v1.id not in seen
 
+    async def test_ping_answers(self, store: IndexStore) -> None:
+        await store.ping()  # raises BackendUnavailableError when unreachable
+
     async def test_concurrent_edits_keep_a_single_chain(self, store: IndexStore,
                                                         embedder: MiniLMEmbedder) -> None:
         """Edits racing in one process take the writer lock in turn: every version is a

@@ -69,11 +69,11 @@ class FlakyStore(SQLiteStore):
         self._check()
         return await super().get(tenant, item_id)
 
-    async def stats(self) -> dict[str, float]:
+    async def ping(self) -> None:
         self._check()
         if self.delay:
             await asyncio.sleep(self.delay)
-        return await super().stats()
+        await super().ping()
 
     async def lexical(self, terms: Sequence[str], flt: GovernanceFilter,
                       limit: int) -> list[Scored]:
@@ -140,7 +140,7 @@ async def test_health_follows_the_backend(flaky: tuple[Service, FlakyStore]) -> 
             await asyncio.sleep(0.02)
         raise AssertionError(f"health never became {want}")
 
-    watcher = asyncio.create_task(service.server.watch_backend(store.stats, 0.05))
+    watcher = asyncio.create_task(service.server.watch_backend(store.ping, 0.05))
     try:
         await becomes(health_pb2.HealthCheckResponse.SERVING)
         store.down = True
