@@ -20,7 +20,7 @@ pays for its query embedding. This is the worst case for the service; real traff
 repeats queries.
 
 Usage: python -m bench.query_bench [--nuggets 100000] [--calls 20000] [--seconds 60]
-                                    [--concurrency 8] [--workers 2] [--channels 8]
+                                    [--concurrency 8] [--workers 1] [--channels 8]
                                     [--inprocess-calls 2000]
 Writes bench/results/query.json (keys: nuggets, qps, p50_ms, p99_ms, inprocess_p50_ms,
 grpc_overhead_ratio, ..., command) and prints a table.
@@ -308,7 +308,7 @@ def main() -> int:
     ap.add_argument("--calls", type=int, default=20_000, help="measured gRPC calls (max)")
     ap.add_argument("--seconds", type=float, default=60.0, help="time bound of the load")
     ap.add_argument("--concurrency", type=int, default=8, help="calls in flight")
-    ap.add_argument("--workers", type=int, default=2,
+    ap.add_argument("--workers", type=int, default=1,
                     help="nuggetflow serve --workers (processes sharing the port)")
     ap.add_argument("--channels", type=int, default=8,
                     help="client connections the calls are spread over")
