@@ -37,7 +37,7 @@ from nuggetflow.logging import get_logger
 from nuggetflow.settings import Settings
 from optimizer.accounting import Meter
 from optimizer.guard import check_revision
-from optimizer.harness import BuiltinHarness, Candidate, embed_draft
+from optimizer.harness import BuiltinHarness, make_candidate
 from optimizer.ino import VARIANTS, to_probe
 from optimizer.pipeline import Optimizer, Outcome, correction_context
 from optimizer.roles import Roles
@@ -144,7 +144,7 @@ async def measure(harness: BuiltinHarness, embedder: Embedder, tenant: str,
     """
     if draft is None:
         return [(False, False)] * len(queries)
-    cand = Candidate("candidate:measured", draft, embed_draft(embedder, draft))
+    cand = make_candidate(embedder, "candidate:measured", draft)
     out = []
     for q in queries:
         trace = await harness.run(tenant, q, cand, Meter())

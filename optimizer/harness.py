@@ -44,6 +44,15 @@ class Candidate:
     id: str
     draft: NuggetDraft
     vector: Vector
+    anchor_vectors: Vector | None = None  # one row per anchor (multi-vector dense)
+
+    def cosine(self, qvec: Vector, anchors: bool = True) -> float:
+        """Dense similarity: the best of the statement's vector and (with ``anchors``)
+        its anchors' vectors, as the stores score a nugget."""
+        best = float(self.vector @ qvec)
+        if anchors and self.anchor_vectors is not None and len(self.anchor_vectors):
+            best = max(best, float((self.anchor_vectors @ qvec).max()))
+        return best
 
 
 @dataclass(frozen=True)
@@ -82,7 +91,7 @@ class BuiltinHarness:
 
     def __init__(self, store: IndexStore, embedder: Embedder, generator: GeneratorRole,
                  settings: Settings, *, as_of: datetime | None = None, top_n: int = 3,
-                 threshold: float | None = None) -> None:
+                 threshold: float | None = None, anchor_vectors: bool = True) -> None:
         self.store = store
         self.embedder = embedder
         self.generator = generator
@@ -90,6 +99,7 @@ class BuiltinHarness:
         self.as_of = as_of or utcnow()
         self.top_n = top_n
         self._fixed_threshold = threshold
+        self.anchor_vectors = anchor_vectors
         self._thresholds: dict[str, float] = {}
         self._scorer: OverlayScorer | None = None
         # The view is frozen, so an item's text vector never changes: embed it once.
@@ -157,7 +167,7 @@ class BuiltinHarness:
                 self._scorer = await self.store.overlay_scorer()
             d = candidate.draft
             ls = await self._scorer.score(terms, d.title, d.body, "\n".join(d.anchors))
-            ds = float(candidate.vector @ qvec)
+            ds = candidate.cosine(qvec, self.anchor_vectors)
             lexical = _insert(lexical, Scored(candidate.id, ItemType.NUGGET, ls, 0.5), ls > 0)
             dense = _insert(dense, Scored(candidate.id, ItemType.NUGGET, ds, 0.5), True)
             titles[candidate.id] = d.title
@@ -187,7 +197,10 @@ class BuiltinHarness:
         for f in top:
             if f.id not in texts:
                 continue
-            cos = f.raw_dense if f.raw_dense is not None else float(vectors[f.id] @ qvec)
+            if candidate is not None and f.id == candidate.id:
+                cos = candidate.cosine(qvec, self.anchor_vectors)
+            else:
+                cos = f.raw_dense if f.raw_dense is not None else float(vectors[f.id] @ qvec)
             rerank[f.id] = rerank_score(cos, query, f"{titles[f.id]} {texts[f.id]}")
         tau = await self.threshold(tenant)
         reached = [i for i in sorted(rerank, key=lambda i: -rerank[i]) if rerank[i] >= tau]
@@ -205,6 +218,13 @@ def _insert(items: list[Scored], cand: Scored, keep: bool) -> list[Scored]:
     merged = [s for s in items if s.id != cand.id] + [cand]
     merged.sort(key=lambda s: -s.score)
     return merged[:TOP_K]
+
+
+def make_candidate(embedder: Embedder, candidate_id: str, draft: NuggetDraft) -> Candidate:
+    """A candidate with its statement vector and one vector per anchor."""
+    anchors = np.asarray(embedder.embed(list(draft.anchors)), dtype=np.float32) \
+        if draft.anchors else None
+    return Candidate(candidate_id, draft, embed_draft(embedder, draft), anchors)
 
 
 def embed_draft(embedder: Embedder, draft: NuggetDraft) -> Vector:

@@ -20,7 +20,7 @@ from nuggetflow.errors import ValidationError
 from nuggetflow.logging import get_logger
 from optimizer.accounting import Meter
 from optimizer.guard import check_revision
-from optimizer.harness import Candidate, RagHarness, RagTrace, embed_draft
+from optimizer.harness import Candidate, RagHarness, RagTrace, make_candidate
 from optimizer.local.lexicon import near_duplicate
 from optimizer.roles import ReflectionInput, Roles
 from optimizer.types import Competitor, Extraction, IterationRecord, NuggetDraft, ProbeTrace
@@ -128,7 +128,7 @@ async def optimize(*, candidate_id: str, start: NuggetDraft, extraction: Extract
     rounds = max_iterations if loop else 1
     for iteration in range(1, rounds + 1):
         t0, calls0, tokens0 = time.perf_counter(), meter.total_calls, meter.tokens
-        cand = Candidate(candidate_id, draft, embed_draft(embedder, draft))
+        cand = make_candidate(embedder, candidate_id, draft)
         traces = await probe_all(harness, tenant, cand, probes, meter)
         passed = all(t.passed for t in traces)
         record = IterationRecord(iteration, traces, passed)

@@ -11,6 +11,8 @@ import dataclasses
 from collections.abc import Callable, Sequence
 from datetime import datetime
 
+import numpy as np
+
 from nuggetflow.errors import InvalidTransitionError, NotFoundError, ValidationError
 from nuggetflow.logging import get_logger
 from nuggetflow.settings import Settings
@@ -59,6 +61,12 @@ class NuggetIndex:
     def _embed(self, nuggets: Sequence[Nugget]) -> Vector:
         return self.embedder.embed([n.embedding_text for n in nuggets])
 
+    def _embed_anchors(self, nugget: Nugget) -> Vector:
+        """One vector per anchor (the nugget's dense score is its best over these too)."""
+        if not nugget.anchors:
+            return np.zeros((0, self.embedder.dim), dtype=np.float32)
+        return self.embedder.embed(list(nugget.anchors))
+
     async def submit(self, candidate: Nugget, *, publication: Publication =
                      Publication.PENDING_REVIEW) -> Nugget:
         """Store a new candidate (first version of a lineage) awaiting review.
@@ -72,6 +80,7 @@ class NuggetIndex:
         validate_nugget(candidate)
         nid = first_version_id(candidate)
         vector = self._embed([candidate])[0]  # before the lock: writers wait less
+        anchors = self._embed_anchors(candidate)
         async with self.store.writer():
             try:
                 return await self.head(candidate.tenant, nid)
@@ -81,7 +90,7 @@ class NuggetIndex:
                                         version=1, publication=publication,
                                         created_at=self.clock(),
                                         change_reason=candidate.change_reason or "submitted")
-            await self.store.write_nuggets([first], [vector])
+            await self.store.write_nuggets([first], [vector], [anchors])
         log.info("nugget submitted", tenant=first.tenant, id=nid, title=first.title)
         return first
 
@@ -148,11 +157,14 @@ class NuggetIndex:
         # text is unchanged (the store copies it), embed otherwise.
         known = {n.id: n for n in (parent, *others)}
         vectors: list[Vector | None] = []
+        anchor_vectors: list[Vector | None] = []
         for v in decision.writes:
             p = known.get(v.parent_id)
             same_text = p is not None and v.embedding_text == p.embedding_text
             vectors.append(None if same_text else self._embed([v])[0])
-        await self.store.write_nuggets(decision.writes, vectors)
+            same_anchors = p is not None and v.anchors == p.anchors
+            anchor_vectors.append(None if same_anchors else self._embed_anchors(v))
+        await self.store.write_nuggets(decision.writes, vectors, anchor_vectors)
         lineage = new.lineage_id or new.id
         head = decision.latest(lineage) or new
         log.info("nugget committed", tenant=new.tenant, lineage=lineage, outcome=decision.outcome,

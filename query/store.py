@@ -97,13 +97,16 @@ class IndexStore(Protocol):
         otherwise (OpenSearch: run one writing process per tenant).
         """
 
-    async def write_nuggets(self, versions: Sequence[Nugget],
-                            vectors: Sequence[Vector | None]) -> None:
+    async def write_nuggets(self, versions: Sequence[Nugget], vectors: Sequence[Vector | None],
+                            anchor_vectors: Sequence[Vector | None] | None = None) -> None:
         """Store new versions; each becomes the head of its lineage.
 
         ``vectors[i]`` is the embedding of ``versions[i].text``; ``None`` reuses the
-        vector of the version's parent (its text did not change). A version id that is
-        already stored is skipped (idempotent re-delivery).
+        vector of the version's parent (its text did not change). ``anchor_vectors[i]``
+        has one row per anchor of ``versions[i]`` (``None``: the parent's, its anchors
+        did not change; the argument omitted: no anchor vectors). A nugget's dense score
+        is the best cosine over its statement vector and its anchor vectors. A version id
+        that is already stored is skipped (idempotent re-delivery).
         """
 
     async def add_passages(self, passages: Sequence[Passage], vectors: Vector) -> int:
@@ -160,18 +163,28 @@ def check_vector(v: Vector, dim: int) -> None:
         raise ValidationError("vector has NaN or infinite values", field="vector")
 
 
-def validate_write(versions: Sequence[Nugget], vectors: Sequence[Vector | None],
-                   dim: int) -> None:
+def validate_write(versions: Sequence[Nugget], vectors: Sequence[Vector | None], dim: int,
+                   anchor_vectors: Sequence[Vector | None] | None = None) -> None:
     """Check a write_nuggets batch whole, so a bad item means nothing is written."""
     if len(versions) != len(vectors):
         raise ValidationError(f"{len(versions)} versions but {len(vectors)} vectors",
                               field="vectors")
-    for n, v in zip(versions, vectors, strict=True):
+    if anchor_vectors is not None and len(anchor_vectors) != len(versions):
+        raise ValidationError(f"{len(versions)} versions but {len(anchor_vectors)} anchor "
+                              "vector sets", field="anchor_vectors")
+    for i, (n, v) in enumerate(zip(versions, vectors, strict=True)):
         validate_nugget(n)
         if not n.id:
             raise ValidationError("version has no id", field="id")
         if v is not None:
             check_vector(v, dim)
+        a = None if anchor_vectors is None else anchor_vectors[i]
+        if a is not None:
+            arr = np.asarray(a)
+            if arr.shape != (len(n.anchors), dim) or not np.all(np.isfinite(arr)):
+                raise ValidationError(f"anchor vectors of {n.id!r} have shape {arr.shape}, "
+                                      f"expected ({len(n.anchors)}, {dim}), finite",
+                                      field="anchor_vectors")
 
 
 def validate_passages(passages: Sequence[Passage], vectors: Vector, dim: int) -> None:

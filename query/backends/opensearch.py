@@ -6,6 +6,9 @@
 - The governance filter sits inside the BM25 ``bool`` query and inside the ``knn``
   clause (Lucene efficient filtering), so ranking only ever sees allowed documents.
 - Fusion is client-side (the neural-search hybrid query is not available here).
+- Anchor vectors are stored (not indexed) beside the statement vector and rescore the
+  k-NN hits (best cosine per nugget), so dense scores match the embedded store; unlike
+  there, a nugget reachable only through an anchor is not added to the k-NN candidates.
 - OpenSearch has no multi-document transactions: a write validates everything first,
   then sends one bulk request and, if any item fails, compensates (removes the new
   versions, restores the old heads) before raising, so a failed call leaves no change.
@@ -75,6 +78,8 @@ def _mappings(dim: int) -> dict[str, Any]:
                                   "space_type": "cosinesimil",
                                   "parameters": {"m": 16, "ef_construction": 100}}},
             "payload": {"type": "binary"},
+            # float32 anchor vectors, concatenated; they rescore k-NN hits (not indexed)
+            "anchor_vectors": {"type": "binary"},
         },
     }
 
@@ -122,6 +127,9 @@ class OpenSearchStore:
         if not await self._call(self._client.indices.exists, index=self.index):
             await self._call(self._client.indices.create, index=self.index)
             log.info("opensearch index created", index=self.index, url=self.url)
+        else:  # an index made by an older version: add fields it lacks (never changes any)
+            await self._call(self._client.indices.put_mapping, index=self.index,
+                             body={"properties": {"anchor_vectors": {"type": "binary"}}})
 
     async def stop(self) -> None:
         """Close the client."""
@@ -158,15 +166,16 @@ class OpenSearchStore:
         cross-client lock; run one writing process per tenant)."""
         return self._writer.hold()
 
-    async def write_nuggets(self, versions: Sequence[Nugget],
-                            vectors: Sequence[Vector | None]) -> None:
+    async def write_nuggets(self, versions: Sequence[Nugget], vectors: Sequence[Vector | None],
+                            anchor_vectors: Sequence[Vector | None] | None = None) -> None:
         """Validate all, then one bulk request; compensate on partial failure."""
-        validate_write(versions, vectors, self.dim)
+        validate_write(versions, vectors, self.dim, anchor_vectors)
         existing = await self._existing([n.id for n in versions])
         pending: dict[str, list[float]] = {}
+        pending_anchors: dict[str, str] = {}
         ops: list[dict[str, Any]] = []
         demoted: list[str] = []
-        for n, v in zip(versions, vectors, strict=True):
+        for i, (n, v) in enumerate(zip(versions, vectors, strict=True)):
             if n.id in existing or n.id in pending:
                 continue
             if v is None:
@@ -174,6 +183,14 @@ class OpenSearchStore:
             else:
                 vec = np.asarray(v, dtype=np.float32).tolist()
             pending[n.id] = vec
+            anchors = "" if anchor_vectors is None else None
+            if anchor_vectors is not None and anchor_vectors[i] is not None:
+                anchors = base64.b64encode(
+                    np.asarray(anchor_vectors[i], dtype=np.float32).tobytes()).decode()
+            elif anchors is None:  # unchanged anchors: the parent's vectors
+                anchors = (pending_anchors.get(n.parent_id) if n.parent_id in pending_anchors
+                           else await self._anchors_of(n.parent_id) if n.parent_id else "")
+            pending_anchors[n.id] = anchors or ""
             lineage = n.lineage_id or n.id
             for old in await self._heads_of(lineage):
                 if old not in pending:
@@ -183,7 +200,8 @@ class OpenSearchStore:
             for earlier in [i for i, src in _new_heads(ops) if src == lineage]:
                 ops += [{"update": {"_index": self.index, "_id": earlier}},
                         {"doc": {"is_head": False}}]
-            ops += [{"create": {"_index": self.index, "_id": n.id}}, self._nugget_doc(n, vec)]
+            ops += [{"create": {"_index": self.index, "_id": n.id}},
+                    self._nugget_doc(n, vec, pending_anchors[n.id])]
         if not ops:
             return
         try:
@@ -236,8 +254,19 @@ class OpenSearchStore:
             "size": 100})
         return [h["_id"] for h in reply["hits"]["hits"]]
 
-    def _nugget_doc(self, n: Nugget, vec: list[float]) -> dict[str, Any]:
+    async def _anchors_of(self, item_id: str) -> str:
+        from opensearchpy import NotFoundError as OSNotFound
+
+        try:
+            doc = await self._call(self._client.get, index=self.index, id=item_id,
+                                   _source_includes="anchor_vectors")
+        except OSNotFound:
+            return ""
+        return str(doc.get("_source", {}).get("anchor_vectors") or "")
+
+    def _nugget_doc(self, n: Nugget, vec: list[float], anchors: str = "") -> dict[str, Any]:
         return {
+            "anchor_vectors": anchors,
             "id": n.id, "tenant": n.tenant, "type": int(ItemType.NUGGET),
             "lineage": n.lineage_id or n.id, "version": n.version, "is_head": True,
             "state": int(n.state), "publication": int(n.publication),
@@ -374,14 +403,24 @@ class OpenSearchStore:
     async def dense(self, vector: Vector, flt: GovernanceFilter, limit: int) -> list[Scored]:
         """Governed k-NN: the filter is inside the knn clause (efficient filtering)."""
         check_vector(vector, self.dim)
+        q = np.asarray(vector, dtype=np.float32)
         reply = await self._search({
-            "size": limit, "_source": ["type", "meta"],
+            "size": limit, "_source": ["type", "meta", "anchor_vectors"],
             "query": {"knn": {"vector": {
-                "vector": np.asarray(vector, dtype=np.float32).tolist(), "k": limit,
+                "vector": q.tolist(), "k": limit,
                 "filter": {"bool": {"filter": self.governance_filter(flt)}}}}}})
-        # Lucene cosinesimil scores are (1 + cos) / 2; report the cosine like SQLite does.
-        return [Scored(h["_id"], ItemType(h["_source"]["type"]), 2.0 * float(h["_score"]) - 1.0,
-                       float(h["_source"]["meta"])) for h in reply["hits"]["hits"]]
+        out = []
+        for h in reply["hits"]["hits"]:
+            # Lucene cosinesimil scores are (1 + cos) / 2; report the cosine like SQLite.
+            cos = 2.0 * float(h["_score"]) - 1.0
+            raw = h["_source"].get("anchor_vectors")
+            if raw:  # a nugget's dense score is its best over its anchors too
+                anchors = np.frombuffer(base64.b64decode(raw), dtype=np.float32)
+                cos = max(cos, float((anchors.reshape(-1, self.dim) @ q).max()))
+            out.append(Scored(h["_id"], ItemType(h["_source"]["type"]), cos,
+                              float(h["_source"]["meta"])))
+        out.sort(key=lambda sc: -sc.score)
+        return out
 
     async def suppressed(self, terms: Sequence[str], flt: GovernanceFilter) -> int:
         """Head nuggets matching the terms that the filter excludes."""

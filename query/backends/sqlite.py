@@ -8,6 +8,8 @@ Layout of the file:
 - ``payloads``: the record itself (protobuf bytes for nuggets, JSON for passages);
 - ``fts``: a contentless FTS5 table over title, body and anchors (rowid = items.rowid);
 - ``vectors``: float32 embeddings (rowid = items.rowid);
+- ``anchor_vectors``: one float32 embedding per anchor of a nugget version (item =
+  items.rowid); a nugget's dense score is its best cosine over its own and these;
 - ``changes``: an append-only log of inserted and updated rows, so other processes that
   read the same file (the query service beside a writer) refresh their vector index.
 
@@ -86,6 +88,8 @@ CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5 (
     title, body, anchors, content='', tokenize='{tokenize}'
 );
 CREATE TABLE IF NOT EXISTS vectors (rowid INTEGER PRIMARY KEY, vec BLOB NOT NULL);
+CREATE TABLE IF NOT EXISTS anchor_vectors (item INTEGER NOT NULL, n INTEGER NOT NULL,
+                                           vec BLOB NOT NULL, PRIMARY KEY (item, n));
 CREATE TABLE IF NOT EXISTS changes (seq INTEGER PRIMARY KEY AUTOINCREMENT,
                                     item INTEGER NOT NULL);
 """
@@ -164,9 +168,17 @@ class SQLiteStore:
         self._db = db
         self._tenant_codes = dict(db.execute("SELECT name, code FROM tenants"))
         self._scope_codes = dict(db.execute("SELECT name, code FROM scopes"))
-        self._load_vectors()
+        db.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.fts_instances"
+                   " USING fts5vocab(main, 'fts', 'instance')")
         postings = PostingsIndex([float(w) for w in BM25_WEIGHTS.split(",")], TOKENIZE)
-        postings.load(db, "fts", self._vectors.positions)
+        # One read transaction: vectors, anchors, the change-log position and the FTS5
+        # postings all come from the same snapshot, whatever other processes commit.
+        db.execute("BEGIN")
+        try:
+            self._load_vectors()
+            postings.load(db, "fts", self._vectors.positions)
+        finally:
+            db.execute("COMMIT")
         self._postings = postings
 
     async def stop(self) -> None:
@@ -202,6 +214,7 @@ class SQLiteStore:
         matrix = (np.frombuffer(b"".join(r[11] for r in rows), dtype=np.float32)
                   .reshape(len(rows), self.dim) if rows else np.zeros((0, self.dim), np.float32))
         self._vectors.load(metas, matrix, self._hnsw_path, self._last_seq)
+        self._load_anchors(None)
         if rows:
             log.info("vector index loaded", path=str(self.path), rows=len(rows))
 
@@ -212,6 +225,7 @@ class SQLiteStore:
             return
         changed = [r[0] for r in self.db.execute(
             "SELECT DISTINCT item FROM changes WHERE seq > ?", (self._last_seq,))]
+        known = max(self._vectors.positions, default=0)  # rowids above this are new rows
         self._tenant_codes = dict(self.db.execute("SELECT name, code FROM tenants"))
         self._scope_codes = dict(self.db.execute("SELECT name, code FROM scopes"))
         for chunk_start in range(0, len(changed), 500):
@@ -225,7 +239,24 @@ class SQLiteStore:
             self._vectors.upsert_many([VectorMeta(*r[:11]) for r in rows],
                                       [np.frombuffer(r[11], dtype=np.float32) for r in rows])
             self._index_postings(chunk)
+            self._load_anchors([r for r in chunk if r > known])
         self._last_seq = seq
+
+    def _load_anchors(self, rowids: Sequence[int] | None) -> None:
+        """Anchor vectors of these rows (None: of every row) into the vector index."""
+        sql = "SELECT item, vec FROM anchor_vectors"
+        args: Sequence[int] = ()
+        if rowids is not None:
+            if not rowids:
+                return
+            sql += f" WHERE item IN ({','.join('?' * len(rowids))})"
+            args = rowids
+        rows = self.db.execute(sql + " ORDER BY item, n", args).fetchall()
+        if rows:
+            self._vectors.add_anchors(
+                [r[0] for r in rows],
+                np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32)
+                .reshape(len(rows), self.dim))
 
     def _index_postings(self, rowids: Sequence[int]) -> None:
         """Add rows the postings mirror has not seen (their text comes from the payloads)."""
@@ -273,23 +304,25 @@ class SQLiteStore:
         """See :meth:`query.store.IndexStore.writer` (``<file>.writer.lock``, flock)."""
         return self._writer.hold()
 
-    async def write_nuggets(self, versions: Sequence[Nugget],
-                            vectors: Sequence[Vector | None]) -> None:
+    async def write_nuggets(self, versions: Sequence[Nugget], vectors: Sequence[Vector | None],
+                            anchor_vectors: Sequence[Vector | None] | None = None) -> None:
         """Atomically store versions and move heads (see IndexStore)."""
-        self.write_nuggets_sync(versions, vectors)
+        self.write_nuggets_sync(versions, vectors, anchor_vectors)
 
-    def write_nuggets_sync(self, versions: Sequence[Nugget],
-                           vectors: Sequence[Vector | None]) -> None:
+    def write_nuggets_sync(self, versions: Sequence[Nugget], vectors: Sequence[Vector | None],
+                           anchor_vectors: Sequence[Vector | None] | None = None) -> None:
         """Synchronous :meth:`write_nuggets`."""
-        validate_write(versions, vectors, self.dim)
+        validate_write(versions, vectors, self.dim, anchor_vectors)
         with self._write_lock:
             self._refresh()
             db = self.db
             db.execute("BEGIN IMMEDIATE")
             try:
                 touched: list[int] = []
-                for n, v in zip(versions, vectors, strict=True):
-                    touched.extend(self._insert_nugget(n, v))
+                for i, (n, v) in enumerate(zip(versions, vectors, strict=True)):
+                    touched.extend(self._insert_nugget(
+                        n, v, anchor_vectors is not None,
+                        None if anchor_vectors is None else anchor_vectors[i]))
                 db.executemany("INSERT INTO changes (item) VALUES (?)",
                                [(r,) for r in touched])
                 db.execute("COMMIT")
@@ -300,7 +333,8 @@ class SQLiteStore:
                 raise
             self._refresh()
 
-    def _insert_nugget(self, n: Nugget, vector: Vector | None) -> list[int]:
+    def _insert_nugget(self, n: Nugget, vector: Vector | None, with_anchors: bool = False,
+                       anchors: Vector | None = None) -> list[int]:
         db = self.db
         if db.execute("SELECT 1 FROM items WHERE id = ?", (n.id,)).fetchone():
             return []
@@ -332,6 +366,14 @@ class SQLiteStore:
         db.execute("INSERT INTO fts (rowid, title, body, anchors) VALUES (?, ?, ?, ?)",
                    (rowid, n.title, n.body, "\n".join(n.anchors)))
         db.execute("INSERT INTO vectors (rowid, vec) VALUES (?, ?)", (rowid, blob))
+        if anchors is not None:
+            db.executemany("INSERT INTO anchor_vectors (item, n, vec) VALUES (?, ?, ?)",
+                           [(rowid, i, np.asarray(a, dtype=np.float32).tobytes())
+                            for i, a in enumerate(anchors)])
+        elif with_anchors and n.parent_id:  # anchors unchanged: the parent's vectors
+            db.execute("INSERT INTO anchor_vectors (item, n, vec) SELECT ?, a.n, a.vec"
+                       " FROM anchor_vectors a JOIN items i ON i.rowid = a.item"
+                       " WHERE i.id = ?", (rowid, n.parent_id))
         return [*old_heads, rowid]
 
     async def add_passages(self, passages: Sequence[Passage], vectors: Vector) -> int:

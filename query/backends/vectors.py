@@ -68,6 +68,12 @@ class VectorIndex:
         self._pos: dict[int, int] = {}
         self._hnsw: faiss.Index = faiss.IndexHNSWFlat(dim, HNSW_M, faiss.METRIC_INNER_PRODUCT)
         self._hnsw.hnsw.efConstruction = EF_CONSTRUCTION
+        # Anchor vectors: rows appended in write order, each owned by a row position.
+        self._anchors: npt.NDArray[np.float32] = np.zeros((0, dim), dtype=np.float32)
+        self._anchor_owner: npt.NDArray[np.int64] = np.zeros(0, dtype=np.int64)
+        self._anchor_hnsw: faiss.Index = faiss.IndexHNSWFlat(dim, HNSW_M,
+                                                             faiss.METRIC_INNER_PRODUCT)
+        self._anchor_hnsw.hnsw.efConstruction = EF_CONSTRUCTION
 
     def __len__(self) -> int:
         return self._n
@@ -177,33 +183,76 @@ class VectorIndex:
                       & (cols["type"] == int(ItemType.NUGGET)) & ~allowed)
         return allowed, int(np.count_nonzero(suppressed))
 
+    def add_anchors(self, owner_rowids: Sequence[int],
+                    vectors: npt.NDArray[np.float32]) -> None:
+        """Anchor vectors (row i owned by stored row ``owner_rowids[i]``), searched
+        alongside their owners' own vectors. Rows of unknown owners are skipped."""
+        with self._lock:
+            found = [self._pos.get(r) for r in owner_rowids]
+            keep = [i for i, p in enumerate(found) if p is not None]
+            if not keep:
+                return
+            rows = np.ascontiguousarray(np.asarray(vectors, dtype=np.float32)
+                                        .reshape(-1, self.dim)[keep])
+            self._anchors = np.concatenate([self._anchors, rows])
+            self._anchor_owner = np.concatenate(
+                [self._anchor_owner, np.asarray([found[i] for i in keep], dtype=np.int64)])
+            self._anchor_hnsw.add(rows)
+
     def search(self, vector: npt.NDArray[np.float32], flt: GovernanceFilter, tenant: int,
                scopes: tuple[int, ...], limit: int) -> list[tuple[int, float, float]]:
-        """(rowid, cosine, meta prior) of the best allowed rows, best first."""
+        """(rowid, cosine, meta prior) of the best allowed rows, best first.
+
+        A row's cosine is the best over its own vector and its anchor vectors: rows are
+        searched by both, then merged per row.
+        """
         with self._lock:
             allowed = self.mask(flt, tenant, scopes)
             idx = np.flatnonzero(allowed)
             if idx.size == 0:
                 return []
             q = np.ascontiguousarray(vector, dtype=np.float32).reshape(1, self.dim)
-            k = min(limit, idx.size)
-            if idx.size <= self.exact_threshold:
-                scores = self._matrix[idx] @ q[0]
-                top = np.argpartition(-scores, k - 1)[:k] if k < idx.size else np.arange(idx.size)
-                top = top[np.argsort(-scores[top])]
-                pos, sims = idx[top], scores[top]
-            else:
-                bitmap = np.packbits(allowed, bitorder="little")
-                sel = faiss.IDSelectorBitmap(self._n, faiss.swig_ptr(bitmap))
-                params = faiss.SearchParametersHNSW(  # type: ignore[attr-defined]
-                    sel=sel, efSearch=max(2 * k, 96))
-                dist, ids = self._hnsw.search(q, k, params=params)
-                keep = ids[0] >= 0
-                pos, sims = ids[0][keep], dist[0][keep]
+            pos, sims = _top(self._matrix, self._hnsw, allowed, idx, q, limit,
+                             self.exact_threshold)
+            if len(self._anchors):
+                a_allowed = allowed[self._anchor_owner]
+                a_idx = np.flatnonzero(a_allowed)
+                if a_idx.size:
+                    a_pos, a_sims = _top(self._anchors, self._anchor_hnsw, a_allowed, a_idx,
+                                         q, limit, self.exact_threshold)
+                    best = dict(zip(pos.tolist(), sims.tolist(), strict=True))
+                    for owner, sim in zip(self._anchor_owner[a_pos].tolist(), a_sims.tolist(),
+                                          strict=True):
+                        if owner not in best:  # found by an anchor: its own cosine too
+                            best[owner] = float(self._matrix[owner] @ q[0])
+                        best[owner] = max(best[owner], sim)
+                    order = sorted(best, key=lambda p: -best[p])[:limit]
+                    pos = np.asarray(order, dtype=np.int64)
+                    sims = np.asarray([best[p] for p in order], dtype=np.float32)
             rowids = self._cols["rowid"][pos]
             metas = self._cols["meta"][pos]
             return [(int(r), float(s), float(m)) for r, s, m in zip(rowids, sims, metas,
                                                                      strict=True)]
+
+
+def _top(matrix: npt.NDArray[np.float32], graph: faiss.Index, allowed: npt.NDArray[np.bool_],
+         idx: npt.NDArray[np.int64], q: npt.NDArray[np.float32], limit: int,
+         exact_threshold: int) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]:
+    """Best ``limit`` allowed rows of ``matrix`` by inner product with ``q``: exact over
+    few allowed rows, HNSW restricted to them by a bitmap selector otherwise."""
+    k = min(limit, idx.size)
+    if idx.size <= exact_threshold:
+        scores = matrix[idx] @ q[0]
+        top = np.argpartition(-scores, k - 1)[:k] if k < idx.size else np.arange(idx.size)
+        top = top[np.argsort(-scores[top])]
+        return idx[top], scores[top]
+    bitmap = np.packbits(allowed, bitorder="little")
+    sel = faiss.IDSelectorBitmap(len(allowed), faiss.swig_ptr(bitmap))
+    params = faiss.SearchParametersHNSW(  # type: ignore[attr-defined]
+        sel=sel, efSearch=max(2 * k, 96))
+    dist, ids = graph.search(q, k, params=params)
+    keep = ids[0] >= 0
+    return ids[0][keep].astype(np.int64), dist[0][keep]
 
 
 def _allowed(c: dict[str, Any], flt: GovernanceFilter, tenant: int,

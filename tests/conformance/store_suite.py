@@ -88,6 +88,35 @@ class StoreConformance:
         seen = await self.visible(store, embedder, flt())
         assert v2.id in seen and v1.id not in seen
 
+    async def test_anchor_vectors_score_the_nugget(self, store: IndexStore,
+                                                   embedder: MiniLMEmbedder) -> None:
+        """Dense score = best cosine over the statement and its anchors; a new version
+        with unchanged anchors (None) keeps them; superseded versions' anchors are
+        filtered with their owner."""
+        n = make_nugget(title="Workspace Owner resets passwords",
+                        body="Only the Workspace Owner can reset another user's password.",
+                        anchors=("my wallpaper picture keeps changing by itself",))
+        query = "why does my desktop background picture change on its own"
+        q = embedder.embed([query])[0]
+        statement = float(embedder.embed([n.embedding_text])[0] @ q)
+        anchor = float(embedder.embed(list(n.anchors))[0] @ q)
+        assert anchor > statement + 0.2  # the query is about the anchor's words
+        await store.write_nuggets([n], [embedder.embed([n.embedding_text])[0]],
+                                  [embedder.embed(list(n.anchors))])
+        hit = next(h for h in await store.dense(q, flt(), 10) if h.id == n.id)
+        assert hit.score == pytest.approx(anchor, abs=1e-3)
+        child = next_version(n, "reworded", T0 + days(1),
+                             body="Only a Workspace Owner may reset other users' passwords.")
+        await store.write_nuggets([child], [embedder.embed([child.embedding_text])[0]], [None])
+        hits = {h.id: h.score for h in await store.dense(q, flt(), 10)}
+        assert n.id not in hits, "the superseded version is filtered with its anchors"
+        assert hits[child.id] == pytest.approx(anchor, abs=1e-3), "anchors carried over"
+        plain = make_nugget(subject="other", obj="Value", title="Plain", sources=("ev-p",),
+                            anchors=("my wallpaper picture keeps changing by itself",))
+        await self.put(store, embedder, plain)  # written without anchor vectors
+        hits = {h.id: h.score for h in await store.dense(q, flt(), 10)}
+        assert hits[plain.id] < anchor - 0.1
+
     async def test_ping_answers(self, store: IndexStore) -> None:
         await store.ping()  # raises BackendUnavailableError when unreachable
 

@@ -4,6 +4,11 @@ A small portal corpus holds a generic "Resetting your own password" article. The
 nugget (variant A) and variant D fail the probe "user reset isn't working for my team
 lead": the generic article wins the answer. INO revises the nugget from that trace and
 passes every probe within 3 iterations, without adding a fact.
+
+The paper scores a nugget by one vector (title + body). The stores here also score it by
+its anchors' vectors (best cosine), which lets D's paraphrase anchors reach the probe at
+once; the paper's setup is reproduced with ``anchor_vectors=False`` and the difference
+is tested too.
 """
 
 from __future__ import annotations
@@ -36,8 +41,9 @@ EVENT = FeedbackContext(
     rating="down", timestamp=T0)
 
 
-@pytest.fixture
-async def optimizer(embedder: MiniLMEmbedder, settings: Settings) -> AsyncIterator[Optimizer]:
+@pytest.fixture(params=[False], ids=["single-vector"])
+async def optimizer(request: pytest.FixtureRequest, embedder: MiniLMEmbedder,
+                    settings: Settings) -> AsyncIterator[Optimizer]:
     store = SQLiteStore(":memory:")
     index = NuggetIndex(store, embedder, settings)
     await index.start()
@@ -46,7 +52,8 @@ async def optimizer(embedder: MiniLMEmbedder, settings: Settings) -> AsyncIterat
                                                          valid_from=T0), 800))
     roles = local_roles()
     harness = BuiltinHarness(store, embedder, roles.generator, settings,
-                             as_of=datetime(2025, 6, 1, tzinfo=UTC))
+                             as_of=datetime(2025, 6, 1, tzinfo=UTC),
+                             anchor_vectors=request.param)
     yield Optimizer(store, embedder, roles, settings, harness=harness)
     await harness.close()
     await index.stop()
@@ -96,3 +103,14 @@ async def test_ino_passes_within_three_iterations_without_new_facts(optimizer: O
     assert calls["actionability"] == 1 and calls["anchors"] == 1 and calls["probes"] == 1
     assert calls["reflector"] <= 3
     assert calls["generator"] <= len(out.result.probes) * out.result.iterations
+
+
+@pytest.mark.parametrize("optimizer", [True], ids=["anchor-vectors"], indirect=True)
+async def test_anchor_vectors_reach_the_probe_without_reflection(optimizer: Optimizer) -> None:
+    """With anchor vectors (the stores' scoring), A still fails the probe, but D's
+    paraphrase anchors bring the nugget to it in the first round."""
+    a = await optimizer.process(EVENT, variant="A", extra_probes=(PROBE,))
+    d = await optimizer.process(EVENT, variant="D", extra_probes=(PROBE,))
+    assert a.result is not None and d.result is not None
+    assert not probe_of(a, 1, PROBE).passed  # type: ignore[attr-defined]
+    assert probe_of(d, 1, PROBE).passed  # type: ignore[attr-defined]

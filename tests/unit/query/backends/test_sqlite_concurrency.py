@@ -113,3 +113,28 @@ def test_two_processes_editing_one_nugget_keep_a_single_chain(tmp_path: Path) ->
     heads = store.db.execute("SELECT count(*) FROM items WHERE lineage = ? AND is_head = 1",
                              (n.id,)).fetchone()[0]
     assert heads == 1
+
+
+def test_anchor_vectors_reach_readers_and_survive_restarts(tmp_path: Path) -> None:
+    """Anchor vectors written by one connection reach another one's vector index (via the
+    change log) and are loaded again on start."""
+    import asyncio
+
+    path = tmp_path / "a.db"
+    writer, reader = SQLiteStore(path), SQLiteStore(path)
+    writer.start_sync()
+    reader.start_sync()
+    emb = HashEmbedder()
+    n = make_nugget(anchors=("first anchor text", "second anchor text"))
+    anchors = emb.embed(list(n.anchors))
+    writer.write_nuggets_sync([n], [emb.embed([n.embedding_text])[0]], [anchors])
+    flt = GovernanceFilter("acme", T0 + days(1), View.ACTIVE)
+    for store in (reader, writer):
+        hits = store.dense_sync(anchors[1], flt, 5)
+        assert hits[0].id == n.id and abs(hits[0].score - 1.0) < 1e-5
+    asyncio.run(writer.stop())
+    asyncio.run(reader.stop())
+    again = SQLiteStore(path)
+    again.start_sync()
+    hits = again.dense_sync(anchors[0], flt, 5)
+    assert hits[0].id == n.id and abs(hits[0].score - 1.0) < 1e-5
