@@ -227,7 +227,7 @@ async def evaluate(store: IndexStore, embedder: Embedder, roles: Roles, settings
         tenant = targets[0].tenant
         # A view frozen now, so the nuggets just published are in it.
         live = BuiltinHarness(store, embedder, roles.generator, settings,
-                              threshold=await harness.threshold(tenant))
+                              threshold=await harness.thresholds(tenant))
         async def control(queries: Sequence[str]) -> tuple[float, float]:
             reached = cited = 0
             for q in queries:

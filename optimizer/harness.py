@@ -85,22 +85,25 @@ def rerank_score(cosine: float, query: str, text: str) -> float:
 class BuiltinHarness:
     """The built-in agent over a store: hybrid retrieval, calibrated re-ranking, generator.
 
-    ``threshold`` is the re-ranking score an item needs to reach the generator; ``None``
-    calibrates it per tenant on the tenant's corpus (see :meth:`calibrate`).
+    ``threshold`` is the re-ranking score an item needs to reach the generator (one value,
+    or statement and anchor thresholds); ``None`` calibrates both per tenant on the
+    tenant's corpus (see :meth:`calibrate`).
     """
 
     def __init__(self, store: IndexStore, embedder: Embedder, generator: GeneratorRole,
                  settings: Settings, *, as_of: datetime | None = None, top_n: int = 3,
-                 threshold: float | None = None, anchor_vectors: bool = True) -> None:
+                 threshold: float | tuple[float, float] | None = None,
+                 anchor_vectors: bool = True) -> None:
         self.store = store
         self.embedder = embedder
         self.generator = generator
         self.settings = settings
         self.as_of = as_of or utcnow()
         self.top_n = top_n
-        self._fixed_threshold = threshold
+        self._fixed: tuple[float, float] | None = (
+            (threshold, threshold) if isinstance(threshold, float | int) else threshold)
         self.anchor_vectors = anchor_vectors
-        self._thresholds: dict[str, float] = {}
+        self._thresholds: dict[str, tuple[float, float]] = {}
         self._scorer: OverlayScorer | None = None
         # The view is frozen, so an item's text vector never changes: embed it once.
         self._item_vectors: dict[str, Vector] = {}
@@ -113,42 +116,53 @@ class BuiltinHarness:
 
     async def threshold(self, tenant: str) -> float:
         """The re-ranking threshold for a tenant (calibrated once, then cached)."""
-        if self._fixed_threshold is not None:
-            return self._fixed_threshold
+        return (await self.thresholds(tenant))[0]
+
+    async def thresholds(self, tenant: str) -> tuple[float, float]:
+        """(statement threshold, anchor threshold) for a tenant (see :meth:`calibrate`)."""
+        if self._fixed is not None:
+            return self._fixed
         if tenant not in self._thresholds:
             self._thresholds[tenant] = await self.calibrate(tenant)
         return self._thresholds[tenant]
 
-    async def calibrate(self, tenant: str, sample: int = 200, seed: int = 0) -> float:
-        """Pick the threshold so that unrelated (title, passage) pairs pass about 1% of
-        the time: the 99th percentile of their re-ranking scores on a corpus sample.
+    async def calibrate(self, tenant: str, sample: int = 200,
+                        seed: int = 0) -> tuple[float, float]:
+        """Pick thresholds so that unrelated pairs pass about 1% of the time: the 99th
+        percentile of the re-ranking scores of (title, passage of another page) pairs
+        for statements, and of (title, title of another page) pairs for anchors (an
+        anchor is query-like, and queries resemble each other more than passages).
 
-        Fewer than 20 passages: the default threshold (0.45).
+        Fewer than 20 passages: the default threshold (0.45) for both.
         """
         passages = await self.store.sample_passages(tenant, sample, seed)
         if len(passages) < 20:
             log.info("rerank threshold: default (small corpus)", tenant=tenant,
                      passages=len(passages), threshold=DEFAULT_THRESHOLD)
-            return DEFAULT_THRESHOLD
+            return DEFAULT_THRESHOLD, DEFAULT_THRESHOLD
         titles = [p.title or p.text[:60] for p in passages]
         qv = self.embedder.embed(titles)
         pv = self.embedder.embed([f"{p.title}\n{p.text}" for p in passages])
         n = len(passages)
-        neg, pos = [], []
+        neg, pos, neg_anchor = [], [], []
         for i in range(n):
             j = (i + n // 2) % n
             if passages[j].doc_id != passages[i].doc_id:
                 neg.append(rerank_score(float(qv[i] @ pv[j]), titles[i],
                                         f"{passages[j].title} {passages[j].text}"))
+                neg_anchor.append(rerank_score(float(qv[i] @ qv[j]), titles[i], titles[j]))
             pos.append(rerank_score(float(qv[i] @ pv[i]), titles[i],
                                     f"{passages[i].title} {passages[i].text}"))
         neg.sort()
+        neg_anchor.sort()
         tau = neg[min(len(neg) - 1, int(0.99 * len(neg)))]
+        tau_anchor = max(tau, neg_anchor[min(len(neg_anchor) - 1, int(0.99 * len(neg_anchor)))])
         recall = sum(p >= tau for p in pos) / len(pos)
         log.info("rerank threshold calibrated", tenant=tenant, threshold=round(tau, 4),
+                 anchor_threshold=round(tau_anchor, 4),
                  positive_pass_rate=round(recall, 3), negatives=len(neg),
                  negative_median=round(statistics.median(neg), 4))
-        return tau
+        return tau, tau_anchor
 
     async def run(self, tenant: str, query: str, candidate: Candidate | None,
                   meter: Meter) -> RagTrace:
@@ -185,24 +199,35 @@ class BuiltinHarness:
             elif isinstance(rec, Passage):
                 titles[f.id], texts[f.id] = rec.title, rec.text
                 bodies[f.id] = rec.text
+        # The re-ranker judges the statement: a nugget's cosine is its title + body
+        # vector's (its anchors only helped it into the candidates), a passage's its own.
         vectors.update({f.id: self._item_vectors[f.id] for f in top
                         if f.id in self._item_vectors})
-        missing = [f.id for f in top if f.raw_dense is None and f.id in texts
-                   and f.id not in vectors]
+        missing = [f.id for f in top if f.id in texts and f.id not in vectors
+                   and (f.raw_dense is None or f.type is ItemType.NUGGET)]
         if missing:
             for fid, vec in zip(missing, self.embedder.embed(
-                    [f"{titles[i]}\n{texts[i]}" for i in missing]), strict=True):
+                    [f"{titles[i]}\n{bodies[i]}" for i in missing]), strict=True):
                 vectors[fid] = self._item_vectors[fid] = vec
+        tau, tau_anchor = await self.thresholds(tenant)
         rerank: dict[str, float] = {}
         for f in top:
             if f.id not in texts:
                 continue
+            text = f"{titles[f.id]} {texts[f.id]}"
+            best = None  # a nugget's best cosine over statement and anchors
             if candidate is not None and f.id == candidate.id:
-                cos = candidate.cosine(qvec, self.anchor_vectors)
+                cos = candidate.cosine(qvec, anchors=False)
+                best = candidate.cosine(qvec, self.anchor_vectors)
+            elif f.type is ItemType.NUGGET or f.raw_dense is None:
+                cos = float(vectors[f.id] @ qvec)
+                best = f.raw_dense if f.type is ItemType.NUGGET else None
             else:
-                cos = f.raw_dense if f.raw_dense is not None else float(vectors[f.id] @ qvec)
-            rerank[f.id] = rerank_score(cos, query, f"{titles[f.id]} {texts[f.id]}")
-        tau = await self.threshold(tenant)
+                cos = f.raw_dense
+            score = rerank_score(cos, query, text)
+            if best is not None and best > cos:  # matched through an anchor: its threshold
+                score = max(score, rerank_score(best, query, text) - (tau_anchor - tau))
+            rerank[f.id] = score
         reached = [i for i in sorted(rerank, key=lambda i: -rerank[i]) if rerank[i] >= tau]
         reached = reached[: self.top_n]
         kinds = {f.id: f.type for f in top}

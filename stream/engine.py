@@ -89,17 +89,17 @@ class Thresholds:
     """Re-ranking thresholds per tenant, calibrated once on the tenant's corpus."""
 
     def __init__(self) -> None:
-        self._values: dict[str, float] = {}
+        self._values: dict[str, tuple[float, float]] = {}
         self._lock = threading.Lock()
 
     async def get(self, tenant: str, store: IndexStore, embedder: Embedder, roles: Roles,
-                  settings: Settings) -> float:
-        """The cached threshold, calibrated on first use."""
+                  settings: Settings) -> tuple[float, float]:
+        """The cached (statement, anchor) thresholds, calibrated on first use."""
         with self._lock:
             value = self._values.get(tenant)
         if value is None:
             value = await BuiltinHarness(store, embedder, roles.generator,
-                                         settings).threshold(tenant)
+                                         settings).thresholds(tenant)
             with self._lock:
                 self._values[tenant] = value
         return value
