@@ -270,6 +270,15 @@ def main() -> int:
     ap.add_argument("--out", default=str(ROOT / "bench" / "results" / "index.json"))
     args = ap.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
+    if args.opensearch:  # fail now, not after the SQLite half of the run
+        import urllib.request
+
+        try:
+            urllib.request.urlopen(args.opensearch, timeout=5).read()
+        except OSError as exc:
+            print(f"index_bench: no OpenSearch at {args.opensearch} ({exc}); start one with "
+                  "deploy/opensearch/node.sh start, or pass --opensearch ''", file=sys.stderr)
+            return 2
     WORK.mkdir(parents=True, exist_ok=True)
     embedder = MiniLMEmbedder()
     embedder.warm_up()
