@@ -114,7 +114,7 @@ async def reference_state(dep: Deployment, embedder: MiniLMEmbedder, mix: EventM
     settings = dep.settings.replace(store=f"sqlite:///{ref}")
     index = NuggetIndex(SQLiteStore(ref), embedder, settings)
     await index.start()
-    engine = InlineEngine(index.store, embedder, local_roles(), settings)
+    engine = InlineEngine(index.store, embedder, local_roles(embedder), settings)  # as the worker
     try:
         await EmbeddedRunner(Steps(index, engine, settings), dep.topics).run(
             enumerate(mix.lines, 1))
