@@ -41,6 +41,10 @@ _TERM_CACHE_MAX = 100_000
 
 Positions = npt.NDArray[np.int64]
 Floats = npt.NDArray[np.float64]
+# Stored postings are half as wide: row positions fit int32, weighted frequencies (sums of
+# small column weights) are exact in float32; scoring widens them to 64 bits.
+StoredPositions = npt.NDArray[np.int32]
+StoredFreqs = npt.NDArray[np.float32]
 
 
 @dataclass(frozen=True)
@@ -98,10 +102,10 @@ class PostingsIndex:
         # Bulk-loaded postings: one CSR layout; later rows in small per-token chunks,
         # merged into one array pair the first time a query reads that token.
         self._base: dict[str, tuple[int, int]] = {}
-        self._base_pos: Positions = np.zeros(0, np.int64)
-        self._base_freq: Floats = np.zeros(0, np.float64)
-        self._extra: dict[str, list[tuple[Positions, Floats]]] = {}
-        self._merged: dict[str, tuple[Positions, Floats]] = {}
+        self._base_pos: StoredPositions = np.zeros(0, np.int32)
+        self._base_freq: StoredFreqs = np.zeros(0, np.float32)
+        self._extra: dict[str, list[tuple[StoredPositions, StoredFreqs]]] = {}
+        self._merged: dict[str, tuple[StoredPositions, StoredFreqs]] = {}
         self._length: Floats = np.zeros(0, np.float64)
         self._has = np.zeros(0, np.bool_)
         self.rows = 0
@@ -161,7 +165,9 @@ class PostingsIndex:
         order = np.lexsort((pos, tid))
         tid, pos, wts = tid[order], pos[order], wts[order]
         first = np.flatnonzero(np.r_[True, (tid[1:] != tid[:-1]) | (pos[1:] != pos[:-1])])
-        rtid, rpos, rfreq = tid[first], pos[first], np.add.reduceat(wts, first)
+        rtid = tid[first]
+        rpos = pos[first].astype(np.int32)
+        rfreq = np.add.reduceat(wts, first).astype(np.float32)
         spans = np.flatnonzero(np.r_[True, rtid[1:] != rtid[:-1]])
         ends = np.r_[spans[1:], len(rtid)]
         names = list(ids)
@@ -185,12 +191,12 @@ class PostingsIndex:
 
     # --- queries ----------------------------------------------------------------------
 
-    def postings(self, token: str) -> tuple[Positions, Floats] | None:
+    def postings(self, token: str) -> tuple[StoredPositions, StoredFreqs] | None:
         """Positions (ascending) and weighted frequencies of the rows holding a token."""
         merged = self._merged.get(token)
         if merged is not None:
             return merged
-        parts: list[tuple[Positions, Floats]] = []
+        parts: list[tuple[StoredPositions, StoredFreqs]] = []
         span = self._base.get(token)
         if span is not None:
             parts.append((self._base_pos[span[0]:span[1]], self._base_freq[span[0]:span[1]]))
@@ -233,7 +239,7 @@ class PostingsIndex:
             got = self.postings(token)
             if got is None:
                 continue
-            pos, freq = got
+            pos, freq = got[0].astype(np.int64), got[1].astype(np.float64)
             idf = math.log((n_rows - len(pos) + 0.5) / (len(pos) + 0.5))
             idf = idf if idf > 0 else 1e-6
             norm = K1 * (1 - B + B * self._length[pos] / avgdl)
