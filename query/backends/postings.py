@@ -74,15 +74,22 @@ class Tokenizer:
         db.execute("DELETE FROM t")
         return out
 
+    def columns(self, title: str, body: str, anchors: str) -> list[list[str]]:
+        """The token stream of each column (title, body, anchors), in text order."""
+        db = self._db
+        db.execute("INSERT INTO t (rowid, title, body, anchors) VALUES (1, ?, ?, ?)",
+                   (title, body, anchors))
+        cols: dict[str, list[str]] = {c: [] for c in COLUMNS}
+        for term, col in db.execute("SELECT term, col FROM v ORDER BY col, offset"):
+            cols[col].append(term)
+        db.execute("DELETE FROM t")
+        return [cols[c] for c in COLUMNS]
+
     def term(self, text: str) -> tuple[str, ...]:
         """The tokens of a query term, in order (cached)."""
         got = self._terms.get(text)
         if got is None:
-            db = self._db
-            db.execute("INSERT INTO t (rowid, title, body, anchors) VALUES (1, ?, '', '')",
-                       (text,))
-            got = tuple(r[0] for r in db.execute("SELECT term FROM v ORDER BY offset"))
-            db.execute("DELETE FROM t")
+            got = tuple(self.columns(text, "", "")[0])
             if len(self._terms) >= _TERM_CACHE_MAX:
                 self._terms.clear()
             self._terms[text] = got

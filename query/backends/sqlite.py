@@ -37,7 +37,7 @@ import numpy as np
 from nuggetflow.errors import BackendUnavailableError, ConfigError, NotFoundError, ValidationError
 from nuggetflow.logging import get_logger
 from nuggetflow.settings import Settings
-from query.backends.postings import Matches, PostingsIndex, top_k
+from query.backends.postings import K1, B, Matches, PostingsIndex, Tokenizer, top_k
 from query.backends.vectors import VectorIndex, VectorMeta
 from query.convert import (
     nugget_from_bytes,
@@ -97,7 +97,8 @@ CREATE TABLE IF NOT EXISTS changes (seq INTEGER PRIMARY KEY AUTOINCREMENT,
 TOKENIZE = "porter unicode61"
 SCHEMA = SCHEMA.replace("{tokenize}", TOKENIZE)
 # BM25 column weights: title, body, anchors. Titles and anchors are written to be found.
-BM25_WEIGHTS = "3.0, 1.0, 2.0"
+BM25_WEIGHTS = "3.0, 1.0, 2.0"  # as SQL arguments of bm25()
+WEIGHTS = tuple(float(w) for w in BM25_WEIGHTS.split(","))
 # Query processing on large indexes: a term found in more than COMMON_SHARE of the rows
 # adds almost nothing to BM25 (its idf is near zero) but forces scoring thousands of
 # rows, so it is dropped, keeping at least the KEEP_RAREST rarest terms.
@@ -170,7 +171,7 @@ class SQLiteStore:
         self._scope_codes = dict(db.execute("SELECT name, code FROM scopes"))
         db.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.fts_instances"
                    " USING fts5vocab(main, 'fts', 'instance')")
-        postings = PostingsIndex([float(w) for w in BM25_WEIGHTS.split(",")], TOKENIZE)
+        postings = PostingsIndex(WEIGHTS, TOKENIZE)
         # One read transaction: vectors, anchors, the change-log position and the FTS5
         # postings all come from the same snapshot, whatever other processes commit.
         db.execute("BEGIN")
@@ -225,7 +226,6 @@ class SQLiteStore:
             return
         changed = [r[0] for r in self.db.execute(
             "SELECT DISTINCT item FROM changes WHERE seq > ?", (self._last_seq,))]
-        known = max(self._vectors.positions, default=0)  # rowids above this are new rows
         self._tenant_codes = dict(self.db.execute("SELECT name, code FROM tenants"))
         self._scope_codes = dict(self.db.execute("SELECT name, code FROM scopes"))
         for chunk_start in range(0, len(changed), 500):
@@ -236,10 +236,11 @@ class SQLiteStore:
                 " i.t_end, i.kind, i.scope, i.meta, v.vec FROM items i JOIN vectors v"
                 f" ON v.rowid = i.rowid WHERE i.rowid IN ({marks}) ORDER BY i.rowid",
                 chunk).fetchall()
+            new = [r for r in chunk if r not in self._vectors.positions]  # the rest: updates
             self._vectors.upsert_many([VectorMeta(*r[:11]) for r in rows],
                                       [np.frombuffer(r[11], dtype=np.float32) for r in rows])
-            self._index_postings(chunk)
-            self._load_anchors([r for r in chunk if r > known])
+            self._index_postings(new)
+            self._load_anchors(new)
         self._last_seq = seq
 
     def _load_anchors(self, rowids: Sequence[int] | None) -> None:
@@ -258,15 +259,12 @@ class SQLiteStore:
                 np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32)
                 .reshape(len(rows), self.dim))
 
-    def _index_postings(self, rowids: Sequence[int]) -> None:
-        """Add rows the postings mirror has not seen (their text comes from the payloads)."""
+    def _index_postings(self, new: Sequence[int]) -> None:
+        """Add new rows to the postings mirror (their text comes from the payloads)."""
         postings = self._postings
-        if postings is None:
+        if postings is None or not new:
             return
         pos_of = self._vectors.positions
-        new = [r for r in rowids if not postings.has(pos_of.get(r, -1))]
-        if not new:
-            return
         marks = ",".join("?" * len(new))
         texts: list[tuple[int, str, str, str]] = []
         for rowid, typ, payload in self.db.execute(
@@ -694,8 +692,8 @@ class LexicalStats:
     :meth:`score` reproduces FTS5's ``bm25()`` (k1 = 1.2, b = 0.75, column weights,
     idf = ln((N - n + 0.5) / (n + 0.5)) floored at 1e-6) for a virtual row, using the
     index's row count, average row length and per-phrase document counts as the live
-    query sees them (re-read when the index has grown). The same tokenizer (a scratch
-    FTS5 table with identical settings) splits the text.
+    query sees them (re-read when the index has grown). The store's tokenizer
+    (:class:`~query.backends.postings.Tokenizer`) splits the text.
     """
 
     def __init__(self, db: sqlite3.Connection,
@@ -705,10 +703,7 @@ class LexicalStats:
         self.rows = self.tokens = -1
         self._df: dict[str, int] = {}
         self._sync()
-        self._scratch = sqlite3.connect(":memory:")
-        self._scratch.execute("CREATE VIRTUAL TABLE t USING fts5 (title, body, anchors,"
-                              f" tokenize='{TOKENIZE}')")
-        self._scratch.execute("CREATE VIRTUAL TABLE v USING fts5vocab(t, 'instance')")
+        self._tokenizer = Tokenizer(TOKENIZE)
 
     def _sync(self) -> None:
         """Re-read row and token totals; forget document counts if the index changed."""
@@ -717,17 +712,6 @@ class LexicalStats:
         rows, tokens = values[0], sum(values[1:4])
         if (rows, tokens) != (self.rows, self.tokens):
             self.rows, self.tokens, self._df = rows, tokens, {}
-
-    def _tokens(self, title: str, body: str, anchors: str) -> list[list[str]]:
-        """Token streams per column, as FTS5 would index them."""
-        sc = self._scratch
-        sc.execute("DELETE FROM t")
-        sc.execute("INSERT INTO t (rowid, title, body, anchors) VALUES (1, ?, ?, ?)",
-                   (title, body, anchors))
-        cols: dict[str, dict[int, str]] = {"title": {}, "body": {}, "anchors": {}}
-        for term, _doc, col, offset in sc.execute("SELECT term, doc, col, offset FROM v"):
-            cols[col][offset] = term
-        return [[c[i] for i in sorted(c)] for c in cols.values()]
 
     def _doc_freq(self, term: str) -> int:
         n = self._df.get(term)
@@ -743,7 +727,7 @@ class LexicalStats:
 
     async def close(self) -> None:
         """Release the scratch tokenizer table."""
-        self._scratch.close()
+        self._tokenizer.close()
 
     def score_sync(self, terms: Sequence[str], title: str, body: str, anchors: str) -> float:
         """The bm25 score (positive) the text would get for the OR-query of ``terms``."""
@@ -752,19 +736,17 @@ class LexicalStats:
         if not terms:
             return 0.0
         self._sync()
-        weights = [float(w) for w in BM25_WEIGHTS.split(",")]
-        columns = self._tokens(title, body, anchors)
+        columns = self._tokenizer.columns(title, body, anchors)
         n_rows = self.rows + 1
         length = sum(len(c) for c in columns)
         avgdl = (self.tokens + length) / n_rows
-        k1, b = 1.2, 0.75
         total = 0.0
         for term in terms:
-            phrase = self._tokens(term, "", "")[0]
+            phrase = list(self._tokenizer.term(term))
             if not phrase:
                 continue
             freq = 0.0
-            for weight, col in zip(weights, columns, strict=True):
+            for weight, col in zip(WEIGHTS, columns, strict=True):
                 hits = sum(1 for i in range(len(col) - len(phrase) + 1)
                            if col[i : i + len(phrase)] == phrase)
                 freq += weight * hits
@@ -773,7 +755,7 @@ class LexicalStats:
             n_hit = min(self._doc_freq(term), self.rows) + 1
             idf = math.log((n_rows - n_hit + 0.5) / (n_hit + 0.5))
             idf = idf if idf > 0 else 1e-6
-            total += idf * (freq * (k1 + 1)) / (freq + k1 * (1 - b + b * length / avgdl))
+            total += idf * (freq * (K1 + 1)) / (freq + K1 * (1 - B + B * length / avgdl))
         return total
 
 

@@ -152,17 +152,6 @@ class VectorIndex:
         n = self._n
         return _allowed({k: v[:n] for k, v in self._cols.items()}, flt, tenant, scopes)
 
-    def allowed(self, rowids: Sequence[int], flt: GovernanceFilter, tenant: int,
-                scopes: tuple[int, ...]) -> npt.NDArray[np.bool_] | None:
-        """Whether the governance filter allows each of these rows; None if a rowid is not
-        loaded yet (written by another process since the last refresh)."""
-        with self._lock:
-            found = [self._pos.get(r) for r in rowids]
-            if any(p is None for p in found):
-                return None
-            pos = np.asarray(found, dtype=np.int64)
-            return _allowed({k: v[pos] for k, v in self._cols.items()}, flt, tenant, scopes)
-
     @property
     def positions(self) -> dict[int, int]:
         """rowid -> row position (read-only view; rows keep their position forever)."""
