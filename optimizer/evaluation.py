@@ -39,9 +39,9 @@ from optimizer.accounting import Meter
 from optimizer.guard import check_revision
 from optimizer.harness import BuiltinHarness, make_candidate
 from optimizer.ino import VARIANTS, to_probe
-from optimizer.pipeline import Optimizer, Outcome, correction_context
+from optimizer.pipeline import Optimizer, Outcome
 from optimizer.roles import Roles
-from optimizer.types import FeedbackContext, NuggetDraft
+from optimizer.types import FeedbackContext, NuggetDraft, correction_context
 from query.embeddings import Embedder
 from query.model import Publication
 from query.store import IndexStore

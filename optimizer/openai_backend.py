@@ -17,6 +17,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import random
 import time
@@ -39,6 +40,7 @@ from optimizer.types import (
     Judgement,
     NuggetDraft,
     Revision,
+    correction_context,
 )
 
 log = get_logger(__name__)
@@ -53,6 +55,7 @@ class LLMOutputError(ValidationError):
     """The model's reply did not match the role's schema after retries."""
 
 
+@functools.cache
 def load_prompt(role: str, version: int = PROMPT_VERSION) -> tuple[str, str]:
     """(system, user template) of a role's versioned prompt file."""
     path = PROMPTS / f"{role}.v{version}.md"
@@ -172,10 +175,6 @@ class ChatClient:
                               "Reply again with the JSON object only."}]
 
 
-def _context(ctx: FeedbackContext) -> str:
-    return "\n".join([ctx.query, ctx.answer, ctx.comment])
-
-
 class OpenAIActionability:
     """Actionability + extraction through the chat endpoint."""
 
@@ -197,7 +196,7 @@ class OpenAIActionability:
                             _str(d, "body", False), _str(d, "subject", False),
                             _str(d, "predicate", False), _str(d, "object", False),
                             _str(d, "scope") or "global", _str(d, "kind") or "SemanticFact")
-            verdict = check_revision(NuggetDraft(ex.title, ex.body), _context(ctx), "")
+            verdict = check_revision(NuggetDraft(ex.title, ex.body), correction_context(ctx), "")
             if not verdict.ok:
                 raise ValueError("the nugget states facts the feedback does not: "
                                  + "; ".join(verdict.violations))

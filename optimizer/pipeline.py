@@ -16,7 +16,7 @@ from optimizer.harness import BuiltinHarness, RagHarness
 from optimizer.ino import OptimizationResult, build_variant, optimize
 from optimizer.local.lexicon import content_terms, stems
 from optimizer.roles import Roles
-from optimizer.types import Extraction, FeedbackContext, NuggetDraft
+from optimizer.types import Extraction, FeedbackContext, NuggetDraft, correction_context
 from query.convert import nugget_to_dict
 from query.embeddings import Embedder
 from query.fusion import fuse_minmax
@@ -107,11 +107,6 @@ class RunStats:
                 "llm_calls_per_nugget": round(self.llm_calls / n, 2),
                 "tokens_per_nugget": round(self.tokens / n, 1),
                 "seconds_per_nugget": round(self.seconds / n, 3)}
-
-
-def correction_context(ctx: FeedbackContext) -> str:
-    """The text a nugget's facts may come from: query, corrected answer, feedback."""
-    return "\n".join([ctx.query, ctx.answer, ctx.comment])
 
 
 async def corpus_vocabulary(store: IndexStore, tenant: str, q0: str, as_of: datetime,

@@ -26,6 +26,11 @@ USEFULNESS_LABELS = ("actionable_correction", "vague_negative", "tone_or_style",
                      "question", "other")
 
 
+def correction_context(ctx: FeedbackContext) -> str:
+    """The text a nugget's facts may come from: query, corrected answer, feedback."""
+    return "\n".join([ctx.query, ctx.answer, ctx.comment])
+
+
 @dataclass(frozen=True)
 class Extraction:
     """Actionability verdict and, when actionable, the extracted nugget content."""

@@ -240,8 +240,18 @@ class WriterLock:
 
     @contextlib.asynccontextmanager
     async def hold(self) -> AsyncIterator[None]:
-        """Hold the lock for the body of an ``async with``."""
-        fd = await asyncio.to_thread(self._acquire)
+        """Hold the lock for the body of an ``async with``.
+
+        A caller cancelled while waiting (a deadline) does not leak the lock: the thread
+        still acquires it, and it is released as soon as that happens.
+        """
+        pending = asyncio.get_running_loop().run_in_executor(None, self._acquire)
+        try:
+            fd = await asyncio.shield(pending)
+        except asyncio.CancelledError:
+            pending.add_done_callback(
+                lambda f: None if f.cancelled() or f.exception() else self._release(f.result()))
+            raise
         try:
             yield
         finally:

@@ -22,8 +22,8 @@ from nuggetflow.settings import Settings
 from optimizer.guard import factual_tokens
 from optimizer.harness import BuiltinHarness
 from optimizer.local import local_roles
-from optimizer.pipeline import Optimizer, correction_context
-from optimizer.types import FeedbackContext
+from optimizer.pipeline import Optimizer
+from optimizer.types import FeedbackContext, correction_context
 from query.backends.sqlite import SQLiteStore
 from query.corpus import Document, passages_of
 from query.embeddings import MiniLMEmbedder

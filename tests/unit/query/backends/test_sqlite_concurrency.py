@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from query.backends.sqlite import SQLiteStore
 from query.embeddings import Vector
@@ -138,3 +139,25 @@ def test_anchor_vectors_reach_readers_and_survive_restarts(tmp_path: Path) -> No
     again.start_sync()
     hits = again.dense_sync(anchors[0], flt, 5)
     assert hits[0].id == n.id and abs(hits[0].score - 1.0) < 1e-5
+
+
+def test_a_writer_cancelled_while_waiting_does_not_keep_the_lock(tmp_path: Path) -> None:
+    """A deadline that cancels a writer queued behind another one must not leave the
+    writer lock held once the queued acquisition completes."""
+    import asyncio
+
+    store = SQLiteStore(tmp_path / "w.db")
+    store.start_sync()
+
+    async def run() -> None:
+        async with store.writer():
+            waiter = asyncio.ensure_future(store.writer().__aenter__())
+            await asyncio.sleep(0.05)  # queued behind the holder
+            waiter.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await waiter
+        async with asyncio.timeout(5):  # the lock is free again for the next writer
+            async with store.writer():
+                pass
+
+    asyncio.run(run())
