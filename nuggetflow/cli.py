@@ -157,7 +157,6 @@ def cmd_optimize(args: argparse.Namespace, settings: Settings) -> int:
     """Extract and optimize nuggets from a feedback file; write candidates and traces."""
     from pathlib import Path
 
-    from optimizer.accounting import Budget
     from optimizer.backends import make_roles
     from optimizer.events import parse_event, read_events, to_context
     from optimizer.harness import BuiltinHarness
@@ -174,10 +173,7 @@ def cmd_optimize(args: argparse.Namespace, settings: Settings) -> int:
             print(f"corpus: {docs} documents, {passages} passages", file=sys.stderr)
         roles = make_roles(settings, embedder=index.embedder)
         harness = BuiltinHarness(index.store, index.embedder, roles.generator, settings)
-        opt = Optimizer(index.store, index.embedder, roles, settings, harness=harness,
-                        budget=Budget(settings.budget_calls, settings.budget_tokens),
-                        probe_count=settings.probe_count,
-                        max_iterations=settings.ino_max_iterations)
+        opt = Optimizer(index.store, index.embedder, roles, settings, harness=harness)
         events = list(read_events(args.feedback))
         stats = RunStats()
         with out_path.open("w", encoding="utf-8") as out:

@@ -35,7 +35,7 @@ from typing import Any
 from nuggetflow.errors import ValidationError
 from nuggetflow.logging import get_logger
 from nuggetflow.settings import Settings
-from optimizer.accounting import Meter
+from optimizer.accounting import Budget, Meter
 from optimizer.guard import check_revision
 from optimizer.harness import BuiltinHarness, make_candidate
 from optimizer.ino import VARIANTS, to_probe
@@ -172,8 +172,7 @@ async def evaluate(store: IndexStore, embedder: Embedder, roles: Roles, settings
     harness = BuiltinHarness(store, embedder, roles.generator, settings)
     started = time.perf_counter()
     opt = Optimizer(store, embedder, roles, settings, harness=harness,
-                    probe_count=settings.probe_count,
-                    max_iterations=settings.ino_max_iterations)
+                    budget=Budget())  # unlimited, as the recorded figures were measured
     # Actionability accuracy over every case (the local backend is deterministic).
     predicted = {c.id: roles.actionability.extract(c.context(), Meter()).can_produce_nugget
                  for c in cases}

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from datetime import UTC
 from pathlib import Path
@@ -57,11 +56,6 @@ def to_context(msg: feedback_pb2.FeedbackEvent) -> FeedbackContext:
                            rating=msg.feedback.rating,
                            cited_documents=tuple(msg.cited_documents), timestamp=ts,
                            user=msg.user, agent=msg.agent)
-
-
-def to_json(msg: feedback_pb2.FeedbackEvent) -> str:
-    """Canonical JSON of an event (one line)."""
-    return json.dumps(json_format.MessageToDict(msg), ensure_ascii=False)
 
 
 def read_events(path: str | Path) -> Iterator[tuple[int, bytes]]:

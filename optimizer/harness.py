@@ -114,10 +114,6 @@ class BuiltinHarness:
             await self._scorer.close()
             self._scorer = None
 
-    async def threshold(self, tenant: str) -> float:
-        """The re-ranking threshold for a tenant (calibrated once, then cached)."""
-        return (await self.thresholds(tenant))[0]
-
     async def thresholds(self, tenant: str) -> tuple[float, float]:
         """(statement threshold, anchor threshold) for a tenant (see :meth:`calibrate`)."""
         if self._fixed is not None:

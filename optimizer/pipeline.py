@@ -138,16 +138,17 @@ class Optimizer:
 
     def __init__(self, store: IndexStore, embedder: Embedder, roles: Roles,
                  settings: Settings, harness: RagHarness | None = None,
-                 budget: Budget | None = None, probe_count: int = 4,
-                 max_iterations: int = 3) -> None:
+                 budget: Budget | None = None) -> None:
+        """Budget, probe count and iterations come from ``settings`` unless ``budget``
+        is given."""
         self.store = store
         self.embedder = embedder
         self.roles = roles
         self.settings = settings
         self.harness = harness or BuiltinHarness(store, embedder, roles.generator, settings)
-        self.budget = budget or Budget()
-        self.probe_count = probe_count
-        self.max_iterations = max_iterations
+        self.budget = budget or Budget(settings.budget_calls, settings.budget_tokens)
+        self.probe_count = settings.probe_count
+        self.max_iterations = settings.ino_max_iterations
 
     async def process(self, ctx: FeedbackContext, *, variant: str = "E", seed: int = 0,
                       extra_probes: tuple[str, ...] = (),

@@ -43,7 +43,9 @@ def markdown(f: dict[str, Any], command: str) -> str:
     for v, d in f["variants"].items():
         lines.append(f"| {v} | {_pct(d['heldout_retrieval'])} | {_pct(d['heldout_citation'])} "
                      f"| {_pct(d['insample_retrieval'])} | {_pct(d['insample_citation'])} |")
-    lines += ["", "Paper (held-out historical queries): A 52.3 / 41.3, E 77.3 / 68.1.", ""]
+    (pa_r, pa_c), (pe_r, pe_c) = PAPER["A"], PAPER["E"]
+    lines += ["", f"Paper (held-out historical queries): A {pa_r} / {pa_c}, "
+                  f"E {pe_r} / {pe_c}.", ""]
     if "negative_retrieval" in f:
         lines.append(f"Negative control ({f['negative_queries']} random-traffic queries, all E "
                      f"nuggets published): {100 * f['negative_retrieval']:.1f}% retrieved a "

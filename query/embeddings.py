@@ -285,10 +285,6 @@ class QueryEmbeddings:
                 if not f.done():
                     f.set_result(by_text[t])
 
-    def clear(self) -> None:
-        """Forget every cached vector (benchmarks measuring the model path use this)."""
-        self._cache.clear()
-
     def _remember(self, text: str, vector: Vector) -> None:
         if self.cache_size == 0:
             return

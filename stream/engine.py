@@ -114,10 +114,7 @@ async def run_ino(store: IndexStore, embedder: Embedder, roles: Roles, settings:
     harness = BuiltinHarness(store, embedder, roles.generator, settings, threshold=threshold)
     opt = Optimizer(store, embedder,
                     dataclasses.replace(roles, actionability=_Extracted(extraction)),
-                    settings, harness=harness,
-                    budget=Budget(settings.budget_calls, settings.budget_tokens),
-                    probe_count=settings.probe_count,
-                    max_iterations=settings.ino_max_iterations)
+                    settings, harness=harness)
     try:
         return await opt.process(ctx)
     finally:
