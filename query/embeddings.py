@@ -210,6 +210,25 @@ def make_embedder(settings: Settings) -> Embedder:
                       field="NUGGETFLOW_EMBEDDER")
 
 
+class CachedVectors:
+    """Vectors of short texts (words, sentences) with a bounded cache (cleared when full),
+    for callers that embed the same texts again and again."""
+
+    def __init__(self, embedder: Embedder, cache_size: int = 20_000) -> None:
+        self.embedder = embedder
+        self._cache: dict[str, Vector] = {}
+        self._cache_size = cache_size
+
+    def __call__(self, texts: Sequence[str]) -> list[Vector]:
+        """One vector per text, in order (each distinct uncached text embedded once)."""
+        todo = [t for t in dict.fromkeys(texts) if t not in self._cache]
+        if todo:
+            if len(self._cache) + len(todo) > self._cache_size:
+                self._cache.clear()
+            self._cache.update(zip(todo, self.embedder.embed(todo), strict=True))
+        return [self._cache[t] for t in texts]
+
+
 class QueryEmbeddings:
     """Query vectors for the retriever: an LRU cache in front of a batching model thread.
 

@@ -12,13 +12,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-import numpy as np
-import numpy.typing as npt
-
 from optimizer.accounting import Meter, estimate_tokens
 from optimizer.local.lexicon import coverage, sentences, stems
 from optimizer.types import Answer, ContextPassage, Extraction, Judgement, NuggetDraft
-from query.embeddings import Embedder
+from query.embeddings import CachedVectors, Embedder
 
 MAX_SENTENCES = 2
 KEEP_RATIO = 0.75  # a sentence must score at least this share of the best one
@@ -33,17 +30,7 @@ class LocalGenerator:
 
     def __init__(self, embedder: Embedder | None = None, cache_size: int = 20_000) -> None:
         self.embedder = embedder
-        self._cache: dict[str, npt.NDArray[np.float32]] = {}
-        self._cache_size = cache_size
-
-    def _vectors(self, texts: Sequence[str]) -> list[npt.NDArray[np.float32]]:
-        assert self.embedder is not None
-        todo = [t for t in dict.fromkeys(texts) if t not in self._cache]
-        if todo:
-            if len(self._cache) + len(todo) > self._cache_size:
-                self._cache.clear()
-            self._cache.update(zip(todo, self.embedder.embed(todo), strict=True))
-        return [self._cache[t] for t in texts]
+        self._vectors = CachedVectors(embedder, cache_size) if embedder else None
 
     def answer(self, query: str, passages: Sequence[ContextPassage], meter: Meter) -> Answer:
         """Best-covering sentences from the passages, each tagged with its source id."""
@@ -51,7 +38,7 @@ class LocalGenerator:
         best_of: dict[str, tuple[float, int, str]] = {}  # one sentence per passage
         units = [(p, s) for p in passages for s in sentences(p.text)]
         sims: list[float] = [0.0] * len(units)
-        if self.embedder is not None and units:
+        if self._vectors is not None and units:
             qv, *svs = self._vectors([query, *(f"{p.title}: {s}" for p, s in units)])
             sims = [max(0.0, float(qv @ v)) for v in svs]
         for i, (p, s) in enumerate(units):

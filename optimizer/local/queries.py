@@ -22,7 +22,7 @@ from optimizer.local.lexicon import (
     stem,
 )
 from optimizer.types import Extraction, NuggetDraft
-from query.embeddings import Embedder, Vector
+from query.embeddings import CachedVectors, Embedder
 from query.text import STOPWORDS, words
 
 VERBS = frozenset("""reset change delete remove add create export import connect install
@@ -147,23 +147,13 @@ class CorpusSynonyms:
 
     def __init__(self, embedder: Embedder | None, cache_size: int = 20_000) -> None:
         self.embedder = embedder
-        self._cache: dict[str, Vector] = {}
-        self._cache_size = cache_size
-
-    def _vectors(self, items: Sequence[str]) -> list[Vector]:
-        assert self.embedder is not None
-        todo = [w for w in dict.fromkeys(items) if w not in self._cache]
-        if todo:
-            if len(self._cache) + len(todo) > self._cache_size:
-                self._cache.clear()
-            self._cache.update(zip(todo, self.embedder.embed(todo), strict=True))
-        return [self._cache[w] for w in items]
+        self._vectors = CachedVectors(embedder, cache_size) if embedder else None
 
     def of(self, terms: Sequence[str], vocabulary: Sequence[str]) -> dict[str, str]:
         """term -> its closest vocabulary word, for the terms that have one."""
         terms = [t for t in terms if t.isalpha() and len(t) > 2]
         vocab = [v for v in vocabulary if v.isalpha() and " " not in v]
-        if self.embedder is None or not terms or not vocab:
+        if self._vectors is None or not terms or not vocab:
             return {}
         tv, vv = self._vectors(terms), self._vectors(vocab)
         out: dict[str, str] = {}
@@ -181,7 +171,7 @@ class CorpusSynonyms:
 
     def closest(self, text: str, candidates: Sequence[str], k: int) -> list[str]:
         """The ``k`` candidates most similar to text, best first."""
-        if self.embedder is None or not candidates:
+        if self._vectors is None or not candidates:
             return list(candidates[:k])
         qv, *cv = self._vectors([text, *candidates])
         order = sorted(range(len(candidates)), key=lambda i: -float(qv @ cv[i]))
