@@ -138,6 +138,7 @@ class SQLiteStore:
         self._writer = WriterLock(None if str(self.path) == ":memory:"
                                   else self.path.with_name(self.path.name + ".writer.lock"))
         self._last_match: tuple[tuple[str, ...], int, Matches] | None = None
+        self._last_filter: tuple[object, Matches, tuple[np.ndarray, int]] | None = None
 
     @classmethod
     def from_url(cls, url: str, settings: Settings) -> SQLiteStore:
@@ -527,7 +528,7 @@ class SQLiteStore:
         matches = self._match(terms)
         if matches is None:
             return self.lexical_sql(terms, flt, limit)
-        allowed, _ = self._vectors.filter_at(matches.positions, flt, code, self._scopes(flt))
+        allowed, _ = self._filter(matches, flt, code)
         best = top_k(matches, allowed, limit)
         if not best:
             return []
@@ -549,6 +550,18 @@ class SQLiteStore:
 
     def _scopes(self, flt: GovernanceFilter) -> tuple[int, ...]:
         return tuple(self._scope_codes.get(s.lower().strip(), -1) for s in flt.scopes)
+
+    def _filter(self, matches: Matches, flt: GovernanceFilter,
+                code: int) -> tuple[np.ndarray, int]:
+        """Governance over the matches (allowed mask, suppressed count). Retrieve asks for
+        it twice (lexical, then suppressed) on the same matches: the last one is kept."""
+        key = (id(matches), flt, self._last_seq)
+        last = self._last_filter
+        if last is not None and last[0] == key and last[1] is matches:
+            return last[2]
+        got = self._vectors.filter_at(matches.positions, flt, code, self._scopes(flt))
+        self._last_filter = (key, matches, got)
+        return got
 
     def _match(self, terms: Sequence[str]) -> Matches | None:
         """Postings matches of already pruned terms; None when FTS5 must answer (a phrase
@@ -619,7 +632,7 @@ class SQLiteStore:
         self._refresh()
         matches = self._match(terms)
         if matches is not None:
-            return self._vectors.filter_at(matches.positions, flt, code, self._scopes(flt))[1]
+            return self._filter(matches, flt, code)[1]
         return self.suppressed_sql(terms, flt)
 
     def suppressed_sql(self, terms: Sequence[str], flt: GovernanceFilter) -> int:
