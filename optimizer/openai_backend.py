@@ -308,7 +308,7 @@ class OpenAIJudge:
         self.chat = chat
 
     def judge(self, query: str, answer: str, nugget: NuggetDraft, extraction: Extraction,
-              meter: Meter) -> Judgement:
+              meter: Meter, *, facts: Sequence[str] = (), superseded: str = "") -> Judgement:
         """The four judge axes."""
 
         def parse(d: dict[str, Any]) -> Judgement:
@@ -318,9 +318,12 @@ class OpenAIJudge:
             return Judgement(compliance, _bool(d, "faithful"), _bool(d, "non_regression"),
                              _bool(d, "grounded"))
 
+        stated = "\n".join(f"- {f}" for f in facts) or f"- {nugget.body}"
         return self.chat.complete("judge", {"query": query, "title": nugget.title,
-                                            "body": nugget.body, "answer": answer}, parse,
-                                  meter)
+                                            "body": nugget.body, "answer": answer,
+                                            "facts": stated,
+                                            "superseded": superseded or "(not given)"},
+                                  parse, meter)
 
 
 def openai_roles(settings: Settings, **client_kwargs: Any) -> Roles:
