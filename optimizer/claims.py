@@ -11,10 +11,13 @@ one thing everywhere (docs/architecture.md, "Nugget quality").
 
 from __future__ import annotations
 
-import html
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+
+from query.text import has_markup, plain_text
+
+__all__ = ["has_markup", "plain_text"]  # re-exported: feedback is read as plain text
 
 # ---------------------------------------------------------------------------------------
 # Words by grammatical class (closed classes, not phrasings)
@@ -98,28 +101,6 @@ _AUX_QUESTION = re.compile(
 # ---------------------------------------------------------------------------------------
 # Markup and untrusted text
 # ---------------------------------------------------------------------------------------
-
-_SCRIPT = re.compile(r"<(script|style)\b[^>]*>.*?</\1\s*>", re.IGNORECASE | re.DOTALL)
-_COMMENT = re.compile(r"<!--.*?(?:-->|$)", re.DOTALL)
-_TAG = re.compile(r"</?[A-Za-z][\w:-]*(?:\s+[^<>]*?)?/?>")
-
-
-def has_markup(text: str) -> bool:
-    """True when text contains HTML tags, comments or scripts."""
-    return bool(_TAG.search(text) or _COMMENT.search(text) or _SCRIPT.search(text))
-
-
-def plain_text(text: str) -> str:
-    """Text without HTML: scripts, styles and comments dropped, tags removed, entities
-    decoded, whitespace collapsed. Nuggets are stored as plain text; whatever renders
-    them escapes on the way out."""
-    text = _SCRIPT.sub(" ", text)
-    text = _COMMENT.sub(" ", text)
-    text = _TAG.sub(" ", text)
-    text = html.unescape(text)
-    text = _TAG.sub(" ", text)  # tags that were entity-encoded
-    return " ".join(text.split())
-
 
 # ---------------------------------------------------------------------------------------
 # Sentences

@@ -25,6 +25,7 @@ from query.model import (
     State,
     first_version_id,
     next_version,
+    plain_nugget,
     utcnow,
     validate_nugget,
 )
@@ -77,6 +78,7 @@ class NuggetIndex:
         if publication not in (Publication.DRAFT, Publication.PENDING_REVIEW):
             raise ValidationError("a new candidate is DRAFT or PENDING_REVIEW",
                                   field="publication")
+        candidate = plain_nugget(candidate)
         validate_nugget(candidate)
         nid = first_version_id(candidate)
         vector = self._embed([candidate])[0]  # before the lock: writers wait less
@@ -139,7 +141,7 @@ class NuggetIndex:
         async with self.store.writer():
             head = await self.head(tenant, item_id)
             now = self.clock()
-            new = next_version(head, f"edit: {reason}", now, **changes)
+            new = plain_nugget(next_version(head, f"edit: {reason}", now, **changes))
             validate_nugget(new)
             return await self._commit(new, head, now)
 
