@@ -1,4 +1,4 @@
-"""Variants A-E and the Iterative Nugget Optimization loop (DESIGN section 5).
+"""Variants A-E and the Iterative Nugget Optimization loop (docs/architecture.md, "INO").
 
 - A: the nugget as extracted; B: + one anchor paraphrasing q0; C: + five synthetic future
   queries; D: one q0 paraphrase + four others; E (INO): start from D, then loop.

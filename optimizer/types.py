@@ -119,7 +119,7 @@ class Revision:
 
 @dataclass(frozen=True)
 class Judgement:
-    """Answer-judge axes (DESIGN section 5)."""
+    """Answer-judge axes (docs/architecture.md, "Nugget quality")."""
 
     compliance: str  # addresses | partial | misses | contradicts
     faithful: bool

@@ -1,4 +1,5 @@
-"""NuggetIndex governance rules (DESIGN section 4), as pure functions over records.
+"""NuggetIndex governance rules (docs/architecture.md, "Governance"), as pure functions
+over records.
 
 Nothing here does I/O. :func:`resolve_publication` decides what happens when a nugget is
 published next to the published heads that share its key, and returns the new versions to

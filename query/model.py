@@ -1,4 +1,5 @@
-"""The governed record model (DESIGN section 3) as plain, typed, immutable dataclasses.
+"""The governed record model (docs/architecture.md, "Record model") as plain, typed,
+immutable dataclasses.
 
 Wire conversion lives in :mod:`query.convert`; the rules live in :mod:`query.governance`.
 Times are timezone-aware UTC datetimes; an open validity end is ``None``.

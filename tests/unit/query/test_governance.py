@@ -1,4 +1,5 @@
-"""Each governance rule of DESIGN section 4, one test each, through NuggetIndex on SQLite."""
+"""Each governance rule of docs/architecture.md, "Governance", one test each, through
+NuggetIndex on SQLite."""
 
 from __future__ import annotations
 
