@@ -139,15 +139,9 @@ def synthetic_queries(extraction: Extraction, draft: NuggetDraft,
         out += [f"where is the setting to {task}", f"{task} setting missing",
                 f"where to find {place or obj}{in_scope}"]
     elif extraction.predicate in ("restriction", "requirement"):
-        out += [f"why can't I {task}", f"{task} not allowed", f"{task} requirements",
-                f"is {task} possible{in_scope}"]
-    elif extraction.predicate == "limit":
-        out += [f"{task} limit", f"how long {task}", f"maximum {task}"]
+        out += [f"why can't I {task}", f"{task} not allowed", f"can I {task}{in_scope}"]
     keys = " ".join(content_terms(task)[:5]) or task
-    if extraction.predicate not in ("allowed_role", "shortcut", "location", "restriction",
-                                    "requirement", "limit"):
-        out += [f"what is the right {obj} for {keys}" if obj else f"{keys} answer",
-                f"{keys} not working{in_scope}", f"{keys} {obj}".strip()]
+    out += [f"{keys} {obj}".strip(), f"{keys} not working{in_scope}"]
     out += [f"{keys} {n}" for n in names[:3] if n.lower() not in task]
     out += [f"{keys} help", f"{keys} {scope}" if in_scope else f"problem with {keys}"]
     extra = [v for v in vocabulary if v.lower() not in draft.text().lower()][:2]

@@ -36,7 +36,7 @@ _SCOPE = re.compile(
     r"\b(?i:in|on|since|from|for|with|after|before|until|as of|under)\s+"
     r"((?:[A-Z][\w-]*\s+)?(?:v|version\s+)?\d+(?:\.\d+)*)(?![.\d:])"
     r"|\b([A-Za-z][\w-]*\s+v\d+(?:\.\d+)*|(?i:version)\s+\d+(?:\.\d+)*"
-    r"|[A-Za-z][\w-]*\s+\d+\.\d+(?:\.\d+)*)(?![.\d:])")
+    r"|[A-Z][\w-]*\s+\d+\.\d+(?:\.\d+)?)(?![.\d:])")
 
 
 #: Nouns that number things rather than name product versions.
@@ -56,6 +56,8 @@ def scope_of(text: str) -> str:
             continue  # "since 2019", "for 15": a bare number is not a scope
         if re.match(r"^(?:[A-Z][\w-]*\s+)?\d{1,2}:\d{2}$", value):
             continue
+        if re.search(r"\d+\.\d+\.\d+\.\d+", value):
+            continue  # an IP address
         if value.split()[0].lower() in _COUNTED:
             continue  # "VLAN 10", "floor 3": a numbered thing, not a product version
         return value
@@ -133,7 +135,8 @@ def title_for(query: str, body: str, answer: str, scope: str) -> str:
 
 
 _TASK_HEAD = re.compile(
-    r"^(?:(?:how|why|what|where|when|which|who)(?:'s)?\b(?:\s+(?:do|does|did|can|can't|cannot|"
+    r"^(?:(?:how(?:\s+(?:long|many|much|often|soon))?|why|what|where|when|which|who)(?:'s)?"
+    r"\b(?:\s+(?:do|does|did|can|can't|cannot|"
     r"could|should|would|will|is|isn't|are|aren't|was|to|i|we|you|my|our|the|it|there|"
     r"doesn't|don't|won't))*|(?:can|could|is|are|do|does|did|should|will)\s+(?:i|we|you|"
     r"my|our|the)|is it possible to|i (?:want|need|would like) to|i want|help me)\s+",
