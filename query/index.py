@@ -18,6 +18,7 @@ import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 import numpy as np
 
@@ -114,7 +115,9 @@ class NuggetIndex:
     async def review(self, tenant: str, item_id: str, action: str, *, reviewer: str = "",
                      reason: str = "", target_version_id: str = "", request_id: str = "",
                      deadline: float | None = None) -> Nugget:
-        """Apply a review action; returns the new head. Governance runs on approval.
+        """Apply a review action; returns the version it produced (the new head; with a
+        request id already applied, the version that request produced). Governance runs
+        on approval.
 
         See :meth:`apply_review` for ``request_id`` and ``deadline``.
         """
@@ -191,9 +194,7 @@ class NuggetIndex:
         """One read-decide-write under the writer lock: read the head (never the whole
         lineage), answer a request id already applied, derive the new version with
         ``plan``, run governance, check the deadline, write (to the end)."""
-        async with contextlib.AsyncExitStack() as stack:
-            async with _until(deadline, "waiting for the writer lock"):
-                await stack.enter_async_context(self.store.writer())
+        async with _writer_until(self.store, deadline):
             async with _until(deadline, "reading the nugget"):
                 head = await self.store.head(tenant, item_id)
                 if request_id:
@@ -209,9 +210,10 @@ class NuggetIndex:
             if deadline is not None and time.monotonic() >= deadline:
                 raise DeadlineExceededError("deadline passed before the write began; "
                                             "nothing was written")
-            await _to_the_end(self.store.write_nuggets(*prepared.batch), prepared.describe)
+            await _to_the_end(self.store.write_nuggets(*prepared.batch), prepared.describe,
+                              tenant=tenant, lineage=_lineage(head),
+                              request_id=clip(request_id), version=prepared.head.id)
             return Applied(prepared.head, replayed=False)
-        raise AssertionError("unreachable")  # pragma: no cover
 
     async def _prepare(self, new: Nugget, parent: Nugget, now: datetime,
                        request_id: str = "") -> _Prepared:
@@ -299,18 +301,31 @@ async def _until(deadline: float | None, doing: str) -> AsyncIterator[None]:
     if remaining <= 0:
         raise DeadlineExceededError(f"deadline passed before {doing}; nothing was written")
     try:
-        async with asyncio.timeout(remaining):
+        async with asyncio.timeout(remaining) as scope:
             yield
     except TimeoutError:
-        raise DeadlineExceededError(f"deadline passed while {doing}; nothing was written"
-                                    ) from None
+        if scope.expired():
+            raise DeadlineExceededError(f"deadline passed while {doing}; nothing was "
+                                        "written") from None
+        raise
 
 
-async def _to_the_end(write: Awaitable[None], committed: Callable[[], None]) -> None:
+@contextlib.asynccontextmanager
+async def _writer_until(store: IndexStore, deadline: float | None) -> AsyncIterator[None]:
+    """Hold ``store.writer()``, waiting for it until ``deadline`` at most."""
+    async with contextlib.AsyncExitStack() as stack:
+        async with _until(deadline, "waiting for the writer lock"):
+            await stack.enter_async_context(store.writer())
+        yield
+
+
+async def _to_the_end(write: Awaitable[None], committed: Callable[[], None],
+                      **about: Any) -> None:
     """Run a write that has begun to its end, even when the caller is cancelled meanwhile
     (a deadline, a client that went away, a server stop): a write is applied whole or not
-    at all, and never abandoned half way. The caller's cancellation is raised afterwards;
-    a retry with the same request id then returns what was written."""
+    at all, and never abandoned half way. The caller's cancellation is raised afterwards
+    (logged with ``about``); a retry with the same request id then returns what was
+    written."""
     task = asyncio.ensure_future(write)
     try:
         await asyncio.shield(task)
@@ -320,6 +335,7 @@ async def _to_the_end(write: Awaitable[None], committed: Callable[[], None]) -> 
                 await asyncio.wait([task])
         if not task.cancelled() and task.exception() is None:
             committed()
-            log.warning("write finished after its call was cancelled; it is applied")
+            log.warning("write finished after its call was cancelled; it is applied",
+                        **about)
         raise
     committed()

@@ -12,6 +12,9 @@
 - OpenSearch has no multi-document transactions: a write validates everything first,
   then sends one bulk request and, if any item fails, compensates (removes the new
   versions, restores the old heads) before raising, so a failed call leaves no change.
+- Nothing on the write path reads a whole lineage: the head is a size-1 query on the
+  head flag, the version a request id produced a size-1 term query on ``request_id``,
+  and a page of history a ``search_after`` query by (version, id).
 """
 
 from __future__ import annotations
