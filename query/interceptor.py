@@ -20,7 +20,9 @@ Every QueryService call goes through :class:`ServiceInterceptor`, which
    that is also logged, never the exception text);
 6. observes the latency histogram by method and status code.
 
-Other services on the same server (health, reflection) pass through untouched.
+Other services on the same server (health, reflection) pass through, except that the
+requests of their unary methods (the health check) are decoded the same way: undecodable
+bytes are INVALID_ARGUMENT, logged at most once a minute per kind.
 """
 
 from __future__ import annotations
@@ -100,26 +102,51 @@ class ServiceInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
         self, continuation: Callable[[Any], Awaitable[grpc.RpcMethodHandler | None]],
         handler_call_details: Any,
     ) -> grpc.RpcMethodHandler | None:
-        """Wrap unary QueryService handlers (cached per method); pass the rest through.
+        """Wrap unary QueryService handlers (cached per method), and the decoding of other
+        unary-unary handlers (health checks); pass the rest through.
 
         The wrapped handler takes the raw request bytes (no deserializer at the gRPC
-        level, where a decoding error would escape as UNKNOWN with its text, before auth).
+        level, where a decoding error would escape as UNKNOWN with its text, before auth,
+        and log a traceback).
         """
         method: str = handler_call_details.method
         cached = self._wrapped.get(method)
         if cached is not None:
             return cached
         handler = await continuation(handler_call_details)
-        if (handler is None or not method.startswith(SERVICE_PREFIX)
-                or handler.unary_unary is None or handler.request_deserializer is None):
+        if (handler is None or handler.unary_unary is None
+                or handler.request_deserializer is None):
             return handler
+        if method.startswith(SERVICE_PREFIX):
+            behavior = self._wrap(method.removeprefix(SERVICE_PREFIX), handler.unary_unary,
+                                  handler.request_deserializer)
+        else:
+            behavior = self._wrap_decoding(method, handler.unary_unary,
+                                           handler.request_deserializer)
         wrapped = grpc.unary_unary_rpc_method_handler(
-            self._wrap(method.removeprefix(SERVICE_PREFIX), handler.unary_unary,
-                       handler.request_deserializer),
-            request_deserializer=None,
+            behavior, request_deserializer=None,
             response_serializer=handler.response_serializer)
         self._wrapped[method] = wrapped
         return wrapped
+
+    def _wrap_decoding(self, method: str, inner: Behavior, decode: Decoder) -> Behavior:
+        """Only the decoding of ``inner``'s request (a service without tokens or metrics
+        of its own, e.g. grpc.health.v1.Health/Check)."""
+        async def behavior(raw: bytes, context: grpc.aio.ServicerContext) -> Any:
+            try:
+                request = _decode(decode, raw)
+            except UndecodableRequestError as exc:
+                self._log_undecodable(method, exc, len(raw))
+                await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc))
+            return await inner(request, context)
+
+        return behavior
+
+    def _log_undecodable(self, method: str, exc: UndecodableRequestError, size: int) -> None:
+        allowed, held = self._decode_log.allow(exc.kind)
+        if allowed:
+            log.warning("undecodable request refused", method=method, kind=exc.kind,
+                        bytes=size, not_logged_since_last=held)
 
     def _wrap(self, name: str, inner: Behavior, decode: Decoder) -> Behavior:
         async def behavior(raw: bytes, context: grpc.aio.ServicerContext) -> Any:
@@ -179,10 +206,7 @@ class ServiceInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
         elif code is grpc.StatusCode.UNAVAILABLE:
             log.warning("index backend unavailable", method=name, error=clip(failure, 300))
         elif isinstance(failure, UndecodableRequestError):
-            allowed, held = self._decode_log.allow(failure.kind)
-            if allowed:
-                log.warning("undecodable request refused", method=name, kind=failure.kind,
-                            bytes=size, not_logged_since_last=held)
+            self._log_undecodable(name, failure, size)
         else:
             log.info("query call rejected", method=name, code=code.name,
                      reason=clip(message, 300))

@@ -533,6 +533,13 @@ class ServiceSuite:
             count = "nuggetflow_query_request_duration_seconds_count"
             assert service.sample(count, method=method, code="INVALID_ARGUMENT") == 6
             assert service.sample(count, method=method, code="UNAUTHENTICATED") == 4
+        check = service.channel.unary_unary("/grpc.health.v1.Health/Check",
+                                            request_serializer=None, response_deserializer=None)
+        for (_kind, _, message), payload in zip(  # no token needed, same decoding
+                self.UNDECODABLE, (b"\x0a\x03\xff\xfe\xfd", self.UNDECODABLE[1][1]),
+                strict=True):
+            err = await rpc_error(check(payload), grpc.StatusCode.INVALID_ARGUMENT)
+            assert err.details() == message
         lines = [r for r in caplog.records if r.getMessage() == "undecodable request refused"]
         assert sorted(r.fields["kind"] for r in lines) == [  # type: ignore[attr-defined]
             "corrupt", "invalid_utf8"], "logged once per kind, not once per call"
