@@ -1,6 +1,6 @@
 """Benchmark corpora built from documentation that ships with a Debian system.
 
-Two extractors live here, both stdlib-only:
+Three extractors live here, all stdlib-only:
 
 * :func:`manpage_texts` walks ``/usr/share/man/man1`` .. ``man8`` and turns the roff
   source of every English man page into a NAME line (a natural "query") and a list of
@@ -10,11 +10,15 @@ Two extractors live here, both stdlib-only:
   full pass over ~22k pages well under a minute.
 * :func:`gnome_help_corpus` converts the Mallard ``.page`` files of Debian's
   ``gnome-user-docs`` package (GNOME help, CC-BY-SA-3.0) into one record per page.
+* :func:`debian_handbook_corpus` converts the English DocBook XHTML of Debian's
+  ``debian-handbook`` package (The Debian Administrator's Handbook, GPL-2+ or
+  CC-BY-SA-3.0) into one record per section.
 
 Command line::
 
     python -m bench.corpora manpages --out man.jsonl [--queries man-queries.txt] [--limit N]
     python -m bench.corpora gnome-help --deb auto --out corpus.jsonl --titles titles.txt
+    python -m bench.corpora debian-handbook --deb auto --out corpus.jsonl --titles titles.txt
 """
 
 from __future__ import annotations
@@ -38,9 +42,11 @@ from pathlib import Path
 from typing import Any
 
 __all__ = [
+    "DEBIAN_HANDBOOK_SUBDIR",
     "GNOME_HELP_SUBDIR",
     "ManText",
     "clean_sentences",
+    "debian_handbook_corpus",
     "gnome_help_corpus",
     "gnome_help_page",
     "is_clean_sentence",
@@ -964,6 +970,340 @@ def gnome_help_corpus(
     return out
 
 
+# --------------------------------------------------------------------------------------
+# The Debian Administrator's Handbook (DocBook XHTML)
+# --------------------------------------------------------------------------------------
+
+DEBIAN_HANDBOOK_SUBDIR = "usr/share/doc/debian-handbook/html/en-US"
+#: Sections numbered this deep or less ("6.2.1.") become records of their own; deeper
+#: ones ("6.2.1.1.") are folded, title and text, into the record that encloses them
+#: unless that record would grow beyond :data:`HANDBOOK_MAX_CHARS`.
+HANDBOOK_RECORD_DEPTH = 3
+#: A record with less text than this is merged into its parent record (a top-level one
+#: is dropped).
+HANDBOOK_MIN_CHARS = 250
+#: Deeper sections stay records of their own when folding them all into their parent
+#: would make it longer than this.
+HANDBOOK_MAX_CHARS = 6000
+#: Program listings (configuration files, scripts) longer than this are left out.
+HANDBOOK_MAX_LISTING_LINES = 15
+#: Sections left out (by anchor, with everything under them): the foreword and preface
+#: are about the book, not about Debian, and the acknowledgments are a list of names.
+#: The title page, legal notice and table of contents (``index.html``) are never read.
+HANDBOOK_SKIP = frozenset({"foreword", "preface", "sect.acknowledgments"})
+
+_HB_SECTIONS = frozenset({"chapter", "appendix", "preface", "section", "article"})
+_HB_BLOCKS = frozenset({"div", "p", "ul", "ol", "li", "dl", "dt", "dd", "table", "thead",
+                        "tbody", "tfoot", "tr", "pre", "blockquote", "h1", "h2", "h3", "h4",
+                        "h5", "h6"})
+#: Elements (by class) whose text is never shown in a record: index anchors, chapter
+#: tables of contents, figures and images, navigation.
+_HB_DROP_CLASSES = frozenset({"indexterm", "toc", "figure", "mediaobject", "docnav",
+                              "callout", "legalnotice"})
+_HB_DROP_TAGS = frozenset({"img", "script", "style", "head", "colgroup", "col"})
+#: Containers whose own numbered caption ("Example 6.1. …") is left out.
+_HB_CAPTIONED = frozenset({"example", "informalexample", "table", "informaltable"})
+_HB_NUMBER = re.compile(
+    r"^(?:(?:Chapter|Appendix|Part)\s+)?(?P<num>[A-Z0-9]+(?:\.[0-9]+)*)\.\s+(?P<title>.+)$")
+_HB_AUTO_ID = re.compile(r"^id-[0-9.]+$")
+_HB_SLUG = re.compile(r"[^a-z0-9]+")
+_USERINPUT_ON, _USERINPUT_OFF = "\x01", "\x02"  # brackets around typed input
+_HB_TYPED = re.compile(f"{_USERINPUT_ON}(.*?){_USERINPUT_OFF}", re.DOTALL)
+
+
+def _hb_norm(text: str) -> str:
+    """:func:`_norm` after removing the typed-input brackets."""
+    return _norm(text.replace(_USERINPUT_ON, "").replace(_USERINPUT_OFF, ""))
+
+
+def _local(el: ET.Element) -> str:
+    """The element's tag without its XML namespace ("" for comments and PIs)."""
+    return el.tag.rsplit("}", 1)[-1] if isinstance(el.tag, str) else ""
+
+
+def _classes(el: ET.Element) -> set[str]:
+    """The element's ``class`` attribute as a set of class names."""
+    return set((el.get("class") or "").split())
+
+
+def _hb_slug(text: str) -> str:
+    """Lower-case ``text`` and join its alphanumeric runs with hyphens."""
+    return _HB_SLUG.sub("-", text.lower()).strip("-")
+
+
+def _hb_dropped(el: ET.Element) -> bool:
+    """Whether ``el`` and everything under it is left out of the text."""
+    tag = _local(el)
+    return not tag or tag in _HB_DROP_TAGS or bool(_classes(el) & _HB_DROP_CLASSES)
+
+
+def _hb_is_section(el: ET.Element) -> bool:
+    """Whether ``el`` is a chapter, appendix, preface or section container."""
+    return _local(el) == "div" and bool(_classes(el) & _HB_SECTIONS)
+
+
+@dataclass
+class _HbSection:
+    """One section record while the handbook is read (before short ones are merged)."""
+
+    id: str
+    title: str
+    depth: int
+    url: str
+    parent: _HbSection | None
+    blocks: list[str] = field(default_factory=list)
+    merged: bool = False
+
+    @property
+    def text(self) -> str:
+        """The record text: its blocks separated by blank lines."""
+        return "\n\n".join(self.blocks)
+
+
+class _HandbookReader:
+    """Render the visible text of the DocBook XHTML files of the Debian handbook."""
+
+    def __init__(self) -> None:
+        self.records: list[_HbSection] = []
+        self.ids: set[str] = set()
+        self.file_record: dict[str, _HbSection] = {}
+        self.skipped_files: set[str] = set()
+
+    # -- inline and block text --------------------------------------------------------
+
+    def inline(self, el: ET.Element) -> str:
+        """Render ``el`` and its descendants as one run of inline text."""
+        out = [el.text or ""]
+        for child in el:
+            if not _hb_dropped(child):
+                text = self.inline(child)
+                if "userinput" in _classes(child):
+                    text = _USERINPUT_ON + text + _USERINPUT_OFF
+                elif "url" in _classes(child):
+                    text = " " + text.replace("→", " ") + " "
+                out.append(text)
+            out.append(child.tail or "")
+        return "".join(out)
+
+    def _flush(self, buf: list[str], out: list[str]) -> None:
+        text = _hb_norm("".join(buf))
+        if text:
+            out.append(text)
+        buf.clear()
+
+    def flow(self, el: ET.Element, out: list[str], *, skip_caption: bool = False) -> None:
+        """Append the blocks under ``el`` to ``out``: inline runs and nested blocks, in order."""
+        buf = [el.text or ""]
+        for child in el:
+            if _hb_dropped(child) or (skip_caption and "title" in _classes(child)):
+                buf.append(child.tail or "")
+                continue
+            if _local(child) in _HB_BLOCKS:
+                self._flush(buf, out)
+                self.block(child, out)
+            else:
+                buf.append(self.inline(child))
+            buf.append(child.tail or "")
+        self._flush(buf, out)
+
+    def block(self, el: ET.Element, out: list[str]) -> None:
+        """Append the text of one block element (and the blocks inside it) to ``out``."""
+        tag, classes = _local(el), _classes(el)
+        if tag == "pre":
+            out.extend(self._code(el))
+        elif "url" in classes:
+            text = _hb_norm(self.inline(el).replace("→", " "))  # "→ https://…" link lines
+            if text:
+                out.append(text)
+        elif tag == "tr":
+            cells: list[str] = []
+            for cell in el:
+                parts: list[str] = []
+                self.flow(cell, parts)
+                if parts:
+                    cells.append(" ".join(parts))
+            if cells:
+                out.append(" | ".join(cells))
+        else:
+            self.flow(el, out, skip_caption=bool(classes & _HB_CAPTIONED))
+
+    def _code(self, pre: ET.Element) -> list[str]:
+        """A ``pre`` block as one block of lines, or nothing.
+
+        ``screen`` blocks keep only the command lines the user types (with their ``$``
+        or ``#`` prompt), not the output; listings (configuration files, scripts) are kept
+        whole when they have at most :data:`HANDBOOK_MAX_LISTING_LINES` lines.
+        """
+        raw = self.inline(pre)
+        lines: list[str] = []
+        if "screen" in _classes(pre):
+            for m in _HB_TYPED.finditer(raw):
+                prompt = raw[raw.rfind("\n", 0, m.start()) + 1:m.start()].strip()[-1:]
+                text = _norm(f"{prompt if prompt in ('$', '#') else ''} {m.group(1)}")
+                if text not in ("", "$", "#"):
+                    lines.append(text)
+        else:
+            lines = [_hb_norm(line) for line in raw.split("\n") if line.strip()]
+            if len(lines) > HANDBOOK_MAX_LISTING_LINES:
+                lines = []
+        return ["\n".join(lines)] if lines else []
+
+    # -- sections ---------------------------------------------------------------------
+
+    def heading(self, sec: ET.Element) -> tuple[str, str, int]:
+        """``(title, anchor, depth)`` of a section container, from its title page."""
+        for el in sec.iter():
+            if _local(el) in ("h1", "h2", "h3", "h4", "h5", "h6") and "title" in _classes(el):
+                anchor = next((a.get("id") or "" for a in el.iter()
+                               if _local(a) == "a" and a.get("id")), "")
+                text = _hb_norm(self.inline(el))
+                m = _HB_NUMBER.match(text)
+                if m:
+                    return m.group("title"), anchor or sec.get("id") or "", len(
+                        m.group("num").split("."))
+                return text, anchor or sec.get("id") or "", int(_local(el)[1])
+            if _hb_is_section(el) and el is not sec:
+                break
+        return "", sec.get("id") or "", 1
+
+    def _new_id(self, anchor: str, title: str, file: str) -> str:
+        """A stable record id: the anchor without ``sect.``, or (for a generated anchor)
+        the file name plus the first five words of the title; ``-2``… on collision."""
+        base = anchor.removeprefix("sect.")
+        if not base or _HB_AUTO_ID.match(base):
+            words = "-".join(_hb_slug(title).split("-")[:5])
+            base = file.removesuffix(".html").removeprefix("sect.") + "-" + words
+        base = _hb_slug(base) or "section"
+        out, k = base, 2
+        while out in self.ids:
+            out, k = f"{base}-{k}", k + 1
+        self.ids.add(out)
+        return out
+
+    def section(self, sec: ET.Element, file: str, parent: _HbSection | None) -> None:
+        """Read one record-level section (and, recursively, the sections inside it)."""
+        title, anchor, depth = self.heading(sec)
+        if anchor in HANDBOOK_SKIP:
+            return
+        rec = _HbSection(self._new_id(anchor, title, file), title, depth,
+                         f"{file}#{anchor}" if anchor else file, parent)
+        self.records.append(rec)
+        self._fill(sec, rec, file)
+
+    def _fill(self, sec: ET.Element, rec: _HbSection, file: str) -> None:
+        for child in sec:
+            if _hb_dropped(child) or "titlepage" in _classes(child):
+                continue
+            if _hb_is_section(child):
+                self.section(child, file, rec)
+            elif _local(child) in _HB_BLOCKS:
+                self.block(child, rec.blocks)
+
+    def page(self, path: Path) -> None:
+        """Read the top-level section containers of one XHTML file.
+
+        Their parent is the first record of the file ``<link rel="up">`` points to (the
+        chapter of a ``sect.*.html`` file); a file whose "up" file was skipped is skipped.
+        """
+        root = ET.parse(path).getroot()
+        up = next((el.get("href") or "" for el in root.iter()
+                   if _local(el) == "link" and el.get("rel") == "up"), "")
+        if up in self.skipped_files:
+            self.skipped_files.add(path.name)
+            return
+        body = next((el for el in root if _local(el) == "body"), None)
+        if body is None:
+            return
+        before = len(self.records)
+        for child in body:
+            if _hb_is_section(child):
+                self.section(child, path.name, self.file_record.get(up))
+        if len(self.records) > before:
+            self.file_record[path.name] = self.records[before]
+        else:
+            self.skipped_files.add(path.name)
+
+
+def _handbook_order(html_dir: Path) -> list[Path]:
+    """The XHTML files in reading order: the ``rel="next"`` chain from ``index.html``.
+
+    ``index.html`` itself (title page, legal notice, table of contents) is not read.
+    Files the chain never reaches are appended in name order.
+    """
+    order: list[Path] = []
+    seen = {"index.html"}
+    current: str | None = "index.html"
+    while current is not None:
+        path = html_dir / current
+        if not path.is_file():
+            break
+        nxt: str | None = None
+        for el in ET.parse(path).getroot().iter():
+            if _local(el) == "link" and el.get("rel") == "next":
+                nxt = (el.get("href") or "").split("#")[0] or None
+                break
+        if current not in ("index.html",):
+            order.append(path)
+        if nxt is None or nxt in seen:
+            break
+        seen.add(nxt)
+        current = nxt
+    rest = sorted(p for p in html_dir.glob("*.html") if p.name not in seen)
+    return order + rest
+
+
+def debian_handbook_corpus(
+    html_dir: str | os.PathLike[str], *, min_chars: int = HANDBOOK_MIN_CHARS,
+    max_chars: int = HANDBOOK_MAX_CHARS,
+) -> list[dict[str, str]]:
+    """Convert the English XHTML of the Debian Administrator's Handbook into section records.
+
+    One record per section numbered at most :data:`HANDBOOK_RECORD_DEPTH` deep
+    (chapter introductions, ``6.2.`` and ``6.2.1.`` sections).  Deeper sections are
+    folded into the record that encloses them, title first, unless together they would
+    make it longer than ``max_chars``; then each stays a record.  Nothing is split, so a
+    long section without sub-sections stays one long record.  A record whose text is
+    shorter than ``min_chars`` is merged into its parent (deepest first), or dropped
+    when it has none.  Records come in reading order, each as ``{"id", "title", "text",
+    "url"}``: ``id`` is the section's anchor without ``sect.`` (or the parent id plus a
+    slug of the title when the anchor is generated), ``title`` the section title without
+    its number, ``url`` ``<file>#<anchor>``.  Titles shared by several records get the
+    parent record's title in parentheses so that every title is distinct.
+    """
+    reader = _HandbookReader()
+    for path in _handbook_order(Path(html_dir)):
+        try:
+            reader.page(path)
+        except ET.ParseError:
+            continue
+    records = reader.records
+    for depth in sorted({r.depth for r in records}, reverse=True):
+        children: dict[int, list[_HbSection]] = {}
+        for rec in records:
+            if rec.depth == depth and not rec.merged:
+                children.setdefault(id(rec.parent), []).append(rec)
+        for group in children.values():
+            parent = group[0].parent
+            fold = depth > HANDBOOK_RECORD_DEPTH and parent is not None and len(parent.text) + sum(
+                len(r.title) + len(r.text) + 4 for r in group) <= max_chars
+            for rec in group:
+                if fold or len(rec.text) < min_chars:
+                    if parent is not None and rec.blocks:
+                        parent.blocks.extend([rec.title, *rec.blocks])
+                    rec.merged = True
+    kept = [r for r in records if not r.merged and r.title]
+    counts: dict[str, int] = {}
+    for r in kept:
+        counts[r.title.lower()] = counts.get(r.title.lower(), 0) + 1
+    out: list[dict[str, str]] = []
+    for r in kept:
+        title = r.title
+        if counts[title.lower()] > 1 and r.parent is not None:
+            title = f"{title} ({r.parent.title})"
+        out.append({"id": r.id, "title": title, "text": r.text, "url": r.url})
+    return out
+
+
 def _download_deb(package: str, dest: str) -> Path:
     """Fetch ``package``'s .deb into ``dest`` with ``apt-get download``; return its path."""
     subprocess.run(["apt-get", "download", package], cwd=dest, check=True,
@@ -974,14 +1314,14 @@ def _download_deb(package: str, dest: str) -> Path:
     return debs[-1]
 
 
-def _extract_deb(deb: Path, dest: str) -> Path:
-    """Unpack the gnome-help pages of ``deb`` into ``dest``; return the page directory.
+def _extract_deb(deb: Path, dest: str, subdir: str = GNOME_HELP_SUBDIR) -> Path:
+    """Unpack the ``subdir`` tree of ``deb`` into ``dest``; return ``dest/subdir``.
 
-    Only ``usr/share/help/C/gnome-help`` is written (the package also carries ~40
-    translations), streaming ``dpkg-deb --fsys-tarfile`` through :mod:`tarfile`.
+    Only files under ``subdir`` are written (gnome-user-docs carries ~40 translations,
+    debian-handbook ~25), streaming ``dpkg-deb --fsys-tarfile`` through :mod:`tarfile`.
     """
-    page_dir = Path(dest) / GNOME_HELP_SUBDIR
-    prefix = GNOME_HELP_SUBDIR + "/"
+    page_dir = Path(dest) / subdir
+    prefix = subdir.rstrip("/") + "/"
     with subprocess.Popen(["dpkg-deb", "--fsys-tarfile", str(deb)],
                           stdout=subprocess.PIPE) as proc:
         assert proc.stdout is not None
@@ -999,7 +1339,7 @@ def _extract_deb(deb: Path, dest: str) -> Path:
     if proc.returncode != 0:
         raise subprocess.CalledProcessError(proc.returncode, ["dpkg-deb", "--fsys-tarfile"])
     if not page_dir.is_dir():
-        raise FileNotFoundError(f"{deb} has no {GNOME_HELP_SUBDIR}")
+        raise FileNotFoundError(f"{deb} has no {subdir}")
     return page_dir
 
 
@@ -1079,6 +1419,35 @@ def _cmd_gnome_help(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_debian_handbook(args: argparse.Namespace) -> int:
+    """``debian-handbook`` sub-command: convert the debian-handbook .deb into corpus JSONL."""
+    t0 = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="debian-handbook-") as tmp:
+        if args.html_dir:
+            html_dir = Path(args.html_dir)
+        else:
+            deb = Path(args.deb) if args.deb != "auto" else _download_deb(
+                "debian-handbook", tmp)
+            html_dir = _extract_deb(deb, os.path.join(tmp, "root"), DEBIAN_HANDBOOK_SUBDIR)
+        records = debian_handbook_corpus(html_dir, min_chars=args.min_chars,
+                                         max_chars=args.max_chars)
+    rows = [{"id": r["id"], "tenant": args.tenant, "title": r["title"], "text": r["text"],
+             "url": r["url"]} for r in records]
+    n = _write_jsonl(args.out, rows)
+    if args.titles:
+        Path(args.titles).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.titles).write_text("".join(r["title"] + "\n" for r in rows), encoding="utf-8")
+    dt = time.perf_counter() - t0
+    size = Path(args.out).stat().st_size
+    mean = sum(len(r["text"]) for r in rows) / n if n else 0.0
+    print(f"debian-handbook sections written: {n} to {args.out} ({size:,} bytes, "
+          f"mean text {mean:,.0f} chars)")
+    if args.titles:
+        print(f"titles written to {args.titles}")
+    print(f"elapsed: {dt:.1f}s")
+    return 0
+
+
 def _parser() -> argparse.ArgumentParser:
     """Build the argument parser of the ``python -m bench.corpora`` CLI."""
     p = argparse.ArgumentParser(prog="python -m bench.corpora", description=__doc__,
@@ -1107,6 +1476,19 @@ def _parser() -> argparse.ArgumentParser:
                    help="keep guide pages that have no text of their own")
     g.add_argument("--tenant", default="gnome", help="tenant field (default %(default)s)")
     g.set_defaults(func=_cmd_gnome_help)
+    d = sub.add_parser("debian-handbook", help="debian-handbook .deb -> section corpus JSONL")
+    src = d.add_mutually_exclusive_group(required=True)
+    src.add_argument("--deb", help="path to debian-handbook_*.deb, or 'auto' to apt-get it")
+    src.add_argument("--html-dir", help="an already unpacked .../html/en-US folder")
+    d.add_argument("--out", required=True, help="output corpus JSONL")
+    d.add_argument("--titles", help="also write section titles, one per line, here")
+    d.add_argument("--min-chars", type=int, default=HANDBOOK_MIN_CHARS,
+                   help="merge shorter sections into their parent (default %(default)s)")
+    d.add_argument("--max-chars", type=int, default=HANDBOOK_MAX_CHARS,
+                   help="fold deeper sections only while the record stays this short "
+                   "(default %(default)s)")
+    d.add_argument("--tenant", default="debian", help="tenant field (default %(default)s)")
+    d.set_defaults(func=_cmd_debian_handbook)
     return p
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import functools
 import json
 import sys
 import time
@@ -216,30 +217,28 @@ def cmd_optimize(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def cmd_eval(args: argparse.Namespace, settings: Settings) -> int:
-    """Evaluate variants A-E on a benchmark; write the report, chart and JSON figures."""
-    import shutil
+    """Evaluate variants A-E on one or every shipped benchmark; write the report, chart
+    and JSON figures."""
     from pathlib import Path
 
-    from optimizer.backends import make_roles
-    from optimizer.evaluation import evaluate, publish_outcome, read_cases
-    from optimizer.pipeline import Outcome
+    from optimizer.evaluation import Benchmark, run_benchmark, shipped_benchmarks
     from optimizer.report import write_report
-    from query.backends.sqlite import SQLiteStore
-    from query.corpus import ingest_corpus, read_documents
-    from query.embeddings import make_embedder
-    from query.index import NuggetIndex
 
-    work = Path(args.workdir)
-    if work.exists():
-        shutil.rmtree(work)
-    work.mkdir(parents=True)
-    cases = read_cases(args.cases, args.tenant)
-    traffic = [q.strip() for q in Path(args.traffic).read_text().splitlines() if q.strip()] \
-        if args.traffic else []
-    # Traffic about topics no case touches: titles of pages no case cites or competes with.
-    topical = {d for c in cases for d in (*c.cited, c.competitor) if d}
-    corpus_titles = {d.title: d.id for d in read_documents(args.corpus, args.tenant)}
-    offtopic = [q for q in traffic if q in corpus_titles and corpus_titles[q] not in topical]
+    if args.cases or args.corpus:
+        if not (args.cases and args.corpus):
+            raise ValidationError("--cases and --corpus go together", field="cases")
+        benchmarks = [Benchmark.from_cases(args.cases, args.corpus, args.traffic or None)]
+    else:
+        benchmarks = shipped_benchmarks(args.data)
+        if args.benchmark:
+            wanted = set(args.benchmark)
+            unknown = wanted - {b.name for b in benchmarks}
+            if unknown:
+                raise ValidationError(f"no benchmark named {', '.join(sorted(unknown))} in "
+                                      f"{args.data}", field="benchmark")
+            benchmarks = [b for b in benchmarks if b.name in wanted]
+        if not benchmarks:
+            raise ValidationError(f"no benchmark in {args.data}", field="benchmark")
     started = time.perf_counter()
 
     def progress(label: str, done: int, total: int) -> None:
@@ -247,34 +246,25 @@ def cmd_eval(args: argparse.Namespace, settings: Settings) -> int:
         print(f"\r[{bar:<30s}] {done}/{total} {label} ({time.perf_counter() - started:.0f} s)",
               end="", file=sys.stderr, flush=True)
 
-    async def run() -> int:
-        index = NuggetIndex(SQLiteStore(work / "index.db", settings.embedding_dim),
-                            make_embedder(settings), settings)
-        await index.start()
-        try:
-            docs, passages, _ = await ingest_corpus(index.ingest_passages, args.corpus,
-                                                    args.tenant, settings.chunk_chars)
-            print(f"corpus: {docs} documents, {passages} passages; {len(cases)} cases; "
-                  f"{len(traffic)} random-traffic queries", file=sys.stderr)
-
-            async def publish(outcome: Outcome) -> None:
-                await publish_outcome(index, outcome)
-
-            figures = await evaluate(
-                index.store, index.embedder, make_roles(settings, embedder=index.embedder),
-                settings, cases, traffic,
-                runs=args.runs, variants=args.variants.split(","), progress=progress,
-                publish=publish, offtopic=offtopic)
-        finally:
-            await index.stop()
+    figures: dict[str, dict[str, Any]] = {}
+    for i, bench in enumerate(benchmarks, 1):
+        print(f"benchmark {i}/{len(benchmarks)}: {bench.name} ({bench.cases})",
+              file=sys.stderr)
+        figures[bench.name] = asyncio.run(run_benchmark(
+            bench, settings, workdir=Path(args.workdir) / bench.name, tenant=args.tenant,
+            runs=args.runs, variants=args.variants.split(","),
+            progress=functools.partial(_prefixed, progress, bench.name)))
         print(file=sys.stderr)
-        command = "nuggetflow " + " ".join(sys.argv[1:])
-        paths = write_report(figures, Path(args.out), command)
-        print(paths["md"].read_text())
-        print(f"wrote {', '.join(str(p) for p in paths.values())}", file=sys.stderr)
-        return 0
+    command = "nuggetflow " + " ".join(sys.argv[1:])
+    paths = write_report(figures, Path(args.out), command)
+    print(paths["md"].read_text().split("## How fidelity is decided")[0])
+    print(f"wrote {', '.join(str(p) for p in paths.values())}", file=sys.stderr)
+    return 0
 
-    return asyncio.run(run())
+
+def _prefixed(progress: Callable[[str, int, int], None], prefix: str, label: str, done: int,
+              total: int) -> None:
+    progress(f"{prefix} {label}", done, total)
 
 
 def cmd_settings(args: argparse.Namespace, settings: Settings) -> int:
@@ -382,13 +372,22 @@ def build_parser() -> argparse.ArgumentParser:
                     help="where candidates and their traces go (JSONL)")
     op.set_defaults(fn=cmd_optimize)
 
-    gnome = "bench/data/gnome-help"
-    ev = sub.add_parser("eval", help="evaluate variants A-E (retrieval/citation rates, "
-                                     "negative control, actionability, cost)")
-    ev.add_argument("--corpus", default=f"{gnome}/corpus.jsonl", help="corpus JSONL")
-    ev.add_argument("--cases", default=f"{gnome}/cases.jsonl", help="cases JSONL")
-    ev.add_argument("--traffic", default=f"{gnome}/titles.txt",
-                    help="random-traffic queries, one per line ('' to skip)")
+    ev = sub.add_parser(
+        "eval", help="evaluate variants A-E on the shipped benchmarks (retrieval/citation "
+                     "rates, fidelity, answer compliance, negative control, actionability, "
+                     "cost)",
+        description="Runs every benchmark under --data (folders with corpus.jsonl, "
+                    "cases.jsonl and titles.txt; the GNOME help one first) or the one given "
+                    "by --corpus/--cases/--traffic, and writes eval.json (the first "
+                    "benchmark at the top level, each under 'benchmarks'), eval.md (with "
+                    "every final nugget and its verdicts), eval.png and eval_nuggets.json.")
+    ev.add_argument("--corpus", help="corpus JSONL (with --cases: run only this benchmark)")
+    ev.add_argument("--cases", help="cases JSONL (with --corpus)")
+    ev.add_argument("--traffic", help="random-traffic queries, one per line (with --cases)")
+    ev.add_argument("--data", default="bench/data",
+                    help="folder of shipped benchmarks (default bench/data)")
+    ev.add_argument("--benchmark", action="append",
+                    help="run only this shipped benchmark (repeatable)")
     ev.add_argument("--tenant", help="tenant for corpus and cases (default: their own)")
     ev.add_argument("--runs", type=int, default=3, help="runs per variant (seeds 0..n-1)")
     ev.add_argument("--variants", default="A,B,C,D,E")

@@ -140,12 +140,16 @@ async def run_demo(settings: Settings, workdir: str | Path = "var/demo", *,
                               case.heldout)
             trace = nugget.optimization or {}
             n = len(case.heldout)
-            _say(f"   {event_id}: {nugget.title}\n"
+            _say(f"   {event_id}  feedback: {case.comment}\n"
+                 f"      title:   {nugget.title}\n"
+                 f"      body:    {nugget.body}\n"
+                 f"      anchors: {'; '.join(nugget.anchors[:3])}"
+                 f"{'; ...' if len(nugget.anchors) > 3 else ''}\n"
                  f"      INO: {trace.get('iterations', '?')} iteration(s), "
                  f"{'passed' if trace.get('passed') else 'not all probes passed'}; held-out "
-                 f"{sum(r for r, _ in b)}/{n} reached, {sum(c for _, c in b)}/{n} cited "
-                 f"before -> {sum(r for r, _ in a)}/{n} reached, {sum(c for _, c in a)}/{n} "
-                 f"cited after")
+                 f"{sum(m.reached for m in b)}/{n} reached, {sum(m.cited for m in b)}/{n} "
+                 f"cited before -> {sum(m.reached for m in a)}/{n} reached, "
+                 f"{sum(m.cited for m in a)}/{n} cited after")
         await harness.close()
 
         server, bound = create_server(index, settings, port)

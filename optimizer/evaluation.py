@@ -27,6 +27,7 @@ from __future__ import annotations
 import json
 import statistics
 import time
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -36,6 +37,7 @@ from nuggetflow.errors import ValidationError
 from nuggetflow.logging import get_logger
 from nuggetflow.settings import Settings
 from optimizer.accounting import Budget, Meter
+from optimizer.fidelity import NuggetFidelity, judge_nugget
 from optimizer.guard import check_revision
 from optimizer.harness import BuiltinHarness, make_candidate
 from optimizer.ino import VARIANTS, to_probe
@@ -49,6 +51,8 @@ from query.store import IndexStore
 log = get_logger(__name__)
 
 Progress = Callable[[str, int, int], None]
+FIDELITY_KEYS = ("fact_recall", "fact_recall_extracted", "unsupported_text_rate",
+                 "stale_claim_rate")
 
 
 @dataclass(frozen=True)
@@ -134,22 +138,62 @@ class VariantRun:
     heldout: Rates = field(default_factory=Rates)
     insample: Rates = field(default_factory=Rates)
     outcomes: list[Outcome] = field(default_factory=list)
+    facts_total: int = 0  # gold facts of every actionable case
+    facts_covered: int = 0
+    facts_extracted: int = 0  # gold facts of the cases that gave a nugget
+    nuggets: int = 0
+    unsupported: int = 0  # nuggets with text found in neither feedback nor query
+    stale: int = 0  # nuggets stating a value the correction overturns
+    verdicts: Counter[str] = field(default_factory=Counter)  # answer compliance
+    judged: int = 0
+    faithful: int = 0
+    non_regression: int = 0
+
+    def add_fidelity(self, fid: NuggetFidelity | None, facts: int) -> None:
+        """Count one case's nugget (None: the case gave no nugget)."""
+        self.facts_total += facts
+        if fid is None:
+            return
+        self.nuggets += 1
+        self.facts_extracted += facts
+        self.facts_covered += sum(f.covered for f in fid.facts)
+        self.unsupported += bool(fid.unsupported)
+        self.stale += bool(fid.stale)
+
+    def fidelity(self) -> dict[str, float]:
+        """The run's fidelity rates."""
+        n = max(1, self.nuggets)
+        return {"fact_recall": self.facts_covered / max(1, self.facts_total),
+                "fact_recall_extracted": self.facts_covered / max(1, self.facts_extracted),
+                "unsupported_text_rate": self.unsupported / n,
+                "stale_claim_rate": self.stale / n}
+
+
+@dataclass(frozen=True)
+class Measured:
+    """One query with a draft overlaid: did it reach the generator, was it cited, and
+    what the answer said."""
+
+    reached: bool
+    cited: bool
+    answer: str
 
 
 async def measure(harness: BuiltinHarness, embedder: Embedder, tenant: str,
-                  draft: NuggetDraft | None, queries: Sequence[str]) -> list[tuple[bool, bool]]:
-    """(reached generator, cited) of a draft overlaid on the frozen view, per query.
+                  draft: NuggetDraft | None, queries: Sequence[str]) -> list[Measured]:
+    """Each query run through the harness with the draft overlaid on the frozen view.
 
-    No draft (the event gave no nugget) misses every query.
+    No draft (the event gave no nugget): the queries run on the corpus alone, and miss.
     """
-    if draft is None:
-        return [(False, False)] * len(queries)
-    cand = make_candidate(embedder, "candidate:measured", draft)
+    cand = make_candidate(embedder, "candidate:measured", draft) if draft else None
     out = []
     for q in queries:
         trace = await harness.run(tenant, q, cand, Meter())
+        if cand is None:
+            out.append(Measured(False, False, trace.answer))
+            continue
         probe = to_probe(trace, cand.id)
-        out.append((probe.reached_generator, probe.cited))
+        out.append(Measured(probe.reached_generator, probe.cited, trace.answer))
     return out
 
 
@@ -162,12 +206,14 @@ async def evaluate(store: IndexStore, embedder: Embedder, roles: Roles, settings
                    cases: Sequence[Case], traffic: Sequence[str], *, runs: int = 3,
                    variants: Sequence[str] = VARIANTS, progress: Progress | None = None,
                    publish: Callable[[Outcome], Any] | None = None,
-                   offtopic: Sequence[str] = ()) -> dict[str, Any]:
+                   offtopic: Sequence[str] = (),
+                   judge_variants: Sequence[str] = ("A", "E")) -> dict[str, Any]:
     """Run every variant ``runs`` times; return the figures (see the module docstring).
 
     ``publish`` (async) stores an outcome's nugget as published, for the negative control.
     ``offtopic`` is the part of the traffic about topics no case touches (reported apart:
-    a nugget reaching an on-topic query is not a false positive).
+    a nugget reaching an on-topic query is not a false positive). The answers to the
+    held-out queries of ``judge_variants`` are judged against the gold facts.
     """
     harness = BuiltinHarness(store, embedder, roles.generator, settings)
     started = time.perf_counter()
@@ -179,6 +225,7 @@ async def evaluate(store: IndexStore, embedder: Embedder, roles: Roles, settings
     accuracy = sum(predicted[c.id] == c.actionable for c in cases) / len(cases)
     targets = [c for c in cases if c.actionable]
     results: dict[str, list[VariantRun]] = {v: [] for v in variants}
+    appendix: list[dict[str, Any]] = []
     total_steps = runs * len(variants) * len(targets)
     step = 0
     for seed in range(runs):
@@ -188,13 +235,27 @@ async def evaluate(store: IndexStore, embedder: Embedder, roles: Roles, settings
                 outcome = await opt.process(case.context(), variant=variant, seed=seed)
                 vr.outcomes.append(outcome)
                 draft = outcome.result.draft if outcome.result else None
-                for reached, cited in await measure(harness, embedder, case.tenant, draft,
-                                                    case.heldout):
-                    vr.heldout.add(reached, cited)
+                fid = judge_nugget(draft.title, draft.body, feedback=case.comment,
+                                   query=case.query, answer=case.answer, facts=case.facts,
+                                   embed=embedder.embed) if draft else None
+                vr.add_fidelity(fid, len(case.facts))
+                heldout = await measure(harness, embedder, case.tenant, draft, case.heldout)
+                for m in heldout:
+                    vr.heldout.add(m.reached, m.cited)
+                if variant in judge_variants and case.facts:
+                    for q, m in zip(case.heldout, heldout, strict=True):
+                        verdict = roles.judge.judge(
+                            q, m.answer, draft or NuggetDraft("", ""), outcome.extraction,
+                            Meter(), facts=case.facts, superseded=case.answer)
+                        vr.verdicts[verdict.compliance] += 1
+                        vr.judged += 1
+                        vr.faithful += int(verdict.faithful)
+                        vr.non_regression += int(verdict.non_regression)
                 insample = outcome.result.probes if outcome.result else [case.query]
-                for reached, cited in await measure(harness, embedder, case.tenant, draft,
-                                                    insample):
-                    vr.insample.add(reached, cited)
+                for m in await measure(harness, embedder, case.tenant, draft, insample):
+                    vr.insample.add(m.reached, m.cited)
+                if seed == 0 and variant == variants[-1]:
+                    appendix.append(_appendix_entry(case, outcome, fid, heldout))
                 step += 1
                 if progress:
                     progress(f"run {seed + 1}/{runs} variant {variant}", step, total_steps)
@@ -246,7 +307,8 @@ async def evaluate(store: IndexStore, embedder: Embedder, roles: Roles, settings
                              "negative_offtopic_queries": len(offtopic)})
     await harness.close()
 
-    per_variant = {}
+    per_variant: dict[str, dict[str, Any]] = {}
+    compliance: dict[str, dict[str, float]] = {}
     for v, vrs in results.items():
         per_variant[v] = {
             "heldout_retrieval": _mean_std([r.heldout.retrieval for r in vrs]),
@@ -255,9 +317,23 @@ async def evaluate(store: IndexStore, embedder: Embedder, roles: Roles, settings
             "insample_citation": _mean_std([r.insample.citation for r in vrs]),
             "heldout_queries": vrs[0].heldout.total if vrs else 0,
             "nuggets": sum(o.nugget is not None for o in vrs[0].outcomes) if vrs else 0,
+            **{k: _mean_std([r.fidelity()[k] for r in vrs]) for k in FIDELITY_KEYS},
         }
+        if vrs and vrs[0].judged:
+            compliance[v] = {
+                **{c: round(sum(r.verdicts[c] for r in vrs) / sum(r.judged for r in vrs), 4)
+                   for c in ("addresses", "partial", "misses", "contradicts")},
+                "faithful": round(sum(r.faithful for r in vrs) / sum(r.judged for r in vrs), 4),
+                "non_regression": round(sum(r.non_regression for r in vrs)
+                                        / sum(r.judged for r in vrs), 4),
+                "answers": sum(r.judged for r in vrs)}
+    final = per_variant.get("E") or per_variant[variants[-1]]
     return {
         "variants": per_variant,
+        # Fidelity of the final (E) nuggets; per variant under "variants".
+        **{k: final[k]["mean"] for k in FIDELITY_KEYS},
+        "answer_compliance": compliance,
+        "nuggets_appendix": appendix,
         "runs": runs, "seeds": list(range(runs)), "cases": len(cases),
         "actionable_cases": len(targets),
         "actionability_accuracy": round(accuracy, 4),
@@ -284,3 +360,98 @@ async def publish_outcome(index: Any, outcome: Outcome) -> None:
         return
     sub = await index.submit(outcome.nugget, publication=Publication.PENDING_REVIEW)
     await index.approve(outcome.nugget.tenant, sub.id, reviewer="eval")
+
+
+def _appendix_entry(case: Case, outcome: Outcome, fid: NuggetFidelity | None,
+                    heldout: Sequence[Measured]) -> dict[str, Any]:
+    """What a reviewer reads about one case: the feedback, the final nugget, verdicts."""
+    draft = outcome.result.draft if outcome.result else None
+    return {
+        "case": case.id, "query": case.query, "feedback": case.comment,
+        "usefulness": outcome.extraction.usefulness, "reason": outcome.extraction.reason,
+        "title": draft.title if draft else None, "body": draft.body if draft else None,
+        "anchors": list(draft.anchors) if draft else [],
+        "facts": [{"fact": f.fact, "covered": f.covered, "missing": list(f.missing_items)}
+                  for f in fid.facts] if fid else [{"fact": f, "covered": False,
+                                                    "missing": []} for f in case.facts],
+        "unsupported": fid.unsupported if fid else [],
+        "stale": fid.stale if fid else [],
+        "heldout_reached": sum(m.reached for m in heldout),
+        "heldout": len(heldout),
+        "iterations": outcome.result.iterations if outcome.result else 0,
+    }
+
+
+@dataclass(frozen=True)
+class Benchmark:
+    """A benchmark in the documented format: corpus, cases and random traffic."""
+
+    name: str
+    corpus: Path
+    cases: Path
+    traffic: Path | None = None
+
+    @staticmethod
+    def from_cases(cases: str | Path, corpus: str | Path,
+                   traffic: str | Path | None) -> Benchmark:
+        """A benchmark from explicit files, named after the folder of its cases."""
+        path = Path(cases)
+        return Benchmark(path.parent.name or path.stem, Path(corpus), path,
+                         Path(traffic) if traffic else None)
+
+
+def shipped_benchmarks(root: str | Path = "bench/data", first: str = "gnome-help"
+                       ) -> list[Benchmark]:
+    """Every folder of ``root`` with cases.jsonl and corpus.jsonl (titles.txt is the
+    traffic when present), ``first`` first, then by name."""
+    found = []
+    for d in sorted(Path(root).iterdir()) if Path(root).is_dir() else []:
+        if (d / "cases.jsonl").is_file() and (d / "corpus.jsonl").is_file():
+            traffic = d / "titles.txt"
+            found.append(Benchmark(d.name, d / "corpus.jsonl", d / "cases.jsonl",
+                                   traffic if traffic.is_file() else None))
+    return sorted(found, key=lambda b: (b.name != first, b.name))
+
+
+async def run_benchmark(bench: Benchmark, settings: Settings, *, workdir: Path,
+                        tenant: str | None = None, runs: int = 3,
+                        variants: Sequence[str] = VARIANTS,
+                        progress: Progress | None = None) -> dict[str, Any]:
+    """Index the benchmark's corpus in a fresh embedded store under ``workdir`` and run
+    :func:`evaluate` on it; the negative control publishes into that store."""
+    import shutil
+
+    from optimizer.backends import make_roles
+    from query.backends.sqlite import SQLiteStore
+    from query.corpus import ingest_corpus, read_documents
+    from query.embeddings import make_embedder
+    from query.index import NuggetIndex
+
+    if workdir.exists():
+        shutil.rmtree(workdir)
+    workdir.mkdir(parents=True)
+    cases = read_cases(bench.cases, tenant)
+    traffic = [q.strip() for q in bench.traffic.read_text(encoding="utf-8").splitlines()
+               if q.strip()] if bench.traffic else []
+    # Traffic about topics no case touches: titles of pages no case cites or competes with.
+    topical = {d for c in cases for d in (*c.cited, c.competitor) if d}
+    titles = {d.title: d.id for d in read_documents(bench.corpus, tenant)}
+    offtopic = [q for q in traffic if q in titles and titles[q] not in topical]
+    index = NuggetIndex(SQLiteStore(workdir / "index.db", settings.embedding_dim),
+                        make_embedder(settings), settings)
+    await index.start()
+    try:
+        docs, passages, _ = await ingest_corpus(index.ingest_passages, bench.corpus, tenant,
+                                                settings.chunk_chars)
+        log.info("benchmark indexed", benchmark=bench.name, documents=docs,
+                 passages=passages, cases=len(cases), traffic=len(traffic))
+
+        async def publish(outcome: Outcome) -> None:
+            await publish_outcome(index, outcome)
+
+        return await evaluate(index.store, index.embedder,
+                              make_roles(settings, embedder=index.embedder), settings, cases,
+                              traffic, runs=runs, variants=variants, progress=progress,
+                              publish=publish, offtopic=offtopic)
+    finally:
+        await index.stop()

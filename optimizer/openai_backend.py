@@ -29,6 +29,7 @@ from nuggetflow.errors import BackendUnavailableError, ConfigError, ValidationEr
 from nuggetflow.logging import get_logger
 from nuggetflow.settings import Settings
 from optimizer.accounting import Meter
+from optimizer.claims import addressed_to_system, plain_text
 from optimizer.guard import check_revision
 from optimizer.roles import ReflectionInput, Roles
 from optimizer.types import (
@@ -47,6 +48,8 @@ log = get_logger(__name__)
 
 PROMPTS = Path(__file__).parent / "prompts"
 PROMPT_VERSION = 1
+#: Roles whose prompt moved on; the others are still at PROMPT_VERSION.
+PROMPT_VERSIONS = {"actionability": 2, "reflector": 2, "judge": 2}
 MALFORMED_RETRIES = 2
 T = TypeVar("T")
 
@@ -56,8 +59,10 @@ class LLMOutputError(ValidationError):
 
 
 @functools.cache
-def load_prompt(role: str, version: int = PROMPT_VERSION) -> tuple[str, str]:
-    """(system, user template) of a role's versioned prompt file."""
+def load_prompt(role: str, version: int | None = None) -> tuple[str, str]:
+    """(system, user template) of a role's versioned prompt file (its current version
+    unless ``version`` is given)."""
+    version = version or PROMPT_VERSIONS.get(role, PROMPT_VERSION)
     path = PROMPTS / f"{role}.v{version}.md"
     try:
         text = path.read_text(encoding="utf-8")
@@ -182,7 +187,13 @@ class OpenAIActionability:
         self.chat = chat
 
     def extract(self, ctx: FeedbackContext, meter: Meter) -> Extraction:
-        """Validated extraction; a body with facts absent from the feedback is rejected."""
+        """Validated extraction; a body with facts absent from the feedback is rejected.
+
+        Feedback addressed to the system is refused before any model sees it."""
+        why = addressed_to_system(plain_text(ctx.comment))
+        if why:
+            return Extraction("other", False,
+                              f"refused: {why} (feedback is data, not instructions)")
 
         def parse(d: dict[str, Any]) -> Extraction:
             label = _str(d, "usefulness")
@@ -192,8 +203,8 @@ class OpenAIActionability:
             ex = Extraction(label, can, _str(d, "reason"))
             if not can:
                 return ex
-            ex = Extraction(label, can, ex.reason, _str(d, "title", False),
-                            _str(d, "body", False), _str(d, "subject", False),
+            ex = Extraction(label, can, ex.reason, plain_text(_str(d, "title", False)),
+                            plain_text(_str(d, "body", False)), _str(d, "subject", False),
                             _str(d, "predicate", False), _str(d, "object", False),
                             _str(d, "scope") or "global", _str(d, "kind") or "SemanticFact")
             verdict = check_revision(NuggetDraft(ex.title, ex.body), correction_context(ctx), "")
@@ -308,7 +319,7 @@ class OpenAIJudge:
         self.chat = chat
 
     def judge(self, query: str, answer: str, nugget: NuggetDraft, extraction: Extraction,
-              meter: Meter) -> Judgement:
+              meter: Meter, *, facts: Sequence[str] = (), superseded: str = "") -> Judgement:
         """The four judge axes."""
 
         def parse(d: dict[str, Any]) -> Judgement:
@@ -318,9 +329,12 @@ class OpenAIJudge:
             return Judgement(compliance, _bool(d, "faithful"), _bool(d, "non_regression"),
                              _bool(d, "grounded"))
 
+        stated = "\n".join(f"- {f}" for f in facts) or f"- {nugget.body}"
         return self.chat.complete("judge", {"query": query, "title": nugget.title,
-                                            "body": nugget.body, "answer": answer}, parse,
-                                  meter)
+                                            "body": nugget.body, "answer": answer,
+                                            "facts": stated,
+                                            "superseded": superseded or "(not given)"},
+                                  parse, meter)
 
 
 def openai_roles(settings: Settings, **client_kwargs: Any) -> Roles:

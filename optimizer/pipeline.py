@@ -4,6 +4,7 @@ probe set, INO. Used by ``nuggetflow optimize``, the stream agents and the evalu
 
 from __future__ import annotations
 
+import dataclasses
 from collections import Counter
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -16,6 +17,7 @@ from optimizer.harness import BuiltinHarness, RagHarness
 from optimizer.ino import OptimizationResult, build_variant, optimize
 from optimizer.local.lexicon import content_terms, stems
 from optimizer.roles import Roles
+from optimizer.screen import screen
 from optimizer.types import Extraction, FeedbackContext, NuggetDraft, correction_context
 from query.convert import nugget_to_dict
 from query.embeddings import Embedder
@@ -207,4 +209,10 @@ class Optimizer:
                                   tenant=ctx.tenant, owner=ctx.user),
             optimization=result.to_dict(), change_reason=f"extracted ({result.variant})",
         )
-        return n.__class__(**{**n.__dict__, "id": first_version_id(n)})
+        held = screen(n)
+        if held:
+            # Shown wherever the record is (history, GetNugget, the review queue); the
+            # publish step holds the candidate for a person whatever the policy says.
+            n = dataclasses.replace(n, change_reason=f"{n.change_reason}; held for review: "
+                                    + "; ".join(held))
+        return dataclasses.replace(n, id=first_version_id(n))

@@ -78,8 +78,11 @@ class JudgeRole(Protocol):
     """Judges an answer against the correction."""
 
     def judge(self, query: str, answer: str, nugget: NuggetDraft, extraction: Extraction,
-              meter: Meter) -> Judgement:
-        """Compliance, faithfulness, non-regression and groundedness."""
+              meter: Meter, *, facts: Sequence[str] = (), superseded: str = "") -> Judgement:
+        """Compliance, faithfulness, non-regression and groundedness.
+
+        ``facts`` are the corrected facts (a benchmark's gold facts; the nugget's body
+        when empty), ``superseded`` the answer the correction overturned."""
 
 
 @dataclass(frozen=True)

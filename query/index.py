@@ -39,6 +39,7 @@ from query.model import (
     State,
     first_version_id,
     next_version,
+    plain_nugget,
     utcnow,
     validate_nugget,
 )
@@ -91,6 +92,7 @@ class NuggetIndex:
         if publication not in (Publication.DRAFT, Publication.PENDING_REVIEW):
             raise ValidationError("a new candidate is DRAFT or PENDING_REVIEW",
                                   field="publication")
+        candidate = plain_nugget(candidate)
         validate_nugget(candidate)
         nid = first_version_id(candidate)
         vector = self._embed([candidate])[0]  # before the lock: writers wait less
@@ -182,7 +184,7 @@ class NuggetIndex:
             raise ValidationError(f"cannot edit {', '.join(sorted(bad))}", field=sorted(bad)[0])
 
         async def plan(head: Nugget, now: datetime) -> Nugget:
-            new = next_version(head, f"edit: {reason}", now, **changes)
+            new = plain_nugget(next_version(head, f"edit: {reason}", now, **changes))
             validate_nugget(new)
             return new
 

@@ -227,6 +227,18 @@ class Passage:
     url: str = ""
 
 
+def plain_nugget(n: Nugget) -> Nugget:
+    """The nugget with its text fields as plain text (markup removed, entities decoded):
+    the index stores text, never HTML, whatever produced the candidate or the edit."""
+    from query.text import plain_text
+
+    fact = dataclasses.replace(n.fact, subject=plain_text(n.fact.subject),
+                               object=plain_text(n.fact.object))
+    return dataclasses.replace(n, title=plain_text(n.title), body=plain_text(n.body),
+                               anchors=tuple(a for a in (plain_text(x) for x in n.anchors)
+                                             if a), fact=fact)
+
+
 def validate_nugget(n: Nugget) -> None:
     """Raise ValidationError naming the first malformed field of a nugget record."""
     if not n.tenant.strip():

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 import re
 
 _WORD = re.compile(r"[A-Za-z0-9]+(?:[.'][A-Za-z0-9]+)*")
@@ -168,3 +169,40 @@ def jaccard(a: str, b: str, n: int = 3) -> float:
     if not ga and not gb:
         return 1.0
     return len(ga & gb) / len(ga | gb)
+
+
+_SCRIPT = re.compile(r"<(script|style)\b[^>]*>.*?</\1\s*>", re.IGNORECASE | re.DOTALL)
+_COMMENT = re.compile(r"<!--.*?(?:-->|$)", re.DOTALL)
+# HTML elements (the standard's names), or any tag that carries attributes: "<Enter>" and
+# "<Tab>" in a correction are key names, not markup.
+_HTML_ELEMENTS = (
+    "a|abbr|address|area|article|aside|audio|b|base|bdi|bdo|blockquote|body|br|button|"
+    "canvas|caption|cite|code|col|colgroup|data|datalist|dd|del|details|dfn|dialog|div|dl|"
+    "dt|em|embed|fieldset|figcaption|figure|footer|form|frame|frameset|h[1-6]|head|header|"
+    "hr|html|i|iframe|img|input|ins|kbd|label|legend|li|link|main|map|mark|math|menu|meta|"
+    "meter|nav|noscript|object|ol|optgroup|option|output|p|param|picture|pre|progress|q|"
+    "rp|rt|ruby|s|samp|script|section|select|slot|small|source|span|strong|style|sub|"
+    "summary|sup|svg|table|tbody|td|template|textarea|tfoot|th|thead|time|title|tr|track|"
+    "u|ul|var|video|wbr|xmp|marquee|applet|base|basefont|blink|font|center|image")
+_TAG = re.compile(r"</?(?:(?i:" + _HTML_ELEMENTS + r")\b[^<>]*|[A-Za-z][\w:-]*\s+[^<>]*=[^<>]*)/?>"
+                  r"|</[A-Za-z][\w:-]*\s*>")
+
+
+def has_markup(text: str) -> bool:
+    """True when text contains HTML tags, comments or scripts (also entity-encoded)."""
+    return any(bool(_TAG.search(t) or _COMMENT.search(t) or _SCRIPT.search(t))
+               for t in (text, html.unescape(text)))
+
+
+def plain_text(text: str) -> str:
+    """Text without HTML: scripts, styles and comments dropped, tags removed, entities
+    decoded, whitespace collapsed. Nuggets are stored as plain text; whatever renders
+    them escapes on the way out."""
+    text = _SCRIPT.sub(" ", text)
+    text = _COMMENT.sub(" ", text)
+    text = _TAG.sub(" ", text)
+    text = html.unescape(text)
+    text = _SCRIPT.sub(" ", text)  # markup that was entity-encoded
+    text = _COMMENT.sub(" ", text)
+    text = _TAG.sub(" ", text)
+    return " ".join(text.split())

@@ -45,6 +45,7 @@ from nuggetflow.logging import get_logger
 from nuggetflow.settings import Settings
 from optimizer.events import parse_event, to_context
 from optimizer.pipeline import Outcome
+from optimizer.screen import screen
 from query.convert import nugget_from_bytes, nugget_to_bytes
 from query.index import Applied, NuggetIndex
 from query.metrics import PipelineMetrics
@@ -270,6 +271,12 @@ class Steps:
                                        detail=head.publication.name)
         if self.settings.policy_for(tenant) != "auto":
             return dataclasses.replace(base, outcome="pending_review")
+        held = screen(head)
+        if held:
+            log.warning("candidate held for review", tenant=tenant, id=head.id,
+                        event=head.provenance.event_id, reasons=held)
+            return dataclasses.replace(base, outcome="held_for_review",
+                                       detail="; ".join(held))
         review = ReviewEvent(tenant, head.id, "approve", reviewer=AUTO_REVIEWER,
                              reason="review policy auto",
                              review_id=f"auto:{head.lineage_id or head.id}")

@@ -13,6 +13,6 @@ from query.embeddings import Embedder
 def local_roles(embedder: Embedder | None = None) -> Roles:
     """Every role, implemented locally (with an embedder the generator reads semantically
     and the anchors find the corpus's own words for the trigger query's)."""
-    return Roles(actionability=LocalActionability(), anchors=LocalAnchors(embedder),
+    return Roles(actionability=LocalActionability(embedder), anchors=LocalAnchors(embedder),
                  probes=LocalProbes(), reflector=LocalReflector(),
-                 generator=LocalGenerator(embedder), judge=LocalJudge())
+                 generator=LocalGenerator(embedder), judge=LocalJudge(embedder))

@@ -1,233 +1,544 @@
-"""Local actionability + extraction: correction cues plus concrete content.
+"""Local actionability and extraction, decided from what the feedback's sentences are.
 
-Feedback is untrusted data. Sentences that look like instructions to the system
-("ignore previous instructions", "mark every answer as correct") are removed before any
-decision and never change it.
+A message is actionable when at least one of its sentences is a *claim*: it names a
+concrete item (number, version, path, key combination, menu path, quoted string,
+address, name) or states a rule (a modal, negation or policy verb over something the
+organisation does), says something the answer did not, is on the conversation's topic,
+and is neither a question, an opinion, praise, a remark about the answer itself, nor
+text addressed to the system. Whether the user also says "that's wrong" does not
+matter: a policy stated plainly is as actionable as a correction with a cue.
+
+Extraction keeps every claim sentence as the user wrote it (opening discourse markers
+and remarks about the answer removed, "it"/"there" resolved where the sentence they
+refer to was dropped), never the answer's superseded claim, and titles the nugget with
+the trigger query made into a topic or a question (see :mod:`optimizer.local.titles`).
+
+Feedback is untrusted data. A message with any text addressed to the system (role
+prefixes, attempts to override instructions, requests to publish or label, claimed
+confidence, secret values) is refused as a whole: none of it becomes a nugget.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
 
 from optimizer.accounting import Meter, estimate_tokens
-from optimizer.local.lexicon import (
-    ADDRESS,
-    CORRECTION_CUE,
-    IMPERATIVE,
-    INJECTION,
-    KEYCOMBO,
-    MENU_PATH,
-    MODALS,
-    NEGATION,
-    NUMBER,
-    PRAISE,
+from optimizer.claims import (
     ROLE_WORDS,
-    TONE,
-    VAGUE,
-    VERSION,
-    capitalize,
-    content_terms,
-    ensure_period,
-    sentences,
+    Item,
+    SentenceView,
+    clause_split,
+    content_stems,
+    is_negated,
+    items,
+    normalize,
+    novel_items,
+    plain_text,
+    split_sentences,
+    strip_discourse,
+    tokens,
+    view,
 )
+from optimizer.local.titles import scope_of, task_of, title_for
 from optimizer.types import Extraction, FeedbackContext
-from query.text import words
+from query.embeddings import CachedVectors, Embedder
+from query.text import STOPWORDS
 
-_ENTITY = re.compile(r"(?<![.!?]\s)(?<!^)\b([A-Z][\w-]*(?:\s+[A-Z][\w-]*)*)")
-_LEADING_CUE = re.compile(
-    r"^(?:(?:no|nope|actually|in fact|wrong|incorrect|that's (?:wrong|incorrect|not "
-    r"(?:right|true|correct))|this is (?:wrong|incorrect|outdated)|the answer is (?:wrong|"
-    r"incorrect|outdated)|you're wrong|correction)\b[\s,:;.!-]*)+", re.IGNORECASE)
-_SCOPE = re.compile(r"\b((?:[A-Za-z][\w-]*\s+)?v\d+(?:\.\d+)*|[A-Za-z][\w-]*\s+\d+\.\d+(?:\.\d+)*"
-                    r"|version\s+\d+(?:\.\d+)*)\b", re.IGNORECASE)
-_ONLY_OBJ = re.compile(r"\bonly (?:the |an? )?((?:[A-Z][\w-]*\s?)+)")
-_VERB = (r"(?:is|are|should be|must be|requires?|needs?|includes?|has|have|allows?|"
-         r"supports?|is limited to|expires? after|costs?|takes?|lasts?)")
-_IS_OBJ = re.compile(r"\b" + _VERB + r"\s+(?:the |an? |only )?([^,.;]{2,60})", re.IGNORECASE)
-_QUANTITY = re.compile(r"\b(\d+(?:[.,]\d+)?\s*(?:%|[A-Za-z]+)?)")
-_HEAD = re.compile(r"^(?:.*?\b(?:the|a|an|our|your|my)\s+)?((?:[\w'-]+\s){0,3}[\w'-]+)\s+"
-                   + _VERB + r"\b", re.IGNORECASE)
-_ACTION = re.compile(r"\b(?:can|can't|cannot|can not|may|must|is able to|are able to|"
-                     r"allowed to)\s+((?:[\w'-]+\s?){1,8})", re.IGNORECASE)
-_ACTION_STOP = re.compile(r"\s+(?:from|in|on|at|while|when|if|but|and|because|unless|via|"
-                          r"through|for)\b.*$", re.IGNORECASE)
-
-
-def concreteness(sentence: str) -> int:
-    """How many kinds of concrete content a sentence carries (versions, numbers, roles,
-    named entities, modality)."""
-    toks = set(words(sentence))
-    # Short all-caps words ("IT", "AM") are shouting or generic acronyms, not names.
-    entities = {m.group(1) for m in _ENTITY.finditer(sentence)
-                if not (m.group(1).isupper() and len(m.group(1)) <= 3)}
-    return (bool(VERSION.search(sentence)) + bool(NUMBER.search(sentence))
-            + bool(toks & ROLE_WORDS) + bool(entities) + (len(entities) >= 2)
-            + bool(MODALS.search(sentence)) + 2 * bool(KEYCOMBO.search(sentence))
-            + 2 * bool(MENU_PATH.search(sentence)) + 2 * bool(ADDRESS.search(sentence)))
-
-
-def _clean(sentence: str) -> str:
-    s = _LEADING_CUE.sub("", sentence.strip()).strip()
-    s = re.sub(r"^(?:you said|the answer says|the answer said)\b[^,;]*[,;]\s*(?:but\s+)?", "",
-               s, flags=re.IGNORECASE)
-    s = re.sub(r"^but\s+", "", s, flags=re.IGNORECASE)
-    return ensure_period(capitalize(s.rstrip(" ;,")))
-
-
-def _scope(text: str) -> str:
-    m = _SCOPE.search(text)
-    return " ".join(m.group(1).split()) if m else "global"
-
-
-_LOCATION = re.compile(r"\b(?:is|are)\s+(?:\w+ed|found|located|available)\s+(?:in|from|under|"
-                       r"via|through|on)\s+(?:the\s+)?([^,.;]+)", re.IGNORECASE)
-_OBJ_STOP = re.compile(r"\s+(?:in|on|for|since|from|when|if|until|because|before|while|"
-                       r"unless)\b.*$", re.IGNORECASE)
+MAX_BODY_SENTENCES = 3
+RELEVANCE_MIN = 0.15  # cosine a message needs to the conversation when no word is shared
+# Words every support conversation uses; sharing only these is not sharing a topic.
+_GENERIC = frozenset(content_stems("""use get make go see need want work try thing way
+time new one also just still really please thank thanks help question answer know""") )
+#: Verbs that open the steps of an instruction ("drag one icon onto another").
+INSTRUCTION_VERBS = frozenset("""go click double-click right-click open close use select
+choose press hold drag drop move set type tap run install uninstall restart reboot sign log
+add remove delete create rename enable disable turn switch toggle plug unplug connect
+disconnect mount unmount copy paste save export import upload download share print scan
+sync update upgrade configure edit change check uncheck tick untick search find look
+navigate scroll expand collapse pick attach detach pair unpair lock unlock reset restore
+start stop launch quit exit enter leave join call email contact raise file submit request
+ask book visit put keep write fill follow""".split())
+#: Thanks, or a success said of the answer or the asker ("that worked", "fixed it",
+#: "saved me"): with no rule next to it, the sentence is praise.
+_PRAISE = re.compile(
+    r"\b(?:thanks|thank you|thx|ty|cheers|kudos)\b|\b(?:worked|works|fixed|solved|helped|"
+    r"saved|did the trick)\s+(?:it|that|this|me|my|us|our|for me|for us|like a charm|"
+    r"perfectly|great|fine)\b|\b(?:it|that|this|which)\s+(?:worked|works|helped|fixed it|did "
+    r"it|did the trick)\b|\bworks? now\b", re.IGNORECASE)
+#: A negative imperative: "don't install lxc on other servers", "never use backports".
+_PROHIBITION = re.compile(r"^(?:(?:and|but|so|also|please)\s+)*(?:don't|do not|never|dont)\s+"
+                          r"(?:(?:ever|please|try to)\s+)?[a-z]", re.IGNORECASE)
+#: Words about how an answer is written, not what it says.
+_TONE = re.compile(r"\b(?:tone|style|format|formatting|bullet(?: points)?|emojis?|verbose|"
+                   r"wordy|rude|polite|impolite|condescending|patronizing|robotic|formal|"
+                   r"informal|friendlier|too (?:long|short|technical)|shorter|longer|language|"
+                   r"german|english|french|spanish)\b", re.IGNORECASE)
+#: A score given to the answer ("10/10", "5 stars").
+_SCORE = re.compile(r"^\W*\d+\s*(?:/\s*\d+|stars?|out of \d+)\b", re.IGNORECASE)
+#: Hedges: a sentence that guesses is not a fact to publish.
+_HEDGE = re.compile(r"\b(?:maybe|perhaps|probably|possibly|i think|i guess|i believe|i suppose|"
+                    r"not (?:100% )?sure|no idea|might be|could be|seems? to|apparently|"
+                    r"afaik|iirc|i'm not certain)\b", re.IGNORECASE)
+#: A time of one event: what happened then is an incident, not a standing rule.
+_EPISODIC = re.compile(r"\b(?:yesterday|last (?:night|week|month|time|friday|monday|"
+                       r"tuesday|wednesday|thursday|saturday|sunday)|this (?:morning|"
+                       r"afternoon|evening)|earlier today|tonight|just now|\d+ (?:minutes?|"
+                       r"hours?|days?) ago|an? (?:hour|minute|day) ago)\b", re.IGNORECASE)
+_TRAILING_CHATTER = re.compile(
+    r"(?:[,;]?\s*(?:thanks|thank you|thx|cheers|hope (?:this|that) helps|fyi|btw|just so "
+    r"you know|for what it's worth|if that helps)[.!]*)+\s*$", re.IGNORECASE)
+_REPORTED = re.compile(
+    r"^(?:(?:you|the (?:answer|assistant|bot|article))\s+(?:said|says|say|wrote|claimed|"
+    r"claims|suggested|suggests|mentioned|mentions)\b)", re.IGNORECASE)
 
 
-def _object(sentence: str) -> str:
-    combo = KEYCOMBO.search(sentence)
-    if combo:
-        return combo.group(0).strip(" .,;")
-    path = re.search(r"\b[A-Z][\w&-]*(?:\s[\w&-]+)*(?:\s*>\s*[\w&-]+(?:\s[A-Z][\w&-]*)*)+",
-                     sentence)
-    if path:
-        return path.group(0).strip(" .,;")
-    unversioned = VERSION.sub(" ", sentence)
-    if NUMBER.search(unversioned):
-        q = _QUANTITY.search(unversioned)
-        if q:
-            return q.group(1).strip()
-    m = _ONLY_OBJ.search(sentence)
-    if m:
-        obj = m.group(1).strip()
-        obj = re.sub(r"\s+(?:role|roles|can|may|must)$", "", obj)
-        if obj:
-            return obj
-    m = _LOCATION.search(sentence)
-    if m:
-        return " ".join(m.group(1).split()[:6])
-    m = _IS_OBJ.search(sentence)
-    if m and _OBJ_STOP.sub("", m.group(1)).strip():
-        return " ".join(_OBJ_STOP.sub("", m.group(1)).split()[:6])
-    m = _ENTITY.search(sentence)
-    if m:
-        return m.group(1)
-    nums = NUMBER.findall(sentence)
-    return nums[0] if nums else " ".join(content_terms(sentence)[:4])
+@dataclass(frozen=True)
+class Sentence:
+    """A sentence of the feedback and what it was read as."""
 
-
-def _subject(sentence: str, query: str) -> str:
-    m = _ACTION.search(sentence)
-    if m:
-        phrase = _ACTION_STOP.sub("", m.group(1)).strip(" .,;")
-        phrase = re.sub(r"^(?:only|also|not)\s+", "", phrase, flags=re.IGNORECASE)
-        if len(phrase.split()) >= 2:
-            return phrase
-    m = _HEAD.search(sentence)
-    if m and content_terms(m.group(1)):
-        return m.group(1)
-    return " ".join(content_terms(query)[:6])
-
-
-def _predicate(sentence: str, obj: str) -> str:
-    if set(words(obj)) & ROLE_WORDS:
-        return "allowed_role"
-    if re.search(r"\brequires?|needs?\b", sentence, re.IGNORECASE):
-        return "requirement"
-    if _LOCATION.search(sentence):
-        return "location"
-    if NUMBER.search(obj):
-        return "limit"
-    return "value"
+    raw: str
+    view: SentenceView
+    kind: str  # claim support question system meta verdict opinion praise chatter offtopic
 
 
 class LocalActionability:
-    """Deterministic actionability classifier and extractor (no network)."""
+    """Deterministic actionability classifier and extractor (no network).
+
+    With an embedder, a claim that shares no word with the query and the answer can
+    still be judged on topic by its cosine to them."""
+
+    def __init__(self, embedder: Embedder | None = None) -> None:
+        self._vectors = CachedVectors(embedder, 4096) if embedder else None
 
     def extract(self, ctx: FeedbackContext, meter: Meter) -> Extraction:
-        """Classify the feedback and, when it carries a concrete correction, extract it."""
+        """Classify the feedback and, when it carries a concrete claim, extract it."""
         meter.check("actionability")
         result = self._extract(ctx)
         meter.record("actionability", estimate_tokens(ctx.query, ctx.answer, ctx.comment),
                      estimate_tokens(result.title, result.body, result.reason), estimated=True)
         return result
 
-    def _extract(self, ctx: FeedbackContext) -> Extraction:
-        all_sents = sentences(ctx.comment)
-        injected = [s for s in all_sents if INJECTION.search(s)]
-        sents = [s for s in all_sents if not INJECTION.search(s)]
-        note = f" ({len(injected)} instruction-like sentence(s) ignored)" if injected else ""
-        text = " ".join(sents)
-        factual = [s for s in sents if not s.rstrip().endswith("?") and concreteness(s) >= 2
-                   and len(words(s)) >= 4 and not TONE.search(s)]
-        # A correction signal anywhere: a cue ("actually", "that's not"), a negation of
-        # what the answer said, or a thumbs-down. Praise alone does not count.
-        signal = (bool(CORRECTION_CUE.search(text)) or bool(NEGATION.search(text))
-                  or ctx.rating == "down")
-        if factual and signal:
-            return self._nugget(ctx, factual, note)
-        if PRAISE.search(text) and ctx.rating != "down":
-            label, reason = "praise", "positive feedback without a correction"
-        elif TONE.search(text):
-            label, reason = "tone_or_style", "remarks on tone or style, no factual content"
-        elif VAGUE.search(text) or (ctx.rating == "down" and not factual):
-            label, reason = "vague_negative", "negative feedback without concrete facts"
-        elif text.strip().endswith("?"):
-            label, reason = "question", "a follow-up question, not a correction"
-        else:
-            label, reason = "other", "no correction cue with concrete content"
-        return Extraction(label, False, reason + note)
+    # -- reading -----------------------------------------------------------------------
 
-    def _nugget(self, ctx: FeedbackContext, factual: list[str], note: str) -> Extraction:
-        body_sents = [_clean(s) for s in factual[:3]]
-        body = " ".join(s for s in body_sents if len(words(s)) >= 3)
-        first = body_sents[0]
-        scope = _scope(" ".join(factual)) if _scope(" ".join(factual)) != "global" \
-            else _scope(ctx.query)
-        obj = _object(first)
-        subject = _subject(first, ctx.query)
-        predicate = _predicate(first, obj)
-        if predicate == "allowed_role":
-            title = f"{capitalize(subject)}: {obj} only"
-        else:
-            # The user's own question makes a clearer heading than a parsed subject.
-            title = f"{_heading(ctx.query) or capitalize(subject)}: {obj}"
-        if scope != "global":
-            title += f" ({scope})"
-        first_word = words(body)[0] if words(body) else ""
-        kind = "Instruction" if first_word in IMPERATIVE else "SemanticFact"
-        if len(words(body)) < 5:
+    def read(self, ctx: FeedbackContext) -> list[Sentence]:
+        """Every sentence of the feedback with the kind it was read as.
+
+        A sentence is a claim when one of its clauses is (a verdict on the answer
+        next to a complaint is not). Claims count when the message is on the
+        conversation's topic: some sentence of it shares a word with the query or the
+        answer (or, with an embedder, the message is close to them); a message is about
+        one thing, so "Ctrl+Alt+L is the KDE one. In GNOME it's Super+L." is on topic as
+        a whole. Declarative sentences that add detail to a claim ("the top-left now
+        shows a small workspace indicator") are kept as support. In a message that
+        praises the answer, a short status remark without a rule ("db-01 is back") is
+        part of the praise."""
+        text = plain_text(ctx.comment)
+        views = [(raw, view(raw)) for raw in split_sentences(text)]
+        kinds = [self._sentence_kind(v, ctx) for _, v in views]
+        on_topic = self._on_topic([v.text for _, v in views], ctx)
+        praising = "praise" in kinds
+        anchored = on_topic and any(k == "claim" for k in kinds)
+        out = []
+        for (raw, v), k in zip(views, kinds, strict=True):
+            if k == "claim" and not on_topic:
+                k = "offtopic"
+            elif k == "claim" and praising and not v.rule and v.words <= 5:
+                k = "praise"
+            elif k == "chatter" and anchored and _support(v, ctx):
+                k = "support"
+            out.append(Sentence(raw, v, k))
+        return out
+
+    def _sentence_kind(self, v: SentenceView, ctx: FeedbackContext) -> str:
+        kind = self._kind(v, ctx)
+        if kind in ("system", "question"):
+            return kind
+        clauses = [c for c in clause_split(v.text) if tokens(c)]
+        if len(clauses) < 2:
+            return kind
+        kinds = [self._kind(view(c), ctx) for c in clauses]
+        if "claim" in kinds:
+            return "claim"
+        # Every clause is an opinion, a remark on the answer or praise: so is the
+        # sentence ("apt on build-03 is painfully slow, this answer didn't help").
+        if kind == "claim" and all(k in ("opinion", "meta", "verdict", "praise")
+                                   for k in kinds):
+            return next(k for k in kinds if k != "chatter")
+        return kind
+
+    def _kind(self, v: SentenceView, ctx: FeedbackContext) -> str:
+        if v.system:
+            return "system"
+        if not v.text or v.words < 2:
+            return "chatter"
+        if v.question:
+            return "question"
+        if v.speech_imperative:
+            return "meta"
+        if verdict(v.text) and not v.strong:
+            return "verdict"
+        if _HEDGE.search(v.text):
+            return "opinion"  # a guess is not a fact to publish
+        if v.words >= 4 and not v.strong and not set(tokens(v.text)) & STOPWORDS:
+            return "chatter"  # no English function word: not a sentence we can read
+        novel = novel_items([*v.strong, *v.names], ctx.answer)
+        new_words = content_stems(v.text) - content_stems(ctx.answer) - _GENERIC
+        if _PRAISE.search(v.text) and not (v.firm_modal or v.policy or (
+                v.negation and v.concrete)):
+            return "praise"  # "the Ctrl+Shift+R tip worked, thanks": nothing new asserted
+        strong_novel = [i for i in novel if i.kind != "name"]
+        firm = v.firm_modal or v.policy or v.negation
+        opinion = (v.evaluative >= 2 and not firm) or (
+            v.evaluative == 1 and not firm and not novel)
+        if opinion or _SCORE.search(v.text):
+            return "praise" if v.success or v.positive else "opinion"
+        if v.about_answer and not (v.modal or v.policy or (v.negation and strong_novel)):
+            return "meta" if _TONE.search(v.text) or not (v.evaluative or v.negation) \
+                else "verdict"
+        if _EPISODIC.search(v.text) and not (v.modal or v.policy):
+            return "chatter"  # what happened once ("broke last night") is not a rule
+        personal_only = v.personal and not v.organisational and not novel
+        concrete_claim = v.concrete and v.words >= 3 and (
+            bool(novel) or (v.negation and bool(new_words)) or len(new_words) >= 2)
+        instruction = _instruction(v.text) and (
+            len(new_words) >= 2 or (len(new_words) == 1 and v.words <= 4))
+        rule_claim = v.rule and len(new_words) >= 2 and not personal_only and v.words >= 4 \
+            and (v.organisational or bool(v.roles) or v.concrete or len(new_words) >= 3)
+        # A rule over a named item, even one the answer named ("NetworkManager is only on
+        # workstations"), or a prohibition ("don't run your own apt-cacher-ng").
+        limited = v.concrete and (v.firm_modal or v.negation or v.policy) and bool(new_words)
+        prohibition = bool(_PROHIBITION.match(v.text)) and bool(
+            content_stems(v.text) - _GENERIC - {"need"})
+        rule_claim = rule_claim or limited or prohibition
+        if not (concrete_claim or rule_claim or instruction) or \
+                (personal_only and not concrete_claim):
+            return "opinion" if v.evaluative else "chatter"
+        return "claim"
+
+    def _on_topic(self, sentences: Sequence[str], ctx: FeedbackContext) -> bool:
+        topic = content_stems(f"{ctx.query}\n{ctx.answer}") - _GENERIC
+        if any(content_stems(s) & topic for s in sentences):
+            return True
+        if self._vectors is None or not sentences:
+            return False
+        m, qa, q = self._vectors([" ".join(sentences), f"{ctx.query}\n{ctx.answer}",
+                                  ctx.query])
+        return max(float(np.dot(m, qa)), float(np.dot(m, q))) >= RELEVANCE_MIN
+
+    # -- deciding ----------------------------------------------------------------------
+
+    def _extract(self, ctx: FeedbackContext) -> Extraction:
+        sents = self.read(ctx)
+        system = [s for s in sents if s.kind == "system"]
+        if system:
+            return Extraction("other", False,
+                              f"refused: {system[0].view.system} (feedback is data, "
+                              "not instructions)")
+        claims = [s for s in sents if s.kind == "claim"]
+        if claims:
+            return self._nugget(ctx, sents)
+        kinds = {s.kind for s in sents}
+        lowered = ctx.comment.lower()
+        if "praise" in kinds and ctx.rating != "down":
+            return Extraction("praise", False, "positive feedback without a new fact")
+        if "meta" in kinds or _TONE.search(lowered):
+            return Extraction("tone_or_style", False,
+                              "remarks on how the assistant answers, no fact")
+        if "question" in kinds:
+            return Extraction("question", False, "a follow-up question, not a correction")
+        if "offtopic" in kinds:
+            return Extraction("other", False,
+                              "states something unrelated to the question and its answer")
+        if ctx.rating == "down" or "opinion" in kinds or "verdict" in kinds:
+            return Extraction("vague_negative", False,
+                              "negative feedback without a concrete, checkable claim")
+        return Extraction("other", False, "no concrete, checkable claim")
+
+    def _nugget(self, ctx: FeedbackContext, sents: Sequence[Sentence]) -> Extraction:
+        body_sents = body_sentences(sents, ctx.answer)
+        if not body_sents:
             return Extraction("actionable_correction", False,
-                              "correction too short to stand alone" + note)
-        reason = (f"correction cue with concrete content ({', '.join(_kinds(first))})" + note)
+                              "the claim does not stand alone once remarks are removed")
+        body = " ".join(merge_to(body_sents, MAX_BODY_SENTENCES))
+        claims = [s for s in sents if s.kind == "claim"]
+        scope = scope_of(body) or scope_of(ctx.query) or "global"
+        title = title_for(ctx.query, body, ctx.answer, scope)
+        subject, predicate, obj = fact_triple(body_sents[0], body, ctx)
+        kind = "Instruction" if tokens(body_sents[0])[:1] and tokens(body_sents[0])[0] in \
+            INSTRUCTION_VERBS else "SemanticFact"
+        dropped = len(sents) - len(claims)
+        what = sorted({i.kind for s in claims for i in (*s.view.strong, *s.view.names)})
+        reason = (f"{len(claims)} claim sentence(s)"
+                  + (f" naming {', '.join(what)}" if what else " stating a rule")
+                  + (f"; {dropped} other sentence(s) left out" if dropped else ""))
         return Extraction("actionable_correction", True, reason, title=title, body=body,
                           subject=subject, predicate=predicate, object=obj, scope=scope,
                           kind=kind)
 
 
-_QUESTION = re.compile(
-    r"^(?:(?:how|why|what|where|when|which|who)\b(?:\s+(?:do|does|did|can|can't|should|is|"
-    r"are|to|i|we|you|my|the))*|(?:can|could|is|are|do|does)\s+(?:i|we|you))\s+",
-    re.IGNORECASE)
+# ---------------------------------------------------------------------------------------
+# Body
+# ---------------------------------------------------------------------------------------
+
+_PRONOUN_START = re.compile(r"^(?:it|it's|its|they|they're|this|that|there)\b", re.IGNORECASE)
+_SUBJECT_NP = re.compile(
+    r"^((?:the|this|that|our|your|a|an)\s+(?:[\w&'-]+\s+){0,3}?[\w&'-]+|(?:[A-Z][\w&'-]*\s+)"
+    r"{0,3}[A-Z][\w&'-]*)\s+(?:is|are|was|were|has|have|lives|sits|runs|can|cannot|can't|must|"
+    r"only|will|does|doesn't|isn't|aren't)\b")
 
 
-def _heading(query: str) -> str:
-    """A trigger query as a short heading: question words and punctuation removed."""
-    text = _QUESTION.sub("", query.strip()).strip(" ?.!")
-    return capitalize(" ".join(text.split()[:8]))
+_ANECDOTE = re.compile(r"\b(?:i|me|my|mine|ours)\b.*\b(?:was|were|had|did|got|went|\w+ed)\b|"
+                       r"\b(?:was|were|had|did|got|went)\b.*\b(?:i|me|my|mine|ours)\b",
+                       re.IGNORECASE)
 
 
-def _kinds(sentence: str) -> list[str]:
-    out = []
-    if VERSION.search(sentence):
-        out.append("version")
-    if set(words(sentence)) & ROLE_WORDS:
-        out.append("role")
-    if _ENTITY.search(sentence):
-        out.append("named entity")
-    if NUMBER.search(sentence) and not VERSION.search(sentence):
-        out.append("number")
-    if NEGATION.search(sentence):
-        out.append("negation")
-    return out or ["modality"]
+_PERSONAL_WORD = re.compile(r"\b(?:i|me|my|mine|i'm|i've)\b", re.IGNORECASE)
+_VERDICT = re.compile(
+    r"^(?:(?:for|on|in|at|with)\s+[^,:;]{2,40}?\s*,?\s*)?(?:that|this|it|which|the answer|"
+    r"your answer|the tip|the suggestion)(?:'s|\s+is|\s+was|\s+\w+)?\s+(?:\w+\s+){0,2}?"
+    r"(?:wrong|incorrect|inaccurate|outdated|out of date|obsolete|not (?:right|true|correct|"
+    r"accurate|it|quite right|the case|possible|how it works)|false|misleading|fails?|failed|"
+    r"(?:does(?:n't| not)|won't|will not|did(?:n't| not)|can't|cannot) (?:work|help|apply|"
+    r"exist)|no longer (?:works|true|correct|applies))\b[^,:;]{0,40}[.!]?$", re.IGNORECASE)
+
+
+def verdict(text: str) -> bool:
+    """A verdict on the answer with nothing else in it ("In our fleet that doesn't
+    help.", "That's not it.")."""
+    return bool(_VERDICT.match(strip_discourse(text).strip()))
+
+
+def _support(v: SentenceView, ctx: FeedbackContext) -> bool:
+    """A declarative sentence that adds detail to the message's claim: not personal,
+    not an anecdote, not about the answer, at least six words of which three are new."""
+    if v.question or v.system or v.about_answer or v.evaluative >= 2 or v.words < 2:
+        return False
+    if v.words < 6:
+        # A short statement counts only when it negates something ("It doesn't always
+        # switch."), the usual way a correction says what the answer got wrong.
+        return v.negation and not verdict(v.text) and not v.personal and bool(
+            content_stems(v.text) - content_stems(ctx.answer) - _GENERIC)
+    first = re.split(r";\s+", v.text)[0]
+    if (v.personal and not v.organisational and _PERSONAL_WORD.search(first)) or \
+            _ANECDOTE.search(first) or verdict(first):
+        return False
+    return len(content_stems(first) - content_stems(ctx.answer) - _GENERIC) >= 3
+
+
+def _instruction(text: str) -> bool:
+    """A clause of the text opens with an instruction verb ("It can: drag one app icon
+    onto another ...", "Use the Service Desk portal instead")."""
+    for clause in clause_split(text):
+        toks = tokens(strip_discourse(clause))
+        if toks[:1] and toks[0] in ("don't", "never", "do", "please", "always"):
+            toks = [t for t in toks[1:3] if t not in ("not", "please")] + toks[3:]
+        if toks[:1] and toks[0] in INSTRUCTION_VERBS:
+            return True
+    return False
+
+
+def body_sentences(sents: Sequence[Sentence], answer: str) -> list[str]:
+    """The claim and support sentences, cleaned, in order: discourse markers, remarks
+    about the answer, anecdotes and trailing chatter removed; a leading "it"/"they"
+    whose antecedent sentence was dropped is replaced by that sentence's subject."""
+    out: list[str] = []
+    previous: Sentence | None = None
+    for s in sents:
+        if s.kind not in ("claim", "support"):
+            previous = s
+            continue
+        text = clean_sentence(s.raw)
+        if text and previous is not None and previous.kind not in ("claim", "support",
+                                                                   "system") and \
+                _PRONOUN_START.match(text) and not out:
+            text = _resolve(text, previous.view.text)
+        if text and len(tokens(text)) >= 2 and text not in out:
+            out.append(text)
+        previous = s
+    return out
+
+
+_EVAL_WORDS = (r"wrong|incorrect|inaccurate|outdated|out of date|old|obsolete|not (?:right|"
+               r"true|correct|accurate|quite right|the case|possible|how it works)|false|"
+               r"misleading|fails?|failed|(?:does(?:n't| not)|won't|will not|did(?:n't| not)|"
+               r"can't|cannot) (?:work|help|apply|exist)|no longer (?:works|true|correct|"
+               r"applies)|not here|not anymore|works|worked|correct|right|true|partly right")
+_LEAD_EVAL = re.compile(
+    r"^(?P<pp>(?:(?:for|on|in|at|with)\s+[^,:;]{2,40}?)\s*,?\s*)?"
+    r"(?:(?:that|this|it|the answer|your answer|which)(?:'s|\s+is|\s+was)?\s+"
+    r"(?:\w+\s+){0,2}?|(?:that|this)\s+\w+\s+)?"
+    r"(?:" + _EVAL_WORDS + r")\b(?P<pp2>\s+(?:for|on|in|at|with)\s+[^,:;]{2,40}?)?"
+    r"\s*(?:[,:;]|\s[\u2014\u2013-])\s+(?=\S)", re.IGNORECASE)
+
+
+def clean_sentence(sentence: str) -> str:
+    """A claim as it goes into a body: opening discourse markers, a leading verdict on
+    the answer ("That's wrong for CorpNet: ..." keeps "For CorpNet, ..."), reported
+    speech ("You said X, but ..."), anecdote clauses and trailing chatter removed."""
+    s = strip_discourse(sentence)
+    m = _LEAD_EVAL.match(s)
+    if m and len(tokens(s[m.end():])) >= 3 and not any(
+            i.kind in ("number", "keys", "menu", "path", "url", "quoted", "dotted", "tech")
+            for i in items(s[:m.end()])):
+        pp = (m.group("pp") or m.group("pp2") or "").strip(" ,")
+        rest = strip_discourse(s[m.end():])
+        s = f"{pp[0].upper()}{pp[1:]}, {rest}" if pp else rest
+    # "You said X, but Y" / "The answer says X; Y": keep only what the user states.
+    if _REPORTED.match(s):
+        clauses = clause_split(s)
+        if len(clauses) < 2:
+            return ""
+        s = strip_discourse(" ".join(clauses[1:]))
+    # A short label before a colon ("It can:", "Quicker way:") or a verdict clause
+    # ("..., that's not it") carries nothing the rest does not say better.
+    head, colon, tail = s.partition(": ")
+    if colon and len(tokens(head)) <= 3 and len(tokens(tail)) >= 4 and not items(head):
+        s = tail[0].upper() + tail[1:]
+    clauses = re.split(r",\s+", s)
+    if len(clauses) > 1:
+        kept = [c for c in clauses if not verdict(c)]
+        if kept and len(kept) < len(clauses):
+            s = ", ".join(kept)
+            s = s[0].upper() + s[1:]
+    parts = re.split(r"(;\s+)", s)
+    if len(parts) > 1:
+        kept = [p for p in parts[::2] if not _ANECDOTE.search(p) or len(parts) == 1]
+        s = "; ".join(p.strip() for p in kept if p.strip())
+    s = _TRAILING_CHATTER.sub("", s).strip(" ,;-")
+    if not s or len(tokens(s)) < 2:
+        return ""
+    s = s[0].upper() + s[1:]
+    return s if s[-1] in ".!?" else s + "."
+
+
+def _resolve(sentence: str, antecedent: str) -> str:
+    m = _SUBJECT_NP.match(strip_discourse(antecedent))
+    if not m:
+        return sentence
+    subject = m.group(1)
+    head = sentence.split(" ", 1)
+    word = head[0].lower()
+    rest = head[1] if len(head) > 1 else ""
+    if word in ("it", "they", "this", "that"):
+        return f"{subject[0].upper()}{subject[1:]} {rest}".strip()
+    if word in ("it's", "they're"):
+        verb = "is" if word == "it's" else "are"
+        return f"{subject[0].upper()}{subject[1:]} {verb} {rest}".strip()
+    return sentence
+
+
+def merge_to(sentences: Sequence[str], limit: int) -> list[str]:
+    """At most ``limit`` sentences: when there are more, the shortest neighbouring pair
+    is joined with a semicolon until they fit (nothing is dropped)."""
+    out = list(sentences)
+    while len(out) > limit:
+        i = min(range(len(out) - 1), key=lambda k: len(out[k]) + len(out[k + 1]))
+        second = out[i + 1]
+        first_word = second.split(" ", 1)[0]
+        if not (first_word.isupper() or first_word[1:].lower() != first_word[1:]
+                or _is_name_start(second)):
+            second = second[0].lower() + second[1:]
+        out[i:i + 2] = [out[i].rstrip(".!") + "; " + second]
+    return out
+
+
+def _is_name_start(sentence: str) -> bool:
+    return any(i.start == 0 and i.kind in ("name", "menu", "keys", "tech", "dotted")
+               for i in items(sentence))
+
+
+# ---------------------------------------------------------------------------------------
+# Fact triple
+# ---------------------------------------------------------------------------------------
+
+_PRIORITY = ("keys", "menu", "path", "url", "email", "quoted", "dotted", "tech", "number",
+             "name")
+
+
+def fact_triple(first: str, body: str, ctx: FeedbackContext) -> tuple[str, str, str]:
+    """(subject, predicate, object) of the correction: the subject is the trigger
+    query's topic (so corrections of the same question meet under one key), the object
+    the corrected value: the most specific item the body asserts (outside a negated
+    clause) that the answer did not state, verbatim from the body."""
+    subject = _action(first) or task_of(ctx.query)
+    found = items(body)
+    answer_keys = {i.key for i in items(ctx.answer)}
+    answer_norm = normalize(ctx.answer)
+
+    scope = normalize(scope_of(body))
+
+    def rank(i: Item) -> tuple[int, int, int, int]:
+        new = i.key not in answer_keys and i.key not in answer_norm
+        positive = not is_negated(body, i)
+        kind = _PRIORITY.index(i.kind) if i.kind in _PRIORITY else len(_PRIORITY)
+        if i.kind == "name" and i.text.isupper():
+            kind += 1  # an acronym ("IT") is rarely the corrected value
+        in_scope = bool(scope) and i.key in scope
+        return (int(in_scope) + (0 if positive else 1), 0 if new else 1, kind, i.start)
+
+    only = re.search(r"\bonly\s+(?:the\s+|an?\s+)?((?:[A-Z][\w-]*\s?)+)", body)
+    obj = ""
+    if only:
+        obj = re.sub(r"\s+(?:role|roles|team|group)$", "", only.group(1).strip())
+    candidates = sorted((i for i in found if i.kind != "role"), key=rank)
+    if not obj and candidates:
+        obj = candidates[0].text
+    if not obj:
+        roles = [i.text for i in found if i.kind == "role"]
+        obj = roles[0] if roles else _predicate_phrase(first)
+    chosen = next((i for i in found if i.text == obj), None)
+    low = first.lower()
+    if obj and set(tokens(obj)) & ROLE_WORDS:
+        predicate = "allowed_role"
+    elif chosen is not None and chosen.kind == "keys":
+        predicate = "shortcut"
+    elif (chosen is not None and chosen.kind in ("menu", "path", "url")) or re.search(
+            r"\b(?:is|are|lives|sits)\s+(?:in|under|on|at)\b|\blocated\b", low):
+        predicate = "location"
+    elif re.search(r"\b(?:requires?|needs?|must|mandatory|required)\b", low):
+        predicate = "requirement"
+    elif chosen is not None and chosen.kind == "number":
+        predicate = "limit"
+    elif re.search(r"\b(?:not|no|never|disabled|blocked|forbidden|cannot|can't)\b", low):
+        predicate = "restriction"
+    else:
+        predicate = "value"
+    return subject or " ".join(sorted(_content_words(first)))[:80], predicate, obj
+
+
+_ACTION = re.compile(r"\b(?:can|can't|cannot|may|must|is able to|are able to|allowed to)\s+"
+                     r"((?:[\w'-]+\s?){1,8})", re.IGNORECASE)
+_ACTION_STOP = re.compile(r"\s+(?:from|in|on|at|while|when|if|but|and|because|unless|via|"
+                          r"through|for|with|by)\b.*$", re.IGNORECASE)
+
+
+def _action(sentence: str) -> str:
+    """The action a rule is about ("only the Workspace Owner can reset another user's
+    password" -> "reset another user's password"), or ""."""
+    m = _ACTION.search(sentence)
+    if not m:
+        return ""
+    phrase = _ACTION_STOP.sub("", m.group(1)).strip(" .,;")
+    phrase = re.sub(r"^(?:only|also|not|now|still|no longer)\s+", "", phrase,
+                    flags=re.IGNORECASE)
+    first = tokens(phrase)[:1]
+    if len(phrase.split()) < 2 or not first or first[0] in ("be", "see", "have", "get"):
+        return ""
+    return phrase.lower()
+
+
+def _content_words(text: str) -> set[str]:
+    from query.text import STOPWORDS
+
+    return {w for w in tokens(text) if w not in STOPWORDS and len(w) > 1}
+
+
+def _predicate_phrase(sentence: str) -> str:
+    """The words after the first verb-like word of a sentence (at most six)."""
+    m = re.search(r"\b(?:is|are|must|should|can|cannot|can't|only|needs?|requires?|has|have"
+                  r"|uses?)\s+((?:[\w'./>+-]+\s*){1,6})", sentence)
+    return m.group(1).strip(" .,;") if m else " ".join(sentence.split()[:6]).strip(" .,;")

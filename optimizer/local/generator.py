@@ -12,8 +12,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import numpy as np
+
 from optimizer.accounting import Meter, estimate_tokens
-from optimizer.local.lexicon import coverage, sentences, stems
+from optimizer.claims import STRONG_KINDS, content_stems, item_keys
+from optimizer.fidelity import answer_verdict, stale_claims
+from optimizer.local.lexicon import coverage, sentences
 from optimizer.types import Answer, ContextPassage, Extraction, Judgement, NuggetDraft
 from query.embeddings import CachedVectors, Embedder
 
@@ -62,26 +66,39 @@ class LocalGenerator:
 
 
 class LocalJudge:
-    """Judges compliance with the correction, faithfulness and groundedness."""
+    """Judges an answer against the corrected facts mechanically (optimizer.fidelity):
+    compliance from fact coverage and stale claims, faithfulness from the sentences the
+    answer attributes to the nugget, non-regression, groundedness from citations."""
+
+    def __init__(self, embedder: Embedder | None = None) -> None:
+        self._vectors = CachedVectors(embedder, 4096) if embedder else None
 
     def judge(self, query: str, answer: str, nugget: NuggetDraft, extraction: Extraction,
-              meter: Meter) -> Judgement:
-        """Heuristic judgement on the four axes of DESIGN section 5."""
+              meter: Meter, *, facts: Sequence[str] = (), superseded: str = "") -> Judgement:
+        """The four judge axes (see the class docstring)."""
         meter.check("judge")
-        low = answer.lower()
-        states_value = bool(extraction.object) and extraction.object.lower() in low
-        subject_cov = len(stems(extraction.subject) & stems(answer)) / max(
-            1, len(stems(extraction.subject)))
-        nugget_sents = {s.strip() for s in sentences(nugget.body)}
-        answer_sents = [s.split(" [")[0].strip() for s in sentences(answer)]
-        faithful = all(s in nugget_sents for s in answer_sents if s in nugget_sents) and (
-            not states_value or any(s in nugget_sents for s in answer_sents))
-        if states_value and subject_cov >= 0.5:
-            compliance = "addresses"
-        elif states_value or subject_cov >= 0.5:
-            compliance = "partial"
-        else:
-            compliance = "misses"
+        stated = list(facts) or [s for s in sentences(nugget.body) if s.strip()]
+        vectors = self._vectors
+        embed = (lambda texts: np.asarray(vectors(list(texts)))) if vectors is not None \
+            else None
+        compliance = answer_verdict(answer, stated, superseded, embed)
+        faithful = all(_faithful(a, sentences(f"{nugget.title}. {nugget.body}"))
+                       for a in sentences(answer))
+        stale = bool(superseded) and bool(stale_claims("", answer, superseded, stated))
+        non_regression = bool(answer.strip()) and not stale
         grounded = "[" in answer or answer.startswith("I could not")
         meter.record("judge", estimate_tokens(query, answer, nugget.text()), 8, estimated=True)
-        return Judgement(compliance, faithful, bool(answer.strip()), grounded)
+        return Judgement(compliance, faithful, non_regression, grounded)
+
+
+def _faithful(answer_sentence: str, nugget_sentences: Sequence[str]) -> bool:
+    """An answer sentence drawn from the nugget (half of its words shared with one of
+    the nugget's sentences) keeps every concrete item of that sentence."""
+    words = content_stems(answer_sentence)
+    for ns in nugget_sentences:
+        theirs = content_stems(ns)
+        if words and theirs and len(words & theirs) / len(words | theirs) >= 0.5:
+            mine = item_keys(answer_sentence)
+            return all(k in mine or k in answer_sentence.lower()
+                       for k in item_keys(ns, STRONG_KINDS))
+    return True

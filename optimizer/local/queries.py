@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from optimizer.accounting import Meter, estimate_tokens
+from optimizer.claims import items
 from optimizer.local.lexicon import (
     PERSON_WORDS,
     ROLE_WORDS,
@@ -21,6 +22,7 @@ from optimizer.local.lexicon import (
     near_duplicate,
     stem,
 )
+from optimizer.local.titles import task_of
 from optimizer.types import Extraction, NuggetDraft
 from query.embeddings import CachedVectors, Embedder
 from query.text import STOPWORDS, words
@@ -111,10 +113,16 @@ def _roles_in(text: str) -> list[str]:
 
 
 def synthetic_queries(extraction: Extraction, draft: NuggetDraft,
-                      vocabulary: Sequence[str]) -> list[str]:
-    """Future queries the nugget should answer, written from its fact."""
+                      vocabulary: Sequence[str], q0: str = "") -> list[str]:
+    """Future queries the nugget should answer, written from its fact: what the trigger
+    query asks about (its task), asked the ways the fact's kind is asked about, and the
+    names the correction gives (settings, places, items) next to the task."""
     subj, obj, scope = extraction.subject, extraction.object, extraction.scope
+    task = task_of(q0) if q0 else subj
     in_scope = f" in {scope}" if scope and scope != "global" else ""
+    names = [i.text for i in items(draft.body) if i.kind in ("name", "menu", "keys", "dotted",
+                                                              "tech", "path", "quoted")]
+    place = names[0].split(">")[-1].strip() if names else ""
     out: list[str] = []
     if extraction.predicate == "allowed_role":
         others = [r for r in _roles_in(draft.body) if r.lower() != obj.lower()]
@@ -124,16 +132,29 @@ def synthetic_queries(extraction: Extraction, draft: NuggetDraft,
                 f"permissions needed to {subj}",
                 f"{obj} vs {other} capabilities",
                 f"who is allowed to {subj}"]
-    else:
-        out += [f"what is the {extraction.predicate.replace('_', ' ')} for {subj}{in_scope}",
-                f"{subj}{in_scope}",
-                f"is it {obj} for {subj}",
-                f"{subj} {obj}",
-                f"where to check {subj}"]
+    elif extraction.predicate == "shortcut":
+        out += [f"keyboard shortcut to {task}", f"{task} shortcut key",
+                f"which keys {task}{in_scope}"]
+    elif extraction.predicate == "location":
+        out += [f"where is the setting to {task}", f"{task} setting missing",
+                f"where to find {place or obj}{in_scope}"]
+    elif extraction.predicate in ("restriction", "requirement"):
+        out += [f"why can't I {task}", f"{task} not allowed", f"{task} requirements",
+                f"is {task} possible{in_scope}"]
+    elif extraction.predicate == "limit":
+        out += [f"{task} limit", f"how long {task}", f"maximum {task}"]
+    keys = " ".join(content_terms(task)[:5]) or task
+    if extraction.predicate not in ("allowed_role", "shortcut", "location", "restriction",
+                                    "requirement", "limit"):
+        out += [f"what is the right {obj} for {keys}" if obj else f"{keys} answer",
+                f"{keys} not working{in_scope}", f"{keys} {obj}".strip()]
+    out += [f"{keys} {n}" for n in names[:3] if n.lower() not in task]
+    out += [f"{keys} help", f"{keys} {scope}" if in_scope else f"problem with {keys}"]
     extra = [v for v in vocabulary if v.lower() not in draft.text().lower()][:2]
     if extra:
-        out.append(f"{subj} {' '.join(extra)}")
-    return [o for o in dict.fromkeys(" ".join(x.split()) for x in out) if o]
+        out.append(f"{task} {' '.join(extra)}")
+    kept = [o for o in dict.fromkeys(" ".join(x.split()) for x in out) if o]
+    return [o for o in kept if not q0 or not near_duplicate(o, q0)]
 
 
 SYNONYM_MIN = 0.6  # cosine a corpus word needs to stand in for a query word
@@ -211,11 +232,11 @@ class LocalAnchors:
                 break
             if not any(near_duplicate(q, o) for o in out):
                 out.append(q)
-        synth = synthetic_queries(extraction, draft, vocabulary)
+        synth = synthetic_queries(extraction, draft, vocabulary, q0)
         if vocabulary:
             close = self.synonyms.closest(q0, [v for v in vocabulary
                                                if v.lower() not in draft.text().lower()], 3)
-            topical = [f"{extraction.subject or ' '.join(terms[:4])} {' '.join(close)}"
+            topical = [f"{task_of(q0) or ' '.join(terms[:4])} {' '.join(close)}"
                        ] if close else []
             synth = [*topical, *synth]
         for q in synth:

@@ -1,11 +1,21 @@
 """Local reflector: revise from the failure trace itself (RePAIR), no error taxonomy.
 
-For each failed probe it looks at the probe's words the nugget lacks, and at the
-competitor that outranked it: what the competitor shares with the probe, and what sets it
-apart. It then (1) rewrites the title around the action, the corrected value and the
-scope, (2) adds one sentence that separates the nugget from the competitor, using only
-words from the correction and the competitor's topic, and (3) adds anchors in the probes'
-vocabulary. It never adds numbers, versions, roles or names (the guard checks it too).
+Discoverability work goes into anchors: search keys the retriever matches and the
+generator never reads. For the failed probes the reflector adds
+
+1. the probes' words the nugget lacks, next to the words of its topic (so a user who
+   says "greyed out" or "isn't working" meets the nugget);
+2. where a competitor that outranked the nugget is a near miss (its topic mostly in the
+   correction's own words: "resetting your own password" against a correction about
+   resetting another user's), an anchor that puts the two apart;
+3. the correction's own words the failed probes used, with the scope.
+
+The title and body keep the user's words: a body is what the generator reads as fact,
+so the reflector never writes sentences into it. It may reorder the body's sentences so
+that the one the failed probes ask about comes first, when no sentence leans on the one
+before it ("It", "They", "This"), and it may title the nugget with the correction's own
+first statement instead of the trigger query when that statement shares more words with
+the failed probes.
 """
 
 from __future__ import annotations
@@ -13,40 +23,24 @@ from __future__ import annotations
 import re
 
 from optimizer.accounting import Meter, estimate_tokens
-from optimizer.local.lexicon import capitalize, content_terms, ensure_period, sentences, stem
+from optimizer.claims import split_sentences
+from optimizer.local.lexicon import content_terms, stem
 from optimizer.local.lexicon import stems as stem_set
-from optimizer.local.queries import VERBS
+from optimizer.local.titles import task_of
 from optimizer.roles import ReflectionInput
 from optimizer.types import NuggetDraft, Revision
 from query.text import words
 
 MAX_ANCHORS = 10
 _CAPS = re.compile(r"\b[A-Z][\w-]*\b")
-
-
-def _gerund(phrase: str) -> str:
-    """'reset another user's password' -> 'resetting another user's password'."""
-    parts = phrase.split()
-    if not parts:
-        return phrase
-    verb = parts[0].lower()
-    if verb.endswith("ing") or verb not in VERBS:
-        return phrase
-    if verb.endswith("e") and not verb.endswith("ee"):
-        g = verb[:-1] + "ing"
-    elif (len(verb) >= 3 and verb[-1] not in "aeiouwxy" and verb[-2] in "aeiou"
-          and verb[-3] not in "aeiou" and verb not in ("open", "edit", "visit", "enter", "offer")):
-        g = verb + verb[-1] + "ing"
-    else:
-        g = verb + "ing"
-    return " ".join([g, *parts[1:]])
+_LEANS_BACK = re.compile(r"^(?:it|its|it's|they|they're|this|that|these|those|there|then|"
+                         r"also|and|but|so)\b", re.IGNORECASE)
 
 
 def _confusable(topic: str, context: str) -> bool:
     """True when a competitor's topic is mostly in the correction's own words: a near
-    miss worth telling apart ("resetting your own password" against a correction about
-    resetting another user's). Spelling out an unrelated competitor's topic in the nugget
-    would only make the nugget match that topic's queries."""
+    miss worth telling apart. Spelling out an unrelated competitor's topic would only
+    make the nugget match that topic's queries."""
     own = stem_set(topic)
     return bool(own) and len(own & stem_set(context)) / len(own) > 0.5
 
@@ -60,30 +54,32 @@ def _topic(title: str, context: str) -> str:
     return " ".join(kept).lower().strip(" .:;")
 
 
-_QUESTION_HEAD = re.compile(
-    r"^(?:how (?:do|can|should) (?:i|we|you)|how to|why (?:can't|cannot|doesn't|won't|isn't)"
-    r"(?: (?:my|the|our|i))?|what is|where (?:do|can) (?:i|we)|where is|can (?:i|we)|"
-    r"is it possible to)\s+", re.IGNORECASE)
+def _reorder(body: str, queries: list[str]) -> str:
+    """The body with the sentence the queries share most words with first, unless a
+    sentence refers back to the one before it (then the order stays)."""
+    sents = split_sentences(body)
+    if len(sents) < 2 or any(_LEANS_BACK.match(s) for s in sents[1:]):
+        return body
+    want = stem_set(" ".join(queries))
+    best = max(range(len(sents)), key=lambda i: (len(stem_set(sents[i]) & want), -i))
+    if best == 0 or not stem_set(sents[best]) & want:
+        return body
+    return " ".join([sents[best], *sents[:best], *sents[best + 1:]])
 
 
-def _q0_phrase(q0: str) -> str:
-    """The trigger query as a heading: question words and the question mark removed."""
-    return capitalize(_QUESTION_HEAD.sub("", q0.strip().rstrip("?").strip()))
+MAX_STATEMENT_WORDS = 16
 
 
-_SYMPTOMS = ("isn't working", "not working", "doesn't work", "is greyed out", "greyed out",
-             "is missing", "missing", "fails", "is disabled", "won't work")
-
-
-def _symptom(queries: list[str]) -> str:
-    """The first symptom wording the failed probes use ("isn't working", ...)."""
-    for q in queries:
-        low = q.lower()
-        for s in _SYMPTOMS:
-            if s in low:
-                return s if s.startswith(("is", "isn't", "not", "does", "won't")) or \
-                    " " in s else f"is {s}"
-    return "does not work"
+def _statement_title(body: str) -> str:
+    """The body's first claim as a title: its first sentence, cut at a semicolon or
+    colon when longer than MAX_STATEMENT_WORDS, or "" when no clause is short enough."""
+    sents = split_sentences(body)
+    if not sents or _LEANS_BACK.match(sents[0]):
+        return ""
+    first = sents[0].rstrip(".!")
+    if len(first.split()) > MAX_STATEMENT_WORDS:
+        first = re.split(r"\s*[;:]\s+", first)[0]
+    return first if 4 <= len(first.split()) <= MAX_STATEMENT_WORDS else ""
 
 
 class LocalReflector:
@@ -95,72 +91,48 @@ class LocalReflector:
         draft, ex = inp.draft, inp.extraction
         failed = [p for p in inp.probes if not p.passed]
         edits: list[str] = []
-        subject = ex.subject or " ".join(content_terms(inp.q0)[:5])
-        action = _gerund(subject)
-        scope = f" ({ex.scope})" if ex.scope and ex.scope != "global" else ""
+        topic = task_of(inp.q0) or " ".join(content_terms(inp.q0)[:5])
+        scope = f" {ex.scope}" if ex.scope and ex.scope != "global" else ""
         ctx_stems = {stem(w) for w in content_terms(inp.correction_context)}
 
-        # Probe words the nugget lacks; those the correction context also uses may go into
-        # the title, the rest only into anchors.
         have = {stem(w) for w in content_terms(draft.text())}
         missing: list[str] = []
         for p in failed:
             for w in content_terms(p.query):
                 if stem(w) not in have and w not in missing:
                     missing.append(w)
-        place = next((m for m in re.findall(r"\b(?:from|in|on) the ([a-z-]+ [a-z-]+)\b",
-                                            inp.q0.lower())), "")
-        where = f" from the {place}" if place and place not in draft.title.lower() else ""
-        if ex.predicate == "allowed_role":
-            title = f"{capitalize(action)}{where} is restricted to the {ex.object}{scope}"
-        else:
-            # A bare subject ("wallpaper") reads better, and is found more often, in the
-            # trigger query's own words ("Change the desktop wallpaper").
-            head = _q0_phrase(inp.q0)
-            if not stem_set(subject) <= stem_set(head):
-                head = capitalize(action)
-            title = f"{head}: {ex.object}{scope}"
-        if title != draft.title:
-            edits.append(f"title: {draft.title!r} -> {title!r}")
-
-        body_sents = sentences(draft.body)
-        competitors = [c for p in failed for c in p.competitors[:1]]
-        contrast = ""
-        if competitors:
-            topic = _topic(competitors[0].title, inp.correction_context)
-            symptom = _symptom([p.query for p in failed])
-            if topic and topic not in draft.body.lower() and _confusable(
-                    topic, inp.correction_context):
-                # Symptom wording and the competitor's topic: no facts, only the words that
-                # tell a reader (and the ranker) which situation this nugget is about.
-                contrast = ensure_period(
-                    f"If {action} {symptom}, this is why; it does not concern {topic}")
-        if contrast:
-            body_sents = [*[b for b in body_sents if not b.startswith("If ")][:2], contrast]
-            edits.append(f"body: added contrast {contrast!r}")
-        body = " ".join(body_sents)
 
         anchors = list(draft.anchors)
+
+        def add(anchor: str, why: str) -> None:
+            anchor = " ".join(anchor.split())
+            if anchor and anchor not in anchors:
+                anchors.append(anchor)
+                edits.append(f"anchor+ ({why}): {anchor!r}")
+
         if missing:
-            terms = " ".join(missing[:6])
-            new = f"{terms} - {subject}"
-            if new not in anchors:
-                anchors.append(new)
-                edits.append(f"anchor+: {new!r}")
-        for c in competitors[:2]:
-            topic = _topic(c.title, inp.correction_context)
-            if topic and _confusable(topic, inp.correction_context):
-                new = f"{subject} vs {topic}"
-                if new not in anchors:
-                    anchors.append(new)
-                    edits.append(f"anchor+: {new!r}")
+            add(f"{' '.join(missing[:6])} {topic}", "words of the failed probes")
+        for c in [c for p in failed for c in p.competitors[:1]][:2]:
+            other = _topic(c.title, inp.correction_context)
+            if other and _confusable(other, inp.correction_context) and \
+                    stem_set(other) != stem_set(topic):
+                add(f"{topic} not {other}", f"told apart from {c.title!r}")
         in_context = [w for w in missing if stem(w) in ctx_stems]
         if in_context:
-            new = f"{' '.join(in_context[:5])} {subject}{scope}"
-            if new not in anchors:
-                anchors.append(new)
-                edits.append(f"anchor+: {new!r}")
+            add(f"{' '.join(in_context[:5])} {topic}{scope}", "the correction's own words")
         anchors = anchors[-MAX_ANCHORS:]
+
+        title = draft.title
+        statement = _statement_title(draft.body)
+        want = stem_set(" ".join(p.query for p in failed))
+        if statement and len(stem_set(statement) & want) > len(stem_set(title) & want):
+            title = statement
+            edits.append(f"title: {draft.title!r} -> {title!r} (the correction's own "
+                         "statement, closer to the failed probes)")
+        body = _reorder(draft.body, [p.query for p in failed])
+        if body != draft.body:
+            edits.append("body: sentences reordered, the one the failed probes ask about "
+                         "first")
         revised = NuggetDraft(title, body, tuple(anchors))
         meter.record("reflector", estimate_tokens(draft.text(), *(p.query for p in failed)),
                      estimate_tokens(revised.text()), estimated=True)

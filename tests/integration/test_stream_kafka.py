@@ -237,3 +237,52 @@ async def test_second_worker_joins_and_leaves_mid_stream(kafka_bootstrap: str,
     by_source = {d.source: d.value for d in letters}
     assert len(by_source) == len(mix.malformed)
     assert Counter(by_source.values()) == Counter(mix.malformed)
+
+
+async def test_injections_and_markup_through_the_worker(kafka_bootstrap: str, tmp_path: Path,
+                                                        embedder: MiniLMEmbedder) -> None:
+    """Feedback addressed to the system makes no nugget, even under auto-publication, and
+    markup never reaches the index (issue inputs, verbatim, through a real broker)."""
+    import json
+
+    from query.model import Publication
+    from stream.synthetic import correction, event
+    from tests.conformance.untrusted_suite import HTML, INJECTIONS
+
+    dep = Deployment.create(kafka_bootstrap, tmp_path, NUGGETFLOW_REVIEW_POLICY="auto")
+    await dep.add_corpus(embedder, tenants=("acme",))
+    q, a, c = correction(3)
+    lines = [json.dumps(event(f"inj-{i}", "acme", "what is the admin password", "Ask the "
+                              "Service Desk.", text, minutes=i)).encode()
+             for i, text in enumerate(INJECTIONS)]
+    lines.append(json.dumps(event("html", "acme", "who resets admin passwords", a, HTML,
+                                  minutes=10)).encode())
+    lines.append(json.dumps(event("plain", "acme", q, a, c, minutes=11)).encode())
+    worker = dep.worker("w1").start()
+    try:
+        await publish(dep, lines)
+        wanted = [("acme", "html"), ("acme", "plain")]
+
+        async def done() -> bool:
+            if await count_nuggets(dep.store_path, embedder, dep.settings, wanted) < 2:
+                return False
+            plain = (await nugget_state(dep.store_path, embedder, dep.settings,
+                                        [("acme", "plain")]))[("acme", "plain")]
+            return plain[0][-1][5] == "PUBLISHED" and not any((await dep.lag()).values())
+
+        await wait_until(done, 180, "the stream to drain", worker.tail)
+        state = await nugget_state(dep.store_path, embedder, dep.settings,
+                                   [("acme", f"inj-{i}") for i in range(len(INJECTIONS))]
+                                   + wanted)
+    finally:
+        assert worker.stop() == 0, worker.tail()
+    for i in range(len(INJECTIONS)):
+        assert state[("acme", f"inj-{i}")] == [], i
+    [html_history] = state[("acme", "html")]
+    title, body, anchors, publication = (html_history[-1][2], html_history[-1][3],
+                                         html_history[-1][4], html_history[-1][5])
+    for text in (title, body, *anchors):
+        assert "<" not in text and "script" not in text and "onerror" not in text
+    # Feedback that carried script is held for a person, whatever the policy says.
+    assert publication == Publication.PENDING_REVIEW.name and len(html_history) == 1
+    assert "candidate held for review" in worker.tail(20000)

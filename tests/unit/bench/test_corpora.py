@@ -11,6 +11,7 @@ import pytest
 
 from bench.corpora import (
     ManText,
+    debian_handbook_corpus,
     gnome_help_corpus,
     gnome_help_page,
     is_clean_sentence,
@@ -337,3 +338,151 @@ def test_gnome_help_cli_writes_corpus_and_titles(tmp_path: Path) -> None:
     assert {r["tenant"] for r in rows} == {"gnome"}
     assert titles.read_text(encoding="utf-8").splitlines() == [
         "Copy or move files and folders", "Rename a file or folder"]
+
+
+# --------------------------------------------------------------------------------------
+# The Debian Administrator's Handbook (DocBook XHTML)
+# --------------------------------------------------------------------------------------
+
+_XHTML_HEAD = """<?xml version="1.0" encoding="UTF-8" standalone="no"?>
+<html xmlns="http://www.w3.org/1999/xhtml"><head><title>{title}</title>{links}</head><body>
+<ul class="docnav top"><li class="previous"><a href="index.html"><strong>Prev</strong></a></li>
+</ul>"""
+_XHTML_TAIL = """<ul class="docnav"><li class="next"><a href="x.html">Next</a></li></ul>
+</body></html>"""
+
+HB_INDEX = _XHTML_HEAD.format(
+    title="The Handbook", links='<link rel="next" href="frob.html" title="Chapter 1" />') + """
+<div class="book"><div class="titlepage"><h1 class="title">The Handbook</h1></div>
+<div class="legalnotice"><p>Legal text that is never read.</p></div></div>""" + _XHTML_TAIL
+
+HB_CHAPTER = _XHTML_HEAD.format(
+    title="Chapter 1. Frobbing", links='<link rel="up" href="index.html" />'
+    '<link rel="next" href="sect.frob-tools.html" />') + """
+<div class="chapter"><div class="titlepage"><div><div><h1 class="title">
+<a xmlns="" id="frob"></a>Chapter 1. Frobbing <code class="command">widgets</code></h1>
+</div></div></div>
+<div class="toc"><dl class="toc"><dt><a href="frob.html#sect.frob-basics">1.1. Basics</a></dt>
+</dl></div>
+<div class="highlights"><div class="para">
+  Frobbing is what keeps every widget tree balanced, and the administrators of this
+  company learned it the hard way over many long nights in the server room.
+</div></div>
+<a id="id-1.2.3" class="indexterm"></a>
+<div class="section"><div class="titlepage"><div><div><h2 class="title">
+<a xmlns="" id="sect.frob-basics"></a>1.1. Basics of <code class="command">frob</code></h2>
+</div></div></div>
+<div class="para">
+  The <code class="command">frob</code> command reads <code class="filename">/etc/frob.conf</code>
+  and adjusts the frobs. It needs root rights:
+</div>
+<pre class="screen"><code class="computeroutput">$ </code><strong class="userinput"><code>sudo frob
+  --all</code></strong>
+frobbed 3 widgets
+<code class="computeroutput"># </code><strong class="userinput"><code>frob -n</code></strong></pre>
+<div class="example"><p class="title"><strong>Example 1.1. A frob.conf file</strong></p>
+<div class="example-contents"><pre class="programlisting"># the level
+level = 3
+</pre></div></div>
+<div class="figure"><p class="title"><strong>Figure 1.1. A frob</strong></p>
+<div class="mediaobject"><img src="images/frob.png" alt="frob" /></div></div>
+<div class="sidebar"><div class="titlepage"><div><div><p class="title"><strong>
+<span class="emphasis"><em>TIP</em></span> Dry runs</strong></p></div></div></div>
+<div class="para">Use <code class="command">frob -n</code> first; the manual is online.
+<div xmlns="" class="url">→ <a xmlns="http://www.w3.org/1999/xhtml"
+ href="https://frob.example/">https://frob.example/</a></div></div></div>
+<div class="section"><div class="titlepage"><div><div><h3 class="title">
+<a xmlns="" id="id-1.4.5.6"></a>1.1.1. Frob Levels</h3></div></div></div>
+<div class="para">Levels go from 1 to 9, and the default level is 3 on every Debian system
+  unless /etc/frob.conf says otherwise. Higher levels frob harder but take longer.</div>
+<div class="itemizedlist"><ul><li class="listitem"><div class="para">Level 1: gentle</div></li>
+<li class="listitem"><div class="para">Level 9: brutal</div></li></ul></div>
+<div class="section"><div class="titlepage"><div><div><h4 class="title">
+<a xmlns="" id="sect.frob-level-zero"></a>1.1.1.1. Level Zero</h4></div></div></div>
+<div class="para">Level 0 disables frobbing.</div>
+<div class="table"><p class="title"><strong>Table 1.1. Levels</strong></p>
+<div class="table-contents"><table><tbody><tr><td>0</td><td>off</td></tr></tbody></table>
+</div></div>
+</div></div>
+<div class="section"><div class="titlepage"><div><div><h3 class="title">
+<a xmlns="" id="sect.frob-tiny"></a>1.1.2. Tiny</h3></div></div></div>
+<div class="para">Too short to stand alone.</div></div>
+</div></div>""" + _XHTML_TAIL
+
+HB_SECT = _XHTML_HEAD.format(
+    title="1.2. Tools", links='<link rel="up" href="frob.html" />'
+    '<link rel="next" href="frob.html" />') + """
+<div class="section"><div class="titlepage"><div><div><h2 class="title">
+<a xmlns="" id="sect.frob-tools"></a>1.2. Tools</h2></div></div></div>
+<div class="para">Only <code class="command">frob</code> itself.</div>
+<div class="section"><div class="titlepage"><div><div><h3 class="title">
+<a xmlns="" id="id-1.5.2"></a>1.2.1. Frob Levels</h3></div></div></div>
+<div class="para">The tools accept the same levels as the frob command, from 1 to 9, and
+  they refuse any level that /etc/frob.conf does not allow for the calling user.</div>
+</div></div>""" + _XHTML_TAIL
+
+
+def _handbook_dir(root: Path) -> Path:
+    """A tiny en-US folder: index, one chapter file and one section file."""
+    root.mkdir(parents=True, exist_ok=True)
+    (root / "index.html").write_text(HB_INDEX, encoding="utf-8")
+    (root / "frob.html").write_text(HB_CHAPTER, encoding="utf-8")
+    (root / "sect.frob-tools.html").write_text(HB_SECT, encoding="utf-8")
+    return root
+
+
+def test_debian_handbook_corpus_sections(tmp_path: Path) -> None:
+    """One record per section; deep ones folded, short ones merged; commands kept."""
+    records = debian_handbook_corpus(_handbook_dir(tmp_path), min_chars=80)
+    assert [(r["id"], r["title"], r["url"]) for r in records] == [
+        ("frob", "Frobbing widgets", "frob.html#frob"),
+        ("frob-basics", "Basics of frob", "frob.html#sect.frob-basics"),
+        ("frob-frob-levels", "Frob Levels (Basics of frob)", "frob.html#id-1.4.5.6"),
+        ("frob-tools-frob-levels", "Frob Levels (Tools)", "sect.frob-tools.html#id-1.5.2"),
+    ]
+    chapter, basics, levels, tool_levels = records
+    # "1.2. Tools" is too short: merged, title first, into its chapter (the "up" file).
+    assert chapter["text"] == "\n\n".join([
+        "Frobbing is what keeps every widget tree balanced, and the administrators of this "
+        "company learned it the hard way over many long nights in the server room.",
+        "Tools",
+        "Only frob itself.",
+    ])
+    # The short "1.1.2. Tiny" is merged into 1.1; only typed commands of a screen are
+    # kept; the example listing is kept without its caption; figures and index terms go.
+    assert basics["text"] == "\n\n".join([
+        "The frob command reads /etc/frob.conf and adjusts the frobs. It needs root rights:",
+        "$ sudo frob --all\n# frob -n",
+        "# the level\nlevel = 3",
+        "TIP Dry runs",
+        "Use frob -n first; the manual is online.",
+        "https://frob.example/",
+        "Tiny",
+        "Too short to stand alone.",
+    ])
+    # "1.1.1.1." is folded into 1.1.1 with its title; table rows are "cell | cell".
+    assert levels["text"].split("\n\n")[1:] == [
+        "Level 1: gentle", "Level 9: brutal", "Level Zero", "Level 0 disables frobbing.",
+        "0 | off"]
+    assert tool_levels["text"].startswith("The tools accept the same levels")
+
+
+def test_debian_handbook_corpus_keeps_deep_sections_when_folding_is_too_long(
+    tmp_path: Path,
+) -> None:
+    """With a small max_chars, 1.1.1.1 stays a record of its own (if long enough)."""
+    records = debian_handbook_corpus(_handbook_dir(tmp_path), min_chars=10, max_chars=100)
+    assert "frob-level-zero" in [r["id"] for r in records]
+    assert "Level Zero" not in next(r for r in records if r["id"] == "frob-frob-levels")["text"]
+
+
+def test_debian_handbook_cli_writes_corpus_and_titles(tmp_path: Path) -> None:
+    """The CLI writes {id, tenant, title, text, url} lines and a titles file."""
+    html_dir = _handbook_dir(tmp_path / "html")
+    out, titles = tmp_path / "o" / "corpus.jsonl", tmp_path / "o" / "titles.txt"
+    assert main(["debian-handbook", "--html-dir", str(html_dir), "--out", str(out),
+                 "--titles", str(titles), "--min-chars", "80"]) == 0
+    rows = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
+    assert [list(r) for r in rows] == [["id", "tenant", "title", "text", "url"]] * 4
+    assert {r["tenant"] for r in rows} == {"debian"}
+    assert titles.read_text(encoding="utf-8").splitlines() == [r["title"] for r in rows]

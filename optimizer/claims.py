@@ -1,0 +1,606 @@
+"""Properties of correction text: sentences, concrete items, negation, questions, address.
+
+A correction is judged by what its sentences *are*, not by the phrases they use: a
+sentence that names a concrete item (a number, version, path, key combination, quoted
+string, address, name or role) or states a rule (a modal, negation or policy verb over a
+specific object), and is not a question, an opinion or text addressed to the system, is
+a claim about the tenant's world. The local roles, the factual guard and the fidelity
+metrics of the evaluation all read text through this module, so "concrete item" means
+one thing everywhere (docs/architecture.md, "Nugget quality").
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from query.text import has_markup, plain_text
+
+__all__ = ["has_markup", "plain_text"]  # re-exported: feedback is read as plain text
+
+# ---------------------------------------------------------------------------------------
+# Words by grammatical class (closed classes, not phrasings)
+# ---------------------------------------------------------------------------------------
+
+#: Nouns naming roles and groups of people in an organisation.
+ROLE_WORDS = frozenset("""owner owners admin admins administrator administrators analyst
+analysts manager managers lead leads member members editor editors viewer viewers guest
+guests agent agents supervisor supervisors moderator moderators contributor contributors
+approver approvers auditor auditors operator operators developer developers engineer
+engineers officer officers staff employee employees contractor contractors intern interns
+technician technicians accountant accountants maintainer maintainers reviewer reviewers
+superuser superusers""".split())
+
+#: Modal verbs and words that make a statement a rule.
+MODALS = frozenset("""can can't cannot could may must mustn't should shouldn't shall only
+need needs required requires require mandatory allowed permitted able unable have has
+always never""".split())
+
+#: Negation and the words that overturn a state ("no longer", "disabled", "removed").
+NEGATIONS = frozenset("""not no never nothing none nobody neither nor cannot can't isn't
+aren't wasn't weren't doesn't don't didn't won't wouldn't shouldn't mustn't hasn't haven't
+hadn't without longer anymore disabled removed blocked forbidden prohibited denied
+unavailable gone deprecated discontinued retired dropped replaced instead rather
+unsupported obsolete outdated end-of-life eol unmaintained off""".split())
+
+#: Verbs and participles that state a policy or a configured state.
+POLICY = frozenset("""disabled enabled blocked forbidden prohibited allowed permitted
+required enforced locked managed restricted reserved mandatory set configured defaults
+default located lives live runs run hosted stored kept installed uninstalled mounted
+assigned limited capped expires expire renamed moved replaced removed deprecated handled
+owned approved denied applies apply use uses used must only always never""".split())
+
+#: Verbs of speaking or formatting: an imperative with one of these is addressed to the
+#: assistant about its answers ("stop saying ...", "answer in German").
+SPEECH_VERBS = frozenset("""say saying said answer answering reply replying respond
+responding write writing explain explaining tell telling mention mentioning repeat
+repeating format formatting phrase phrasing translate""".split())
+
+#: Evaluative words: a sentence built on them is an opinion, not a checkable claim.
+EVALUATIVE = frozenset("""good great bad terrible awful horrible slow slower fast faster
+annoying confusing confused useless useful helpful unhelpful nice perfect awesome excellent
+fine ok okay poor better worse best worst weird strange stupid silly ridiculous painful
+painfully frustrating frustrated happy unhappy love hate like dislike wow cool amazing clear
+unclear vague wordy verbose long short boring technical simple complicated hard easy
+difficult broken buggy mess messy garbage wrong incorrect inaccurate false nonsense
+misleading bogus""".split())
+
+#: Evaluative words that praise.
+POSITIVE = frozenset("""good great nice perfect awesome excellent helpful useful clear best
+better love amazing cool fantastic brilliant spot""".split())
+
+#: Intensifiers and hedges typical of opinion and chatter.
+INTENSIFIERS = frozenset("""really totally completely absolutely extremely utterly""".split())
+
+#: Words of success or thanks: with nothing new in the sentence, it is praise.
+SUCCESS = frozenset("""thanks thank thx ty cheers kudos worked works working fixed solved
+helped saved""".split())
+
+#: Discourse markers a sentence may open with; they carry no fact.
+_DISCOURSE = re.compile(
+    r"^(?:(?:no|nope|nah|yes|yeah|yep|well|actually|so|ok|okay|hi|hello|hey|fyi|btw|also|"
+    r"anyway|correction|update|note|heads[- ]up|hmm|um|uh|oh|sorry|please|pls|just so you "
+    r"know|for the record|to be clear|in fact|however|but|and)\b(?:\s*[,:;.!\u2014-]+\s*|\s+(?="
+    r"(?-i:[A-Z\d\"'“‘`~/]))|\s*$))+", re.IGNORECASE)
+
+_INTERROGATIVE = re.compile(r"^(?:what|why|how|where|when|which|who|whom|whose)\b",
+                            re.IGNORECASE)
+# "Does trash empty itself", "Is there a way to ...": an auxiliary verb opening a short
+# sentence, unless what follows shows a statement with its subject left out.
+_YESNO = re.compile(r"^(?i:do|does|did|is|are|was|were|will|would|should|could|can|may|has|"
+                    r"have)\s+"
+                    r"(?!(?i:not|only|also|never|always|just|still|be|been|being|already)\b)"
+                    r"[\w'-]+", )
+_AUX_QUESTION = re.compile(
+    r"^(?i:do|does|did|is|are|was|were|can|could|should|would|will|shall|may|might|has|have|"
+    r"am|isn't|aren't|doesn't|don't|can't|won't)\s+(?:(?i:i|we|you|it|they|he|she|this|that|"
+    r"these|those|there|the|a|an|my|our|your|their|any|anyone|someone|anybody|somebody)\b|"
+    r"[A-Z0-9][\w.-]*\b)")
+
+# ---------------------------------------------------------------------------------------
+# Markup and untrusted text
+# ---------------------------------------------------------------------------------------
+
+# ---------------------------------------------------------------------------------------
+# Sentences
+# ---------------------------------------------------------------------------------------
+
+_ABBREV = re.compile(r"\b(?:e\.g|i\.e|etc|vs|approx|incl|esp|cf|nr|fig|mr|mrs|ms|dr|st)\.$",
+                     re.IGNORECASE)
+_BULLET = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s+")
+
+
+def split_sentences(text: str) -> list[str]:
+    """Sentences of a message: split at . ! ? followed by space and a capital, a digit or
+    a quote, and at line breaks and bullets; not inside versions, paths, hostnames or
+    abbreviations ("e.g."). Semicolons stay inside their sentence."""
+    out: list[str] = []
+    for line in re.split(r"\n+", text):
+        line = _BULLET.sub("", line).strip()
+        if not line:
+            continue
+        start = 0
+        for m in re.finditer(r"[.!?…]+[\"'”’)]*\s+(?=[^\W_]|[\"'“‘(`~/<\[])", line):
+            chunk = line[start:m.end()].strip()
+            if _ABBREV.search(chunk.rstrip(" \"'”’)")):
+                continue
+            out.append(chunk)
+            start = m.end()
+        tail = line[start:].strip()
+        if tail:
+            out.append(tail)
+    return [s for s in out if any(ch.isalnum() for ch in s)]
+
+
+def strip_discourse(sentence: str) -> str:
+    """The sentence without opening discourse markers ("No, ", "Actually ", "Heads up: ").
+
+    "No" stays when it begins a noun phrase ("No need for Tweaks", "No one can ...")."""
+    s = sentence.strip()
+    m = _DISCOURSE.match(s)
+    if not m:
+        return s
+    rest = s[m.end():].strip()
+    return rest if rest and any(ch.isalnum() for ch in rest) else ""
+
+
+def clause_split(sentence: str) -> list[str]:
+    """Clauses: split at ; : , but / however / whereas / while and dashes."""
+    parts = re.split(r"\s*(?:;|:\s|,?\s+but\s+|,?\s+however,?\s+|,?\s+whereas\s+|\s+[\u2014\u2013]"
+                     r"\s+|\s+-\s+|,\s+and\s+|,\s+(?=(?:it|this|that|they|there|you|we)\b))\s*",
+                     sentence)
+    return [p for p in parts if p and p.strip()]
+
+
+def is_question(sentence: str) -> bool:
+    """A question: ends with "?" or opens like one (interrogative word, or an auxiliary
+    followed by its subject: "Does this also work ...")."""
+    s = strip_discourse(sentence).strip()
+    if s.rstrip(" \"'”’)").endswith("?"):
+        return True
+    if _YESNO.match(s) and len(s.split()) <= 14:
+        return True
+    return bool(_INTERROGATIVE.match(s) and not re.match(
+        r"^(?:what|how|where|when|which|who)\b[^,]*\b(?:is|are|was)\b[^,]*,", s, re.IGNORECASE)
+        and len(s.split()) <= 14 and not re.search(r"[.!]$", s)) or bool(_AUX_QUESTION.match(s))
+
+
+# ---------------------------------------------------------------------------------------
+# Concrete items
+# ---------------------------------------------------------------------------------------
+
+_URL = re.compile(r"\b(?:https?|smb|ftp|sftp|ssh|file|nfs|git)://[^\s<>\"'“”]+")
+_EMAIL = re.compile(r"\b[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
+_PATH = re.compile(r"(?<![\w/.])(?:~|\.{1,2})?/[\w.@%+=:-]+(?:/[\w.@%+=:-]*)*|"
+                   r"\b[A-Za-z]:\\[\w\\. -]+|\\\\[\w.-]+\\[\w\\.$-]+")
+_KEY = (r"(?:Ctrl|Control|Alt|AltGr|Shift|Super|Meta|Cmd|Command|Fn|Win|Windows|Option|Hyper)")
+_KEYCOMBO = re.compile(r"\b" + _KEY + r"(?:\s*\+\s*(?:Page\s+(?:Up|Down)|Print\s+Screen|"
+                       r"[\w./;,'`\[\]=-]+)(?:/\w+)?)+", re.IGNORECASE)
+_WORDCH = r"(?:[\w&'-]|\.(?=\w))"
+_SEGMENT = (r"[A-Z0-9]" + _WORDCH + r"*(?:\s+(?:&\s+|and\s+|of\s+|for\s+)?[A-Z0-9]" + _WORDCH
+            + r"*){0,4}")
+_MENU = re.compile(_SEGMENT + r"(?:\s*(?:>|→|->|»|›)\s*" + _SEGMENT + r")+")
+_QUOTED = re.compile(r"\"([^\"\n]{2,80})\"|“([^”\n]{2,80})”|‘([^’\n]{2,80})’|`([^`\n]{1,120})`"
+                     r"|(?<![\w])'([^'\n]{2,60})'(?![\w])")
+_DOTTED = re.compile(r"\b[\w-]*[A-Za-z][\w-]*(?:\.[\w-]+)+\b")
+_NUMBER = re.compile(r"(?<![\w.])(?<!\w-)(?:v|V)?\d+(?:[.,:/]\d+)*(?:\s?%|(?!\w|\.\w))")
+_TECH = re.compile(r"\b(?:[a-z]+[A-Z]\w*|[A-Z][a-z]+[A-Z]\w*|[A-Za-z]+_\w+|"
+                   r"[A-Za-z]*\d[A-Za-z\d]*[A-Za-z]\w*|"
+                   r"[A-Za-z]+\d+|[A-Za-z]\w*-\d[\w-]*)\b|(?<![\w-])--?[a-z][\w-]*")
+_CAPSEQ = re.compile(r"\b[A-Z][\w'’.-]*[\w](?:\s+(?:&\s+|of\s+)?"
+                     r"[A-Z][\w'’-]*[\w])*|\b[A-Z]\b")
+_ACRONYM = re.compile(r"\b[A-Z][A-Z0-9]{1,6}s?\b")
+_ABBREVIATIONS = frozenset({"e.g", "i.e", "etc", "vs"})
+_SHOUT_MIN = 0.5  # a sentence with this share of all-caps words is shouting
+
+
+@dataclass(frozen=True)
+class Item:
+    """A concrete item in a text: its kind, the text as written, where it is."""
+
+    kind: str  # url email path keys menu quoted number dotted tech name role
+    text: str
+    start: int
+    end: int
+
+    @property
+    def key(self) -> str:
+        """The normalized form items are compared by."""
+        return normalize(self.text)
+
+
+def normalize(text: str) -> str:
+    """Lower case, quotes and surrounding punctuation removed, whitespace and the
+    separators of menu paths and key combinations made uniform."""
+    t = text.lower().strip(" .,;:!?\"'“”‘’`()[]")
+    t = re.sub(r"\s*(?:>|→|->|»|›)\s*", " > ", t)
+    t = re.sub(r"\s*\+\s*", "+", t)
+    t = t.replace("’", "'")
+    t = re.sub(r"^v(?=\d)", "", t)
+    return " ".join(t.split())
+
+
+def _shouting(text: str) -> bool:
+    toks = [t for t in re.findall(r"[A-Za-z]{2,}", text)]
+    return bool(toks) and sum(t.isupper() for t in toks) / len(toks) >= _SHOUT_MIN
+
+
+def _sentence_start(text: str, pos: int) -> bool:
+    before = text[:pos].rstrip(" \"'“‘(")
+    return not before or before[-1] in ".!?:;\n" or bool(_BULLET.match(text[:pos]))
+
+
+def items(text: str) -> list[Item]:
+    """The concrete items of a text, longest first where they overlap.
+
+    Kinds: url, email, path, keys (key combination), menu (menu path), quoted, number
+    (also versions and times), dotted (hostnames, file names), tech (identifiers with a
+    digit, an underscore, inner capitals or a leading dash: options), name (capitalized
+    words not at the start of a sentence, or two or more at its start; acronyms) and
+    role (role nouns)."""
+    found: list[Item] = []
+    taken: list[tuple[int, int]] = []
+
+    def add(kind: str, start: int, end: int) -> None:
+        raw = text[start:end]
+        stripped = raw.rstrip(".,;:!?)\"'”’")
+        end -= len(raw) - len(stripped)
+        lead = len(stripped) - len(stripped.lstrip("(\"'“‘"))
+        start += lead
+        if end <= start or any(s < end and start < e for s, e in taken):
+            return
+        taken.append((start, end))
+        found.append(Item(kind, text[start:end], start, end))
+
+    for kind, rx in (("url", _URL), ("email", _EMAIL), ("keys", _KEYCOMBO), ("menu", _MENU),
+                     ("path", _PATH)):
+        for m in rx.finditer(text):
+            start = m.start()
+            if kind == "menu":
+                head = m.group(0)
+                # "Open Settings > Printers", "It's Settings > About": the path starts
+                # after the words that begin the sentence.
+                while True:
+                    first, _, rest = head.partition(" ")
+                    if rest and not re.match(r"\s*[>→»›]", rest) and (
+                            first.lower().rstrip(".,") in _FUNCTION_START
+                            or first.lower() in ("it's", "that's", "there's", "here's")):
+                        start += len(first) + 1
+                        head = rest
+                        continue
+                    break
+            add(kind, start, m.end())
+    for m in _QUOTED.finditer(text):
+        g = next(i for i in range(1, 6) if m.group(i) is not None)
+        if len(m.group(g).split()) <= 10:
+            add("quoted", m.start(g), m.end(g))
+    for m in _DOTTED.finditer(text):
+        if m.group(0).lower() not in _ABBREVIATIONS and not re.fullmatch(r"v?\d+(?:\.\d+)+",
+                                                                         m.group(0)):
+            add("dotted", m.start(), m.end())
+    for m in _NUMBER.finditer(text):
+        add("number", m.start(), m.end())
+    for m in _TECH.finditer(text):
+        add("tech", m.start(), m.end())
+    shouting = _shouting(text)
+    for m in _CAPSEQ.finditer(text):
+        name = m.group(0)
+        nwords = len(name.split())
+        if name in ("I", "A") or (name.isupper() and shouting):
+            continue
+        if _sentence_start(text, m.start()):
+            if nwords < 2:
+                continue
+            # "Open Settings" at a sentence start: the first word is only capitalized.
+            first, _, _rest = name.partition(" ")
+            if first.lower() in _FUNCTION_START:
+                add("name", m.start() + len(first) + 1, m.end())
+                continue
+        add("name", m.start(), m.end())
+    if not shouting:
+        for m in _ACRONYM.finditer(text):
+            add("name", m.start(), m.end())
+    for m in re.finditer(r"\b[A-Za-z]+\b", text):
+        if m.group(0).lower() in ROLE_WORDS:
+            add("role", m.start(), m.end())
+    found.sort(key=lambda i: i.start)
+    return found
+
+
+#: Words that begin sentences without being part of a name after them.
+_FUNCTION_START = frozenset("""the a an in on at for from to by with open go click press
+use select choose set turn type run since after before until when if our your my their
+this that these those there it its only all every each no not do don't never always
+please then also and but or so as under via through enable disable install restart check
+see try find navigate is are was were it's that's there's here's""".split())
+
+STRONG_KINDS = frozenset({"url", "email", "path", "keys", "menu", "quoted", "number",
+                          "dotted", "tech"})
+
+
+def item_keys(text: str, kinds: Iterable[str] | None = None) -> set[str]:
+    """Normalized concrete items of text (of the given kinds)."""
+    want = set(kinds) if kinds is not None else None
+    return {i.key for i in items(text) if want is None or i.kind in want}
+
+
+# ---------------------------------------------------------------------------------------
+# Words, stems, negation
+# ---------------------------------------------------------------------------------------
+
+_TOKEN = re.compile(r"[^\W_]+(?:['’.-][^\W_]+)*")
+
+
+#: Contractions typed without their apostrophe ("dont", "isnt"), read as written out.
+CONTRACTIONS = {
+    "dont": "don't", "doesnt": "doesn't", "didnt": "didn't", "cant": "can't",
+    "wont": "won't", "isnt": "isn't", "arent": "aren't", "wasnt": "wasn't",
+    "werent": "weren't", "shouldnt": "shouldn't", "couldnt": "couldn't",
+    "wouldnt": "wouldn't", "hasnt": "hasn't", "havent": "haven't", "hadnt": "hadn't",
+    "mustnt": "mustn't", "im": "i'm", "ive": "i've", "youre": "you're",
+    "theres": "there's", "thats": "that's", "whats": "what's",
+}
+
+
+def tokens(text: str) -> list[str]:
+    """Lower-case word tokens (Unicode letters and digits; keeps "don't", "8.2"), with
+    apostrophe-less contractions restored ("dont" -> "don't")."""
+    out = []
+    for t in _TOKEN.findall(text):
+        t = t.lower().replace("’", "'")
+        out.append(CONTRACTIONS.get(t, t))
+    return out
+
+
+_SUFFIXES = ("ingly", "edly", "ing", "ed", "es", "s", "ly")
+
+
+def stem(word: str) -> str:
+    """A light suffix stripper, enough to compare words across inflections."""
+    w = word.lower().removesuffix("'s").replace("'", "")
+    for suf in _SUFFIXES:
+        if len(w) > len(suf) + 2 and w.endswith(suf):
+            w = w[: -len(suf)]
+            if suf in ("ing", "ed", "ingly", "edly") and len(w) > 3 and w[-1] == w[-2] \
+                    and w[-1] not in "lsz":
+                w = w[:-1]
+            break
+    return w[:-1] if len(w) > 3 and w.endswith("e") else w
+
+
+def content_stems(text: str, stopwords: Iterable[str] = ()) -> set[str]:
+    """Stems of the content words of text (stopwords and one-letter words dropped)."""
+    from query.text import STOPWORDS
+
+    stop = STOPWORDS | set(stopwords)
+    return {stem(t) for t in tokens(text) if t not in stop and len(t) > 1}
+
+
+def negated(clause: str) -> bool:
+    """True when a clause contains a negation or a word that overturns a state."""
+    toks = tokens(clause)
+    if any(t in NEGATIONS or t.endswith("n't") for t in toks):
+        return True
+    low = " ".join(toks)
+    return bool(re.search(r"\b(?:used to|no more|any more|not any|was (?:moved|renamed|"
+                          r"replaced)|previously|formerly|old|legacy|earlier)\b", low))
+
+
+_NEG_BEFORE = NEGATIONS - {"instead", "rather", "replaced", "removed", "disabled", "blocked",
+                          "off", "end-of-life", "eol", "unmaintained",
+                          "forbidden", "prohibited", "denied", "unavailable", "gone",
+                          "deprecated", "discontinued", "retired", "dropped", "unsupported",
+                          "obsolete", "outdated"} | {"except", "previously", "formerly",
+                                                    "legacy"}
+_NEG_AFTER = frozenset("""not never longer anymore disabled removed blocked forbidden
+prohibited gone deprecated discontinued retired unavailable unsupported obsolete outdated
+replaced dropped denied end-of-life eol unmaintained""".split())
+
+
+def is_negated(text: str, item: Item) -> bool:
+    """True when the clause holding ``item`` negates it: a negation within five words
+    before it ("there is no X", "not in X", "instead of X", "X used to"), a verbal
+    negation within three words after it ("X isn't", "X is no longer", "X was removed"),
+    or, for the subject of a clause, a next clause that negates it through a pronoun
+    ("X is the KDE one, it does nothing here")."""
+    clause = clause_of(text, item)
+    at = text.find(clause)
+    local = item.start - at if at >= 0 else clause.find(item.text)
+    # Words before the item back to a comma, and after it up to one ("kept 90 days, not
+    # 30": the "not" is 30's).
+    before = tokens(clause[:max(0, local)].rsplit(",", 1)[-1])[-5:]
+    after = tokens(clause[local + len(item.text):].split(",", 1)[0])[:3]
+    joined = " ".join(before)
+    if any(t in _NEG_BEFORE or t.endswith("n't") for t in before) or re.search(
+            r"\b(?:instead of|rather than|used to|in place of)$", joined):
+        return True
+    if any(t in _NEG_AFTER or t.endswith("n't") for t in after):
+        return True
+    if len(before) <= 3 and at >= 0:
+        rest = text[at + len(clause):]
+        nxt = re.match(r"[\s,;:\u2014\u2013-]*(?:and\s+|but\s+|so\s+)?((?:it|they|this|that|"
+                       r"which)\b[^.;!?]*)", rest, re.IGNORECASE)
+        if nxt and any(t in _NEG_AFTER or t.endswith("n't") or t in ("no", "nothing")
+                       for t in tokens(nxt.group(1))[:5]):
+            return True
+    return False
+
+
+def clause_of(text: str, item: Item) -> str:
+    """The clause of ``text`` that holds ``item``."""
+    start = 0
+    for m in re.finditer(r"[.!?;:]\s|,\s+but\s|\bbut\s|,\s+(?:while|whereas|however|and|so|"
+                         r"or|then)\s|\s[\u2014\u2013-]\s|,\s+(?:it|they|this|that|there|"
+                         r"you|we)\s", text):
+        if m.start() >= item.start:
+            return text[start:m.start()]
+        start = m.end()
+    return text[start:]
+
+
+# ---------------------------------------------------------------------------------------
+# Text addressed to the system
+# ---------------------------------------------------------------------------------------
+
+_ROLE_PREFIX = re.compile(
+    r"(?:^|\n|[.!?]\s+)\s*(?:#+\s*|\[|<|\*\*|-{2,}\s*)?(?:system|assistant|ai|bot|model|"
+    r"developer|admin|administrator|root|operator|instruction|instructions|prompt|llm|gpt|"
+    r"note to (?:the )?(?:model|assistant|ai|system|bot|llm))(?:\s+(?:override|message|"
+    r"prompt|note|mode|update|command|instruction))?\s*(?:\]|>|\*\*)?\s*[:>\]]",
+    re.IGNORECASE)
+_SYSTEM_NOUNS = (r"(?:instructions?|rules?|guidelines?|guardrails?|polic(?:y|ies)|system "
+                 r"prompt|prompt|programming|directives?|constraints?|restrictions?|"
+                 r"safety|filters?|review|previous|prior|above|earlier)")
+_OVERRIDE = re.compile(
+    r"\b(?:ignore|disregard|forget|override|bypass|skip|drop|abandon|suspend|disable)\b"
+    r"(?:\s+\w+){0,4}?\s+" + _SYSTEM_NOUNS + r"\b", re.IGNORECASE)
+_KB_ACTION = re.compile(
+    r"\b(?:publish|store|save|add|insert|record|write|commit|approve|index|ingest|remember|"
+    r"memori[sz]e|learn|mark|label|classify|rate|flag|tag|set|treat|output|print|reveal|"
+    r"show|repeat|return)\b(?:\s+[\w'-]+){0,6}?\s+(?:as\s+(?:a\s+)?(?:fact|truth|verified|"
+    r"correct|true|actionable|approved|trusted)|(?:to|in|into)\s+(?:the\s+|your\s+)?"
+    r"(?:knowledge(?:\s*base)?|kb|memory|index|database|nuggets?)|verbatim|"
+    r"(?:the\s+|your\s+)?(?:system prompt|instructions|nugget|nuggets|confidence|json|"
+    r"priority)|with\s+(?:confidence|priority)|(?:without|no)\s+(?:review|approval|checks?))",
+    re.IGNORECASE)
+_ADDRESS_MODEL = re.compile(
+    r"\b(?:you are now|you're now|act as|pretend (?:to be|you)|as an ai|new (?:fact|rule|"
+    r"instruction)s? (?:to|for)|(?:dear|hey|attention)\s+(?:model|assistant|ai|bot|system)|"
+    r"(?:the |this )?(?:model|assistant|ai|llm|bot) (?:must|should|shall|will) (?:now )?"
+    r"(?:publish|store|save|add|remember|treat|mark|accept)|admin override|"
+    r"confidence\s*(?:=|:|of)?\s*(?:1(?:\.0+)?|100\s*%)|no review needed|skip (?:the )?review|"
+    r"auto-?publish|(?:this|the following) (?:is|as) (?:a |an )?(?:verified|trusted|official) "
+    r"(?:fact|source|statement))", re.IGNORECASE)
+_SECRET = re.compile(
+    r"\b(?:passwords?|passphrase|passcode|pin(?:\s*code)?|api[\s_-]?keys?|secret(?:\s*key)?s?|"
+    r"access[\s_-]?tokens?|tokens?|credentials?|private[\s_-]?keys?|login)\b"
+    r"(?:\s+(?:for|of|to)\s+[\w.@-]+(?:\s+[\w.@-]+)?)?\s*(?:is|are|=|:|was|will be|reads?)\s*"
+    r"[\"'“‘`]?(?=[^\s\"'“‘`]*[A-Za-z0-9])[^\s\"'”’`,;]{3,}", re.IGNORECASE)
+_GENERIC_SECRET_VALUES = frozenset("""required needed mandatory optional managed reset
+changed expired the a an your their our not never only set stored rotated enforced
+disabled enabled complex long strong weak""".split())
+
+
+_KB_DIRECTIVE = re.compile(
+    r"\b(?:(?:the\s+)?knowledge\s*base|(?:the\s+)?kb|(?:the\s+|your\s+)?(?:nuggets?|memory|"
+    r"index|training data|model|assistant|bot|ai|llm)|you)\s+(?:must|should|shall|will|needs? "
+    r"to|has to|have to)\s+(?:now\s+|from now on\s+|always\s+)?(?:state|say|include|contain|"
+    r"list|read|remember|learn|answer|tell|reply|respond|report|store|record|treat|accept)\b|"
+    r"\b(?:do not|don't|never)\s+(?:mention|tell|reveal|show|disclose)\s+(?:this|it|that)"
+    r"(?:\s+\w+){0,2}\s+to\s+(?:the\s+)?(?:users?|anyone|people|customers?)\b|"
+    r"(?:#{2,}|\[\[|<<|={3,}|\*{3,})\s*(?:[A-Z]{2,}\s*)*(?:POLICY|OVERRIDE|INSTRUCTIONS?|"
+    r"SYSTEM|ADMIN|DIRECTIVE|COMMAND|PROMPT)\b", re.IGNORECASE)
+
+
+def addressed_to_system(text: str) -> str:
+    """Why a piece of feedback is addressed to the system rather than stating a fact
+    about the tenant's world ("" when it is not): role prefixes ("SYSTEM:",
+    "Assistant:"), attempts to override instructions, requests to publish, store, label
+    or approve, claims of verified status or confidence, and secret values (passwords,
+    keys, tokens)."""
+    if _ROLE_PREFIX.search(text):
+        return "a role prefix addressed to the system"
+    if _OVERRIDE.search(text):
+        return "an attempt to override instructions"
+    if _KB_ACTION.search(text):
+        return "a request to publish, store or label content"
+    if _ADDRESS_MODEL.search(text) or _KB_DIRECTIVE.search(text):
+        return "text addressed to the model"
+    for m in _SECRET.finditer(text):
+        value = m.group(0).split()[-1].strip("\"'“‘`:=").lower()
+        if value not in _GENERIC_SECRET_VALUES and not value.endswith(("ed", "ing")):
+            return "a secret value (password, key or token)"
+    return ""
+
+
+# ---------------------------------------------------------------------------------------
+# Sentences as claims
+# ---------------------------------------------------------------------------------------
+
+_PERSONAL = re.compile(r"\b(?:i|me|my|mine|i'm|i've|i'll|i'd)\b", re.IGNORECASE)
+_ORGANISATIONAL = re.compile(r"\b(?:we|our|us|all|every|each|company|corporate|org|"
+                             r"organi[sz]ation|policy|staff|team|site|office|here|everyone|"
+                             r"nobody|anyone|users?)\b", re.IGNORECASE)
+_ABOUT_ANSWER = re.compile(
+    r"\b(?:(?:this|the|your|that|an?|useful|good|right|correct|better|first|last|previous)"
+    r"\s+(?:answers?|repl(?:y|ies)|responses?|suggestions?|advice|tips?|article|bot|assistant|"
+    r"chatbot)|you\s+(?:said|say|wrote|claim|describe|described|mention|mentioned|suggest|"
+    r"suggested|told|tell)|answer(?:ed)?\s+(?:my|the)\s+question|every\s+(?:answer|reply|"
+    r"response)|answers|replies|responses)\b", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class SentenceView:
+    """What a sentence is, for the decisions the local roles make."""
+
+    text: str  # without opening discourse markers
+    question: bool
+    system: str  # why it is addressed to the system, or ""
+    strong: tuple[Item, ...]  # numbers, paths, keys, menus, quoted, dotted, tech, urls
+    names: tuple[Item, ...]  # capitalized names and acronyms
+    roles: tuple[Item, ...]
+    modal: bool
+    firm_modal: bool  # a modal that states a rule, not advice ("must", not "should")
+    negation: bool
+    policy: bool
+    evaluative: int
+    positive: bool
+    success: int
+    personal: bool
+    organisational: bool
+    about_answer: bool
+    speech_imperative: bool
+    words: int
+
+    @property
+    def concrete(self) -> bool:
+        """Names a concrete item (anything but a bare role word counts)."""
+        return bool(self.strong or self.names)
+
+    @property
+    def rule(self) -> bool:
+        """States a rule: a modal, negation or policy verb."""
+        return self.modal or self.negation or self.policy
+
+
+def view(sentence: str) -> SentenceView:
+    """Read one sentence (see :class:`SentenceView`)."""
+    text = strip_discourse(sentence)
+    found = items(text)
+    masked = text
+    for it in reversed(found):
+        if it.kind != "role":
+            masked = masked[:it.start] + " " + masked[it.end:]
+    toks = tokens(masked)
+    first = (tokens(text) or [""])[0]
+    return SentenceView(
+        text=text,
+        question=is_question(text) if text else False,
+        system=addressed_to_system(sentence),
+        strong=tuple(i for i in found if i.kind in STRONG_KINDS),
+        names=tuple(i for i in found if i.kind == "name"),
+        roles=tuple(i for i in found if i.kind == "role"),
+        modal=any(t in MODALS for t in toks),
+        firm_modal=any(t in MODALS and t not in ("should", "could", "shouldn't", "may")
+                       for t in toks),
+        negation=negated(text),
+        policy=any(t in POLICY for t in toks),
+        evaluative=sum(t in EVALUATIVE for t in toks) + sum(t in INTENSIFIERS for t in toks),
+        positive=any(t in POSITIVE for t in toks),
+        success=sum(t in SUCCESS for t in toks),
+        personal=bool(_PERSONAL.search(text)),
+        organisational=bool(_ORGANISATIONAL.search(text)),
+        about_answer=bool(_ABOUT_ANSWER.search(text)),
+        speech_imperative=first in SPEECH_VERBS or bool(re.match(
+            r"^(?:stop|don't|do not|please|never|always|next time)\b.{0,30}\b(?:"
+            + "|".join(sorted(SPEECH_VERBS)) + r")\b", text, re.IGNORECASE)),
+        words=len(tokens(text)),
+    )
+
+
+def novel_items(sentence_items: Sequence[Item], reference: str) -> list[Item]:
+    """Items of a sentence that the reference text (the answer) does not contain."""
+    ref = normalize(reference)
+    ref_keys = item_keys(reference)
+    return [i for i in sentence_items if i.key not in ref_keys and i.key not in ref]

@@ -1,0 +1,211 @@
+"""Fidelity of a nugget to the correction it came from, decided mechanically.
+
+Discoverability (retrieved, cited) says nothing about whether a nugget says what the user
+said. These checks do, per case, from the benchmark's gold ``facts`` and the original
+``answer`` (docs/architecture.md, "Nugget quality"):
+
+- **fact coverage**: a gold fact is stated by a nugget when every concrete item of the
+  fact (numbers, versions, names, quoted strings, key combinations, menu paths,
+  addresses, paths, roles) appears in the nugget's title or body, and either at least
+  60% of the fact's content words (by stem) do too, or the fact's embedding is within
+  cosine 0.8 of one of the nugget's sentences;
+- **unsupported text**: a title or body sentence with a content word that occurs in
+  neither the feedback nor the trigger query (template text, invented qualifiers);
+- **stale claim**: the nugget states, outside a negated clause, a value of the original
+  answer that the correction overturns: a value the gold facts negate ("not in
+  Displays", "no longer"), or a concrete value the facts replace with another of the
+  same kind (a menu path by a menu path, a number by a number);
+- **answer verdict** (the judge's compliance axis): an answer *addresses* the correction
+  when it covers every gold fact, is *partial* when it covers some, *contradicts* it
+  when it states an overturned value and covers none, and otherwise *misses* it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from optimizer.claims import (
+    STRONG_KINDS,
+    Item,
+    content_stems,
+    is_negated,
+    items,
+    normalize,
+    split_sentences,
+    stem,
+    tokens,
+)
+
+WORD_RECALL_MIN = 0.6
+COSINE_MIN = 0.8
+
+Embed = Callable[[Sequence[str]], np.ndarray]
+
+
+def _present(item: Item, text_norm: str, text_keys: set[str]) -> bool:
+    """An item of a fact is present in a text when its normalized form is; a menu path
+    when each of its parts is (a fact may join "Settings > Multitasking" and "Hot
+    Corner" that the text names apart); a name or role when each of its words is (by
+    stem); a number when the text has that number."""
+    if item.key in text_keys or item.key in text_norm:
+        return True
+    text_stems = {stem(t) for t in tokens(text_norm)}
+    if item.kind == "menu":
+        return all(re.search(rf"(?<!\w){re.escape(normalize(p))}(?!\w)", text_norm)
+                   for p in item.text.split(">") if p.strip())
+    if item.kind in ("name", "role"):
+        return all(stem(t) in text_stems for t in tokens(item.text))
+    if item.kind == "number":
+        digits = re.findall(r"\d+(?:[.,:]\d+)*", item.text)
+        numbers = set(re.findall(r"\d+(?:[.,:]\d+)*", text_norm))
+        return bool(digits) and all(d in numbers for d in digits)
+    return False
+
+
+@dataclass(frozen=True)
+class FactVerdict:
+    """Whether one gold fact is stated, and why not."""
+
+    fact: str
+    covered: bool
+    missing_items: tuple[str, ...] = ()
+    word_recall: float = 0.0
+    cosine: float = 0.0
+
+
+def fact_coverage(fact: str, text: str, embed: Embed | None = None,
+                  source: str | None = None) -> FactVerdict:
+    """Is ``fact`` stated by ``text`` (a nugget's title and body, or an answer)?
+
+    With ``source`` (the feedback and query a nugget was made from), a concrete item of
+    the fact that the source does not contain is not required: a nugget can only state
+    what the user wrote."""
+    norm = normalize(text)
+    keys = {i.key for i in items(text)}
+    required = items(fact)
+    if source is not None:
+        src_norm, src_keys = normalize(source), {i.key for i in items(source)}
+        required = [i for i in required if _present(i, src_norm, src_keys)]
+    missing = tuple(i.text for i in required if not _present(i, norm, keys))
+    want = content_stems(fact)
+    recall = len(want & content_stems(text)) / len(want) if want else 1.0
+    cosine = 0.0
+    if embed is not None and recall < WORD_RECALL_MIN and not missing:
+        parts = [p for p in split_sentences(text) if p.strip()] or [text]
+        vecs = embed([fact, *parts])
+        cosine = float(max(vecs[0] @ v for v in vecs[1:]))
+    covered = not missing and (recall >= WORD_RECALL_MIN or cosine >= COSINE_MIN)
+    return FactVerdict(fact, covered, missing, round(recall, 3), round(cosine, 3))
+
+
+def unsupported_text(title: str, body: str, feedback: str, query: str) -> list[str]:
+    """Title or body parts with content words found in neither the feedback nor the
+    query, as "part: word, word"."""
+    support = content_stems(f"{feedback}\n{query}")
+    support_numbers = {t for t in tokens(f"{feedback}\n{query}") if any(c.isdigit() for c in t)}
+    out = []
+    for part in [title, *split_sentences(body)]:
+        extra = sorted(w for w in content_stems(part) - support
+                       if not (any(c.isdigit() for c in w) and w in support_numbers))
+        if extra:
+            out.append(f"{part.strip()}: {', '.join(extra)}")
+    return out
+
+
+def _value_keys(item: Item) -> set[str]:
+    keys = {item.key}
+    if item.kind == "menu":
+        keys.add(normalize(item.text.split(">")[-1]))
+    return keys
+
+
+def overturned_values(answer: str, facts: Sequence[str]) -> set[str]:
+    """Keys of the answer's values that the gold facts overturn (see the module
+    docstring); the last part of a menu path counts as a value of its own."""
+    positive: set[str] = set()
+    negative: set[str] = set()
+    new_kinds: set[str] = set()
+    answer_norm = normalize(answer)
+    for fact in facts:
+        for it in items(fact):
+            keys = _value_keys(it)
+            (negative if is_negated(fact, it) else positive).update(keys)
+            if it.key not in answer_norm:
+                new_kinds.add(it.kind)
+    out = set()
+    for it in items(answer):
+        if it.kind == "role":
+            continue
+        for key in _value_keys(it):
+            # A value inside a longer one of the facts ("CorpNet" in "CorpNet Wi-Fi")
+            # takes that one's polarity.
+            if key in positive or any(key in p.split() or f" {key} " in f" {p} "
+                                      for p in positive):
+                continue
+            if key in negative or any(f" {key} " in f" {n} " for n in negative) or (
+                    it.kind in STRONG_KINDS and it.kind in new_kinds):
+                out.add(key)
+    return out
+
+
+def stale_claims(title: str, body: str, answer: str, facts: Sequence[str]) -> list[str]:
+    """The overturned values of the answer that the title or body states outside a
+    negated clause."""
+    stale = overturned_values(answer, facts)
+    if not stale:
+        return []
+    out: set[str] = set()
+    # A question ("Where is /var/log/syslog?") asks; it does not state the value.
+    parts = ([] if title.rstrip().endswith("?") else [title]) + split_sentences(body)
+    for part in parts:
+        found = [(it, _value_keys(it) & stale) for it in items(part) if it.kind != "role"]
+        # A sentence that negates a value and then says what that value really is
+        # ("That's not Night Light, Night Light changes colour") is a contrast.
+        negated_here = {k for it, hit in found if hit and is_negated(part, it) for k in hit}
+        for it, hit in found:
+            if hit and not is_negated(part, it):
+                out |= hit - negated_here
+    return sorted(out)
+
+
+@dataclass
+class NuggetFidelity:
+    """Every fidelity verdict on one nugget."""
+
+    facts: list[FactVerdict] = field(default_factory=list)
+    unsupported: list[str] = field(default_factory=list)
+    stale: list[str] = field(default_factory=list)
+
+    @property
+    def fact_recall(self) -> float:
+        """Share of the gold facts the nugget states."""
+        return sum(f.covered for f in self.facts) / len(self.facts) if self.facts else 1.0
+
+
+def judge_nugget(title: str, body: str, *, feedback: str, query: str, answer: str,
+                 facts: Sequence[str], embed: Embed | None = None) -> NuggetFidelity:
+    """Fact coverage, unsupported text and stale claims of one nugget."""
+    text = f"{title}\n{body}"
+    return NuggetFidelity(
+        facts=[fact_coverage(f, text, embed, source=f"{feedback}\n{query}") for f in facts],
+        unsupported=unsupported_text(title, body, feedback, query),
+        stale=stale_claims(title, body, answer, facts))
+
+
+def answer_verdict(answer_text: str, facts: Sequence[str], original_answer: str,
+                   embed: Embed | None = None) -> str:
+    """addresses | partial | misses | contradicts (see the module docstring)."""
+    text = answer_text
+    covered = [fact_coverage(f, text, embed).covered for f in facts] if facts else []
+    if covered and all(covered):
+        return "addresses"
+    if any(covered):
+        return "partial"
+    overturned = overturned_values(original_answer, facts)
+    if overturned and stale_claims("", text, original_answer, facts):
+        return "contradicts"
+    return "misses"

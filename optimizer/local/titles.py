@@ -1,0 +1,153 @@
+"""Nugget titles and scopes from the user's own words.
+
+A title says what the nugget is about: the trigger query made into a topic or a question
+("Why can't my analyst reset another teammate's password from the admin panel?",
+"Show battery % in top bar (GNOME 46)"). It is never a fragment cut out of the
+correction and never asserts a value the correction overturns; when the query itself
+states such a value, the first claim of the body is the title instead.
+"""
+
+from __future__ import annotations
+
+import re
+
+from optimizer.claims import (
+    CONTRACTIONS,
+    is_negated,
+    is_question,
+    items,
+    normalize,
+    plain_text,
+    split_sentences,
+    tokens,
+)
+from optimizer.fidelity import overturned_values
+
+MAX_TITLE_WORDS = 14
+
+_POLITE_HEAD = re.compile(r"^(?:(?:hi|hello|hey|dear \w+|please|pls|plz|help|urgent|quick "
+                          r"question|question)\b[\s,:!.-]*)+", re.IGNORECASE)
+_POLITE_TAIL = re.compile(r"[\s,]*(?:\b(?:thanks|thank you|thx|ty|pls|please|plz|asap|"
+                          r"help)\b[\s!.?]*)+$", re.IGNORECASE)
+# Contractions typed without their apostrophe, and the lone lower-case "i".
+_CONTRACTIONS = {**CONTRACTIONS, "im": "I'm", "ive": "I've", "i": "I", "hows": "how's",
+                 "wheres": "where's", "whos": "who's"}
+_SCOPE = re.compile(
+    r"\b(?i:in|on|since|from|for|with|after|before|until|as of|under)\s+"
+    r"((?:[A-Z][\w-]*\s+)?(?:v|version\s+)?\d+(?:\.\d+)*)(?![.\d:])"
+    r"|\b([A-Za-z][\w-]*\s+v\d+(?:\.\d+)*|(?i:version)\s+\d+(?:\.\d+)*"
+    r"|[A-Za-z][\w-]*\s+\d+\.\d+(?:\.\d+)*)(?![.\d:])")
+
+
+#: Nouns that number things rather than name product versions.
+_COUNTED = frozenset("""vlan port floor room building level step page line row column section
+chapter table figure ticket rack slot bay queue zone site area office desk lane gate day
+days week weeks month months year years hour hours minute minutes second seconds item
+option phase stage tier group team wave round batch node host server disk drive
+partition volume channel band""".split())
+
+
+def scope_of(text: str) -> str:
+    """A product or version scope the text names ("GNOME 46", "portal v8.2"), or ""."""
+    for m in _SCOPE.finditer(text):
+        value = " ".join((m.group(1) or m.group(2)).split())
+        if m.group(1) and not re.match(r"[A-Z]", value) and not value.lower().startswith(
+                ("v", "version")):
+            continue  # "since 2019", "for 15": a bare number is not a scope
+        if re.match(r"^(?:[A-Z][\w-]*\s+)?\d{1,2}:\d{2}$", value):
+            continue
+        if value.split()[0].lower() in _COUNTED:
+            continue  # "VLAN 10", "floor 3": a numbered thing, not a product version
+        return value
+    return ""
+
+
+def topic_of(query: str) -> str:
+    """The trigger query as a topic or question: greetings and politeness removed,
+    apostrophe-less contractions and a lower-case "i" fixed, first letter capitalized,
+    a question ending in "?"."""
+    q = " ".join(plain_text(query).split())
+    q = _POLITE_HEAD.sub("", q).strip()
+    q = _POLITE_TAIL.sub("", q).strip()
+    q = re.sub(r"\s+([?!.,;:])(?=\s|$)", r"\1", q)
+    words = []
+    for w in q.split(" "):
+        core = w.rstrip("?!.,;:")
+        fixed = _CONTRACTIONS.get(core.lower()) if core.islower() or core == "I" else None
+        words.append(fixed + w[len(core):] if fixed else w)
+    q = " ".join(words).strip()
+    if not q:
+        return ""
+    question = is_question(q)
+    q = q.rstrip("?!.,;: ")
+    if len(q.split()) > MAX_TITLE_WORDS:
+        first = re.split(r"\s*[,;(]\s*|\s+-\s+", q)[0]
+        if len(first.split()) >= 3:
+            q = first
+    q = q[0].upper() + q[1:]
+    return q + "?" if question else q
+
+
+def asserts(text: str, keys: set[str]) -> list[str]:
+    """The keys (of items other than role words) that text states outside a negated
+    clause."""
+    return sorted({it.key for it in items(text) if it.key in keys and it.kind != "role"
+                   and not is_negated(text, it)})
+
+
+def restore_case(title: str, *sources: str) -> str:
+    """Acronyms the user typed in lower case take the capitals the sources write them
+    with ("vpn" -> "VPN", "gnome" -> "GNOME") when the sources never write them
+    otherwise."""
+    forms: dict[str, set[str]] = {}
+    for src in sources:
+        for w in re.findall(r"[^\W_][\w-]*", src):
+            forms.setdefault(w.lower(), set()).add(w)
+    out = []
+    for i, w in enumerate(title.split(" ")):
+        core = w.strip("?!.,;:()\"'")
+        seen = forms.get(core.lower(), set())
+        if len(core) >= 2 and len(seen) == 1 and (upper := next(iter(seen))).isupper() and (
+                core == core.lower() or (i == 0 and core == core.capitalize())):
+            w = w.replace(core, upper, 1)
+        out.append(w)
+    return " ".join(out)
+
+
+def title_for(query: str, body: str, answer: str, scope: str) -> str:
+    """The nugget's title (see the module docstring)."""
+    topic = restore_case(topic_of(query), body, answer)
+    question = topic.endswith("?")
+    if not topic or len(tokens(topic)) < 2 or (
+            not question and asserts(topic, overturned_values(answer, [body]))):
+        first = split_sentences(body)[0] if body else ""
+        topic = first.rstrip(".!")
+        if len(topic.split()) > MAX_TITLE_WORDS:
+            head = re.split(r"\s*[;,]\s*|\s+-\s+", topic)[0]
+            topic = head if len(head.split()) >= 3 else topic
+        question = False
+    if scope and scope != "global" and not question and normalize(scope) not in \
+            normalize(topic):
+        topic = f"{topic} ({scope})"
+    return topic
+
+
+_TASK_HEAD = re.compile(
+    r"^(?:(?:how|why|what|where|when|which|who)(?:'s)?\b(?:\s+(?:do|does|did|can|can't|cannot|"
+    r"could|should|would|will|is|isn't|are|aren't|was|to|i|we|you|my|our|the|it|there|"
+    r"doesn't|don't|won't))*|(?:can|could|is|are|do|does|did|should|will)\s+(?:i|we|you|"
+    r"my|our|the)|is it possible to|i (?:want|need|would like) to|i want|help me)\s+",
+    re.IGNORECASE)
+
+
+def task_of(query: str) -> str:
+    """What the trigger query asks about, as a short phrase: question words, auxiliaries
+    and possessives dropped ("why can't my analyst reset another teammate's password
+    from the admin panel?" -> "analyst reset another teammate's password from the admin
+    panel")."""
+    q = " ".join(plain_text(query).split()).rstrip("?!. ")
+    q = _POLITE_HEAD.sub("", q)
+    q = _TASK_HEAD.sub("", q)
+    q = re.sub(r"\b(?:my|our|your|his|her|their)\s+", "", q, flags=re.IGNORECASE)
+    words = q.split()
+    return " ".join(words[:10]).lower()

@@ -1,0 +1,115 @@
+"""The fidelity checks of the evaluation, on nuggets that pass them and nuggets that must
+fail them (the checks are only worth something if they can fail)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from optimizer.fidelity import (
+    answer_verdict,
+    fact_coverage,
+    judge_nugget,
+    overturned_values,
+    stale_claims,
+    unsupported_text,
+)
+from query.embeddings import MiniLMEmbedder
+
+FEEDBACK = ("Not in Reports. Freezer temperatures are exported from Tools > Export > "
+            "Temperature Log, and the log covers 90 days.")
+QUERY = "where do I export the freezer temperatures"
+ANSWER = "Open Reports > Freezers and click Download; the report covers 30 days."
+FACTS = ("Freezer temperatures are exported from Tools > Export > Temperature Log.",
+         "The temperature log covers 90 days.")
+
+
+def test_a_fact_needs_its_items_and_most_of_its_words() -> None:
+    good = "Freezer temperatures are exported from Tools > Export > Temperature Log."
+    assert fact_coverage(FACTS[0], good).covered
+    wrong_path = "Freezer temperatures are exported from Tools > Temperature Log."
+    verdict = fact_coverage(FACTS[0], wrong_path)
+    assert not verdict.covered and verdict.missing_items == ("Tools > Export > Temperature Log",)
+    wrong_number = "The temperature log covers 30 days."
+    assert not fact_coverage(FACTS[1], wrong_number).covered
+    too_few_words = "90 days."
+    assert not fact_coverage(FACTS[1], too_few_words).covered
+
+
+def test_a_menu_path_may_be_stated_part_by_part() -> None:
+    split = "Use Tools > Export, then Temperature Log, to export freezer temperatures."
+    assert fact_coverage(FACTS[0], split).covered
+
+
+def test_a_paraphrase_counts_when_its_embedding_is_close() -> None:
+    fact = "Weekend shifts are paid at 150 percent of the hourly rate."
+    paraphrase = "Saturday and Sunday work earns 150 percent."
+    by_words = fact_coverage(fact, paraphrase)
+    assert not by_words.covered and by_words.word_recall < 0.6
+
+    def same(texts: object) -> np.ndarray:
+        return np.ones((len(texts), 4), dtype=np.float32) / 2.0  # type: ignore[arg-type]
+
+    def apart(texts: object) -> np.ndarray:
+        return np.eye(len(texts), 4, dtype=np.float32)  # type: ignore[arg-type]
+
+    assert fact_coverage(fact, paraphrase, same).covered
+    assert not fact_coverage(fact, paraphrase, apart).covered
+
+
+def test_real_embeddings_tell_a_paraphrase_from_another_fact(embedder: MiniLMEmbedder) -> None:
+    fact = "Returned books go into the drop box next to the main entrance."
+    close = fact_coverage(fact, "Books are returned in the drop box by the main entrance.",
+                          embedder.embed)
+    far = fact_coverage(fact, "The main entrance closes at 22 during exam weeks.",
+                        embedder.embed)
+    assert close.covered and not far.covered
+
+
+def test_items_the_user_never_wrote_are_not_required() -> None:
+    fact = "Freezer temperatures are exported from Tools > Export > Temperature Log on LIMS."
+    body = "Freezer temperatures are exported from Tools > Export > Temperature Log."
+    assert not fact_coverage(fact, body).covered  # LIMS is missing
+    assert fact_coverage(fact, body, source=FEEDBACK).covered  # ...but nobody wrote it
+
+
+def test_unsupported_text_is_what_neither_the_feedback_nor_the_query_says() -> None:
+    assert unsupported_text("Where do I export the freezer temperatures?",
+                            "Freezer temperatures are exported from Tools > Export > "
+                            "Temperature Log.", FEEDBACK, QUERY) == []
+    template = unsupported_text(
+        "Export freezer temperatures: 90", "If exporting does not work, this is why; it "
+        "does not concern the fridge inventory.", FEEDBACK, QUERY)
+    assert len(template) == 1 and "concern" in template[0] and "inventory" in template[0]
+
+
+def test_stale_claims_are_overturned_values_stated_without_negation() -> None:
+    assert overturned_values(ANSWER, FACTS) >= {"30", "reports > freezers", "freezers"}
+    assert stale_claims("Where do I export the freezer temperatures?",
+                        "Not in Reports > Freezers. Use Tools > Export > Temperature Log.",
+                        ANSWER, FACTS) == []
+    assert stale_claims("Export freezer temperatures: Reports > Freezers",
+                        "Tools > Export > Temperature Log covers 90 days.", ANSWER,
+                        FACTS) == ["freezers", "reports > freezers"]
+    assert stale_claims("Freezer log", "The report covers 30 days.", ANSWER, FACTS) == ["30"]
+
+
+def test_judge_nugget_combines_the_three(embedder: MiniLMEmbedder) -> None:
+    fid = judge_nugget("Where do I export the freezer temperatures?",
+                       "Freezer temperatures are exported from Tools > Export > Temperature "
+                       "Log, and the log covers 90 days.", feedback=FEEDBACK, query=QUERY,
+                       answer=ANSWER, facts=FACTS, embed=embedder.embed)
+    assert fid.fact_recall == 1.0 and not fid.unsupported and not fid.stale
+    half = judge_nugget("Freezer temperatures", "Freezer temperatures are exported from "
+                        "Tools > Export > Temperature Log.", feedback=FEEDBACK, query=QUERY,
+                        answer=ANSWER, facts=FACTS)
+    assert half.fact_recall == 0.5
+
+
+def test_answer_verdicts() -> None:
+    both = ("Freezer temperatures are exported from Tools > Export > Temperature Log "
+            "[n-1]. The temperature log covers 90 days [n-1].")
+    assert answer_verdict(both, FACTS, ANSWER) == "addresses"
+    assert answer_verdict(FACTS[0], FACTS, ANSWER) == "partial"
+    assert answer_verdict("Open Reports > Freezers and click Download [kb-1].", FACTS,
+                          ANSWER) == "contradicts"
+    assert answer_verdict("I could not find this.", FACTS, ANSWER) == "misses"
