@@ -111,15 +111,24 @@ def cmd_search(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def cmd_history(args: argparse.Namespace, settings: Settings) -> int:
-    """Print every version of a nugget's lineage."""
+    """Print every version of a nugget's lineage, a page at a time (memory stays bounded
+    however long the lineage)."""
+    if args.page_size < 1:
+        raise ValidationError("must be >= 1", field="--page-size")
 
     async def run(index: NuggetIndex) -> int:
-        for v in await index.store.history(args.tenant, args.id):
-            end = v.validity.end.isoformat() if v.validity.end else "open"
-            print(f"v{v.version} {v.id} parent={v.parent_id or '-'} {v.publication.name} "
-                  f"{v.state.name} [{v.validity.start.isoformat()}, {end}) "
-                  f"sources={len(v.sources)} :: {v.change_reason}")
-        return 0
+        after = ""
+        while True:
+            page = await index.store.history_page(args.tenant, args.id, args.page_size,
+                                                  after_id=after)
+            for v in page:
+                end = v.validity.end.isoformat() if v.validity.end else "open"
+                print(f"v{v.version} {v.id} parent={v.parent_id or '-'} {v.publication.name} "
+                      f"{v.state.name} [{v.validity.start.isoformat()}, {end}) "
+                      f"sources={len(v.sources)} :: {v.change_reason}")
+            if len(page) < args.page_size:
+                return 0
+            after = page[-1].id
 
     return asyncio.run(_with_index(settings, run))
 
@@ -130,7 +139,8 @@ def cmd_review(args: argparse.Namespace, settings: Settings) -> int:
 
     async def run(index: NuggetIndex) -> int:
         head = await index.review(args.tenant, args.id, args.action, reviewer=args.reviewer,
-                                  reason=args.reason, target_version_id=args.target or "")
+                                  reason=args.reason, target_version_id=args.target or "",
+                                  request_id=args.request_id)
         print(nugget_to_json(head))
         return 0
 
@@ -319,6 +329,8 @@ def build_parser() -> argparse.ArgumentParser:
     hi = sub.add_parser("history", help="list every version of a nugget")
     hi.add_argument("id")
     hi.add_argument("--tenant", required=True)
+    hi.add_argument("--page-size", type=int, default=100,
+                    help="versions read from the store at a time (100)")
     hi.set_defaults(fn=cmd_history)
 
     rv = sub.add_parser("review", help="approve, reject, unpublish or revert a nugget")
@@ -329,6 +341,9 @@ def build_parser() -> argparse.ArgumentParser:
     rv.add_argument("--target", help="version id to revert to")
     rv.add_argument("--reviewer", default="cli")
     rv.add_argument("--reason", default="")
+    rv.add_argument("--request-id", default="",
+                    help="idempotency key: a review with an id already applied to the "
+                         "lineage writes nothing and prints the version it produced")
     rv.set_defaults(fn=cmd_review)
 
     sv = sub.add_parser("serve", help="run the gRPC query service (and /metrics) until SIGTERM",

@@ -45,3 +45,17 @@ class BackendUnavailableError(NuggetflowError):
 
 class BudgetExceededError(NuggetflowError):
     """A per-nugget LLM call or token budget was used up."""
+
+
+class DeadlineExceededError(NuggetflowError):
+    """The call's deadline passed before the work was done (a write: before it began, so
+    nothing was written)."""
+
+
+class UndecodableRequestError(ValidationError):
+    """A request's bytes are not a valid protobuf message of its type; ``kind`` says why
+    (``invalid_utf8``: a string field is not UTF-8; ``corrupt``: the wire format is broken)."""
+
+    def __init__(self, message: str, *, kind: str, field: str | None = None) -> None:
+        super().__init__(message, field=field)
+        self.kind = kind

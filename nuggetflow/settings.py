@@ -86,6 +86,26 @@ class Settings:
         "Largest request the query service accepts (grpc.max_receive_message_length); "
         "larger ones fail with RESOURCE_EXHAUSTED.",
     )
+    grpc_max_id_chars: int = _setting(
+        200,
+        "Longest id-like string field of a query service request (tenant, ids, request ids, "
+        "reviewer, scopes, each cited id); longer ones fail with INVALID_ARGUMENT naming "
+        "the field and the limit (never the value). A page token may be twice as long.",
+    )
+    grpc_max_query_chars: int = _setting(
+        2000,
+        "Longest Retrieve query in characters (also for nuggetflow search); longer ones "
+        "fail with INVALID_ARGUMENT.",
+    )
+    grpc_max_text_chars: int = _setting(
+        1000,
+        "Longest free-text field of a query service request (the Review reason).",
+    )
+    grpc_max_list_items: int = _setting(
+        1000,
+        "Most values in a repeated field of a query service request (cited ids, scopes, "
+        "kinds).",
+    )
     grpc_grace_seconds: float = _setting(
         5.0, "On SIGTERM, seconds in-flight calls get to finish before they are cancelled."
     )
@@ -226,7 +246,9 @@ class Settings:
         for name in ("grpc_port", "metrics_port"):
             if not 0 <= getattr(self, name) <= 65535:
                 raise ConfigError("must be a port in 0..65535", field=ENV_PREFIX + name.upper())
-        for name in ("grpc_max_message_bytes", "citation_ledger_size", "serve_workers"):
+        for name in ("grpc_max_message_bytes", "citation_ledger_size", "serve_workers",
+                     "grpc_max_id_chars", "grpc_max_query_chars", "grpc_max_text_chars",
+                     "grpc_max_list_items"):
             if getattr(self, name) <= 0:
                 raise ConfigError("must be > 0", field=ENV_PREFIX + name.upper())
         for name in ("embedder_threads", "query_embedding_cache"):

@@ -25,7 +25,7 @@ from query.model import (
     Validity,
     View,
 )
-from query.retrieval import Hit, RetrieveRequest, RetrieveResult
+from query.retrieval import MAX_QUERY_CHARS, Hit, RetrieveRequest, RetrieveResult
 
 DEFAULT_K = 10
 _VIEWS = {qpb.VIEW_UNSPECIFIED: View.ACTIVE, qpb.VIEW_ACTIVE: View.ACTIVE,
@@ -83,7 +83,7 @@ def nugget_to_proto(n: Nugget) -> pb.Nugget:
         evidence=[pb.Evidence(source_id=e.source_id, kind=e.kind,
                               observed_at=ts_to_proto(e.observed_at)) for e in n.evidence],
         created_at=ts_to_proto(n.created_at), change_reason=n.change_reason,
-        merged_into=n.merged_into,
+        merged_into=n.merged_into, request_id=n.request_id,
     )
     if n.optimization:
         msg.optimization.variant = str(n.optimization.get("variant", ""))
@@ -125,7 +125,7 @@ def nugget_from_proto(msg: pb.Nugget) -> Nugget:
                        "passed": msg.optimization.passed, "seed": msg.optimization.seed}
                       if msg.HasField("optimization") else None),
         created_at=ts_from_proto(msg, "created_at"), change_reason=msg.change_reason,
-        merged_into=msg.merged_into,
+        merged_into=msg.merged_into, request_id=msg.request_id,
     )
 
 
@@ -184,7 +184,8 @@ def passage_from_bytes(raw: bytes) -> Passage:
 # --- query service messages -----------------------------------------------------------
 
 
-def retrieve_request_from_proto(msg: qpb.RetrieveRequest) -> RetrieveRequest:
+def retrieve_request_from_proto(msg: qpb.RetrieveRequest,
+                                max_query_chars: int = MAX_QUERY_CHARS) -> RetrieveRequest:
     """The domain request of a wire request; ValidationError names the bad field.
 
     Wire defaults: ``k`` 0 means 10, an unset ``as_of`` means now, VIEW_UNSPECIFIED means
@@ -208,7 +209,7 @@ def retrieve_request_from_proto(msg: qpb.RetrieveRequest) -> RetrieveRequest:
         tenant=msg.tenant, query=msg.query, as_of=ts_from_proto(msg, "as_of"), view=view,
         k=msg.k or DEFAULT_K, scopes=tuple(msg.scopes), kinds=tuple(kinds),
         include_documents=msg.include_documents, fusion=fusion)
-    req.validate()
+    req.validate(max_query_chars)
     return req
 
 

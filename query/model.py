@@ -180,6 +180,7 @@ class Nugget:
     created_at: datetime | None = None
     change_reason: str = ""
     merged_into: str = ""
+    request_id: str = ""  # the review/edit request that produced this version (idempotency)
 
     @property
     def key(self) -> tuple[str, str, str]:
@@ -273,9 +274,13 @@ def first_version_id(n: Nugget) -> str:
 
 def next_version(parent: Nugget, reason: str, now: datetime | None = None,
                  **changes: Any) -> Nugget:
-    """A new version of ``parent`` with ``changes``; id derived from parent and content."""
+    """A new version of ``parent`` with ``changes``; id derived from parent and content.
+
+    The parent's ``request_id`` is not inherited (it names the request that produced the
+    parent); pass ``request_id`` among the changes to set one.
+    """
     now = now or utcnow()
-    child = dataclasses.replace(parent, **changes)
+    child = dataclasses.replace(parent, **{"request_id": "", **changes})
     child = dataclasses.replace(
         child, parent_id=parent.id, lineage_id=parent.lineage_id or parent.id,
         version=parent.version + 1, created_at=now, change_reason=reason,

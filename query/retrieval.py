@@ -22,7 +22,7 @@ from query.store import GovernanceFilter, IndexStore, Scored
 from query.text import query_terms
 
 MAX_K = 1000
-MAX_QUERY_CHARS = 2000
+MAX_QUERY_CHARS = 2000  # default of NUGGETFLOW_GRPC_MAX_QUERY_CHARS
 
 
 @dataclass(frozen=True)
@@ -39,14 +39,14 @@ class RetrieveRequest:
     include_documents: bool = True
     fusion: str | None = None  # None: the settings' default
 
-    def validate(self) -> None:
+    def validate(self, max_query_chars: int = MAX_QUERY_CHARS) -> None:
         """Raise ValidationError naming the first bad field."""
         if not self.tenant.strip():
             raise ValidationError("tenant is empty", field="tenant")
         if not self.query.strip():
             raise ValidationError("query is empty", field="query")
-        if len(self.query) > MAX_QUERY_CHARS:
-            raise ValidationError(f"query longer than {MAX_QUERY_CHARS} characters",
+        if len(self.query) > max_query_chars:
+            raise ValidationError(f"longer than {max_query_chars} characters",
                                   field="query")
         if not 0 < self.k <= MAX_K:
             raise ValidationError(f"k must be in 1..{MAX_K}, got {self.k}", field="k")
@@ -98,7 +98,7 @@ class Retriever:
     async def retrieve(self, req: RetrieveRequest, *, lexical_only: bool = False,
                        count_suppressed: bool = True) -> RetrieveResult:
         """Run a governed hybrid query; ValidationError/NotFoundError on bad input."""
-        req.validate()
+        req.validate(self.settings.grpc_max_query_chars)
         if not await self.store.has_tenant(req.tenant):
             raise NotFoundError(f"unknown tenant {req.tenant!r}", field="tenant")
         timings: dict[str, float] = {}

@@ -18,6 +18,7 @@
 from __future__ import annotations
 
 import asyncio
+import base64
 import multiprocessing
 import signal
 import threading
@@ -30,7 +31,7 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
 from nuggetflow.errors import BackendUnavailableError, ConfigError, ValidationError
-from nuggetflow.logging import get_logger
+from nuggetflow.logging import clip, get_logger
 from nuggetflow.settings import Settings
 from nuggetflow.v1 import nugget_pb2 as pb
 from nuggetflow.v1 import query_service_pb2 as qpb
@@ -45,25 +46,47 @@ from query.convert import (
 )
 from query.index import NuggetIndex
 from query.interceptor import ServiceInterceptor
+from query.limits import RequestLimits
 from query.metrics import Metrics, MetricsServer, QueryMetrics
 from query.model import ItemType
 
 log = get_logger(__name__)
 
 SERVICE_NAME: str = qpb.DESCRIPTOR.services_by_name["QueryService"].full_name
-MAX_CITED_IDS = 1000
-MAX_ID_CHARS = 200
+DEFAULT_PAGE_SIZE = 100  # ListVersions page size when the request leaves it 0
+MAX_PAGE_SIZE = 1000  # larger page sizes are treated as this
+PAGE_TOKEN_VERSION = "v1"
 
 
 # --- the servicer ----------------------------------------------------------------------
 
 
 def _require_id(value: str, name: str) -> str:
+    """``value`` unless blank (lengths are checked for every field by the interceptor)."""
     if not value.strip():
         raise ValidationError(f"{name} is empty", field=name)
-    if len(value) > MAX_ID_CHARS:
-        raise ValidationError(f"{name} longer than {MAX_ID_CHARS} characters", field=name)
     return value
+
+
+def page_token(after_id: str) -> str:
+    """The opaque ListVersions page token that continues after version ``after_id``."""
+    raw = f"{PAGE_TOKEN_VERSION}:{after_id}".encode()
+    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+
+def after_id_of(token: str) -> str:
+    """The version id a page token continues after ("" for no token); ValidationError
+    (field ``page_token``) for a token this service did not make."""
+    if not token:
+        return ""
+    try:
+        raw = base64.urlsafe_b64decode(token + "=" * (-len(token) % 4)).decode()
+    except (ValueError, UnicodeDecodeError):
+        raw = ""
+    version, _, after = raw.partition(":")
+    if version != PAGE_TOKEN_VERSION or not after:
+        raise ValidationError("not a page token of this service", field="page_token")
+    return after
 
 
 class QueryServicer(qpb_grpc.QueryServiceServicer):
@@ -77,7 +100,7 @@ class QueryServicer(qpb_grpc.QueryServiceServicer):
     async def Retrieve(self, request: qpb.RetrieveRequest,
                        context: grpc.aio.ServicerContext) -> qpb.RetrieveResponse:
         """Governed hybrid retrieval: filter by tenant, time, state, THEN rank."""
-        req = retrieve_request_from_proto(request)
+        req = retrieve_request_from_proto(request, self.index.settings.grpc_max_query_chars)
         res = await self.index.retriever.retrieve(req)
         nuggets = [h.id for h in res.hits if h.type is ItemType.NUGGET]
         documents = [h.id for h in res.hits if h.type is ItemType.DOCUMENT]
@@ -96,23 +119,53 @@ class QueryServicer(qpb_grpc.QueryServiceServicer):
 
     async def ListVersions(self, request: qpb.ListVersionsRequest,
                            context: grpc.aio.ServicerContext) -> qpb.ListVersionsResponse:
-        """Every version of the lineage of ``id``, oldest first (nothing is ever deleted)."""
-        history = await self.index.store.history(request.tenant, _require_id(request.id, "id"))
-        return qpb.ListVersionsResponse(versions=[nugget_to_proto(v) for v in history])
+        """One page of the versions of the lineage of ``id``, oldest first (nothing is
+        ever deleted); ``next_page_token`` continues, "" on the last page."""
+        item_id = _require_id(request.id, "id")
+        if request.page_size < 0:
+            raise ValidationError(f"must be in 0..{MAX_PAGE_SIZE}", field="page_size")
+        size = min(request.page_size or DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE)
+        after = after_id_of(request.page_token)
+        try:
+            page = await self.index.store.history_page(request.tenant, item_id, size + 1,
+                                                       after_id=after)
+        except ValidationError as exc:
+            if exc.field != "after_id":
+                raise
+            raise ValidationError("not a page token of this lineage",
+                                  field="page_token") from None
+        more = len(page) > size
+        page = page[:size]
+        return qpb.ListVersionsResponse(versions=[nugget_to_proto(v) for v in page],
+                                        next_page_token=page_token(page[-1].id) if more else "")
 
     async def Review(self, request: qpb.ReviewRequest,
                      context: grpc.aio.ServicerContext) -> pb.Nugget:
-        """Approve, reject, unpublish or revert; returns the new head version."""
+        """Approve, reject, unpublish or revert; returns the version the review produced.
+
+        Writes honour the deadline themselves (the interceptor does not cancel them): the
+        review is refused with DEADLINE_EXCEEDED, nothing written, when the deadline has
+        passed before its write begins; once the write has begun it is finished and the
+        reply says so. With a ``request_id`` already applied to the lineage, nothing is
+        written and that request's version is returned.
+        """
         action = review_action_from_proto(request.action)
         item_id = _require_id(request.id, "id")
         if action == "revert":
             _require_id(request.target_version_id, "target_version_id")
-        # index.review holds the store's writer lock (across worker processes on SQLite).
-        head = await self.index.review(
+        remaining = context.time_remaining()
+        deadline = None if remaining is None else time.monotonic() + remaining
+        # index.apply_review holds the store's writer lock (across worker processes on
+        # SQLite).
+        applied = await self.index.apply_review(
             request.tenant, item_id, action, reviewer=request.reviewer,
-            reason=request.reason, target_version_id=request.target_version_id)
-        log.info("review applied", tenant=request.tenant, id=item_id, action=action,
-                 reviewer=request.reviewer, head=head.id, publication=head.publication.name)
+            reason=request.reason, target_version_id=request.target_version_id,
+            request_id=request.request_id, deadline=deadline)
+        head = applied.head
+        log.info("review replayed" if applied.replayed else "review applied",
+                 tenant=clip(request.tenant), id=clip(item_id), action=action,
+                 reviewer=clip(request.reviewer), request_id=clip(request.request_id),
+                 head=head.id, publication=head.publication.name)
         return nugget_to_proto(head)
 
     async def ReportCitations(self, request: qpb.ReportCitationsRequest,
@@ -120,8 +173,6 @@ class QueryServicer(qpb_grpc.QueryServiceServicer):
                               ) -> qpb.ReportCitationsResponse:
         """Record which retrieved items an answer cited (for the citation rate)."""
         _require_id(request.request_id, "request_id")
-        if len(request.cited_ids) > MAX_CITED_IDS:
-            raise ValidationError(f"more than {MAX_CITED_IDS} ids", field="cited_ids")
         if any(not c.strip() for c in request.cited_ids):
             raise ValidationError("an id is empty", field="cited_ids")
         outcome = self.ledger.report(request.tenant, request.request_id,
@@ -213,7 +264,7 @@ def create_server(index: NuggetIndex, settings: Settings, port: int = 0, *,
     metrics = metrics if metrics is not None else Metrics.create().query
     auth = auth if auth is not None else TokenAuth.from_settings(settings)
     server = grpc.aio.server(
-        interceptors=[ServiceInterceptor(auth, metrics)],
+        interceptors=[ServiceInterceptor(auth, metrics, RequestLimits.from_settings(settings))],
         options=[("grpc.max_receive_message_length", settings.grpc_max_message_bytes),
                  ("grpc.so_reuseport", 1 if reuse_port else 0)])
     if ledger is None:

@@ -116,7 +116,24 @@ class IndexStore(Protocol):
         """One nugget version by id; NotFoundError when absent for this tenant."""
 
     async def history(self, tenant: str, item_id: str) -> list[Nugget]:
-        """All versions of the lineage of ``item_id``, oldest first."""
+        """All versions of the lineage of ``item_id``, oldest first (tools and tests; the
+        service and the write path never read a whole lineage)."""
+
+    async def head(self, tenant: str, item_id: str) -> Nugget:
+        """The head version of the lineage of ``item_id`` (any version id of it), read
+        directly: the cost does not grow with the lineage. NotFoundError when absent."""
+
+    async def history_page(self, tenant: str, item_id: str, limit: int,
+                           after_id: str = "") -> list[Nugget]:
+        """Up to ``limit`` versions of the lineage of ``item_id``, oldest first, starting
+        after the version ``after_id`` ("" : from the first). Reads one page, not the
+        lineage. NotFoundError when ``item_id`` is absent; ValidationError (field
+        ``after_id``) when ``after_id`` is not a version of the same lineage and tenant."""
+
+    async def find_by_request(self, tenant: str, lineage_id: str,
+                              request_id: str) -> Nugget | None:
+        """The version of this lineage that the request ``request_id`` produced (its
+        ``request_id`` field), or None. Versions carrying a request id are indexed by it."""
 
     async def heads_by_key(self, tenant: str, key: tuple[str, str, str]) -> list[Nugget]:
         """Head versions of every lineage with this governance key."""

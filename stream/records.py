@@ -191,8 +191,9 @@ class Correction:
 class ReviewEvent:
     """A review action on a nugget, as carried on nuggets.reviews.
 
-    ``review_id`` makes re-delivery idempotent: the version a review creates records it in
-    its change reason, and a review whose id is already in the nugget's history is skipped.
+    ``review_id`` makes re-delivery idempotent: the version a review creates carries it as
+    its ``request_id`` (and, for people, in its change reason), and a review whose id is
+    already on a version of the lineage is skipped.
     Records without one get their ``topic:partition:offset`` (stable across re-deliveries).
     """
 

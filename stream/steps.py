@@ -19,7 +19,9 @@ counted in ``nuggetflow_stream_retries_total``.
 Effects are idempotent, so at-least-once delivery never yields a second nugget:
 a correction whose event already has a nugget (``store.find_by_event``) is not optimized
 again (its candidate is re-announced instead); submission is idempotent by content; a
-review whose id is already recorded in the nugget's history is skipped.
+review's id is the request id of the version it produces, and a review whose id is
+already on a version of the lineage is skipped (checked by the index under the writer
+lock, the same way as a Review RPC's request id).
 """
 
 from __future__ import annotations
@@ -45,7 +47,7 @@ from optimizer.events import parse_event, to_context
 from optimizer.pipeline import Outcome
 from optimizer.screen import screen
 from query.convert import nugget_from_bytes, nugget_to_bytes
-from query.index import NuggetIndex
+from query.index import Applied, NuggetIndex
 from query.metrics import PipelineMetrics
 from query.model import Nugget, Publication
 from stream.engine import Engine, ExtractResult
@@ -308,26 +310,31 @@ class Steps:
         if not ev.review_id:
             ev = dataclasses.replace(ev, review_id=record.source)
         try:
-            history = await self._retrying(
-                "review", lambda: self.index.store.history(ev.tenant, ev.id))
-            if any(ev.tag in v.change_reason for v in history):
-                return StepResult("duplicate", tenant=ev.tenant, nugget_id=history[-1].id)
-            head = await self._retrying("review", lambda: self._apply(ev))
+            # The review id is the request id of the version it produces: the index
+            # answers a review already applied to the lineage (under the writer lock,
+            # reading no history) instead of writing again, as for a Review RPC.
+            applied = await self._retrying("review", lambda: self._apply(ev))
         except NuggetflowError as exc:
             return self._dead(record, "review", exc, tenant=ev.tenant)
+        head = applied.head
+        if applied.replayed:
+            return StepResult("duplicate", tenant=ev.tenant, nugget_id=head.id)
         log.info("review applied", tenant=ev.tenant, id=ev.id, action=ev.action,
                  reviewer=ev.reviewer, publication=head.publication.name,
                  state=head.state.name)
         return StepResult("applied", tenant=ev.tenant, nugget_id=head.id,
                           event_id=head.provenance.event_id, detail=head.publication.name)
 
-    async def _apply(self, ev: ReviewEvent) -> Nugget:
+    async def _apply(self, ev: ReviewEvent) -> Applied:
         reason = f"{ev.reason} {ev.tag}".strip()
         if ev.action == "edit":
             changes = dict(ev.changes)
             if "anchors" in changes:
                 changes["anchors"] = tuple(changes["anchors"])
-            return await self.index.edit(ev.tenant, ev.id,
-                                         f"by {ev.reviewer or 'unknown'}: {reason}", **changes)
-        return await self.index.review(ev.tenant, ev.id, ev.action, reviewer=ev.reviewer,
-                                       reason=reason, target_version_id=ev.target_version_id)
+            return await self.index.apply_edit(ev.tenant, ev.id,
+                                               f"by {ev.reviewer or 'unknown'}: {reason}",
+                                               request_id=ev.review_id, **changes)
+        return await self.index.apply_review(ev.tenant, ev.id, ev.action, reviewer=ev.reviewer,
+                                             reason=reason,
+                                             target_version_id=ev.target_version_id,
+                                             request_id=ev.review_id)

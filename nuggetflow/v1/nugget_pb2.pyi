@@ -374,6 +374,7 @@ class Nugget(_message.Message):
     CREATED_AT_FIELD_NUMBER: _builtins.int
     CHANGE_REASON_FIELD_NUMBER: _builtins.int
     MERGED_INTO_FIELD_NUMBER: _builtins.int
+    REQUEST_ID_FIELD_NUMBER: _builtins.int
     id: _builtins.str
     """stable, hash-based; one id per version"""
     parent_id: _builtins.str
@@ -392,6 +393,11 @@ class Nugget(_message.Message):
     change_reason: _builtins.str
     merged_into: _builtins.str
     """set when dedup merged this candidate into another lineage"""
+    request_id: _builtins.str
+    """The client-supplied id of the review or edit request that produced this version
+    (ReviewRequest.request_id, a review event's review_id): a request with an id already
+    applied to the lineage returns this version instead of writing another. "" for none.
+    """
     @_builtins.property
     def anchors(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]: ...
     @_builtins.property
@@ -430,10 +436,11 @@ class Nugget(_message.Message):
         created_at: _timestamp_pb2.Timestamp | None = ...,
         change_reason: _builtins.str = ...,
         merged_into: _builtins.str = ...,
+        request_id: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["created_at", b"created_at", "fact", b"fact", "optimization", b"optimization", "provenance", b"provenance", "validity", b"validity"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["anchors", b"anchors", "body", b"body", "change_reason", b"change_reason", "confidence", b"confidence", "created_at", b"created_at", "evidence", b"evidence", "fact", b"fact", "id", b"id", "kind", b"kind", "lineage_id", b"lineage_id", "merged_into", b"merged_into", "optimization", b"optimization", "parent_id", b"parent_id", "provenance", b"provenance", "publication", b"publication", "rank", b"rank", "state", b"state", "tenant", b"tenant", "title", b"title", "validity", b"validity", "version", b"version"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["anchors", b"anchors", "body", b"body", "change_reason", b"change_reason", "confidence", b"confidence", "created_at", b"created_at", "evidence", b"evidence", "fact", b"fact", "id", b"id", "kind", b"kind", "lineage_id", b"lineage_id", "merged_into", b"merged_into", "optimization", b"optimization", "parent_id", b"parent_id", "provenance", b"provenance", "publication", b"publication", "rank", b"rank", "request_id", b"request_id", "state", b"state", "tenant", b"tenant", "title", b"title", "validity", b"validity", "version", b"version"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -270,18 +270,26 @@ class ListVersionsRequest(_message.Message):
 
     TENANT_FIELD_NUMBER: _builtins.int
     ID_FIELD_NUMBER: _builtins.int
+    PAGE_SIZE_FIELD_NUMBER: _builtins.int
+    PAGE_TOKEN_FIELD_NUMBER: _builtins.int
     tenant: _builtins.str
     id: _builtins.str
     """any version id of the lineage"""
+    page_size: _builtins.int
+    """Versions per page: 0 (unset) means 100; values above 1000 are treated as 1000."""
+    page_token: _builtins.str
+    """next_page_token of the previous page; "" (unset) for the first page."""
     def __init__(
         self,
         *,
         tenant: _builtins.str = ...,
         id: _builtins.str = ...,
+        page_size: _builtins.int = ...,
+        page_token: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["id", b"id", "tenant", b"tenant"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["id", b"id", "page_size", b"page_size", "page_token", b"page_token", "tenant", b"tenant"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -292,16 +300,22 @@ class ListVersionsResponse(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 
     VERSIONS_FIELD_NUMBER: _builtins.int
+    NEXT_PAGE_TOKEN_FIELD_NUMBER: _builtins.int
+    next_page_token: _builtins.str
+    """"" on the last page"""
     @_builtins.property
-    def versions(self) -> _containers.RepeatedCompositeFieldContainer[_nugget_pb2.Nugget]: ...
+    def versions(self) -> _containers.RepeatedCompositeFieldContainer[_nugget_pb2.Nugget]:
+        """oldest first"""
+
     def __init__(
         self,
         *,
         versions: _abc.Iterable[_nugget_pb2.Nugget] | None = ...,
+        next_page_token: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["versions", b"versions"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["next_page_token", b"next_page_token", "versions", b"versions"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -336,6 +350,7 @@ class ReviewRequest(_message.Message):
     REVIEWER_FIELD_NUMBER: _builtins.int
     REASON_FIELD_NUMBER: _builtins.int
     TARGET_VERSION_ID_FIELD_NUMBER: _builtins.int
+    REQUEST_ID_FIELD_NUMBER: _builtins.int
     tenant: _builtins.str
     id: _builtins.str
     action: Global___ReviewRequest.Action.ValueType
@@ -343,6 +358,12 @@ class ReviewRequest(_message.Message):
     reason: _builtins.str
     target_version_id: _builtins.str
     """for REVERT"""
+    request_id: _builtins.str
+    """Optional idempotency key chosen by the client (e.g. a UUID). A Review whose request id
+    was already applied to this lineage writes nothing and returns the version that
+    request produced, so a retry after an unclear outcome (a client-side deadline, a lost
+    connection) applies once. Reusing an id for a different action returns the first result.
+    """
     def __init__(
         self,
         *,
@@ -352,10 +373,11 @@ class ReviewRequest(_message.Message):
         reviewer: _builtins.str = ...,
         reason: _builtins.str = ...,
         target_version_id: _builtins.str = ...,
+        request_id: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["action", b"action", "id", b"id", "reason", b"reason", "reviewer", b"reviewer", "target_version_id", b"target_version_id", "tenant", b"tenant"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["action", b"action", "id", b"id", "reason", b"reason", "request_id", b"request_id", "reviewer", b"reviewer", "target_version_id", b"target_version_id", "tenant", b"tenant"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -28,9 +28,12 @@ if _version_not_supported:
 
 class QueryServiceStub:
     """Errors: INVALID_ARGUMENT (message starts with the field name, which is also in the
-    trailing metadata key "nuggetflow-field"), NOT_FOUND, UNAUTHENTICATED (missing or unknown
-    bearer token), PERMISSION_DENIED (token not valid for the tenant), UNAVAILABLE (index
-    backend unreachable; retry), DEADLINE_EXCEEDED, RESOURCE_EXHAUSTED (request too large).
+    trailing metadata key "nuggetflow-field"; also for request bytes that are not a valid
+    message, field "request", and for fields over the size limits), NOT_FOUND,
+    UNAUTHENTICATED (missing or unknown bearer token; checked before the request is
+    decoded), PERMISSION_DENIED (token not valid for the tenant), UNAVAILABLE (index backend
+    unreachable; retry), DEADLINE_EXCEEDED (sent by the server: the work was not done; a
+    Review refused this way wrote nothing), RESOURCE_EXHAUSTED (request too large).
     """
 
     def __init__(self, channel):
@@ -68,9 +71,12 @@ class QueryServiceStub:
 
 class QueryServiceServicer:
     """Errors: INVALID_ARGUMENT (message starts with the field name, which is also in the
-    trailing metadata key "nuggetflow-field"), NOT_FOUND, UNAUTHENTICATED (missing or unknown
-    bearer token), PERMISSION_DENIED (token not valid for the tenant), UNAVAILABLE (index
-    backend unreachable; retry), DEADLINE_EXCEEDED, RESOURCE_EXHAUSTED (request too large).
+    trailing metadata key "nuggetflow-field"; also for request bytes that are not a valid
+    message, field "request", and for fields over the size limits), NOT_FOUND,
+    UNAUTHENTICATED (missing or unknown bearer token; checked before the request is
+    decoded), PERMISSION_DENIED (token not valid for the tenant), UNAVAILABLE (index backend
+    unreachable; retry), DEADLINE_EXCEEDED (sent by the server: the work was not done; a
+    Review refused this way wrote nothing), RESOURCE_EXHAUSTED (request too large).
     """
 
     def Retrieve(self, request, context):
@@ -141,9 +147,12 @@ def add_QueryServiceServicer_to_server(servicer, server):
  # This class is part of an EXPERIMENTAL API.
 class QueryService:
     """Errors: INVALID_ARGUMENT (message starts with the field name, which is also in the
-    trailing metadata key "nuggetflow-field"), NOT_FOUND, UNAUTHENTICATED (missing or unknown
-    bearer token), PERMISSION_DENIED (token not valid for the tenant), UNAVAILABLE (index
-    backend unreachable; retry), DEADLINE_EXCEEDED, RESOURCE_EXHAUSTED (request too large).
+    trailing metadata key "nuggetflow-field"; also for request bytes that are not a valid
+    message, field "request", and for fields over the size limits), NOT_FOUND,
+    UNAUTHENTICATED (missing or unknown bearer token; checked before the request is
+    decoded), PERMISSION_DENIED (token not valid for the tenant), UNAVAILABLE (index backend
+    unreachable; retry), DEADLINE_EXCEEDED (sent by the server: the work was not done; a
+    Review refused this way wrote nothing), RESOURCE_EXHAUSTED (request too large).
     """
 
     @staticmethod

@@ -12,6 +12,9 @@
 - OpenSearch has no multi-document transactions: a write validates everything first,
   then sends one bulk request and, if any item fails, compensates (removes the new
   versions, restores the old heads) before raising, so a failed call leaves no change.
+- Nothing on the write path reads a whole lineage: the head is a size-1 query on the
+  head flag, the version a request id produced a size-1 term query on ``request_id``,
+  and a page of history a ``search_after`` query by (version, id).
 """
 
 from __future__ import annotations
@@ -69,6 +72,7 @@ def _mappings(dim: int) -> dict[str, Any]:
             "scope": {"type": "keyword"},
             "key": {"type": "keyword"},
             "event_id": {"type": "keyword"},
+            "request_id": {"type": "keyword"},
             "meta": {"type": "float"},
             "title": {"type": "text", "analyzer": "english"},
             "body": {"type": "text", "analyzer": "english"},
@@ -129,7 +133,8 @@ class OpenSearchStore:
             log.info("opensearch index created", index=self.index, url=self.url)
         else:  # an index made by an older version: add fields it lacks (never changes any)
             await self._call(self._client.indices.put_mapping, index=self.index,
-                             body={"properties": {"anchor_vectors": {"type": "binary"}}})
+                             body={"properties": {"anchor_vectors": {"type": "binary"},
+                                                  "request_id": {"type": "keyword"}}})
 
     async def stop(self) -> None:
         """Close the client."""
@@ -273,7 +278,8 @@ class OpenSearchStore:
             "t_start": n.validity.start.timestamp(),
             "t_end": n.validity.end.timestamp() if n.validity.end else OPEN_END,
             "kind": int(n.kind), "scope": n.fact.key[2], "key": "\x1f".join(n.key),
-            "event_id": n.provenance.event_id, "meta": meta_prior(n.rank, n.confidence),
+            "event_id": n.provenance.event_id, "request_id": n.request_id,
+            "meta": meta_prior(n.rank, n.confidence),
             "title": n.title, "body": n.body, "anchors": "\n".join(n.anchors), "vector": vec,
             "payload": base64.b64encode(nugget_to_bytes(n)).decode(),
         }
@@ -332,6 +338,65 @@ class OpenSearchStore:
         first = await self.get(tenant, item_id)
         return await self._nuggets([{"term": {"lineage": first.lineage_id or first.id}},
                                     {"term": {"tenant": tenant}}])
+
+    async def _version_of(self, tenant: str, item_id: str) -> tuple[str, int]:
+        """(lineage, version) of a nugget version, from its id; NotFoundError if absent."""
+        reply = await self._search({"query": {"bool": {"filter": [
+            {"ids": {"values": [item_id]}}, {"term": {"tenant": tenant}},
+            {"term": {"type": int(ItemType.NUGGET)}}]}}, "_source": ["lineage", "version"],
+            "size": 1})
+        hits = reply["hits"]["hits"]
+        if not hits:
+            raise NotFoundError(f"no nugget {item_id!r} for tenant {tenant!r}", field="id")
+        return str(hits[0]["_source"]["lineage"]), int(hits[0]["_source"]["version"])
+
+    async def _first(self, filters: list[dict[str, Any]]) -> Nugget | None:
+        """The newest version matching the filters (one document fetched)."""
+        reply = await self._search({"query": {"bool": {"filter": filters}},
+                                    "_source": ["payload"], "size": 1,
+                                    "sort": [{"version": "desc"}, {"id": "desc"}]})
+        hits = reply["hits"]["hits"]
+        return (nugget_from_bytes(base64.b64decode(hits[0]["_source"]["payload"]))
+                if hits else None)
+
+    async def head(self, tenant: str, item_id: str) -> Nugget:
+        """The head of item_id's lineage: its lineage, then a size-1 query on the head flag."""
+        lineage, _ = await self._version_of(tenant, item_id)
+        head = await self._first([{"term": {"lineage": lineage}}, {"term": {"tenant": tenant}},
+                                  {"term": {"is_head": True}}])
+        if head is None:
+            raise NotFoundError(f"no head for nugget {item_id!r}", field="id")
+        return head
+
+    async def history_page(self, tenant: str, item_id: str, limit: int,
+                           after_id: str = "") -> list[Nugget]:
+        """One page of item_id's lineage by (version, id), continued with search_after."""
+        lineage, _ = await self._version_of(tenant, item_id)
+        body: dict[str, Any] = {
+            "query": {"bool": {"filter": [{"term": {"lineage": lineage}},
+                                          {"term": {"tenant": tenant}}]}},
+            "_source": ["payload"], "size": limit,
+            "sort": [{"version": "asc"}, {"id": "asc"}]}
+        if after_id:
+            try:
+                after_lineage, after_version = await self._version_of(tenant, after_id)
+            except NotFoundError:
+                after_lineage, after_version = "", 0
+            if after_lineage != lineage:
+                raise ValidationError("not a version of this lineage", field="after_id")
+            body["search_after"] = [after_version, after_id]
+        reply = await self._search(body)
+        return [nugget_from_bytes(base64.b64decode(h["_source"]["payload"]))
+                for h in reply["hits"]["hits"]]
+
+    async def find_by_request(self, tenant: str, lineage_id: str,
+                              request_id: str) -> Nugget | None:
+        """The version of the lineage produced by this request id (a size-1 term query)."""
+        if not request_id:
+            return None
+        return await self._first([{"term": {"tenant": tenant}},
+                                  {"term": {"lineage": lineage_id}},
+                                  {"term": {"request_id": request_id}}])
 
     async def heads_by_key(self, tenant: str, key: tuple[str, str, str]) -> list[Nugget]:
         """Head versions with this governance key."""

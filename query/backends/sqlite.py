@@ -11,7 +11,12 @@ Layout of the file:
 - ``anchor_vectors``: one float32 embedding per anchor of a nugget version (item =
   items.rowid); a nugget's dense score is its best cosine over its own and these;
 - ``changes``: an append-only log of inserted and updated rows, so other processes that
-  read the same file (the query service beside a writer) refresh their vector index.
+  read the same file (the query service beside a writer) refresh their vector index;
+- ``requests``: (tenant, lineage, request id) -> the version a review or edit request
+  produced, so a retried request is answered without a second version.
+
+Writes never read a whole lineage: the head comes from a partial index over heads
+(``items_lineage_head``), a page of versions from the (lineage, rowid) index.
 
 The vector index (:class:`query.backends.vectors.VectorIndex`) keeps governance columns
 as numpy arrays and applies the filter before ranking: exact search over the allowed rows
@@ -83,6 +88,7 @@ CREATE TABLE IF NOT EXISTS items (
 CREATE TABLE IF NOT EXISTS payloads (rowid INTEGER PRIMARY KEY, payload BLOB NOT NULL);
 CREATE INDEX IF NOT EXISTS items_key ON items (tenant, key) WHERE is_head = 1;
 CREATE INDEX IF NOT EXISTS items_lineage ON items (lineage);
+CREATE INDEX IF NOT EXISTS items_lineage_head ON items (lineage) WHERE is_head = 1;
 CREATE INDEX IF NOT EXISTS items_event ON items (tenant, event_id) WHERE event_id != '';
 CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5 (
     title, body, anchors, content='', tokenize='{tokenize}'
@@ -92,6 +98,9 @@ CREATE TABLE IF NOT EXISTS anchor_vectors (item INTEGER NOT NULL, n INTEGER NOT 
                                            vec BLOB NOT NULL, PRIMARY KEY (item, n));
 CREATE TABLE IF NOT EXISTS changes (seq INTEGER PRIMARY KEY AUTOINCREMENT,
                                     item INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS requests (tenant INTEGER NOT NULL, lineage TEXT NOT NULL,
+                                     request_id TEXT NOT NULL, item INTEGER NOT NULL,
+                                     PRIMARY KEY (tenant, lineage, request_id)) WITHOUT ROWID;
 """
 
 TOKENIZE = "porter unicode61"
@@ -365,6 +374,9 @@ class SQLiteStore:
         db.execute("INSERT INTO fts (rowid, title, body, anchors) VALUES (?, ?, ?, ?)",
                    (rowid, n.title, n.body, "\n".join(n.anchors)))
         db.execute("INSERT INTO vectors (rowid, vec) VALUES (?, ?)", (rowid, blob))
+        if n.request_id:
+            db.execute("INSERT OR IGNORE INTO requests (tenant, lineage, request_id, item)"
+                       " VALUES (?, ?, ?, ?)", (tenant, lineage, n.request_id, rowid))
         if anchors is not None:
             db.executemany("INSERT INTO anchor_vectors (item, n, vec) VALUES (?, ?, ?)",
                            [(rowid, i, np.asarray(a, dtype=np.float32).tobytes())
@@ -441,6 +453,52 @@ class SQLiteStore:
         rows = self.db.execute(f"{_PAYLOAD} WHERE i.lineage = ? ORDER BY i.rowid",
                                (lineage,)).fetchall()
         return [nugget_from_bytes(r[0]) for r in rows]
+
+    def _lineage_of(self, tenant: str, item_id: str) -> str:
+        row = self.db.execute("SELECT lineage FROM items WHERE id = ? AND tenant = ?"
+                              " AND type = ?", (item_id, self._tenant(tenant),
+                                                int(ItemType.NUGGET))).fetchone()
+        if row is None:
+            raise NotFoundError(f"no nugget {item_id!r} for tenant {tenant!r}", field="id")
+        return str(row[0])
+
+    async def head(self, tenant: str, item_id: str) -> Nugget:
+        """The head of item_id's lineage (the partial index on heads: one row read)."""
+        lineage = self._lineage_of(tenant, item_id)
+        row = self.db.execute(f"{_PAYLOAD} WHERE i.lineage = ? AND i.is_head = 1",
+                              (lineage,)).fetchone()
+        if row is None:
+            raise NotFoundError(f"no head for nugget {item_id!r}", field="id")
+        return nugget_from_bytes(row[0])
+
+    async def history_page(self, tenant: str, item_id: str, limit: int,
+                           after_id: str = "") -> list[Nugget]:
+        """One page of item_id's lineage, oldest first (rowid order: the lineage index
+        holds (lineage, rowid), so the page is a range read)."""
+        lineage = self._lineage_of(tenant, item_id)
+        after = 0
+        if after_id:
+            row = self.db.execute("SELECT rowid FROM items WHERE id = ? AND tenant = ?"
+                                  " AND lineage = ?",
+                                  (after_id, self._tenant(tenant), lineage)).fetchone()
+            if row is None:
+                raise ValidationError("not a version of this lineage", field="after_id")
+            after = int(row[0])
+        rows = self.db.execute(f"{_PAYLOAD} WHERE i.lineage = ? AND i.rowid > ?"
+                               " ORDER BY i.rowid LIMIT ?", (lineage, after, limit)).fetchall()
+        return [nugget_from_bytes(r[0]) for r in rows]
+
+    async def find_by_request(self, tenant: str, lineage_id: str,
+                              request_id: str) -> Nugget | None:
+        """The version of the lineage produced by this request id (the requests table)."""
+        code = self._tenant(tenant)
+        if code is None or not request_id:
+            return None
+        row = self.db.execute(
+            "SELECT p.payload FROM requests r JOIN payloads p ON p.rowid = r.item"
+            " WHERE r.tenant = ? AND r.lineage = ? AND r.request_id = ?",
+            (code, lineage_id, request_id)).fetchone()
+        return None if row is None else nugget_from_bytes(row[0])
 
     async def heads_by_key(self, tenant: str, key: tuple[str, str, str]) -> list[Nugget]:
         """Head versions with this governance key."""

@@ -255,6 +255,76 @@ class ServiceSuite:
             metadata=bearer(TOKEN_ACME)), grpc.StatusCode.INVALID_ARGUMENT)
         assert rejected.details().startswith("action:")
 
+    async def test_list_versions_pages(self, service: Service) -> None:
+        pending = service.ids["pending"]
+        md = bearer(TOKEN_ACME)
+        for i in range(3):  # 7 versions: approve, then unpublish/approve pairs
+            await service.stub.Review(qpb.ReviewRequest(
+                tenant="acme", id=pending, action=qpb.ReviewRequest.APPROVE), metadata=md)
+            if i < 2:
+                await service.stub.Review(qpb.ReviewRequest(
+                    tenant="acme", id=pending, action=qpb.ReviewRequest.UNPUBLISH), metadata=md)
+        everything = await service.stub.ListVersions(
+            qpb.ListVersionsRequest(tenant="acme", id=pending), metadata=md)
+        assert len(everything.versions) == 6 and everything.next_page_token == ""
+        assert [v.version for v in everything.versions] == [1, 2, 3, 4, 5, 6]
+        pages: list[list[str]] = []
+        token = ""
+        while True:
+            reply = await service.stub.ListVersions(qpb.ListVersionsRequest(
+                tenant="acme", id=everything.versions[-1].id, page_size=4, page_token=token),
+                metadata=md)
+            pages.append([v.id for v in reply.versions])
+            token = reply.next_page_token
+            if not token:
+                break
+        assert [len(p) for p in pages] == [4, 2]
+        assert [i for p in pages for i in p] == [v.id for v in everything.versions]
+        big = await service.stub.ListVersions(qpb.ListVersionsRequest(
+            tenant="acme", id=pending, page_size=1_000_000), metadata=md)
+        assert len(big.versions) == 6, "page sizes above the maximum are the maximum"
+        first = await service.stub.ListVersions(qpb.ListVersionsRequest(
+            tenant="acme", id=pending, page_size=1), metadata=md)
+        bad = (("page_size", {"page_size": -1}),
+               ("page_token", {"page_token": "not-a-token"}),
+               ("page_token", {"page_token": first.next_page_token,
+                               "id": service.ids["published"]}))  # another lineage's token
+        for field_name, fields in bad:
+            request = qpb.ListVersionsRequest(tenant="acme", id=pending)
+            for k, v in fields.items():
+                setattr(request, k, v)
+            err = await rpc_error(service.stub.ListVersions(request, metadata=md),
+                                  grpc.StatusCode.INVALID_ARGUMENT)
+            assert field_of(err) == field_name, err.details()
+
+    async def test_review_with_a_request_id_applies_once(self, service: Service) -> None:
+        pending = service.ids["pending"]
+        md = bearer(TOKEN_ACME)
+
+        def review(action: qpb.ReviewRequest.Action.ValueType, request_id: str) -> Any:
+            return service.stub.Review(qpb.ReviewRequest(
+                tenant="acme", id=pending, action=action, reviewer="alice",
+                request_id=request_id), metadata=md)
+
+        approved = await review(qpb.ReviewRequest.APPROVE, "req-approve-1")
+        assert approved.request_id == "req-approve-1" and approved.version == 2
+        again = await review(qpb.ReviewRequest.APPROVE, "req-approve-1")  # a retry
+        assert again == approved, "the same version, not a second one"
+        # the id names the request: reused for another action, it returns the first result
+        assert (await review(qpb.ReviewRequest.UNPUBLISH, "req-approve-1")) == approved
+        unpublished = await review(qpb.ReviewRequest.UNPUBLISH, "req-unpublish-1")
+        assert unpublished.version == 3 and unpublished.request_id == "req-unpublish-1"
+        assert (await review(qpb.ReviewRequest.APPROVE, "req-approve-1")) == approved
+        versions = await service.stub.ListVersions(
+            qpb.ListVersionsRequest(tenant="acme", id=pending), metadata=md)
+        assert [v.request_id for v in versions.versions] == [
+            "", "req-approve-1", "req-unpublish-1"]
+        # a request id is per lineage and per tenant
+        published = await service.stub.Review(qpb.ReviewRequest(
+            tenant="acme", id=service.ids["published"], action=qpb.ReviewRequest.UNPUBLISH,
+            request_id="req-approve-1"), metadata=md)
+        assert published.publication == pb.UNPUBLISHED and published.version == 2
+
     # citations --------------------------------------------------------------------------
 
     async def test_citations_are_checked_and_counted(self, service: Service) -> None:
@@ -356,6 +426,127 @@ class ServiceSuite:
         assert field_of(err) == field_name
         assert service.sample("nuggetflow_query_request_duration_seconds_count",
                               method=method, code="INVALID_ARGUMENT") == 1
+
+    # sizes: every string and repeated field is capped, and errors never echo the value --
+
+    OVERSIZED: tuple[tuple[str, str, dict[str, Any], str], ...] = (
+        ("tenant", "Retrieve", {"tenant": "a" * 201}, "tenant"),
+        ("query", "Retrieve", {"query": "q" * 2001}, "query"),
+        ("a scope", "Retrieve", {"scopes": ["portal v8.2", "s" * 201]}, "scopes"),
+        ("too many scopes", "Retrieve", {"scopes": ["s"] * 1001}, "scopes"),
+        ("too many kinds", "Retrieve", {"kinds": [1] * 1001}, "kinds"),
+        ("GetNugget id", "GetNugget", {"id": "n" * 201}, "id"),
+        ("ListVersions id", "ListVersions", {"id": "n" * 201}, "id"),
+        ("page token", "ListVersions", {"id": "n-1", "page_token": "t" * 401}, "page_token"),
+        ("Review id", "Review", {"id": "n" * 201, "action": 1}, "id"),
+        ("reviewer", "Review", {"id": "PENDING", "action": 1, "reviewer": "r" * 201},
+         "reviewer"),
+        ("reason", "Review", {"id": "PENDING", "action": 1, "reason": "r" * 1001}, "reason"),
+        ("target version", "Review", {"id": "PENDING", "action": 4,
+                                      "target_version_id": "t" * 201}, "target_version_id"),
+        ("Review request id", "Review", {"id": "PENDING", "action": 1,
+                                         "request_id": "q" * 201}, "request_id"),
+        ("citation request id", "ReportCitations", {"request_id": "r" * 201,
+                                                    "cited_ids": ["x"]}, "request_id"),
+        ("cited id", "ReportCitations", {"request_id": "r", "cited_ids": ["x", "y" * 201]},
+         "cited_ids"),
+        ("too many cited ids", "ReportCitations", {"request_id": "r",
+                                                   "cited_ids": ["x"] * 1001}, "cited_ids"),
+    )
+
+    @pytest.mark.parametrize(("case", "method", "fields", "field_name"), OVERSIZED,
+                             ids=[c[0] for c in OVERSIZED])
+    async def test_oversized_fields_are_refused_without_echo(
+            self, service: Service, case: str, method: str, fields: dict[str, Any],
+            field_name: str, caplog: pytest.LogCaptureFixture) -> None:
+        request_types = {"Retrieve": qpb.RetrieveRequest, "GetNugget": qpb.GetNuggetRequest,
+                         "ListVersions": qpb.ListVersionsRequest, "Review": qpb.ReviewRequest,
+                         "ReportCitations": qpb.ReportCitationsRequest}
+        values: dict[str, Any] = {"tenant": "acme"}
+        if method == "Retrieve":
+            values["query"] = QUERY
+        values.update(fields)
+        if values.get("id") == "PENDING":
+            values["id"] = service.ids["pending"]
+        err = await rpc_error(getattr(service.stub, method)(request_types[method](**values),
+                                                            metadata=bearer(TOKEN_ACME)),
+                              grpc.StatusCode.INVALID_ARGUMENT)
+        assert field_of(err) == field_name
+        assert err.details().startswith(f"{field_name}:"), err.details()
+        assert len(err.details()) < 80, err.details()
+        assert any(f" {n} " in err.details() for n in (200, 400, 1000, 2000)), "names the limit"
+        assert "rrrr" not in err.details() and "yyyy" not in err.details()
+        for record in caplog.records:
+            assert len(record.getMessage()) < 300
+            for value in getattr(record, "fields", {}).values():
+                assert len(str(value)) < 400, "log lines never carry unbounded input"
+        pending = await service.stub.GetNugget(
+            qpb.GetNuggetRequest(tenant="acme", id=service.ids["pending"]),
+            metadata=bearer(TOKEN_ACME))
+        assert pending.version == 1, "nothing was written"
+
+    async def test_a_cited_id_of_20000_characters(self, service: Service,
+                                                  caplog: pytest.LogCaptureFixture) -> None:
+        reply = await service.retrieve(k=3)
+        huge = "n-" + "9" * 20_000
+        err = await rpc_error(service.stub.ReportCitations(
+            qpb.ReportCitationsRequest(tenant="acme", request_id=reply.request_id,
+                                       cited_ids=[reply.hits[0].id, huge]),
+            metadata=bearer(TOKEN_ACME)), grpc.StatusCode.INVALID_ARGUMENT)
+        assert err.details() == "cited_ids: value #2 is longer than 200 characters"
+        assert service.sample("nuggetflow_query_cited_items_total", tenant="acme",
+                              type="nugget") == 0
+        assert all("9" * 300 not in r.getMessage() and
+                   all("9" * 300 not in str(v) for v in getattr(r, "fields", {}).values())
+                   for r in caplog.records)
+
+    # undecodable requests ---------------------------------------------------------------
+
+    UNDECODABLE = (
+        # tenant = "acme", id = 3 bytes that are not UTF-8
+        ("invalid_utf8", b"\x0a\x04acme\x12\x03\xff\xfe\xfd",
+         "request: not a valid request message (a string field is not valid UTF-8)"),
+        # field 1, length-delimited, with a length varint that never ends
+        ("corrupt", b"\x0a\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff",
+         "request: not a valid request message (corrupt protobuf)"),
+    )
+
+    async def test_undecodable_requests_are_invalid_argument_after_auth(
+            self, service: Service, caplog: pytest.LogCaptureFixture) -> None:
+        """Raw bytes through a real channel: with a token, INVALID_ARGUMENT with a short
+        fixed message (counted, logged once per kind, no payload, no traceback); without
+        one, UNAUTHENTICATED: an unauthenticated caller reaches nothing."""
+        methods = ("Retrieve", "GetNugget", "ListVersions", "Review", "ReportCitations")
+        for method in methods:
+            raw = service.channel.unary_unary(f"/nuggetflow.v1.QueryService/{method}",
+                                              request_serializer=None,
+                                              response_deserializer=None)
+            for _kind, payload, message in self.UNDECODABLE:
+                for _ in range(3):
+                    err = await rpc_error(raw(payload, metadata=bearer(TOKEN_ACME)),
+                                          grpc.StatusCode.INVALID_ARGUMENT)
+                    assert err.details() == message
+                    assert field_of(err) == "request"
+                await rpc_error(raw(payload), grpc.StatusCode.UNAUTHENTICATED)
+                await rpc_error(raw(payload, metadata=bearer("not-a-real-token-xyz")),
+                                grpc.StatusCode.UNAUTHENTICATED)
+            count = "nuggetflow_query_request_duration_seconds_count"
+            assert service.sample(count, method=method, code="INVALID_ARGUMENT") == 6
+            assert service.sample(count, method=method, code="UNAUTHENTICATED") == 4
+        check = service.channel.unary_unary("/grpc.health.v1.Health/Check",
+                                            request_serializer=None, response_deserializer=None)
+        for (_kind, _, message), payload in zip(  # no token needed, same decoding
+                self.UNDECODABLE, (b"\x0a\x03\xff\xfe\xfd", self.UNDECODABLE[1][1]),
+                strict=True):
+            err = await rpc_error(check(payload), grpc.StatusCode.INVALID_ARGUMENT)
+            assert err.details() == message
+        lines = [r for r in caplog.records if r.getMessage() == "undecodable request refused"]
+        assert sorted(r.fields["kind"] for r in lines) == [  # type: ignore[attr-defined]
+            "corrupt", "invalid_utf8"], "logged once per kind, not once per call"
+        assert all(r.exc_info is None for r in caplog.records), "no tracebacks"
+        assert not any("Error parsing" in r.getMessage() or "\ufffd" in r.getMessage()
+                       for r in caplog.records)
+        assert (await service.retrieve()).hits, "the service is unaffected"
 
     async def test_not_found(self, service: Service) -> None:
         err = await rpc_error(service.stub.GetNugget(

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 
 import numpy as np
 import pytest
@@ -138,6 +138,105 @@ class StoreConformance:
         assert len(history) == 7
         for parent, child in itertools.pairwise(history):
             assert child.parent_id == parent.id
+
+    # heads, pages, request ids: reads that do not grow with the lineage ------------------
+
+    @staticmethod
+    async def chain(store: IndexStore, embedder: MiniLMEmbedder, first: Nugget,
+                    versions: int) -> list[Nugget]:
+        """Write ``first`` and ``versions - 1`` alternating unpublish/approve children."""
+        await StoreConformance.put(store, embedder, first)
+        out, batch = [first], []
+        for i in range(versions - 1):
+            pub = (Publication.UNPUBLISHED if out[-1].publication is Publication.PUBLISHED
+                   else Publication.PUBLISHED)
+            out.append(next_version(out[-1], f"step {i}", T0 + days(1), publication=pub))
+            batch.append(out[-1])
+            if len(batch) == 100:
+                await store.write_nuggets(batch, [None] * len(batch))
+                batch = []
+        if batch:
+            await store.write_nuggets(batch, [None] * len(batch))
+        return out
+
+    async def test_head_and_history_pages(self, store: IndexStore,
+                                          embedder: MiniLMEmbedder) -> None:
+        chain = await self.chain(store, embedder, make_nugget(), 7)
+        other = await self.chain(store, embedder, make_nugget(obj="Analyst", sources=("o",)), 2)
+        for version in (chain[0], chain[3], chain[-1]):
+            assert (await store.head("acme", version.id)) == chain[-1]
+        pages, after = [], ""
+        while True:
+            page = await store.history_page("acme", chain[2].id, 3, after_id=after)
+            pages.append([v.id for v in page])
+            if len(page) < 3:
+                break
+            after = page[-1].id
+        assert pages == [[v.id for v in chain[:3]], [v.id for v in chain[3:6]],
+                         [chain[6].id]]
+        assert await store.history_page("acme", chain[0].id, 100) == chain
+        with pytest.raises(ValidationError) as err:
+            await store.history_page("acme", chain[0].id, 3, after_id=other[0].id)
+        assert err.value.field == "after_id"
+        with pytest.raises(ValidationError):
+            await store.history_page("acme", chain[0].id, 3, after_id="n-missing")
+        for call in (store.head("acme", "n-missing"), store.head("globex", chain[0].id),
+                     store.history_page("globex", chain[0].id, 3)):
+            with pytest.raises(NotFoundError):
+                await call
+
+    async def test_find_by_request(self, store: IndexStore, embedder: MiniLMEmbedder) -> None:
+        v1 = make_nugget(publication=Publication.PENDING_REVIEW)
+        await self.put(store, embedder, v1)
+        v2 = next_version(v1, "approve", T0 + days(1), publication=Publication.PUBLISHED,
+                          request_id="req-1")
+        v3 = next_version(v2, "edit", T0 + days(2), title="Edited title")
+        assert v3.request_id == "", "a request id names one version, children do not inherit"
+        await store.write_nuggets([v2, v3], [None, embedder.embed([v3.text])[0]])
+        assert (await store.find_by_request("acme", v1.id, "req-1")) == v2
+        assert (await store.get("acme", v2.id)).request_id == "req-1"
+        assert await store.find_by_request("acme", v1.id, "req-2") is None
+        assert await store.find_by_request("acme", "n-other-lineage", "req-1") is None
+        assert await store.find_by_request("globex", v1.id, "req-1") is None
+
+    async def test_writes_read_a_bounded_number_of_versions(
+            self, store: IndexStore, embedder: MiniLMEmbedder,
+            monkeypatch: pytest.MonkeyPatch) -> None:
+        """Review, approve, edit and revert on a lineage of 150 versions decode a handful
+        of stored versions, not the lineage (the store module's nugget_from_bytes is
+        counted, so reads inside the backend count too)."""
+        import sys
+
+        from nuggetflow.settings import Settings
+        from query.index import NuggetIndex
+
+        index = NuggetIndex(store, embedder, Settings.from_env({}))
+        chain = await self.chain(store, embedder, make_nugget(), 150)
+        assert chain[-1].publication is Publication.UNPUBLISHED
+        module = sys.modules[type(store).__module__]
+        real = module.nugget_from_bytes
+        decoded = 0
+
+        def counting(raw: bytes) -> Nugget:
+            nonlocal decoded
+            decoded += 1
+            return real(raw)  # type: ignore[no-any-return]
+
+        monkeypatch.setattr(module, "nugget_from_bytes", counting)
+        calls: dict[str, Callable[[], Awaitable[Nugget]]] = {
+            "edit": lambda: index.edit("acme", chain[0].id, "typo", title="Retitled"),
+            "approve": lambda: index.approve("acme", chain[0].id, request_id="r-approve"),
+            "replayed approve": lambda: index.approve("acme", chain[0].id,
+                                                      request_id="r-approve"),
+            "unpublish": lambda: index.review("acme", chain[5].id, "unpublish"),
+            "revert": lambda: index.review("acme", chain[-1].id, "revert",
+                                           target_version_id=chain[3].id),
+        }
+        for name, call in calls.items():
+            decoded = 0
+            await call()
+            assert decoded <= 5, f"{name} decoded {decoded} versions of a 150-version lineage"
+        assert len(await store.history("acme", chain[0].id)) == 150 + 4
 
     async def test_write_is_idempotent(self, store: IndexStore, embedder: MiniLMEmbedder
                                        ) -> None:

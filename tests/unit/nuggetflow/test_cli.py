@@ -62,3 +62,39 @@ def test_demo_runs_on_the_embedded_default(tmp_path: Path) -> None:
     assert out.count("INO: ") == 8
     assert "Retrieve(" in out and "nugget" in out
     assert (tmp_path / "demo" / "index.db").is_file()
+
+
+def test_history_pages_and_review_request_ids(tmp_path: Path) -> None:
+    """`history` pages through the lineage (--page-size versions per store read, pages
+    that end exactly on the lineage's end included); `review --request-id` applies once."""
+    import asyncio
+
+    from query.backends.sqlite import SQLiteStore
+    from query.embeddings import MiniLMEmbedder
+    from query.model import Publication, next_version
+    from tests.helpers import make_nugget
+
+    async def build() -> list[str]:
+        store = SQLiteStore(tmp_path / "cli.db")
+        await store.start()
+        first = make_nugget(publication=Publication.UNPUBLISHED)
+        chain = [first]
+        for i in range(24):
+            chain.append(next_version(chain[-1], f"edit {i}", body=f"Body {i}."))
+        vectors = MiniLMEmbedder().embed([n.embedding_text for n in chain])
+        await store.write_nuggets(chain, list(vectors))
+        await store.stop()
+        return [n.id for n in chain]
+
+    ids = asyncio.run(build())
+    out = run(["history", ids[3], "--tenant", "acme", "--page-size", "10"], tmp_path).stdout
+    lines = out.splitlines()
+    assert [line.split()[1] for line in lines] == ids
+    assert lines[0].startswith("v1 ") and lines[-1].startswith("v25 ")
+    review = ["review", ids[0], "--tenant", "acme", "--action", "approve",
+              "--request-id", "cli-1"]
+    first = json.loads(run(review, tmp_path).stdout)
+    again = json.loads(run(review, tmp_path).stdout)
+    assert first == again and first["requestId"] == "cli-1" and first["version"] == 26
+    out = run(["history", ids[0], "--tenant", "acme", "--page-size", "25"], tmp_path).stdout
+    assert len(out.splitlines()) == 26

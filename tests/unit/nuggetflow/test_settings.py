@@ -49,6 +49,8 @@ def test_secrets_are_masked_and_every_setting_documented() -> None:
     ("NUGGETFLOW_GRPC_PORT", "70000"), ("NUGGETFLOW_METRICS_PORT", "-1"),
     ("NUGGETFLOW_GRPC_MAX_MESSAGE_BYTES", "0"), ("NUGGETFLOW_CITATION_LEDGER_SIZE", "0"),
     ("NUGGETFLOW_GRPC_GRACE_SECONDS", "-2"), ("NUGGETFLOW_SERVE_HOST", " "),
+    ("NUGGETFLOW_GRPC_MAX_ID_CHARS", "0"), ("NUGGETFLOW_GRPC_MAX_QUERY_CHARS", "-5"),
+    ("NUGGETFLOW_GRPC_MAX_TEXT_CHARS", "0"), ("NUGGETFLOW_GRPC_MAX_LIST_ITEMS", "0"),
     ("NUGGETFLOW_AUTH_TOKENS_FILE", "/nonexistent/tokens.json"),
     ("NUGGETFLOW_AUTH_TOKENS", "{not json"),
     ("NUGGETFLOW_AUTH_TOKENS", '["a list"]'),

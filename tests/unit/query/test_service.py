@@ -8,7 +8,8 @@ unexpected errors, graceful stop; plus the citation ledger and the open (dev) mo
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Sequence
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from pathlib import Path
 
 import grpc
@@ -20,7 +21,7 @@ from nuggetflow.settings import Settings
 from nuggetflow.v1 import query_service_pb2 as qpb
 from query.auth import TokenAuth
 from query.backends.sqlite import SQLiteStore
-from query.embeddings import MiniLMEmbedder
+from query.embeddings import MiniLMEmbedder, Vector
 from query.index import NuggetIndex
 from query.metrics import Metrics
 from query.model import Nugget
@@ -54,6 +55,8 @@ class FlakyStore(SQLiteStore):
     delay = 0.0
     broken = False
     cancelled = 0
+    block_decide = 0.0  # seconds heads_by_key blocks the event loop (no await can cut in)
+    write_delay = 0.0  # seconds write_nuggets waits (awaiting) before it writes
 
     def _check(self) -> None:
         if self.down:
@@ -74,6 +77,17 @@ class FlakyStore(SQLiteStore):
         if self.delay:
             await asyncio.sleep(self.delay)
         await super().ping()
+
+    async def heads_by_key(self, tenant: str, key: tuple[str, str, str]) -> list[Nugget]:
+        if self.block_decide:
+            time.sleep(self.block_decide)
+        return await super().heads_by_key(tenant, key)
+
+    async def write_nuggets(self, versions: Sequence[Nugget], vectors: Sequence[Vector | None],
+                            anchor_vectors: Sequence[Vector | None] | None = None) -> None:
+        if self.write_delay:
+            await asyncio.sleep(self.write_delay)
+        await super().write_nuggets(versions, vectors, anchor_vectors)
 
     async def lexical(self, terms: Sequence[str], flt: GovernanceFilter,
                       limit: int) -> list[Scored]:
@@ -187,6 +201,70 @@ async def test_deadline_is_honoured_and_work_cancelled(
     reply = await service.stub.Retrieve(qpb.RetrieveRequest(tenant="acme", query=QUERY),
                                         metadata=bearer(TOKEN_ACME), timeout=10)
     assert reply.hits
+
+
+async def eventually(check: Callable[[], Awaitable[bool]], seconds: float = 5.0) -> None:
+    """Wait until ``check()`` holds (the server side finishes after the client gave up)."""
+    for _ in range(int(seconds / 0.02)):
+        if await check():
+            return
+        await asyncio.sleep(0.02)
+    raise AssertionError("never happened")
+
+
+async def versions_of(service: Service, nugget_id: str) -> int:
+    reply = await service.stub.ListVersions(
+        qpb.ListVersionsRequest(tenant="acme", id=nugget_id), metadata=bearer(TOKEN_ACME))
+    return len(reply.versions)
+
+
+async def test_review_past_its_deadline_before_the_write_writes_nothing(
+        flaky: tuple[Service, FlakyStore]) -> None:
+    """Issue 18 #10: the deadline passes while the review decides (the loop is blocked, so
+    no timer can cut in); the write must not begin: DEADLINE_EXCEEDED and no new version
+    (it used to commit v2 while the client saw DEADLINE_EXCEEDED)."""
+    service, store = flaky
+    pending = seed_nuggets()["pending"].id
+    store.block_decide = 0.3
+    approve = qpb.ReviewRequest(tenant="acme", id=pending, action=qpb.ReviewRequest.APPROVE)
+    await rpc_error(service.stub.Review(approve, metadata=bearer(TOKEN_ACME), timeout=0.1),
+                    grpc.StatusCode.DEADLINE_EXCEEDED)
+
+    async def finished() -> bool:  # the server side has answered, one way or the other
+        return any(service.sample("nuggetflow_query_request_duration_seconds_count",
+                                  method="Review", code=code)
+                   for code in ("OK", "DEADLINE_EXCEEDED", "CANCELLED"))
+
+    await eventually(finished)
+    assert await versions_of(service, pending) == 1, "nothing was written"
+    assert service.sample("nuggetflow_query_request_duration_seconds_count",
+                          method="Review", code="DEADLINE_EXCEEDED") == 1
+    store.block_decide = 0.0
+    approved = await service.stub.Review(approve, metadata=bearer(TOKEN_ACME), timeout=10)
+    assert approved.version == 2
+
+
+async def test_a_begun_write_is_finished_and_its_retry_applies_once(
+        flaky: tuple[Service, FlakyStore]) -> None:
+    """The deadline passes during the write: the write is not abandoned half way; the
+    client's outcome is unclear, and a retry with the same request id returns the version
+    that was written instead of writing another."""
+    service, store = flaky
+    pending = seed_nuggets()["pending"].id
+    store.write_delay = 0.3
+    approve = qpb.ReviewRequest(tenant="acme", id=pending, action=qpb.ReviewRequest.APPROVE,
+                                request_id="req-slow")
+    await rpc_error(service.stub.Review(approve, metadata=bearer(TOKEN_ACME), timeout=0.1),
+                    grpc.StatusCode.DEADLINE_EXCEEDED)
+
+    async def written() -> bool:
+        return await versions_of(service, pending) == 2
+
+    await eventually(written)
+    store.write_delay = 0.0
+    retried = await service.stub.Review(approve, metadata=bearer(TOKEN_ACME), timeout=10)
+    assert retried.version == 2 and retried.request_id == "req-slow"
+    assert await versions_of(service, pending) == 2, "applied once"
 
 
 async def test_graceful_stop_finishes_in_flight_calls_and_refuses_new_ones(

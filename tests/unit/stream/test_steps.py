@@ -3,6 +3,7 @@ idempotent re-delivery, review policy, reviews, and retries with backoff."""
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import json
 from collections.abc import Sequence
@@ -301,6 +302,23 @@ async def test_reviews_apply_each_action_once(steps: Steps, index: NuggetIndex) 
     assert (await review(steps, 3, id=nid, action="revert",
                          target_version_id=first_version)).outcome == "duplicate"
     assert len(await index.store.history("globex", nid)) == 5
+
+
+async def test_a_review_delivered_twice_at_once_applies_once(steps: Steps,
+                                                              index: NuggetIndex) -> None:
+    """Two workers handed the same review record (a rebalance): the review id is checked
+    under the writer lock, so the second is a duplicate, not a second approval (which
+    used to fail as an invalid transition and go to the dead letters)."""
+    cand = await candidate_of(steps, fb("r3", "globex"))
+    nid = (await steps.publish(cand)).nugget_id
+    raw = json.dumps({"tenant": "globex", "id": nid, "action": "approve",
+                      "review_id": "rv-twice"}).encode()
+    results = await asyncio.gather(steps.review(rec(raw, TopicKind.REVIEWS, 7)),
+                                   steps.review(rec(raw, TopicKind.REVIEWS, 7)))
+    assert sorted(r.outcome for r in results) == ["applied", "duplicate"]
+    history = await index.store.history("globex", nid)
+    assert [v.request_id for v in history] == ["", "rv-twice"], "the review id is stored"
+    assert "[review rv-twice]" in history[-1].change_reason
 
 
 async def test_failing_reviews_are_dead_lettered_with_their_reason(steps: Steps) -> None:
