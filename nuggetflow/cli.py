@@ -254,7 +254,14 @@ def cmd_eval(args: argparse.Namespace, settings: Settings) -> int:
             bench, settings, workdir=Path(args.workdir) / bench.name, tenant=args.tenant,
             runs=args.runs, variants=args.variants.split(","),
             progress=functools.partial(_prefixed, progress, bench.name)))
-        print(file=sys.stderr)
+        f = figures[bench.name]
+        v = f["variants"]
+        print(f"\n{bench.name}: held-out retrieval "
+              + " / ".join(f"{k} {100 * d['heldout_retrieval']['mean']:.1f}"
+                           for k, d in v.items())
+              + f"; actionability {100 * f['actionability_accuracy']:.1f}%, fact recall "
+              f"{100 * f['fact_recall']:.1f}%, unsupported {100 * f['unsupported_text_rate']:.1f}"
+              f"%, stale {100 * f['stale_claim_rate']:.1f}%", file=sys.stderr)
     command = "nuggetflow " + " ".join(sys.argv[1:])
     paths = write_report(figures, Path(args.out), command)
     print(paths["md"].read_text().split("## How fidelity is decided")[0])

@@ -11,6 +11,7 @@ one thing everywhere (docs/architecture.md, "Nugget quality").
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -78,11 +79,18 @@ SUCCESS = frozenset("""thanks thank thx ty cheers kudos worked works working fix
 helped saved""".split())
 
 #: Discourse markers a sentence may open with; they carry no fact.
+# Opening words that carry no fact. Interjections ("no", "yes", "ok", "hi") go only when
+# punctuation or a pronoun follows them: "No Samba on Linux servers", "No need for
+# Tweaks" and "No one may enter" begin with a determiner, not an interjection.
+# Connectives ("but", "actually", "also") go whatever follows.
+_INTERJECTION = (r"(?:no|nope|nah|yes|yeah|yep|ok|okay|hi|hello|hey|hmm|um|uh|oh|sorry|"
+                 r"correction|update|note|heads[- ]up|fyi|btw|wrong|incorrect)")
+_CONNECTIVE = (r"(?:well|actually|so|also|anyway|please|pls|just so you know|for the record|"
+               r"to be clear|in fact|however|but|and|though|then)")
 _DISCOURSE = re.compile(
-    r"^(?:(?:no|nope|nah|yes|yeah|yep|well|actually|so|ok|okay|hi|hello|hey|fyi|btw|also|"
-    r"anyway|correction|update|note|heads[- ]up|hmm|um|uh|oh|sorry|please|pls|just so you "
-    r"know|for the record|to be clear|in fact|however|but|and)\b(?:\s*[,:;.!\u2014-]+\s*|\s+(?="
-    r"(?-i:[A-Z\d\"'“‘`~/]))|\s*$))+", re.IGNORECASE)
+    r"^(?:" + _INTERJECTION + r"\b(?:\s*[,:;.!\u2014-]+\s*|\s+(?=(?:that|this|it|it's|you|"
+    r"your|the answer|i|we|not|so|but|and|then|actually|well)\b)|\s*$)|" + _CONNECTIVE
+    + r"\b(?:\s*[,:;.!\u2014-]+\s*|\s+|\s*$))+", re.IGNORECASE)
 
 _INTERROGATIVE = re.compile(r"^(?:what|why|how|where|when|which|who|whom|whose)\b",
                             re.IGNORECASE)
@@ -604,3 +612,50 @@ def novel_items(sentence_items: Sequence[Item], reference: str) -> list[Item]:
     ref = normalize(reference)
     ref_keys = item_keys(reference)
     return [i for i in sentence_items if i.key not in ref_keys and i.key not in ref]
+
+
+_IDENTIFIER = re.compile(r"[\d_./\\*-]")
+
+
+def sentence_case(sentence: str, context: str = "") -> str:
+    """The sentence with its first letter capitalized, apostrophe-less contractions
+    restored ("dont" -> "don't") and a terminal period; a first word that is an
+    identifier keeps its case ("lxc isn't used here", "ssh-copy-id won't work"): one with
+    a digit or a symbol, or one written in lower case that is no English word.
+    ``context`` is kept for callers that have it; the decision does not need it."""
+    def restore(m: re.Match[str]) -> str:
+        word = m.group(0)
+        fixed = CONTRACTIONS.get(word.lower())
+        if fixed is None or word.lower() in ("im", "ive"):
+            return word
+        return fixed[0].upper() + fixed[1:] if word[0].isupper() else fixed
+
+    s = re.sub(r"\b[A-Za-z]+\b", restore, sentence.strip())
+    if not s:
+        return s
+    first = s.split(" ", 1)[0]
+    core = first.rstrip(".,;:!?")
+    identifier = first.islower() and (bool(_IDENTIFIER.search(core))
+                                      or not english_word(core))
+    if not identifier:
+        s = s[0].upper() + s[1:]
+    return s if s[-1] in ".!?" else s + "."
+
+
+@functools.cache
+def _vocabulary() -> frozenset[str]:
+    import json
+
+    from query.embeddings import TOKENIZER_PATH
+
+    vocab = json.loads(TOKENIZER_PATH.read_text(encoding="utf-8"))["model"]["vocab"]
+    return frozenset(w for w in vocab if w.isalpha() and w.islower())
+
+
+def english_word(word: str) -> bool:
+    """True when the word is a whole word of the embedder's English vocabulary (30k
+    word pieces): "press" and "backup" are, "lxc", "iptables" and "journalctl" are not."""
+    w = word.lower().split("'")[0].split("’")[0]
+    vocab = _vocabulary()
+    return w in vocab or any(w.endswith(suf) and w[: -len(suf)] in vocab
+                             for suf in ("s", "es", "ed", "d", "ing", "ly", "er"))

@@ -38,6 +38,7 @@ from optimizer.claims import (
     normalize,
     novel_items,
     plain_text,
+    sentence_case,
     split_sentences,
     strip_discourse,
     tokens,
@@ -259,7 +260,8 @@ class LocalActionability:
         return Extraction("other", False, "no concrete, checkable claim")
 
     def _nugget(self, ctx: FeedbackContext, sents: Sequence[Sentence]) -> Extraction:
-        body_sents = body_sentences(sents, ctx.answer)
+        body_sents = body_sentences(sents, ctx.answer,
+                                    f"{ctx.query}\n{ctx.answer}\n{ctx.comment}")
         if not body_sents:
             return Extraction("actionable_correction", False,
                               "the claim does not stand alone once remarks are removed")
@@ -341,7 +343,7 @@ def _instruction(text: str) -> bool:
     return False
 
 
-def body_sentences(sents: Sequence[Sentence], answer: str) -> list[str]:
+def body_sentences(sents: Sequence[Sentence], answer: str, context: str = "") -> list[str]:
     """The claim and support sentences, cleaned, in order: discourse markers, remarks
     about the answer, anecdotes and trailing chatter removed; a leading "it"/"they"
     whose antecedent sentence was dropped is replaced by that sentence's subject."""
@@ -351,7 +353,7 @@ def body_sentences(sents: Sequence[Sentence], answer: str) -> list[str]:
         if s.kind not in ("claim", "support"):
             previous = s
             continue
-        text = clean_sentence(s.raw)
+        text = clean_sentence(s.raw, context)
         if text and previous is not None and previous.kind not in ("claim", "support",
                                                                    "system") and \
                 _PRONOUN_START.match(text) and not out:
@@ -375,7 +377,7 @@ _LEAD_EVAL = re.compile(
     r"\s*(?:[,:;]|\s[\u2014\u2013-])\s+(?=\S)", re.IGNORECASE)
 
 
-def clean_sentence(sentence: str) -> str:
+def clean_sentence(sentence: str, context: str = "") -> str:
     """A claim as it goes into a body: opening discourse markers, a leading verdict on
     the answer ("That's wrong for CorpNet: ..." keeps "For CorpNet, ..."), reported
     speech ("You said X, but ..."), anecdote clauses and trailing chatter removed."""
@@ -397,13 +399,12 @@ def clean_sentence(sentence: str) -> str:
     # ("..., that's not it") carries nothing the rest does not say better.
     head, colon, tail = s.partition(": ")
     if colon and len(tokens(head)) <= 3 and len(tokens(tail)) >= 4 and not items(head):
-        s = tail[0].upper() + tail[1:]
+        s = tail
     clauses = re.split(r",\s+", s)
     if len(clauses) > 1:
         kept = [c for c in clauses if not verdict(c)]
         if kept and len(kept) < len(clauses):
             s = ", ".join(kept)
-            s = s[0].upper() + s[1:]
     parts = re.split(r"(;\s+)", s)
     if len(parts) > 1:
         kept = [p for p in parts[::2] if not _ANECDOTE.search(p) or len(parts) == 1]
@@ -411,8 +412,7 @@ def clean_sentence(sentence: str) -> str:
     s = _TRAILING_CHATTER.sub("", s).strip(" ,;-")
     if not s or len(tokens(s)) < 2:
         return ""
-    s = s[0].upper() + s[1:]
-    return s if s[-1] in ".!?" else s + "."
+    return sentence_case(s, context)
 
 
 def _resolve(sentence: str, antecedent: str) -> str:

@@ -26,7 +26,8 @@ KEEP_RATIO = 0.75  # a sentence must score at least this share of the best one
 
 
 class LocalGenerator:
-    """Deterministic extractive answerer with citations.
+    """Deterministic extractive answerer with citations: the best sentence of each of
+    the two best passages, or the whole body of a nugget.
 
     With an embedder, a sentence's score blends lexical coverage with its cosine
     similarity to the query (a reader understands paraphrases); without one it is lexical.
@@ -51,7 +52,10 @@ class LocalGenerator:
                 cov = 0.5 * cov + 0.5 * sims[i]
             score = cov * (0.5 + p.score)
             if cov > 0 and score > best_of.get(p.id, (0.0, 0, ""))[0]:
-                best_of[p.id] = (score, -passages.index(p), s)
+                # A nugget is one atomic fact of 1-3 sentences: an answer that uses it
+                # relays all of it, as a reader would; a passage gives its best sentence.
+                best_of[p.id] = (score, -passages.index(p), p.text.strip() if p.is_nugget
+                                 else s)
         ranked = sorted(((v[0], v[1], v[2], pid) for pid, v in best_of.items()), reverse=True)
         chosen: list[tuple[str, str]] = []
         if ranked:

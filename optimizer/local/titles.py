@@ -58,6 +58,10 @@ def scope_of(text: str) -> str:
             continue
         if re.search(r"\d+\.\d+\.\d+\.\d+", value):
             continue  # an IP address
+        number = value.split()[-1].lstrip("vV")
+        if "." not in number and len(number) > 2 and not value.lower().startswith(
+                ("v", "version")):
+            continue  # "UDP 51820", "Office 2019": a port or a year, not a release
         if value.split()[0].lower() in _COUNTED:
             continue  # "VLAN 10", "floor 3": a numbered thing, not a product version
         return value

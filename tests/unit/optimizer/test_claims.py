@@ -12,6 +12,7 @@ from optimizer.claims import (
     is_question,
     items,
     plain_text,
+    sentence_case,
     split_sentences,
     strip_discourse,
     tokens,
@@ -55,9 +56,22 @@ def test_sentences_split_at_lower_case_starts_but_not_inside_versions_or_abbrevi
 
 def test_discourse_markers_go_but_a_noun_phrase_with_no_stays() -> None:
     assert strip_discourse("No, the kiosk is locked.") == "the kiosk is locked."
+    assert strip_discourse("Nope that's the old kiosk.") == "that's the old kiosk."
     assert strip_discourse("Actually: returns take 14 days.") == "returns take 14 days."
+    assert strip_discourse("but you don't need a form") == "you don't need a form"
+    # "No" before a noun is a determiner: dropping it would invert the fact.
     assert strip_discourse("No need for the app.") == "No need for the app."
     assert strip_discourse("No one may enter after 18:00.") == "No one may enter after 18:00."
+    assert strip_discourse("No Wi-Fi in the archive room.") == "No Wi-Fi in the archive room."
+    assert strip_discourse("No pets on the premises.") == "No pets on the premises."
+
+
+def test_sentence_case_keeps_identifiers_and_restores_contractions() -> None:
+    context = "how do I run zfs scrub\nzfs isnt used on the NAS, it runs btrfs."
+    assert sentence_case("zfs isnt used on the NAS", context) == "zfs isn't used on the NAS."
+    assert sentence_case("rclone-sync wont start", context) == "rclone-sync won't start."
+    assert sentence_case("dont scrub during backups", context) == "Don't scrub during backups."
+    assert sentence_case("backups run at 2:00", context) == "Backups run at 2:00."
 
 
 def test_questions_with_and_without_a_question_mark() -> None:

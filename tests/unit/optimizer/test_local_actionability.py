@@ -85,6 +85,14 @@ ACTIONABLE = {
         "Go to Sales History and select the receipt.",
         "quicker: press Ctrl+Shift+R on the till and it reprints the last receipt",
         facts=("Ctrl+Shift+R on the till reprints the last receipt.",)),
+    # "No" as a determiner is part of the fact; an identifier keeps its lower case.
+    "no-determiner": Given(
+        "can I run my own redis on the app servers",
+        "Yes, install redis-server with apt and enable the service.",
+        "No Redis on app servers. redisctl isnt allowed there either; caches run on "
+        "cache-01 and cache-02 only.", "down",
+        facts=("No Redis on app servers.", "redisctl is not allowed on app servers.",
+               "Caches run on cache-01 and cache-02 only.")),
     # A verdict clause in front of the fact, with a name inside it.
     "verdict-then-fact": Given(
         "can contractors book meeting rooms",
@@ -201,6 +209,13 @@ def test_a_title_never_states_the_overturned_value(role: LocalActionability) -> 
     assert ex.can_produce_nugget
     assert "Ctrl+Alt+S" not in ex.title or ex.title.startswith("Ctrl+Alt+S does nothing")
     assert stale_claims(ex.title, ex.body, g.answer, g.facts) == []
+
+
+def test_a_determiner_no_is_kept_and_identifiers_keep_their_case(
+        role: LocalActionability) -> None:
+    ex = role.extract(_ctx(ACTIONABLE["no-determiner"]), Meter())
+    assert ex.body.startswith("No Redis on app servers.")
+    assert "redisctl isn't allowed" in ex.body
 
 
 def test_the_reason_says_what_was_found_and_what_was_left_out(
