@@ -272,8 +272,10 @@ async def evaluate(store: IndexStore, embedder: Embedder, roles: Roles, settings
             key = str(o.result.iterations) if o.result.passed else "exhausted"
             iterations[key] = iterations.get(key, 0) + 1
             rejected += len(o.result.rejected)
+            # The loop's rule: title and body add no fact; anchors may also use the
+            # probe queries' words.
             if not check_revision(o.result.draft, correction_context(o.context),
-                                  o.extraction.object).ok:
+                                  o.extraction.object, o.result.probes).ok:
                 violations += 1
             calls.append(o.accounting["llm_calls"])
             tokens.append(o.accounting["tokens"])
@@ -288,23 +290,32 @@ async def evaluate(store: IndexStore, embedder: Embedder, roles: Roles, settings
         # A view frozen now, so the nuggets just published are in it.
         live = BuiltinHarness(store, embedder, roles.generator, settings,
                               threshold=await harness.thresholds(tenant))
-        async def control(queries: Sequence[str]) -> tuple[float, float]:
+        hits: list[dict[str, str]] = []
+
+        async def control(queries: Sequence[str], keep: bool = False
+                          ) -> tuple[float, float]:
             reached = cited = 0
             for q in queries:
                 trace = await live.run(tenant, q, None, Meter())
                 nugget_ids = {i for i, _ in trace.retrieved if i.startswith("n-")}
-                reached += int(bool(nugget_ids & set(trace.reached)))
+                got = nugget_ids & set(trace.reached)
+                reached += int(bool(got))
                 cited += int(bool(nugget_ids & set(trace.cited)))
+                if keep and got:
+                    first = sorted(got)[0]
+                    hits.append({"query": q, "nugget": trace.titles.get(first, first)})
             return reached / len(queries), cited / len(queries)
 
         r_all, c_all = await control(traffic)
         negative = {"negative_retrieval": round(r_all, 4), "negative_citation": round(c_all, 4),
                     "negative_queries": len(traffic)}
         if offtopic:
-            r_off, c_off = await control(offtopic)
+            r_off, c_off = await control(offtopic, keep=True)
             negative.update({"negative_offtopic_retrieval": round(r_off, 4),
                              "negative_offtopic_citation": round(c_off, 4),
-                             "negative_offtopic_queries": len(offtopic)})
+                             "negative_offtopic_queries": len(offtopic),
+                             # What reached the generator for an off-topic query.
+                             "negative_offtopic_hits": hits})
     await harness.close()
 
     per_variant: dict[str, dict[str, Any]] = {}
@@ -375,6 +386,9 @@ def _appendix_entry(case: Case, outcome: Outcome, fid: NuggetFidelity | None,
                   for f in fid.facts] if fid else [{"fact": f, "covered": False,
                                                     "missing": []} for f in case.facts],
         "unsupported": fid.unsupported if fid else [],
+        "guard_violations": list(check_revision(
+            draft, correction_context(outcome.context), outcome.extraction.object,
+            outcome.result.probes).violations) if draft and outcome.result else [],
         "stale": fid.stale if fid else [],
         "heldout_reached": sum(m.reached for m in heldout),
         "heldout": len(heldout),

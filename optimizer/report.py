@@ -175,6 +175,10 @@ def markdown(f: dict[str, Any], name: str) -> list[str]:
                      "titles of the same help corpus are often on a nugget's topic; a nugget "
                      "reaching such a query is usually right, so the off-topic share is the "
                      "cleaner false-positive rate.)")
+    if f.get("negative_offtopic_hits"):
+        lines += ["", "Off-topic queries a nugget reached (query -> nugget title):", ""]
+        lines += [f"- {md(h['query'])} -> {md(h['nugget'])}"
+                  for h in f["negative_offtopic_hits"]]
     conf = f["actionability_confusion"]
     lines += [
         "",
@@ -222,6 +226,8 @@ def appendix(entries: list[dict[str, Any]], name: str) -> list[str]:
             lines.append(f"- UNSUPPORTED text: {md(u)}")
         if e["stale"]:
             lines.append(f"- STALE claim: {md(', '.join(e['stale']))}")
+        for v in e.get("guard_violations", []):
+            lines.append(f"- FACTUAL GUARD: {md(v)}")
         lines.append("")
     return lines
 
