@@ -13,12 +13,16 @@ Three extractors live here, all stdlib-only:
 * :func:`debian_handbook_corpus` converts the English DocBook XHTML of Debian's
   ``debian-handbook`` package (The Debian Administrator's Handbook, GPL-2+ or
   CC-BY-SA-3.0) into one record per section.
+* :func:`pg_doc_corpus` converts chosen chapters of the DocBook XHTML manual in
+  Debian's ``postgresql-doc-15`` package (PostgreSQL licence) into one record per
+  page, or per section where a page is long.
 
 Command line::
 
     python -m bench.corpora manpages --out man.jsonl [--queries man-queries.txt] [--limit N]
     python -m bench.corpora gnome-help --deb auto --out corpus.jsonl --titles titles.txt
     python -m bench.corpora debian-handbook --deb auto --out corpus.jsonl --titles titles.txt
+    python -m bench.corpora postgresql --deb auto --out corpus.jsonl --titles titles.txt
 """
 
 from __future__ import annotations
@@ -44,6 +48,8 @@ from typing import Any
 __all__ = [
     "DEBIAN_HANDBOOK_SUBDIR",
     "GNOME_HELP_SUBDIR",
+    "PG_DOC_APPS",
+    "PG_DOC_CHAPTERS",
     "ManText",
     "clean_sentences",
     "debian_handbook_corpus",
@@ -53,9 +59,11 @@ __all__ = [
     "main",
     "manpage_texts",
     "parse_manpage",
+    "pg_doc_corpus",
     "read_manpage",
     "roff_unescape",
     "split_sentences",
+    "strip_numbering",
 ]
 
 # --------------------------------------------------------------------------------------
@@ -1344,6 +1352,304 @@ def _extract_deb(deb: Path, dest: str, subdir: str = GNOME_HELP_SUBDIR) -> Path:
 
 
 # --------------------------------------------------------------------------------------
+# PostgreSQL documentation (DocBook XHTML)
+# --------------------------------------------------------------------------------------
+
+#: Debian package of the PostgreSQL 15 manual and the folder of its HTML pages.
+PG_DOC_PACKAGE = "postgresql-doc-15"
+PG_DOC_SUBDIR = f"usr/share/doc/{PG_DOC_PACKAGE}/html"
+#: Where a record's page lives upstream (``url`` = this + file name + ``#`` + anchor).
+PG_DOC_URL = "https://www.postgresql.org/docs/15/"
+#: The chapters taken by default: the tutorial (1-3), the SQL language (4-11, 13, 14;
+#: not full text search or parallel query) and the administration chapters that a
+#: database team's users meet (21 authentication, 22 roles, 23 databases, 25
+#: maintenance, 26 backup).
+PG_DOC_CHAPTERS: tuple[int, ...] = (
+    1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 13, 14, 21, 22, 23, 25, 26)
+#: Reference pages taken by default: the client programs such a team's users run.
+PG_DOC_APPS: tuple[str, ...] = (
+    "app-psql", "app-pgdump", "app-pgrestore", "app-pg-dumpall", "app-createdb",
+    "app-dropdb", "app-createuser", "app-pg-isready", "app-vacuumdb", "app-reindexdb")
+PG_MIN_CHARS = 200
+PG_MAX_CHARS = 6000
+
+_XH = "{http://www.w3.org/1999/xhtml}"
+_XH_BLOCKS = frozenset(f"{_XH}{t}" for t in (
+    "p", "div", "pre", "ul", "ol", "li", "dl", "dt", "dd", "table", "thead", "tbody",
+    "tfoot", "tr", "td", "th", "h1", "h2", "h3", "h4", "h5", "h6", "blockquote",
+    "colgroup", "col", "hr"))
+_XH_HEADINGS = frozenset(f"{_XH}h{n}" for n in range(1, 7))
+_XH_SKIP_CLASSES = frozenset({"navheader", "navfooter", "toc", "list-of-tables",
+                              "list-of-examples", "list-of-figures"})
+#: Sectioning ``div`` classes a long page is split along (outermost first).
+_XH_SECTIONS = frozenset({"sect1", "sect2", "sect3", "sect4", "sect5", "refsect1",
+                          "refsect2", "refsect3", "simplesect", "section"})
+_ADMONITIONS = frozenset({"note", "tip", "warning", "caution", "important"})
+_NUMBERING = re.compile(
+    r"^(?:(?:Chapter|Appendix|Part)\s+)?(?:[0-9]+|[A-Z]|[IVXLC]+)(?:\.[0-9]+)*\.\s+")
+_CHAPTER = re.compile(r"^Chapter\s+([0-9]+)\.")
+
+
+def strip_numbering(title: str) -> str:
+    """``"8.1.1. Integer Types"`` → ``"Integer Types"``; ``"Chapter 8. Data Types"`` too."""
+    return _NUMBERING.sub("", _norm(title))
+
+
+class _XhtmlRenderer:
+    """Render the visible text of DocBook XHTML as blocks, one per paragraph or row."""
+
+    def __init__(self, skip: Iterable[ET.Element] = ()) -> None:
+        self.skip = {id(e) for e in skip}
+
+    def hidden(self, el: ET.Element) -> bool:
+        """Whether ``el`` shows no text: navigation, TOC, scripts or an excluded element."""
+        if id(el) in self.skip or not isinstance(el.tag, str):
+            return True
+        if el.tag in (f"{_XH}script", f"{_XH}style", f"{_XH}head"):
+            return True
+        return bool(_classes(el) & _XH_SKIP_CLASSES)
+
+    def inline(self, el: ET.Element) -> str:
+        """Visible text of ``el`` with every tag removed (``<br>`` becomes a space)."""
+        out = [el.text or ""]
+        for child in el:
+            if not self.hidden(child):
+                out.append(" " if child.tag == f"{_XH}br" else self.inline(child))
+            out.append(child.tail or "")
+        return "".join(out)
+
+    def _heading(self, el: ET.Element, parent: ET.Element) -> str:
+        """A heading's text without its numbering; ``""`` for an admonition's label."""
+        text = strip_numbering(self.inline(el))
+        if _classes(parent) & _ADMONITIONS and text.lower() in _ADMONITIONS:
+            return ""  # the "Note" / "Tip" label of an admonition box
+        return text
+
+    def blocks(self, el: ET.Element, out: list[str]) -> None:
+        """Append the text of each visible block inside ``el`` to ``out``, in order."""
+        pending: list[str] = [el.text or ""]
+
+        def flush() -> None:
+            text = _norm("".join(pending))
+            if text:
+                out.append(text)
+            pending.clear()
+
+        for child in el:
+            if self.hidden(child):
+                pending.append(child.tail or "")
+                continue
+            if child.tag not in _XH_BLOCKS:
+                pending.append(" " if child.tag == f"{_XH}br" else self.inline(child))
+                pending.append(child.tail or "")
+                continue
+            flush()
+            if child.tag in _XH_HEADINGS:
+                text = self._heading(child, el)
+                if text:
+                    out.append(text)
+            elif child.tag == f"{_XH}tr":
+                cells: list[str] = []
+                for cell in child:
+                    if self.hidden(cell):
+                        continue
+                    parts: list[str] = []
+                    self.blocks(cell, parts)
+                    if parts:
+                        cells.append(" ".join(parts))
+                if cells:
+                    out.append(" | ".join(cells))  # one line per table row
+            elif any(c.tag in _XH_BLOCKS for c in child.iter() if c is not child):
+                self.blocks(child, out)
+            else:
+                text = _norm(self.inline(child))
+                if text:
+                    out.append(text)
+            pending.append(child.tail or "")
+        flush()
+
+
+def _xh_title(el: ET.Element) -> str:
+    """The title of a page's main ``div`` or of a section: its first heading."""
+    for h in el.iter():
+        if h.tag in _XH_HEADINGS:
+            return strip_numbering("".join(h.itertext()))
+    return ""
+
+
+def _xh_own_heading(el: ET.Element) -> ET.Element | None:
+    """The element holding ``el``'s own title (``div.titlepage`` or the first heading)."""
+    for child in el:
+        if "titlepage" in _classes(child) and any(
+                c.tag in _XH_HEADINGS for c in child.iter()):
+            return child
+        if child.tag in _XH_HEADINGS:
+            return child
+    return None
+
+
+@dataclass
+class _PgPage:
+    """One chunked HTML page of the PostgreSQL manual."""
+
+    stem: str
+    title: str
+    up: str
+    next: str
+    main: ET.Element
+    kind: str
+
+
+def _pg_read_page(path: Path) -> _PgPage | None:
+    """Parse one XHTML page; ``None`` for pages without a main content ``div``."""
+    root = ET.parse(path).getroot()
+    body = root.find(f"{_XH}body")
+    if body is None:
+        return None
+    mains = [d for d in body if d.tag == f"{_XH}div" and not _classes(d) & _XH_SKIP_CLASSES]
+    if not mains:
+        return None
+    up = nxt = ""
+    for a in body.iter(f"{_XH}a"):
+        if a.get("accesskey") == "u" and not up:
+            up = (a.get("href") or "").split("#")[0]
+        elif a.get("accesskey") == "n" and not nxt:
+            nxt = (a.get("href") or "").split("#")[0]
+    head_title = root.find(f"{_XH}head/{_XH}title")
+    title = _norm("".join(head_title.itertext())) if head_title is not None else ""
+    main = mains[0]
+    return _PgPage(path.stem, title, up.removesuffix(".html"), nxt.removesuffix(".html"), main,
+                   (main.get("class") or "").split()[0] if main.get("class") else "")
+
+
+def _pg_chapter(stem: str, pages: dict[str, _PgPage]) -> int | None:
+    """The number of the chapter ``stem`` belongs to (walking "Up" links), if any."""
+    seen: set[str] = set()
+    while stem in pages and stem not in seen:
+        seen.add(stem)
+        m = _CHAPTER.match(pages[stem].title)
+        if m:
+            return int(m.group(1))
+        stem = pages[stem].up
+    return None
+
+
+def _pg_records(page: _PgPage, min_chars: int, max_chars: int) -> list[dict[str, str]]:
+    """Records for one page: the whole page if it fits ``max_chars``, else its sections.
+
+    A page (or section) longer than ``max_chars`` is split along its sub-sections: the
+    text before the first one becomes a record titled like the page, then each
+    sub-section is handled the same way.  Pieces shorter than ``min_chars``, and
+    pieces still too long that have no sub-sections, are dropped.
+    """
+    refname = ""
+    if page.kind == "refentry":
+        refname = strip_numbering(page.title)
+    out: list[dict[str, str]] = []
+
+    def render(node: ET.Element, exclude: Sequence[ET.Element]) -> str:
+        blocks: list[str] = []
+        _XhtmlRenderer(exclude).blocks(node, blocks)
+        return "\n\n".join(blocks)
+
+    def add(text: str, title: str, rid: str, anchor: str) -> None:
+        if min_chars <= len(text) <= max_chars:
+            url = f"{PG_DOC_URL}{page.stem}.html" + (f"#{anchor}" if anchor else "")
+            out.append({"id": rid, "title": title, "text": text, "url": url,
+                        "page": page.stem})
+
+    def walk(node: ET.Element, title: str, rid: str, anchor: str) -> None:
+        own = _xh_own_heading(node)
+        skip = [own] if own is not None else []
+        for div in node:  # a reference page's name heading repeats its title
+            if div.tag == f"{_XH}div" and "refnamediv" in _classes(div):
+                skip.extend(h for h in div if h.tag in _XH_HEADINGS)
+        text = render(node, skip)
+        if len(text) <= max_chars:
+            add(text, title, rid, anchor)
+            return
+        subs = [c for c in node if c.tag == f"{_XH}div" and _classes(c) & _XH_SECTIONS]
+        if not subs:
+            return
+        add(render(node, skip + subs), title, rid, anchor)
+        for k, sub in enumerate(subs, 1):
+            sub_title = _xh_title(sub)
+            if refname:
+                sub_title = f"{refname}: {sub_title}"
+            sid = sub.get("id") or ""
+            sub_rid = sid.lower() if sid and not sid.startswith("id-") else f"{rid}-{k}"
+            walk(sub, sub_title, sub_rid, sid)
+
+    walk(page.main, strip_numbering(page.title), page.stem, "")
+    return out
+
+
+def pg_doc_corpus(
+    html_dir: str | os.PathLike[str], *, chapters: Iterable[int] = PG_DOC_CHAPTERS,
+    apps: Iterable[str] = PG_DOC_APPS, min_chars: int = PG_MIN_CHARS,
+    max_chars: int = PG_MAX_CHARS,
+) -> list[dict[str, str]]:
+    """Convert the chosen pages of the PostgreSQL HTML manual into records.
+
+    A page is chosen when it belongs (through its "Up" links) to one of ``chapters``
+    or its file name (without ``.html``) is in ``apps``.  Each record has ``id`` (a
+    stable slug: the page's file name, or a section's anchor in lower case),
+    ``title`` (numbering removed), ``text`` (visible text, markup removed, blocks
+    separated by blank lines), ``url`` and ``page`` (the file name it came from).
+    Navigation bars, tables of contents, index anchors and admonition labels are left
+    out; table rows become ``a | b | c`` lines.  Titles are made distinct by adding
+    the page title in parentheses to repeated ones; a record whose title is still
+    repeated is dropped.  Records keep the manual's page order.
+    """
+    folder = Path(html_dir)
+    pages: dict[str, _PgPage] = {}
+    for f in sorted(folder.glob("*.html")):
+        try:
+            page = _pg_read_page(f)
+        except ET.ParseError:
+            continue
+        if page is not None:
+            pages[page.stem] = page
+    wanted_chapters, wanted_apps = set(chapters), set(apps)
+    order = _pg_page_order(pages)
+    records: list[dict[str, str]] = []
+    for stem in order:
+        if stem in wanted_apps or _pg_chapter(stem, pages) in wanted_chapters:
+            records.extend(_pg_records(pages[stem], min_chars, max_chars))
+    counts: dict[str, int] = {}
+    for r in records:
+        counts[r["title"].lower()] = counts.get(r["title"].lower(), 0) + 1
+    seen_titles: set[str] = set()
+    seen_ids: set[str] = set()
+    out: list[dict[str, str]] = []
+    for r in records:
+        title = r["title"]
+        if counts[title.lower()] > 1:
+            page_title = strip_numbering(pages[r["page"]].title)
+            if page_title.lower() != title.lower():
+                title = f"{title} ({page_title})"
+        if title.lower() in seen_titles or r["id"] in seen_ids:
+            continue
+        seen_titles.add(title.lower())
+        seen_ids.add(r["id"])
+        out.append({**r, "title": title})
+    return out
+
+
+def _pg_page_order(pages: dict[str, _PgPage]) -> list[str]:
+    """Page stems in reading order (following "Next" links from ``index``)."""
+    order: list[str] = []
+    seen: set[str] = set()
+    stem = "index"
+    while stem in pages and stem not in seen:
+        seen.add(stem)
+        order.append(stem)
+        stem = pages[stem].next
+    order.extend(s for s in sorted(pages) if s not in seen)  # pages off the chain
+    return order
+
+
+# --------------------------------------------------------------------------------------
 # CLI
 # --------------------------------------------------------------------------------------
 
@@ -1448,6 +1754,33 @@ def _cmd_debian_handbook(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_postgresql(args: argparse.Namespace) -> int:
+    """``postgresql`` sub-command: convert the postgresql-doc .deb into corpus JSONL."""
+    t0 = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="pg-doc-") as tmp:
+        if args.html_dir:
+            html_dir = Path(args.html_dir)
+        else:
+            deb = Path(args.deb) if args.deb != "auto" else _download_deb(args.package, tmp)
+            html_dir = _extract_deb(deb, os.path.join(tmp, "root"),
+                                    f"usr/share/doc/{args.package}/html")
+        records = pg_doc_corpus(html_dir)
+    rows = [{"id": r["id"], "tenant": args.tenant, "title": r["title"], "text": r["text"],
+             "url": r["url"]} for r in records]
+    n = _write_jsonl(args.out, rows)
+    if args.titles:
+        Path(args.titles).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.titles).write_text("".join(r["title"] + "\n" for r in rows),
+                                     encoding="utf-8")
+    dt = time.perf_counter() - t0
+    size = Path(args.out).stat().st_size
+    print(f"postgresql records written: {n} to {args.out} ({size:,} bytes)")
+    if args.titles:
+        print(f"titles written to {args.titles}")
+    print(f"elapsed: {dt:.1f}s")
+    return 0
+
+
 def _parser() -> argparse.ArgumentParser:
     """Build the argument parser of the ``python -m bench.corpora`` CLI."""
     p = argparse.ArgumentParser(prog="python -m bench.corpora", description=__doc__,
@@ -1489,6 +1822,16 @@ def _parser() -> argparse.ArgumentParser:
                    "(default %(default)s)")
     d.add_argument("--tenant", default="debian", help="tenant field (default %(default)s)")
     d.set_defaults(func=_cmd_debian_handbook)
+    pg = sub.add_parser("postgresql", help="postgresql-doc-15 .deb -> corpus JSONL")
+    pg_src = pg.add_mutually_exclusive_group(required=True)
+    pg_src.add_argument("--deb", help="path to postgresql-doc-15_*.deb, or 'auto' to apt-get it")
+    pg_src.add_argument("--html-dir", help="an already unpacked .../postgresql-doc-15/html")
+    pg.add_argument("--package", default=PG_DOC_PACKAGE,
+                    help="Debian package for --deb auto (default %(default)s)")
+    pg.add_argument("--out", required=True, help="output corpus JSONL")
+    pg.add_argument("--titles", help="also write record titles, one per line, here")
+    pg.add_argument("--tenant", default="pg", help="tenant field (default %(default)s)")
+    pg.set_defaults(func=_cmd_postgresql)
     return p
 
 

@@ -18,8 +18,10 @@ from bench.corpora import (
     main,
     manpage_texts,
     parse_manpage,
+    pg_doc_corpus,
     roff_unescape,
     split_sentences,
+    strip_numbering,
 )
 
 # --------------------------------------------------------------------------------------
@@ -485,4 +487,147 @@ def test_debian_handbook_cli_writes_corpus_and_titles(tmp_path: Path) -> None:
     rows = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
     assert [list(r) for r in rows] == [["id", "tenant", "title", "text", "url"]] * 4
     assert {r["tenant"] for r in rows} == {"debian"}
+    assert titles.read_text(encoding="utf-8").splitlines() == [r["title"] for r in rows]
+
+
+# --------------------------------------------------------------------------------------
+# PostgreSQL manual (DocBook XHTML)
+# --------------------------------------------------------------------------------------
+
+def _xhtml(title: str, up: str, nxt: str, body: str) -> str:
+    """A chunked DocBook XHTML page with navigation bars around ``body``."""
+    up_link = f'<a accesskey="u" href="{up}.html">Up</a>' if up else ""
+    next_link = f'<a accesskey="n" href="{nxt}.html">Next</a>' if nxt else ""
+    return f"""<?xml version="1.0" encoding="UTF-8" standalone="no"?>
+<html xmlns="http://www.w3.org/1999/xhtml"><head><title>{title}</title>
+<link rel="next" href="{nxt}.html" /></head><body id="docContent">
+<div class="navheader"><table><tr><th>{title}</th></tr><tr><td>{up_link}</td>
+<td>{next_link}</td></tr></table><hr /></div>
+{body}
+<div class="navfooter"><hr /><table><tr><td>Prev</td><td>{up_link}</td></tr></table></div>
+</body></html>
+"""
+
+
+PG_PAGES = {
+    "index": ("PostgreSQL 15 Documentation", "", "datatype",
+              '<div class="book"><p>The book index page.</p></div>'),
+    "datatype": ("Chapter 8. Data Types", "index", "datatype-numeric",
+                 '<div class="chapter" id="DATATYPE"><div class="titlepage"><h2 class="title">'
+                 'Chapter 8. Data Types</h2></div><div class="toc"><dl><dt>8.1. Numeric Types'
+                 '</dt></dl></div><p>PostgreSQL has a rich set of native data types.</p></div>'),
+    "datatype-numeric": (
+        "8.1. Numeric Types", "datatype", "app-psql",
+        '<div class="sect1" id="DATATYPE-NUMERIC"><div class="titlepage"><div><h2 class="title">'
+        '8.1. Numeric Types</h2></div></div><div class="toc"><dl><dt>8.1.1. Integer Types</dt>'
+        '</dl></div><a id="id-1" class="indexterm"></a><p>\n  Numeric types consist of '
+        '<code class="type">integer</code> and\n  <code class="type">numeric</code> types.</p>'
+        '<div class="table"><p class="title"><strong>Table 8.2. Numeric Types</strong></p>'
+        '<table><thead><tr><th>Name</th><th>Storage Size</th></tr></thead><tbody><tr>'
+        '<td><code class="type">smallint</code></td><td>2 bytes</td></tr></tbody></table></div>'
+        '<div class="sect2" id="DATATYPE-INT"><div class="titlepage"><h3 class="title">'
+        '8.1.1. Integer Types</h3></div><p>The type <code>integer</code> is the common '
+        'choice.<br />It is 4 bytes.</p><div class="note"><h3 class="title">Note</h3>'
+        '<p>Out-of-range values raise an error.</p></div></div>'
+        '<div class="sect2" id="id-1.2.3"><div class="titlepage"><h3 class="title">'
+        '8.1.2. Data Types</h3></div><pre class="programlisting">SELECT 1::int;\n'
+        'SELECT 2::bigint;</pre><ul><li><p>Use <code>bigint</code> for counters.</p></li>'
+        '</ul></div></div>'),
+    "app-psql": (
+        "psql", "reference-client", "intro-other",
+        '<div class="refentry" id="APP-PSQL"><div class="titlepage"></div>'
+        '<div class="refnamediv"><h2><span class="refentrytitle">psql</span></h2>'
+        '<p>psql — PostgreSQL interactive terminal</p></div><div class="refsynopsisdiv">'
+        '<h2>Synopsis</h2><p>psql [option...] [dbname]</p></div><div class="refsect1" '
+        'id="APP-PSQL-EXAMPLES"><h2>Examples</h2><p>Connect with <code>psql -d mydb</code>.'
+        '</p><dl class="variablelist"><dt><span class="term"><code>\\x</code></span></dt>'
+        '<dd><p>Expanded display.</p></dd></dl></div></div>'),
+    "intro-other": ("Chapter 9. Functions", "index", "",
+                    '<div class="chapter"><div class="titlepage"><h2>Chapter 9. Functions'
+                    '</h2></div><p>Not chosen: another chapter.</p></div>'),
+}
+
+
+def _pg_dir(root: Path) -> Path:
+    """A folder holding the tiny chunked manual of ``PG_PAGES``."""
+    root.mkdir(parents=True, exist_ok=True)
+    for stem, (title, up, nxt, body) in PG_PAGES.items():
+        (root / f"{stem}.html").write_text(_xhtml(title, up, nxt, body), encoding="utf-8")
+    return root
+
+
+def test_strip_numbering() -> None:
+    """Chapter, section and appendix numbers go; titles that only start with a word stay."""
+    assert strip_numbering("8.1.1. Integer Types") == "Integer Types"
+    assert strip_numbering("Chapter 8.  Data Types") == "Data Types"
+    assert strip_numbering("F.12. dblink") == "dblink"
+    assert strip_numbering("Part II. The SQL Language") == "The SQL Language"
+    assert strip_numbering("pg_dump") == "pg_dump"
+    assert strip_numbering("LIMIT and OFFSET") == "LIMIT and OFFSET"
+
+
+def test_pg_doc_corpus_whole_pages(tmp_path: Path) -> None:
+    """Short pages stay whole: navigation, TOC, index anchors and note labels are dropped."""
+    records = pg_doc_corpus(_pg_dir(tmp_path), chapters=(8,), apps=("app-psql",),
+                            min_chars=10, max_chars=6000)
+    assert [r["id"] for r in records] == ["datatype", "datatype-numeric", "app-psql"]
+    chapter, numeric, psql = records
+    assert chapter == {
+        "id": "datatype", "title": "Data Types",
+        "text": "PostgreSQL has a rich set of native data types.",
+        "url": "https://www.postgresql.org/docs/15/datatype.html", "page": "datatype",
+    }
+    assert numeric["title"] == "Numeric Types"
+    assert numeric["text"] == "\n\n".join([
+        "Numeric types consist of integer and numeric types.",
+        "Table 8.2. Numeric Types",
+        "Name | Storage Size",
+        "smallint | 2 bytes",
+        "Integer Types",
+        "The type integer is the common choice. It is 4 bytes.",
+        "Out-of-range values raise an error.",
+        "Data Types",
+        "SELECT 1::int; SELECT 2::bigint;",
+        "Use bigint for counters.",
+    ])
+    assert psql["title"] == "psql"
+    assert psql["text"] == "\n\n".join([
+        "psql — PostgreSQL interactive terminal", "Synopsis", "psql [option...] [dbname]",
+        "Examples", "Connect with psql -d mydb.", "\\x", "Expanded display."])
+
+
+def test_pg_doc_corpus_splits_long_pages_into_sections(tmp_path: Path) -> None:
+    """Long pages become an intro plus one record per section, with distinct titles."""
+    records = pg_doc_corpus(_pg_dir(tmp_path), chapters=(8,), apps=("app-psql",),
+                            min_chars=20, max_chars=120)
+    by_id = {r["id"]: r for r in records}
+    assert list(by_id) == ["datatype", "datatype-numeric", "datatype-int",
+                           "datatype-numeric-2", "app-psql", "app-psql-examples"]
+    assert by_id["datatype-numeric"]["text"] == (
+        "Numeric types consist of integer and numeric types.\n\nTable 8.2. Numeric Types"
+        "\n\nName | Storage Size\n\nsmallint | 2 bytes")
+    assert by_id["datatype-int"]["title"] == "Integer Types"
+    assert by_id["datatype-int"]["url"].endswith("datatype-numeric.html#DATATYPE-INT")
+    assert by_id["datatype-int"]["text"].startswith("The type integer is the common choice.")
+    # A section titled like another record's page gets its own page's title added.
+    assert by_id["datatype"]["title"] == "Data Types"
+    assert by_id["datatype-numeric-2"]["title"] == "Data Types (Numeric Types)"
+    assert by_id["datatype-numeric-2"]["text"] == (
+        "SELECT 1::int; SELECT 2::bigint;\n\nUse bigint for counters.")
+    assert by_id["app-psql-examples"]["title"] == "psql: Examples"
+    assert by_id["app-psql"]["text"] == (
+        "psql — PostgreSQL interactive terminal\n\nSynopsis\n\npsql [option...] [dbname]")
+
+
+def test_postgresql_cli_writes_corpus_and_titles(tmp_path: Path) -> None:
+    """The CLI writes {id, tenant, title, text, url} lines and a titles file."""
+    html_dir = _pg_dir(tmp_path / "html")
+    out, titles = tmp_path / "o" / "corpus.jsonl", tmp_path / "o" / "titles.txt"
+    assert main(["postgresql", "--html-dir", str(html_dir), "--out", str(out),
+                 "--titles", str(titles), "--tenant", "acme"]) == 0
+    rows = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
+    # Only the numeric page has the default minimum of 200 characters; psql is shorter.
+    assert [r["id"] for r in rows] == ["datatype-numeric"]
+    assert [list(r) for r in rows] == [["id", "tenant", "title", "text", "url"]]
+    assert {r["tenant"] for r in rows} == {"acme"}
     assert titles.read_text(encoding="utf-8").splitlines() == [r["title"] for r in rows]
