@@ -65,7 +65,7 @@ fine ok okay poor better worse best worst weird strange stupid silly ridiculous 
 painfully frustrating frustrated happy unhappy love hate like dislike wow cool amazing clear
 unclear vague wordy verbose long short boring technical simple complicated hard easy
 difficult broken buggy mess messy garbage wrong incorrect inaccurate false nonsense
-misleading bogus""".split())
+misleading bogus shallow superficial incomplete vague""".split())
 
 #: Evaluative words that praise.
 POSITIVE = frozenset("""good great nice perfect awesome excellent helpful useful clear best
@@ -133,6 +133,10 @@ def split_sentences(text: str) -> list[str]:
             chunk = line[start:m.end()].strip()
             if _ABBREV.search(chunk.rstrip(" \"'”’)")):
                 continue
+            # "CREATE ROLE ... LOGIN": an ellipsis inside code, not a sentence's end.
+            if re.search(r"\b[A-Z]{2,}\s*(?:\.\.\.|…)$", chunk) and re.match(
+                    r"[A-Z]{2,}\b", line[m.end():]):
+                continue
             out.append(chunk)
             start = m.end()
         tail = line[start:].strip()
@@ -195,7 +199,7 @@ _DOTTED = re.compile(r"\b[\w-]*[A-Za-z][\w-]*(?:\.[\w-]+)+\b")
 _NUMBER = re.compile(r"(?<![\w.])(?<!\w-)(?:v|V)?\d+(?:[.,:/]\d+)*(?:\s?%|(?!\w|\.\w))")
 _TECH = re.compile(r"\b(?:[a-z]+[A-Z]\w*|[A-Z][a-z]+[A-Z]\w*|[A-Za-z]+_\w+|"
                    r"[A-Za-z]*\d[A-Za-z\d]*[A-Za-z]\w*|"
-                   r"[A-Za-z]+\d+|[A-Za-z]\w*-\d[\w-]*)\b|(?<![\w-])--?[a-z][\w-]*")
+                   r"[A-Za-z]+\d+|[A-Za-z]\w*-\d[\w-]*)\b|(?<![\w-])--?[a-z][\w-]*|(?<![\w\\])\\[a-z]\w+")
 _CAPSEQ = re.compile(r"\b[A-Z][\w'’.-]*[\w](?:\s+(?:&\s+|of\s+)?"
                      r"[A-Z][\w'’-]*[\w])*|\b[A-Z]\b")
 _ACRONYM = re.compile(r"\b[A-Z][A-Z0-9]{1,6}s?\b")
@@ -295,7 +299,8 @@ def items(text: str) -> list[Item]:
     for m in _CAPSEQ.finditer(text):
         name = m.group(0)
         nwords = len(name.split())
-        if name in ("I", "A") or (name.isupper() and shouting):
+        if name in ("I", "A") or (name.isupper() and shouting) or (
+                nwords == 1 and name.isupper() and name.lower() in _CAPS_WORDS):
             continue
         if _sentence_start(text, m.start()):
             if nwords < 2:
@@ -308,7 +313,8 @@ def items(text: str) -> list[Item]:
         add("name", m.start(), m.end())
     if not shouting:
         for m in _ACRONYM.finditer(text):
-            add("name", m.start(), m.end())
+            if m.group(0).lower() not in _CAPS_WORDS:
+                add("name", m.start(), m.end())
     for m in re.finditer(r"\b[A-Za-z]+\b", text):
         if m.group(0).lower() in ROLE_WORDS:
             add("role", m.start(), m.end())
@@ -322,6 +328,10 @@ use select choose set turn type run since after before until when if our your my
 this that these those there it its only all every each no not do don't never always
 please then also and but or so as under via through enable disable install restart check
 see try find navigate is are was were it's that's there's here's""".split())
+
+#: Words written in capitals for emphasis ("NOT allowed", "ONLY the owner"), not names.
+_CAPS_WORDS = frozenset("""not no never only must don't do does all any none never always
+nothing everyone nobody and or but the a is are be""".split())
 
 STRONG_KINDS = frozenset({"url", "email", "path", "keys", "menu", "quoted", "number",
                           "dotted", "tech"})
@@ -406,12 +416,21 @@ prohibited gone deprecated discontinued retired unavailable unsupported obsolete
 replaced dropped denied end-of-life eol unmaintained""".split())
 
 
+_REPORTING = frozenset("""said says claimed claims wrote suggested suggests told""".split())
+
+
 def is_negated(text: str, item: Item) -> bool:
     """True when the clause holding ``item`` negates it: a negation within five words
     before it ("there is no X", "not in X", "instead of X", "X used to"), a verbal
     negation within three words after it ("X isn't", "X is no longer", "X was removed"),
     or, for the subject of a clause, a next clause that negates it through a pronoun
     ("X is the KDE one, it does nothing here")."""
+    # Other items are blanked out: "NOT IN" is an SQL operator, not a negation.
+    masked = list(text)
+    for other in items(text):
+        if other.start != item.start and other.kind != "role":
+            masked[other.start:other.end] = " " * (other.end - other.start)
+    text = "".join(masked)
     clause = clause_of(text, item)
     at = text.find(clause)
     local = item.start - at if at >= 0 else clause.find(item.text)
@@ -423,6 +442,9 @@ def is_negated(text: str, item: Item) -> bool:
     if any(t in _NEG_BEFORE or t.endswith("n't") for t in before) or re.search(
             r"\b(?:instead of|rather than|used to|in place of)$", joined):
         return True
+    head = tokens(clause[:max(0, local)])
+    if any(t in _REPORTING for t in head):
+        return True  # "you said 5 years", "the answer says X": reported, not asserted
     if any(t in _NEG_AFTER or t.endswith("n't") for t in after):
         return True
     if len(before) <= 3 and at >= 0:
@@ -482,7 +504,7 @@ _ADDRESS_MODEL = re.compile(
     r"(?:fact|source|statement))", re.IGNORECASE)
 _SECRET = re.compile(
     r"\b(?:passwords?|passphrase|passcode|pin(?:\s*code)?|api[\s_-]?keys?|secret(?:\s*key)?s?|"
-    r"access[\s_-]?tokens?|tokens?|credentials?|private[\s_-]?keys?|login)\b"
+    r"access[\s_-]?tokens?|tokens?|credentials?|private[\s_-]?keys?|login password)\b"
     r"(?:\s+(?:for|of|to)\s+[\w.@-]+(?:\s+[\w.@-]+)?)?\s*(?:is|are|=|:|was|will be|reads?)\s*"
     r"[\"'“‘`]?(?=[^\s\"'“‘`]*[A-Za-z0-9])[^\s\"'”’`,;]{3,}", re.IGNORECASE)
 _GENERIC_SECRET_VALUES = frozenset("""required needed mandatory optional managed reset
@@ -501,6 +523,11 @@ _KB_DIRECTIVE = re.compile(
     r"SYSTEM|ADMIN|DIRECTIVE|COMMAND|PROMPT)\b", re.IGNORECASE)
 
 
+def _looks_secret(value: str) -> bool:
+    """A value with digits or symbols mixed into letters ("hunter2", "Tr0ub4dor&3")."""
+    return bool(re.search(r"[A-Za-z]", value)) and bool(re.search(r"[\d\W_]", value))
+
+
 def addressed_to_system(text: str) -> str:
     """Why a piece of feedback is addressed to the system rather than stating a fact
     about the tenant's world ("" when it is not): role prefixes ("SYSTEM:",
@@ -516,8 +543,9 @@ def addressed_to_system(text: str) -> str:
     if _ADDRESS_MODEL.search(text) or _KB_DIRECTIVE.search(text):
         return "text addressed to the model"
     for m in _SECRET.finditer(text):
-        value = m.group(0).split()[-1].strip("\"'“‘`:=").lower()
-        if value not in _GENERIC_SECRET_VALUES and not value.endswith(("ed", "ing")):
+        value = m.group(0).split()[-1].strip("\"'“‘`:=.!?)").lower()
+        if (value not in _GENERIC_SECRET_VALUES and not value.endswith(("ed", "ing")) \
+                and english_word(value) is False) or _looks_secret(value):
             return "a secret value (password, key or token)"
     return ""
 
@@ -531,10 +559,13 @@ _ORGANISATIONAL = re.compile(r"\b(?:we|our|us|all|every|each|company|corporate|o
                              r"organi[sz]ation|policy|staff|team|site|office|here|everyone|"
                              r"nobody|anyone|users?)\b", re.IGNORECASE)
 _ABOUT_ANSWER = re.compile(
-    r"\b(?:(?:this|the|your|that|an?|useful|good|right|correct|better|first|last|previous)"
-    r"\s+(?:answers?|repl(?:y|ies)|responses?|suggestions?|advice|tips?|article|bot|assistant|"
-    r"chatbot)|you\s+(?:said|say|wrote|claim|describe|described|mention|mentioned|suggest|"
-    r"suggested|told|tell)|answer(?:ed)?\s+(?:my|the)\s+question|every\s+(?:answer|reply|"
+    r"\b(?:(?:this|the|your|that|an?|useful|good|great|clear|nice|very|right|correct|"
+    r"better|first|last|previous)\s+(?:[\w-]+\s+){0,3}?(?:answers?|repl(?:y|ies)|"
+    r"responses?|suggestions?|advice|tips?|article|bot|assistant|chatbot|"
+    r"explanations?|examples?|walkthrough|summary|write-?up|rewrite)|"
+    r"^(?:explanation|example|summary|"
+    r"the part)\s+(?:of|about)\b|you\s+(?:said|say|wrote|claim|describe|described|mention|"
+    r"mentioned|suggest|suggested|told|tell)|answer(?:ed)?\s+(?:my|the)\s+question|every\s+(?:answer|reply|"
     r"response)|answers|replies|responses)\b", re.IGNORECASE)
 
 
@@ -581,7 +612,7 @@ def view(sentence: str) -> SentenceView:
         if it.kind != "role":
             masked = masked[:it.start] + " " + masked[it.end:]
     toks = tokens(masked)
-    first = (tokens(text) or [""])[0]
+    first = (tokens(masked) or [""])[0]  # "EXPLAIN ANALYZE ..." is a command, not "explain"
     return SentenceView(
         text=text,
         question=is_question(text) if text else False,
@@ -592,7 +623,7 @@ def view(sentence: str) -> SentenceView:
         modal=any(t in MODALS for t in toks),
         firm_modal=any(t in MODALS and t not in ("should", "could", "shouldn't", "may")
                        for t in toks),
-        negation=negated(text),
+        negation=negated(masked),
         policy=any(t in POLICY for t in toks),
         evaluative=sum(t in EVALUATIVE for t in toks) + sum(t in INTENSIFIERS for t in toks),
         positive=any(t in POSITIVE for t in toks),

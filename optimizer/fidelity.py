@@ -123,39 +123,65 @@ def _value_keys(item: Item) -> set[str]:
     return keys
 
 
-def overturned_values(answer: str, facts: Sequence[str]) -> set[str]:
+#: Kinds whose values fill one slot of an answer: a menu path replaced by another menu
+#: path is overturned. Other kinds (numbers, names, identifiers) must share a context word
+#: with the value that replaces them ("5 minutes" by "15 minutes").
+_SLOT_KINDS = frozenset({"menu", "keys", "path", "url", "email"})
+
+
+def _context(text: str, item: Item, width: int = 3) -> set[str]:
+    before = tokens(text[:item.start])[-width:]
+    after = tokens(text[item.end:])[:width]
+    return content_stems(" ".join(before + after))
+
+
+def overturned_values(answer: str, facts: Sequence[str], feedback: str = "") -> set[str]:
     """Keys of the answer's values that the gold facts overturn (see the module
-    docstring); the last part of a menu path counts as a value of its own."""
+    docstring); the last part of a menu path counts as a value of its own.
+
+    A value is overturned when a fact negates it, or when it is absent from the facts
+    and a fact states a new value of the same kind in its place (for numbers, names and
+    identifiers: with a context word in common) that the feedback does not itself state
+    next to the old one."""
     positive: set[str] = set()
     negative: set[str] = set()
-    new_kinds: set[str] = set()
+    new_values: list[tuple[str, set[str]]] = []  # (kind, context) of the facts' new values
     answer_norm = normalize(answer)
     for fact in facts:
         for it in items(fact):
             keys = _value_keys(it)
             (negative if is_negated(fact, it) else positive).update(keys)
             if it.key not in answer_norm:
-                new_kinds.add(it.kind)
+                new_values.append((it.kind, _context(fact, it)))
+    stated = {it.key for it in items(feedback) if not is_negated(feedback, it)} \
+        if feedback else set()
     out = set()
     for it in items(answer):
         if it.kind == "role":
             continue
+        context = _context(answer, it)
         for key in _value_keys(it):
             # A value inside a longer one of the facts ("CorpNet" in "CorpNet Wi-Fi")
             # takes that one's polarity.
             if key in positive or any(key in p.split() or f" {key} " in f" {p} "
                                       for p in positive):
                 continue
-            if key in negative or any(f" {key} " in f" {n} " for n in negative) or (
-                    it.kind in STRONG_KINDS and it.kind in new_kinds):
+            if key in negative or any(f" {key} " in f" {n} " for n in negative):
+                out.add(key)
+                continue
+            replaced = it.kind in STRONG_KINDS and any(
+                kind == it.kind and (kind in _SLOT_KINDS or ctx & context)
+                for kind, ctx in new_values)
+            if replaced and key not in stated:
                 out.add(key)
     return out
 
 
-def stale_claims(title: str, body: str, answer: str, facts: Sequence[str]) -> list[str]:
+def stale_claims(title: str, body: str, answer: str, facts: Sequence[str],
+                 feedback: str = "") -> list[str]:
     """The overturned values of the answer that the title or body states outside a
     negated clause."""
-    stale = overturned_values(answer, facts)
+    stale = overturned_values(answer, facts, feedback)
     if not stale:
         return []
     out: set[str] = set()
@@ -193,7 +219,7 @@ def judge_nugget(title: str, body: str, *, feedback: str, query: str, answer: st
     return NuggetFidelity(
         facts=[fact_coverage(f, text, embed, source=f"{feedback}\n{query}") for f in facts],
         unsupported=unsupported_text(title, body, feedback, query),
-        stale=stale_claims(title, body, answer, facts))
+        stale=stale_claims(title, body, answer, facts, feedback))
 
 
 def answer_verdict(answer_text: str, facts: Sequence[str], original_answer: str,

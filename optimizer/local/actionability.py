@@ -28,7 +28,9 @@ import numpy as np
 
 from optimizer.accounting import Meter, estimate_tokens
 from optimizer.claims import (
+    POSITIVE,
     ROLE_WORDS,
+    STRONG_KINDS,
     Item,
     SentenceView,
     clause_split,
@@ -70,14 +72,29 @@ _PRAISE = re.compile(
     r"saved|did the trick)\s+(?:it|that|this|me|my|us|our|for me|for us|like a charm|"
     r"perfectly|great|fine)\b|\b(?:it|that|this|which)\s+(?:worked|works|helped|fixed it|did "
     r"it|did the trick)\b|\bworks? now\b", re.IGNORECASE)
+#: Agreement with the answer.
+_CONFIRM = re.compile(r"^(?:yes|yep|yeah|exactly|correct|right|indeed|true|agreed)\b",
+                      re.IGNORECASE)
+#: An imperative addressed to the assistant ("give me the commands", "show me").
+_TO_ASSISTANT = re.compile(r"^(?:just\s+|please\s+)?(?:give|show|tell|send|explain|write)"
+                           r"\s+(?:me|us)\b", re.IGNORECASE)
+#: What an answer left out ("nothing about X", "doesn't mention Y").
+_COVERAGE = re.compile(r"\b(?:nothing (?:about|on)|no mention|(?:does(?:n't| not)|did(?:n't|"
+                       r" not)|never) (?:mention|cover|explain|say|talk about)|missing|lacks|"
+                       r"too (?:shallow|short|long|vague|basic))\b", re.IGNORECASE)
 #: A negative imperative: "don't install lxc on other servers", "never use backports".
 _PROHIBITION = re.compile(r"^(?:(?:and|but|so|also|please)\s+)*(?:don't|do not|never|dont)\s+"
                           r"(?:(?:ever|please|try to)\s+)?[a-z]", re.IGNORECASE)
 #: Words about how an answer is written, not what it says.
 _TONE = re.compile(r"\b(?:tone|style|format|formatting|bullet(?: points)?|emojis?|verbose|"
+                   r"lectur(?:e|ing)|preachy|jargon|"
                    r"wordy|rude|polite|impolite|condescending|patronizing|robotic|formal|"
                    r"informal|friendlier|too (?:long|short|technical)|shorter|longer|language|"
                    r"german|english|french|spanish)\b", re.IGNORECASE)
+#: How an answer is written (the subset of _TONE that never states a fact).
+_STYLE = re.compile(r"\b(?:tone|formatting|bullet points|emojis?|verbose|wordy|rude|"
+                    r"impolite|condescending|patronizing|robotic|lectur(?:e|ing)|preachy|"
+                    r"jargon)\b", re.IGNORECASE)
 #: A score given to the answer ("10/10", "5 stars").
 _SCORE = re.compile(r"^\W*\d+\s*(?:/\s*\d+|stars?|out of \d+)\b", re.IGNORECASE)
 #: Hedges: a sentence that guesses is not a fact to publish.
@@ -147,8 +164,9 @@ class LocalActionability:
         for (raw, v), k in zip(views, kinds, strict=True):
             if k == "claim" and not on_topic:
                 k = "offtopic"
-            elif k == "claim" and praising and not v.rule and v.words <= 5:
-                k = "praise"
+            elif k == "claim" and praising and not v.rule and (
+                    v.words <= 5 or not novel_items([*v.strong, *v.names], ctx.answer)):
+                k = "praise"  # in a message that praises, nothing new is part of the praise
             elif k == "chatter" and anchored and _support(v, ctx):
                 k = "support"
             out.append(Sentence(raw, v, k))
@@ -188,11 +206,25 @@ class LocalActionability:
             return "chatter"  # no English function word: not a sentence we can read
         novel = novel_items([*v.strong, *v.names], ctx.answer)
         new_words = content_stems(v.text) - content_stems(ctx.answer) - _GENERIC
+        firm = v.firm_modal or v.policy or v.negation
         if _PRAISE.search(v.text) and not (v.firm_modal or v.policy or (
                 v.negation and v.concrete)):
             return "praise"  # "the Ctrl+Shift+R tip worked, thanks": nothing new asserted
+        if _CONFIRM.match(v.text) and not firm and not novel_items(
+                [*v.strong, *v.names], ctx.answer):
+            return "praise"  # "yes exactly, X, that's how we do it": agreement
+        if _TO_ASSISTANT.match(v.text) or (_STYLE.search(v.text) and not (
+                v.firm_modal or v.policy)):
+            return "meta"  # "just give me the commands", "less lecturing please"
+        if tokens(v.text)[:1] and tokens(v.text)[0] in POSITIVE and not firm:
+            return "praise"  # "Perfect, the import now takes 20 minutes"
+        if v.evaluative and not firm and (v.personal or v.about_answer):
+            # An opinion of the answer or of one's own experience with it ("very clear
+            # explanation, I'm sending it to my team"), whatever it names.
+            return "praise" if v.positive else "opinion"
+        if v.about_answer and _COVERAGE.search(v.text):
+            return "verdict"  # "nothing about BUFFERS": what the answer left out
         strong_novel = [i for i in novel if i.kind != "name"]
-        firm = v.firm_modal or v.policy or v.negation
         opinion = (v.evaluative >= 2 and not firm) or (
             v.evaluative == 1 and not firm and not novel)
         if opinion or _SCORE.search(v.text):
@@ -294,7 +326,7 @@ _SUBJECT_NP = re.compile(
 
 
 _ANECDOTE = re.compile(r"\b(?:i|me|my|mine|ours)\b.*\b(?:was|were|had|did|got|went|\w+ed)\b|"
-                       r"\b(?:was|were|had|did|got|went)\b.*\b(?:i|me|my|mine|ours)\b",
+                       r"\b(?:was|were|had|did|got|went|\w+ed)\b.*\b(?:i|me|my|mine|ours)\b",
                        re.IGNORECASE)
 
 
@@ -346,7 +378,8 @@ def _instruction(text: str) -> bool:
 def body_sentences(sents: Sequence[Sentence], answer: str, context: str = "") -> list[str]:
     """The claim and support sentences, cleaned, in order: discourse markers, remarks
     about the answer, anecdotes and trailing chatter removed; a leading "it"/"they"
-    whose antecedent sentence was dropped is replaced by that sentence's subject."""
+    whose antecedent sentence was dropped is replaced by that sentence's subject, and an
+    "instead" after a dropped "you wrote X" says what it stands instead of."""
     out: list[str] = []
     previous: Sentence | None = None
     for s in sents:
@@ -358,6 +391,14 @@ def body_sentences(sents: Sequence[Sentence], answer: str, context: str = "") ->
                                                                    "system") and \
                 _PRONOUN_START.match(text) and not out:
             text = _resolve(text, previous.view.text)
+        if text and previous is not None and previous.kind != "system" and \
+                _REPORTED.match(strip_discourse(previous.raw)):
+            # "You wrote /var/log/x. The logs are in /srv/y instead." -> "... instead
+            # of /var/log/x.": the value the user refers back to, in the user's words.
+            quoted = [i.text for i in items(previous.raw) if i.kind in STRONG_KINDS]
+            if len(quoted) == 1:
+                text = re.sub(r"\binstead\b(?!\s+of\b)", f"instead of {quoted[0]}", text,
+                              count=1)
         if text and len(tokens(text)) >= 2 and text not in out:
             out.append(text)
         previous = s
@@ -402,14 +443,18 @@ def clean_sentence(sentence: str, context: str = "") -> str:
         s = tail
     clauses = re.split(r",\s+", s)
     if len(clauses) > 1:
-        kept = [c for c in clauses if not verdict(c)]
+        # "..., that's not it", "..., this fixed my report", "..., my DELETE removed
+        # the rows": verdicts, praise and anecdotes are not part of the fact.
+        kept = [c for i, c in enumerate(clauses) if not (verdict(c) or (
+            i > 0 and (_ANECDOTE.search(c) or _PRAISE.search(c)) and len(tokens(c)) <= 8
+            and not any(it.kind in STRONG_KINDS for it in items(c))))]
         if kept and len(kept) < len(clauses):
             s = ", ".join(kept)
     parts = re.split(r"(;\s+)", s)
     if len(parts) > 1:
         kept = [p for p in parts[::2] if not _ANECDOTE.search(p) or len(parts) == 1]
         s = "; ".join(p.strip() for p in kept if p.strip())
-    s = _TRAILING_CHATTER.sub("", s).strip(" ,;-")
+    s = _TRAILING_CHATTER.sub("", s).strip(" ,;").rstrip("-")
     if not s or len(tokens(s)) < 2:
         return ""
     return sentence_case(s, context)

@@ -103,6 +103,20 @@ ACTIONABLE = {
                "A sponsor has to book the room for contractors.")),
 }
 
+NOT_ACTIONABLE_MORE = {
+    "praise-naming-the-feature": (
+        "Really clear walkthrough of the Returns screen, I'm forwarding it to all store "
+        "managers.", "praise"),
+    "success-report": ("Perfect, the bulk import brought our stocktake from 3 hours to "
+                       "20 minutes. Thank you!", "praise"),
+    "coverage-complaint": ("The explanation of refunds is too shallow, nothing about "
+                           "partial refunds or the 14-day window.", None),
+    "agreement": ("Yes exactly, Cashback on the payment screen and then confirm, that's how "
+                  "we do it. Thanks.", "praise"),
+    "style": ("Less jargon please, I'm a cashier not an engineer.", "tone_or_style"),
+    "give-me": ("Just give me the steps, no background.", "tone_or_style"),
+}
+
 NOT_ACTIONABLE = {
     "question-with-numbers": ("does the 140 EUR hotel cap also apply to Zurich?", "question"),
     "complaint-naming-product": (
@@ -162,10 +176,10 @@ def test_actionable_feedback_becomes_a_nugget_a_reviewer_would_accept(
     assert ex.object and ex.object in text, (name, ex.object)
 
 
-@pytest.mark.parametrize("name", sorted(NOT_ACTIONABLE))
+@pytest.mark.parametrize("name", sorted(NOT_ACTIONABLE) + sorted(NOT_ACTIONABLE_MORE))
 def test_feedback_without_a_checkable_claim_makes_no_nugget(name: str,
                                                            role: LocalActionability) -> None:
-    comment, label = NOT_ACTIONABLE[name]
+    comment, label = {**NOT_ACTIONABLE, **NOT_ACTIONABLE_MORE}[name]
     ctx = FeedbackContext("e2", "acme", "how do I give a customer cashback at the till",
                           "Press Cashback on the payment screen and confirm.", comment, "")
     ex = role.extract(ctx, Meter())
@@ -223,3 +237,34 @@ def test_the_reason_says_what_was_found_and_what_was_left_out(
     ex = role.extract(_ctx(ACTIONABLE["negation-with-chatter"]), Meter())
     assert "claim" in ex.reason and "left out" in ex.reason
     assert "Hi" not in ex.body and "Thanks" not in ex.body
+
+
+@pytest.mark.parametrize(("query", "comment", "expected"), [
+    # An option flag at the start of a sentence is kept as written.
+    ("how do I make the backup tool compress tar archives",
+     "-x only works with the zip backend, not with tar archives.",
+     "-x only works with the zip backend, not with tar archives."),
+    # A command keyword at the start is not an instruction to the assistant.
+    ("can analysts see query plans on the replica",
+     "EXPLAIN output is disabled for analysts on the replica db-ro-2.",
+     "EXPLAIN output is disabled for analysts on the replica db-ro-2."),
+    # "instead" refers back to the value the user quoted from the answer.
+    ("where is the till config file",
+     "You wrote /etc/till/till.conf. Our stores keep it in /srv/till/till.conf instead.",
+     "Our stores keep it in /srv/till/till.conf instead of /etc/till/till.conf."),
+    # A code ellipsis does not end the sentence; a backslash command is an item.
+    ("what grants does a new schema need",
+     "REVOKE ... FROM PUBLIC is required on every new schema. \\dn+ shows the grants.",
+     "REVOKE ... FROM PUBLIC is required on every new schema. \\dn+ shows the grants."),
+    # A closing anecdote clause is not part of the fact.
+    ("how do I import stock counts",
+     "Use the bulk importer under Stock > Import, this saved my afternoon.",
+     "Use the bulk importer under Stock > Import."),
+])
+def test_bodies_keep_the_users_words_exactly(query: str, comment: str, expected: str,
+                                             role: LocalActionability) -> None:
+    ctx = FeedbackContext("e3", "acme", query, "Check the documentation for that.",
+                          comment, "down")
+    ex = role.extract(ctx, Meter())
+    assert ex.can_produce_nugget, ex.reason
+    assert ex.body == expected
