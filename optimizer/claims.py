@@ -50,7 +50,8 @@ POLICY = frozenset("""disabled enabled blocked forbidden prohibited allowed perm
 required enforced locked managed restricted reserved mandatory set configured defaults
 default located lives live runs run hosted stored kept installed uninstalled mounted
 assigned limited capped expires expire renamed moved replaced removed deprecated handled
-owned approved denied applies apply use uses used must only always never""".split())
+owned approved denied rejected refused accepted applies apply use uses used must only always
+never""".split())
 
 #: Verbs of speaking or formatting: an imperative with one of these is addressed to the
 #: assistant about its answers ("stop saying ...", "answer in German").
@@ -65,11 +66,18 @@ fine ok okay poor better worse best worst weird strange stupid silly ridiculous 
 painfully frustrating frustrated happy unhappy love hate like dislike wow cool amazing clear
 unclear vague wordy verbose long short boring technical simple complicated hard easy
 difficult broken buggy mess messy garbage wrong incorrect inaccurate false nonsense
-misleading bogus shallow superficial incomplete vague""".split())
+misleading bogus shallow superficial incomplete vague laggy sluggish unusable unstable
+flaky unreliable crappy lousy clunky""".split())
+
+#: Evaluative words that complain.
+NEGATIVE = frozenset("""bad terrible awful horrible slow slower annoying confusing useless
+unhelpful poor worse worst weird strange stupid silly ridiculous painful painfully
+frustrating broken buggy mess messy garbage laggy sluggish unusable unstable flaky
+unreliable crappy lousy clunky wrong nonsense""".split())
 
 #: Evaluative words that praise.
 POSITIVE = frozenset("""good great nice perfect awesome excellent helpful useful clear best
-better love amazing cool fantastic brilliant spot""".split())
+better love amazing cool fantastic brilliant spot fine ok okay""".split())
 
 #: Intensifiers and hedges typical of opinion and chatter.
 INTENSIFIERS = frozenset("""really totally completely absolutely extremely utterly""".split())
@@ -523,6 +531,10 @@ _KB_DIRECTIVE = re.compile(
     r"SYSTEM|ADMIN|DIRECTIVE|COMMAND|PROMPT)\b", re.IGNORECASE)
 
 
+# A long run of letters and digits mixed (API keys, tokens, hashes pasted by mistake).
+_TOKEN_LIKE = re.compile(r"(?<![\w/.-])(?:[A-Za-z]{1,12}_){0,3}([A-Za-z0-9]{20,})(?![\w/.-])")
+
+
 def _looks_secret(value: str) -> bool:
     """A value with digits or symbols mixed into letters ("hunter2", "Tr0ub4dor&3")."""
     return bool(re.search(r"[A-Za-z]", value)) and bool(re.search(r"[\d\W_]", value))
@@ -542,6 +554,12 @@ def addressed_to_system(text: str) -> str:
         return "a request to publish, store or label content"
     if _ADDRESS_MODEL.search(text) or _KB_DIRECTIVE.search(text):
         return "text addressed to the model"
+    for m in _TOKEN_LIKE.finditer(text):
+        run = m.group(1)
+        digits = sum(c.isdigit() for c in run)
+        mixed_case = any(c.isupper() for c in run) and any(c.islower() for c in run)
+        if digits and (mixed_case or len(run) / 4 <= digits <= 3 * len(run) / 4):
+            return "a secret value (a key or token)"
     for m in _SECRET.finditer(text):
         value = m.group(0).split()[-1].strip("\"'“‘`:=.!?)").lower()
         if (value not in _GENERIC_SECRET_VALUES and not value.endswith(("ed", "ing")) \
@@ -566,7 +584,7 @@ _ABOUT_ANSWER = re.compile(
     r"^(?:explanation|example|summary|"
     r"the part)\s+(?:of|about)\b|you\s+(?:said|say|wrote|claim|describe|described|mention|"
     r"mentioned|suggest|suggested|told|tell)|answer(?:ed)?\s+(?:my|the)\s+question|every\s+(?:answer|reply|"
-    r"response)|answers|replies|responses)\b", re.IGNORECASE)
+    r"response)|answers?|replies|responses)\b", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -585,6 +603,7 @@ class SentenceView:
     policy: bool
     evaluative: int
     positive: bool
+    negative: bool
     success: int
     personal: bool
     organisational: bool
@@ -627,6 +646,7 @@ def view(sentence: str) -> SentenceView:
         policy=any(t in POLICY for t in toks),
         evaluative=sum(t in EVALUATIVE for t in toks) + sum(t in INTENSIFIERS for t in toks),
         positive=any(t in POSITIVE for t in toks),
+        negative=any(t in NEGATIVE for t in toks),
         success=sum(t in SUCCESS for t in toks),
         personal=bool(_PERSONAL.search(text)),
         organisational=bool(_ORGANISATIONAL.search(text)),

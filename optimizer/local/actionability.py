@@ -71,7 +71,8 @@ _PRAISE = re.compile(
     r"\b(?:thanks|thank you|thx|ty|cheers|kudos)\b|\b(?:worked|works|fixed|solved|helped|"
     r"saved|did the trick)\s+(?:it|that|this|me|my|us|our|for me|for us|like a charm|"
     r"perfectly|great|fine)\b|\b(?:it|that|this|which)\s+(?:worked|works|helped|fixed it|did "
-    r"it|did the trick)\b|\bworks? now\b", re.IGNORECASE)
+    r"it|did the trick)\b|\bworks? now\b|\ball good\b|\bfine again\b|\bback to normal\b",
+    re.IGNORECASE)
 #: Agreement with the answer.
 _CONFIRM = re.compile(r"^(?:yes|yep|yeah|exactly|correct|right|indeed|true|agreed)\b",
                       re.IGNORECASE)
@@ -106,6 +107,44 @@ _EPISODIC = re.compile(r"\b(?:yesterday|last (?:night|week|month|time|friday|mon
                        r"tuesday|wednesday|thursday|saturday|sunday)|this (?:morning|"
                        r"afternoon|evening)|earlier today|tonight|just now|\d+ (?:minutes?|"
                        r"hours?|days?) ago|an? (?:hour|minute|day) ago)\b", re.IGNORECASE)
+#: When something happened: a clock time or "today" (with a verb in the past tense).
+_WHEN = re.compile(r"\b(?:today|(?:at|around|about|since)\s+\d{1,2}[:.]\d{2})\b",
+                   re.IGNORECASE)
+#: Common irregular past forms (the -ed forms are found by their ending).
+_IRREGULAR_PAST = frozenset("""ate became began bit blew broke brought built burnt caught
+came chose cut did drew drove fell felt fought found flew forgot froze gave got grew hung
+had heard hid hit held hurt kept knew laid led left lent let lost made meant met paid put
+quit ran rang read rode rose said sat saw sent set shook shot showed shut sang sank slept
+slid spent split spoke stood stole stuck struck swore took taught tore told thought threw
+understood woke wore won wrote""".split())
+#: Policy words that state a rule by themselves ("set", "use" or "run" need more).
+STRICT_POLICY = frozenset("""disabled enabled blocked forbidden prohibited allowed permitted
+required enforced locked restricted reserved mandatory limited capped expires expire denied
+rejected refused accepted approved only always never must""".split())
+
+
+def _strict_policy(v: SentenceView) -> bool:
+    return bool(set(tokens(v.text)) & STRICT_POLICY)
+
+
+#: "no way to tell which is which": a complaint, not a negated fact.
+_NO_WAY = re.compile(r"\bno way to\b", re.IGNORECASE)
+#: The asker's own need or plan, the context of a question ("need it for the cover").
+_PERSONAL_NEED = re.compile(r"^(?:i\s+)?(?:need|want|would like|am trying|trying|hoping|"
+                            r"wondering|looking)\s+(?:it|this|that|to|for)\b", re.IGNORECASE)
+
+
+def _past(text: str) -> bool:
+    """A verb in the past tense that is not a participle after "is/are/be/been/get"."""
+    toks = tokens(text)
+    for i, t in enumerate(toks):
+        after_be = i > 0 and toks[i - 1] in ("is", "are", "be", "been", "being", "get",
+                                              "gets", "got", "was", "were", "has", "have")
+        if (t in _IRREGULAR_PAST or (t.endswith("ed") and len(t) > 4)) and not after_be:
+            return True
+    return False
+
+
 _TRAILING_CHATTER = re.compile(
     r"(?:[,;]?\s*(?:thanks|thank you|thx|cheers|hope (?:this|that) helps|fyi|btw|just so "
     r"you know|for what it's worth|if that helps)[.!]*)+\s*$", re.IGNORECASE)
@@ -159,6 +198,11 @@ class LocalActionability:
         kinds = [self._sentence_kind(v, ctx) for _, v in views]
         on_topic = self._on_topic([v.text for _, v in views], ctx)
         praising = "praise" in kinds
+        # A complaint about the world ("This is ridiculous.", "The panel is a mess.")
+        # makes the sentences next to it symptoms, unless they state a rule.
+        complaining = any(k == "opinion" and v.negative and not (
+            v.about_answer or v.positive or v.personal)
+            for k, (_, v) in zip(kinds, views, strict=True))
         anchored = on_topic and any(k == "claim" for k in kinds)
         out = []
         for (raw, v), k in zip(views, kinds, strict=True):
@@ -167,6 +211,9 @@ class LocalActionability:
             elif k == "claim" and praising and not v.rule and (
                     v.words <= 5 or not novel_items([*v.strong, *v.names], ctx.answer)):
                 k = "praise"  # in a message that praises, nothing new is part of the praise
+            elif k == "claim" and complaining and not (v.firm_modal or _strict_policy(v) or (
+                    v.negation and not _NO_WAY.search(v.text))):
+                k = "opinion"  # "sbuild takes 40 minutes every single time. Ridiculous."
             elif k == "chatter" and anchored and _support(v, ctx):
                 k = "support"
             out.append(Sentence(raw, v, k))
@@ -232,22 +279,36 @@ class LocalActionability:
         if v.about_answer and not (v.modal or v.policy or (v.negation and strong_novel)):
             return "meta" if _TONE.search(v.text) or not (v.evaluative or v.negation) \
                 else "verdict"
-        if _EPISODIC.search(v.text) and not (v.modal or v.policy):
-            return "chatter"  # what happened once ("broke last night") is not a rule
+        if (_EPISODIC.search(v.text) or (_WHEN.search(v.text) and _past(v.text))) and not (
+                v.modal or v.policy):
+            return "chatter"  # what happened once ("hung around 14:20 today") is no rule
+        if _PERSONAL_NEED.match(v.text):
+            return "chatter"  # "need it for the cover by Thursday": the asker's context
+        head = tokens(v.text)[:2]
+        if len(head) == 2 and (head[0] in _IRREGULAR_PAST or (
+                head[0].endswith("ed") and len(head[0]) > 4)) and head[1] in STOPWORDS and \
+                not (v.modal or v.policy) and not _instruction(v.text):
+            # "Reprinted on PROOF-A3", "Tried it twice": what the writer did, with the
+            # subject left out (unlike "Deleted files stay ...", where it is a noun).
+            return "chatter"
         personal_only = v.personal and not v.organisational and not novel
         concrete_claim = v.concrete and v.words >= 3 and (
             bool(novel) or (v.negation and bool(new_words)) or len(new_words) >= 2)
         instruction = _instruction(v.text) and (
             len(new_words) >= 2 or (len(new_words) == 1 and v.words <= 4))
         rule_claim = v.rule and len(new_words) >= 2 and not personal_only and v.words >= 4 \
-            and (v.organisational or bool(v.roles) or v.concrete or len(new_words) >= 3)
+            and (v.organisational or bool(v.roles) or v.concrete or len(new_words) >= 3
+                 or v.firm_modal)
+        # "apt-file is only on tern-build": a firm restriction on a named subject.
+        restriction = v.firm_modal and bool(new_words) and v.words >= 4 and not (
+            personal_only or v.evaluative) and not _PRONOUN_START.match(v.text)
         # A rule over a named item, even one the answer named ("NetworkManager is only on
         # workstations"), or a prohibition ("don't run your own apt-cacher-ng").
         limited = v.concrete and (v.firm_modal or v.negation or v.policy) and bool(new_words)
         prohibition = bool(_PROHIBITION.match(v.text)) and bool(
             content_stems(v.text) - _GENERIC - {"need"})
         rule_claim = rule_claim or limited or prohibition
-        if not (concrete_claim or rule_claim or instruction) or \
+        if not (concrete_claim or rule_claim or instruction or restriction) or \
                 (personal_only and not concrete_claim):
             return "opinion" if v.evaluative else "chatter"
         return "claim"

@@ -93,6 +93,16 @@ ACTIONABLE = {
         "cache-01 and cache-02 only.", "down",
         facts=("No Redis on app servers.", "redisctl is not allowed on app servers.",
                "Caches run on cache-01 and cache-02 only.")),
+    # A restriction on a named thing, with no number or path in it.
+    "restriction": Given(
+        "where can I scan documents", "Every printer in the building can scan to email.",
+        "scanning is only on the first floor copier.",
+        facts=("Scanning is only on the first floor copier.",)),
+    # A complaint about the answer does not turn the fact next to it into a complaint.
+    "complaint-then-fact": Given(
+        "refund without manager", "Any cashier can refund up to 500 EUR.",
+        "Second wrong answer today. Refunds over 200 EUR need a manager PIN.", "down",
+        facts=("Refunds over 200 EUR need a manager PIN.",)),
     # A verdict clause in front of the fact, with a name inside it.
     "verdict-then-fact": Given(
         "can contractors book meeting rooms",
@@ -115,6 +125,15 @@ NOT_ACTIONABLE_MORE = {
                   "we do it. Thanks.", "praise"),
     "style": ("Less jargon please, I'm a cashier not an engineer.", "tone_or_style"),
     "give-me": ("Just give me the steps, no background.", "tone_or_style"),
+    "incident-with-a-time": ("The card terminal at till 3 froze at 11:15 and rebooted "
+                             "itself.", None),
+    "what-i-did": ("Restarted it twice, works fine now.", None),
+    "question-then-need": ("is the 5 GB limit per user? need to know before the audit on "
+                           "Friday", None),
+    "symptom-and-complaint": ("The kiosk login takes 3 minutes every morning. Absolutely "
+                              "ridiculous.", None),
+    "pasted-key": ("here's my key so you can check: sk_live_4eC39HqLyjWDarjtT1zdp7dc",
+                   "other"),
 }
 
 NOT_ACTIONABLE = {
