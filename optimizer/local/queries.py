@@ -143,7 +143,11 @@ def synthetic_queries(extraction: Extraction, draft: NuggetDraft,
     keys = " ".join(content_terms(task)[:5]) or task
     out += [f"{keys} {obj}".strip(), f"{keys} not working{in_scope}"]
     out += [f"{keys} {n}" for n in names[:3] if n.lower() not in task]
-    out += [f"{keys} help", f"{keys} {scope}" if in_scope else f"problem with {keys}"]
+    # More keys from the correction's own items, never generic words ("help", "problem
+    # with ...") that would match unrelated pages as well as this one.
+    out += [f"{n} {keys}" for n in names[:3] if n.lower() not in task]
+    if in_scope:
+        out.append(f"{keys} {scope}")
     extra = [v for v in vocabulary if v.lower() not in draft.text().lower()][:2]
     if extra:
         out.append(f"{task} {' '.join(extra)}")
