@@ -486,7 +486,7 @@ def clean_sentence(sentence: str, context: str = "") -> str:
     s = strip_discourse(sentence)
     m = _LEAD_EVAL.match(s)
     if m and len(tokens(s[m.end():])) >= 3 and not any(
-            i.kind in ("number", "keys", "menu", "path", "url", "quoted", "dotted", "tech")
+            i.kind in ("number", "keys", "menu", "path", "url", "quoted", "dotted")
             for i in items(s[:m.end()])):
         pp = (m.group("pp") or m.group("pp2") or "").strip(" ,")
         rest = strip_discourse(s[m.end():])
@@ -583,6 +583,8 @@ def fact_triple(first: str, body: str, ctx: FeedbackContext) -> tuple[str, str, 
         kind = _PRIORITY.index(i.kind) if i.kind in _PRIORITY else len(_PRIORITY)
         if i.kind == "name" and i.text.isupper():
             kind += 1  # an acronym ("IT") is rarely the corrected value
+        if i.kind == "number" and re.search(r"[A-Z][\w-]*\s+$", body[:i.start]):
+            kind = len(_PRIORITY)  # "GNOME 46": a release, not the corrected value
         in_scope = bool(scope) and i.key in scope
         return (int(in_scope) + (0 if positive else 1), 0 if new else 1, kind, i.start)
 

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from optimizer.accounting import Meter, estimate_tokens
 from optimizer.claims import items
+from optimizer.local.actionability import INSTRUCTION_VERBS
 from optimizer.local.lexicon import (
     PERSON_WORDS,
     ROLE_WORDS,
@@ -132,15 +133,20 @@ def synthetic_queries(extraction: Extraction, draft: NuggetDraft,
                 f"permissions needed to {subj}",
                 f"{obj} vs {other} capabilities",
                 f"who is allowed to {subj}"]
-    elif extraction.predicate == "shortcut":
-        out += [f"keyboard shortcut to {task}", f"{task} shortcut key",
-                f"which keys {task}{in_scope}"]
+    keys = " ".join(content_terms(task)[:5]) or task
+    # "keyboard shortcut to <task>" reads when the task is an action ("lock the screen");
+    # a symptom ("screen goes black after 5 minutes") takes "for <key words>".
+    action = bool(task) and task.split()[0] in (VERBS | INSTRUCTION_VERBS)
+    to_task = f"to {task}" if action else f"for {keys}"
+    if extraction.predicate == "shortcut":
+        out += [f"keyboard shortcut {to_task}", f"{keys} shortcut key",
+                f"which keys {task if action else 'for ' + keys}{in_scope}"]
     elif extraction.predicate == "location":
-        out += [f"where is the setting to {task}", f"{task} setting missing",
+        out += [f"where is the setting {to_task}", f"{keys} setting missing",
                 f"where to find {place or obj}{in_scope}"]
     elif extraction.predicate in ("restriction", "requirement"):
-        out += [f"why can't I {task}", f"{task} not allowed", f"can I {task}{in_scope}"]
-    keys = " ".join(content_terms(task)[:5]) or task
+        out += ([f"why can't I {task}", f"can I {task}{in_scope}"] if action else
+                [f"why {keys} not possible"]) + [f"{keys} not allowed"]
     out += [f"{keys} {obj}".strip(), f"{keys} not working{in_scope}"]
     out += [f"{keys} {n}" for n in names[:3] if n.lower() not in task]
     # More keys from the correction's own items, never generic words ("help", "problem
