@@ -1698,87 +1698,64 @@ def _cmd_manpages(args: argparse.Namespace) -> int:
     return 0
 
 
-def _cmd_gnome_help(args: argparse.Namespace) -> int:
-    """``gnome-help`` sub-command: convert the gnome-user-docs .deb into corpus JSONL."""
-    t0 = time.perf_counter()
-    with tempfile.TemporaryDirectory(prefix="gnome-help-") as tmp:
-        if args.page_dir:
-            page_dir = Path(args.page_dir)
-        else:
-            deb = Path(args.deb) if args.deb != "auto" else _download_deb(
-                "gnome-user-docs", tmp)
-            page_dir = _extract_deb(deb, os.path.join(tmp, "root"))
-        records = gnome_help_corpus(page_dir, include_empty=args.include_empty)
+def _source_dir(args: argparse.Namespace, package: str, subdir: str, tmp: str,
+                given: str | None) -> Path:
+    """The folder to read: ``given`` (already unpacked), or ``subdir`` of the package's
+    .deb (``--deb auto`` downloads it with apt-get)."""
+    if given:
+        return Path(given)
+    deb = Path(args.deb) if args.deb != "auto" else _download_deb(package, tmp)
+    return _extract_deb(deb, os.path.join(tmp, "root"), subdir)
+
+
+def _write_corpus(args: argparse.Namespace, label: str, records: Sequence[dict[str, str]],
+                  extra: Sequence[str] = (), started: float = 0.0) -> int:
+    """Write corpus rows (id, tenant, title, text, url and ``extra`` fields) and, with
+    ``--titles``, the titles; print what was written."""
     rows = [{"id": r["id"], "tenant": args.tenant, "title": r["title"], "text": r["text"],
-             "url": r["url"], "desc": r["desc"]} for r in records]
+             "url": r["url"], **{k: r[k] for k in extra}} for r in records]
     n = _write_jsonl(args.out, rows)
     if args.titles:
         Path(args.titles).parent.mkdir(parents=True, exist_ok=True)
         titles = [r["title"] for r in rows if r["title"]]
         Path(args.titles).write_text("".join(t + "\n" for t in titles), encoding="utf-8")
-    dt = time.perf_counter() - t0
     size = Path(args.out).stat().st_size
-    print(f"gnome-help pages written: {n} to {args.out} ({size:,} bytes)")
+    mean = sum(len(r["text"]) for r in rows) / n if n else 0.0
+    print(f"{label} written: {n} to {args.out} ({size:,} bytes, mean text {mean:,.0f} chars)")
     if args.titles:
         print(f"titles written to {args.titles}")
-    print(f"elapsed: {dt:.1f}s")
+    print(f"elapsed: {time.perf_counter() - started:.1f}s")
     return 0
+
+
+def _cmd_gnome_help(args: argparse.Namespace) -> int:
+    """``gnome-help`` sub-command: convert the gnome-user-docs .deb into corpus JSONL."""
+    t0 = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="gnome-help-") as tmp:
+        page_dir = _source_dir(args, "gnome-user-docs", GNOME_HELP_SUBDIR, tmp, args.page_dir)
+        records = gnome_help_corpus(page_dir, include_empty=args.include_empty)
+    return _write_corpus(args, "gnome-help pages", records, ("desc",), t0)
 
 
 def _cmd_debian_handbook(args: argparse.Namespace) -> int:
     """``debian-handbook`` sub-command: convert the debian-handbook .deb into corpus JSONL."""
     t0 = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="debian-handbook-") as tmp:
-        if args.html_dir:
-            html_dir = Path(args.html_dir)
-        else:
-            deb = Path(args.deb) if args.deb != "auto" else _download_deb(
-                "debian-handbook", tmp)
-            html_dir = _extract_deb(deb, os.path.join(tmp, "root"), DEBIAN_HANDBOOK_SUBDIR)
+        html_dir = _source_dir(args, "debian-handbook", DEBIAN_HANDBOOK_SUBDIR, tmp,
+                               args.html_dir)
         records = debian_handbook_corpus(html_dir, min_chars=args.min_chars,
                                          max_chars=args.max_chars)
-    rows = [{"id": r["id"], "tenant": args.tenant, "title": r["title"], "text": r["text"],
-             "url": r["url"]} for r in records]
-    n = _write_jsonl(args.out, rows)
-    if args.titles:
-        Path(args.titles).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.titles).write_text("".join(r["title"] + "\n" for r in rows), encoding="utf-8")
-    dt = time.perf_counter() - t0
-    size = Path(args.out).stat().st_size
-    mean = sum(len(r["text"]) for r in rows) / n if n else 0.0
-    print(f"debian-handbook sections written: {n} to {args.out} ({size:,} bytes, "
-          f"mean text {mean:,.0f} chars)")
-    if args.titles:
-        print(f"titles written to {args.titles}")
-    print(f"elapsed: {dt:.1f}s")
-    return 0
+    return _write_corpus(args, "debian-handbook sections", records, (), t0)
 
 
 def _cmd_postgresql(args: argparse.Namespace) -> int:
     """``postgresql`` sub-command: convert the postgresql-doc .deb into corpus JSONL."""
     t0 = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="pg-doc-") as tmp:
-        if args.html_dir:
-            html_dir = Path(args.html_dir)
-        else:
-            deb = Path(args.deb) if args.deb != "auto" else _download_deb(args.package, tmp)
-            html_dir = _extract_deb(deb, os.path.join(tmp, "root"),
-                                    f"usr/share/doc/{args.package}/html")
+        html_dir = _source_dir(args, args.package, f"usr/share/doc/{args.package}/html", tmp,
+                               args.html_dir)
         records = pg_doc_corpus(html_dir)
-    rows = [{"id": r["id"], "tenant": args.tenant, "title": r["title"], "text": r["text"],
-             "url": r["url"]} for r in records]
-    n = _write_jsonl(args.out, rows)
-    if args.titles:
-        Path(args.titles).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.titles).write_text("".join(r["title"] + "\n" for r in rows),
-                                     encoding="utf-8")
-    dt = time.perf_counter() - t0
-    size = Path(args.out).stat().st_size
-    print(f"postgresql records written: {n} to {args.out} ({size:,} bytes)")
-    if args.titles:
-        print(f"titles written to {args.titles}")
-    print(f"elapsed: {dt:.1f}s")
-    return 0
+    return _write_corpus(args, "postgresql records", records, (), t0)
 
 
 def _parser() -> argparse.ArgumentParser:

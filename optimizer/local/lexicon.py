@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import re
 
+from optimizer.claims import stem
 from query.text import STOPWORDS, jaccard, words
+
+__all__ = ["stem"]  # one stemmer for the local roles and the fidelity checks
 
 ROLE_WORDS = frozenset("""owner admin admins administrator administrators analyst analysts
 manager managers lead leads member members editor editors viewer viewers guest guests agent
@@ -81,27 +84,9 @@ THESAURUS: dict[str, list[str]] = {
 PERSON_WORDS = ("team lead", "colleague", "coworker", "team member", "another user")
 
 _SENT = re.compile(r"(?<=[.!?;])\s+|\n+")
-_SUFFIXES = ("ingly", "edly", "ing", "ed", "es", "s", "ly")
-
-
 def sentences(text: str) -> list[str]:
     """Split text into sentences (also on semicolons and newlines)."""
     return [s.strip() for s in _SENT.split(text) if s and s.strip()]
-
-
-def stem(word: str) -> str:
-    """A light suffix stripper, enough to compare query and nugget vocabulary."""
-    w = word.lower().removesuffix("'s").replace("'", "")
-    for suf in _SUFFIXES:
-        if len(w) > len(suf) + 2 and w.endswith(suf):
-            w = w[: -len(suf)]
-            # resetting -> resett -> reset; stopped -> stopp -> stop
-            if suf in ("ing", "ed", "ingly", "edly") and len(w) > 3 and w[-1] == w[-2] \
-                    and w[-1] not in "lsz":
-                w = w[:-1]
-            break
-    # change / changed / changing all become "chang"
-    return w[:-1] if len(w) > 3 and w.endswith("e") else w
 
 
 def content_terms(text: str) -> list[str]:
