@@ -161,6 +161,12 @@ def synthetic_queries(extraction: Extraction, draft: NuggetDraft,
     return [o for o in kept if not q0 or not near_duplicate(o, q0)]
 
 
+def _overlap(a: str, b: str) -> float:
+    """Share of content stems two queries have in common (Jaccard)."""
+    sa, sb = {stem(w) for w in content_terms(a)}, {stem(w) for w in content_terms(b)}
+    return len(sa & sb) / len(sa | sb) if sa | sb else 0.0
+
+
 SYNONYM_MIN = 0.6  # cosine a corpus word needs to stand in for a query word
 
 
@@ -243,11 +249,20 @@ class LocalAnchors:
             topical = [f"{task_of(q0) or ' '.join(terms[:4])} {' '.join(close)}"
                        ] if close else []
             synth = [*topical, *synth]
+        # The synthetic queries a variant with no paraphrase would take, less the ones
+        # most like the paraphrases taken instead: D (one paraphrase + four) keeps the
+        # four of C's five that say the most beside its paraphrase.
+        pool: list[str] = []
         for q in synth:
-            if len(out) >= q0_paraphrases + synthetic:
+            if len(pool) >= q0_paraphrases + synthetic:
                 break
-            if not any(near_duplicate(q, o) for o in out):
-                out.append(q)
+            if not any(near_duplicate(q, o) for o in [*out, *pool]):
+                pool.append(q)
+        while len(pool) > synthetic:
+            redundant = max(range(len(pool)), key=lambda i: (
+                max((_overlap(pool[i], p) for p in out), default=0.0), i))
+            pool.pop(redundant)
+        out += pool
         meter.record("anchors", estimate_tokens(draft.text(), q0), estimate_tokens(*out),
                      estimated=True)
         return out
