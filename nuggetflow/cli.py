@@ -23,6 +23,7 @@ from nuggetflow.logging import configure
 from nuggetflow.settings import Settings
 
 if TYPE_CHECKING:
+    from query.corpus import IngestReport
     from query.index import NuggetIndex
 
 
@@ -53,23 +54,29 @@ async def _with_index(settings: Settings, fn: Callable[[NuggetIndex], Awaitable[
 
 
 def cmd_ingest(args: argparse.Namespace, settings: Settings) -> int:
-    """Ingest a corpus JSONL file (with progress on stderr)."""
-    from query.corpus import ingest_corpus
+    """Ingest a corpus JSONL file (with progress on stderr).
+
+    The whole file is validated before the store is opened; a bad line fails the run with
+    ``<file> line <n>: field <f>: <why>`` and nothing written.
+    """
+    from query.corpus import ingest_corpus, read_documents
 
     started = time.perf_counter()
+    docs = read_documents(args.file, args.tenant,
+                          max_document_chars=settings.max_document_chars)
 
-    def progress(docs: int, passages: int, new: int) -> None:
-        rate = passages / max(time.perf_counter() - started, 1e-9)
-        print(f"\ringested {docs} documents, {passages} passages ({new} new), "
-              f"{rate:.0f} passages/s", end="", file=sys.stderr, flush=True)
+    def progress(rep: IngestReport) -> None:
+        rate = rep.passages / max(time.perf_counter() - started, 1e-9)
+        print(f"\ringested {rep.stored_documents} documents, {rep.passages} passages "
+              f"({rep.new_passages} new), {rate:.0f} passages/s", end="", file=sys.stderr,
+              flush=True)
 
     async def run(index: NuggetIndex) -> int:
-        docs, passages, new = await ingest_corpus(
-            index.ingest_passages, args.file, args.tenant, settings.chunk_chars,
-            batch=args.batch, progress=None if args.quiet else progress)
+        report = await ingest_corpus(index, args.file, args.tenant, batch=args.batch,
+                                     progress=None if args.quiet else progress, documents=docs)
         if not args.quiet:
             print(file=sys.stderr)
-        print(json.dumps({"documents": docs, "passages": passages, "new_passages": new,
+        print(json.dumps({**report.to_dict(),
                           "seconds": round(time.perf_counter() - started, 2)}))
         return 0
 
@@ -172,20 +179,22 @@ def cmd_optimize(args: argparse.Namespace, settings: Settings) -> int:
     from optimizer.events import parse_event, read_events, to_context
     from optimizer.harness import BuiltinHarness
     from optimizer.pipeline import Optimizer, RunStats
-    from query.corpus import ingest_corpus
+    from query.corpus import ingest_corpus, read_documents
 
+    # Inputs first: a bad file fails before the store and the models are loaded.
+    events = list(read_events(args.feedback))
+    docs = read_documents(args.corpus, args.tenant,
+                          max_document_chars=settings.max_document_chars) if args.corpus else []
     out_path = Path(args.out)
     out_path.parent.mkdir(parents=True, exist_ok=True)
 
     async def run(index: NuggetIndex) -> int:
         if args.corpus:
-            docs, passages, _ = await ingest_corpus(index.ingest_passages, args.corpus,
-                                                    args.tenant, settings.chunk_chars)
-            print(f"corpus: {docs} documents, {passages} passages", file=sys.stderr)
+            report = await ingest_corpus(index, args.corpus, args.tenant, documents=docs)
+            print(f"corpus: {corpus_summary(report)}", file=sys.stderr)
         roles = make_roles(settings, embedder=index.embedder)
         harness = BuiltinHarness(index.store, index.embedder, roles.generator, settings)
         opt = Optimizer(index.store, index.embedder, roles, settings, harness=harness)
-        events = list(read_events(args.feedback))
         stats = RunStats()
         with out_path.open("w", encoding="utf-8") as out:
             for i, (line, raw) in enumerate(events, 1):
@@ -272,6 +281,13 @@ def cmd_eval(args: argparse.Namespace, settings: Settings) -> int:
 def _prefixed(progress: Callable[[str, int, int], None], prefix: str, label: str, done: int,
               total: int) -> None:
     progress(f"{prefix} {label}", done, total)
+
+
+def corpus_summary(report: IngestReport) -> str:
+    """One line for a corpus run: documents by outcome, passages written."""
+    return (f"{report.documents} documents ({report.new_documents} new, "
+            f"{report.changed_documents} changed, {report.unchanged_documents} unchanged), "
+            f"{report.passages} passages written")
 
 
 def cmd_settings(args: argparse.Namespace, settings: Settings) -> int:
@@ -427,6 +443,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return code
     except NuggetflowError as exc:
         print(f"nuggetflow: error: {exc}", file=sys.stderr)
+        return 2
+    except OSError as exc:  # a file or a server the command needs: one line, no traceback
+        where = f"{exc.filename}: " if exc.filename else ""
+        print(f"nuggetflow: error: {where}{exc.strerror or exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         return 130

@@ -449,16 +449,16 @@ async def run_benchmark(bench: Benchmark, settings: Settings, *, workdir: Path,
                if q.strip()] if bench.traffic else []
     # Traffic about topics no case touches: titles of pages no case cites or competes with.
     topical = {d for c in cases for d in (*c.cited, c.competitor) if d}
-    titles = {d.title: d.id for d in read_documents(bench.corpus, tenant)}
+    docs = read_documents(bench.corpus, tenant, max_document_chars=settings.max_document_chars)
+    titles = {d.title: d.id for d in docs}
     offtopic = [q for q in traffic if q in titles and titles[q] not in topical]
     index = NuggetIndex(SQLiteStore(workdir / "index.db", settings.embedding_dim),
                         make_embedder(settings), settings)
     await index.start()
     try:
-        docs, passages, _ = await ingest_corpus(index.ingest_passages, bench.corpus, tenant,
-                                                settings.chunk_chars)
-        log.info("benchmark indexed", benchmark=bench.name, documents=docs,
-                 passages=passages, cases=len(cases), traffic=len(traffic))
+        corpus = await ingest_corpus(index, bench.corpus, tenant, documents=docs)
+        log.info("benchmark indexed", benchmark=bench.name, documents=corpus.documents,
+                 passages=corpus.passages, cases=len(cases), traffic=len(traffic))
 
         async def publish(outcome: Outcome) -> None:
             await publish_outcome(index, outcome)
