@@ -11,6 +11,7 @@ import argparse
 import asyncio
 import functools
 import json
+import os
 import sys
 import time
 from collections.abc import Awaitable, Callable, Sequence
@@ -444,6 +445,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except NuggetflowError as exc:
         print(f"nuggetflow: error: {exc}", file=sys.stderr)
         return 2
+    except BrokenPipeError:  # output piped into a reader that stopped (| head): quietly
+        sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - so the exit flush cannot fail
+        return 1
     except OSError as exc:  # a file or a server the command needs: one line, no traceback
         where = f"{exc.filename}: " if exc.filename else ""
         print(f"nuggetflow: error: {where}{exc.strerror or exc}", file=sys.stderr)
