@@ -15,7 +15,7 @@
 - Nothing on the write path reads a whole lineage: the head is a size-1 query on the
   head flag, the version a request id produced a size-1 term query on ``request_id``,
   and a page of history a ``search_after`` query by (version, id).
-- Items are keyed by tenant and id: a document's ``_id`` is :func:`doc_id` (a digest of
+- Items are keyed by tenant and id: a document's ``_id`` is :func:`os_id` (a digest of
   the tenant, then the item id), so two tenants' items with the same id never collide;
   every lookup filters by tenant, and hits report the item's own ``id`` field. An index
   made before (``_id`` = item id) is refused at start: re-create it.
@@ -63,7 +63,7 @@ MAX_RESULTS = 10_000
 ID_SCHEME = "tenant-scoped-v2"
 
 
-def doc_id(tenant: str, item_id: str) -> str:
+def os_id(tenant: str, item_id: str) -> str:
     """The ``_id`` of a tenant's item: 16 hex digits of the tenant's SHA-256, then the id
     (fixed length whatever the tenant's name, at most 17 + 400 bytes)."""
     return hashlib.sha256(tenant.encode()).hexdigest()[:16] + ":" + item_id
@@ -223,14 +223,14 @@ class OpenSearchStore:
                             anchor_vectors: Sequence[Vector | None] | None = None) -> None:
         """Validate all, then one bulk request; compensate on partial failure."""
         validate_write(versions, vectors, self.dim, anchor_vectors)
-        existing = await self._existing([doc_id(n.tenant, n.id) for n in versions])
+        existing = await self._existing([os_id(n.tenant, n.id) for n in versions])
         # keyed by _id (tenant-scoped)
         pending: dict[str, list[float]] = {}
         pending_anchors: dict[str, str] = {}
         ops: list[dict[str, Any]] = []
         demoted: list[str] = []
         for i, (n, v) in enumerate(zip(versions, vectors, strict=True)):
-            key, parent = doc_id(n.tenant, n.id), doc_id(n.tenant, n.parent_id)
+            key, parent = os_id(n.tenant, n.id), os_id(n.tenant, n.parent_id)
             if key in existing or key in pending:
                 continue
             if v is None:
@@ -346,14 +346,14 @@ class OpenSearchStore:
         if not passages:
             return 0
         closing = await self._earlier_versions(passages)
-        existing = await self._existing([doc_id(p.tenant, p.id) for p in passages])
+        existing = await self._existing([os_id(p.tenant, p.id) for p in passages])
         ops: list[dict[str, Any]] = []
         for key, (old, start) in closing.items():
             ops += [{"update": {"_index": self.index, "_id": key}},
                     {"doc": self._validity_doc(dataclasses.replace(old, valid_to=start))}]
         fresh: set[str] = set()
         for p, v in zip(passages, vectors, strict=True):
-            key = doc_id(p.tenant, p.id)
+            key = os_id(p.tenant, p.id)
             if key in existing or key in fresh:
                 continue
             fresh.add(key)
@@ -437,7 +437,7 @@ class OpenSearchStore:
     async def get(self, tenant: str, item_id: str) -> Nugget:
         """One nugget version by id (NotFoundError otherwise)."""
         reply = await self._search({"query": {"bool": {"filter": [
-            {"ids": {"values": [doc_id(tenant, item_id)]}}, {"term": {"tenant": tenant}},
+            {"ids": {"values": [os_id(tenant, item_id)]}}, {"term": {"tenant": tenant}},
             {"term": {"type": int(ItemType.NUGGET)}}]}}, "_source": ["payload"], "size": 1})
         hits = reply["hits"]["hits"]
         if not hits:
@@ -461,7 +461,7 @@ class OpenSearchStore:
     async def _version_of(self, tenant: str, item_id: str) -> tuple[str, int]:
         """(lineage, version) of a nugget version, from its id; NotFoundError if absent."""
         reply = await self._search({"query": {"bool": {"filter": [
-            {"ids": {"values": [doc_id(tenant, item_id)]}}, {"term": {"tenant": tenant}},
+            {"ids": {"values": [os_id(tenant, item_id)]}}, {"term": {"tenant": tenant}},
             {"term": {"type": int(ItemType.NUGGET)}}]}}, "_source": ["lineage", "version"],
             "size": 1})
         hits = reply["hits"]["hits"]
@@ -624,7 +624,7 @@ class OpenSearchStore:
         if not ids:
             return {}
         reply = await self._call(self._client.mget, index=self.index,
-                                 body={"ids": [doc_id(tenant, i) for i in ids]},
+                                 body={"ids": [os_id(tenant, i) for i in ids]},
                                  _source_includes=["payload", "tenant", "type", "id"])
         out: dict[str, Nugget | Passage] = {}
         for d in reply["docs"]:

@@ -185,7 +185,8 @@ class SQLiteStore:
         db.execute("PRAGMA busy_timeout=10000")
         _migrate(db)
         db.executescript(SCHEMA)
-        db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+        if db.execute("PRAGMA user_version").fetchone()[0] < SCHEMA_VERSION:  # a new file
+            db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
         self._db = db
         self._tenant_codes = dict(db.execute("SELECT name, code FROM tenants"))
         self._scope_codes = dict(db.execute("SELECT name, code FROM scopes"))
