@@ -231,7 +231,7 @@ def cmd_eval(args: argparse.Namespace, settings: Settings) -> int:
     and JSON figures."""
     from pathlib import Path
 
-    from optimizer.evaluation import Benchmark, run_benchmark, shipped_benchmarks
+    from optimizer.evaluation import Benchmark, read_benchmark, run_benchmark, shipped_benchmarks
     from optimizer.report import write_report
 
     if args.cases or args.corpus:
@@ -249,6 +249,8 @@ def cmd_eval(args: argparse.Namespace, settings: Settings) -> int:
             benchmarks = [b for b in benchmarks if b.name in wanted]
         if not benchmarks:
             raise ValidationError(f"no benchmark in {args.data}", field="benchmark")
+    # Every benchmark's files first: a bad one fails before any work directory is replaced.
+    inputs = [read_benchmark(b, settings, args.tenant) for b in benchmarks]
     started = time.perf_counter()
 
     def progress(label: str, done: int, total: int) -> None:
@@ -257,13 +259,13 @@ def cmd_eval(args: argparse.Namespace, settings: Settings) -> int:
               end="", file=sys.stderr, flush=True)
 
     figures: dict[str, dict[str, Any]] = {}
-    for i, bench in enumerate(benchmarks, 1):
+    for i, (bench, files) in enumerate(zip(benchmarks, inputs, strict=True), 1):
         print(f"benchmark {i}/{len(benchmarks)}: {bench.name} ({bench.cases})",
               file=sys.stderr)
         figures[bench.name] = asyncio.run(run_benchmark(
             bench, settings, workdir=Path(args.workdir) / bench.name, tenant=args.tenant,
             runs=args.runs, variants=args.variants.split(","),
-            progress=functools.partial(_prefixed, progress, bench.name)))
+            progress=functools.partial(_prefixed, progress, bench.name), inputs=files))
         f = figures[bench.name]
         v = f["variants"]
         print(f"\n{bench.name}: held-out retrieval "

@@ -1,8 +1,8 @@
 """Bad input files end in one clear line and exit status 2, never a traceback.
 
 Every command that reads a file the user names (ingest, run and its --corpus, optimize
---feedback and --corpus, publish) gets a missing file, a directory, a binary file and a
-Latin-1 file, through the real CLI in a subprocess.
+--feedback and --corpus, publish, eval's --corpus, --cases and --traffic) gets a missing
+file, a directory, a binary file and a Latin-1 file, through the real CLI in a subprocess.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[3]
+GNOME = ROOT / "bench" / "data" / "gnome-help"
 EVENT = {"eventId": "e1", "tenant": "acme", "query": "who resets passwords",
          "feedback": {"rating": "down", "comment": "only the owner can"}}
 DOC = {"id": "d1", "tenant": "acme", "title": "Passwords", "text": "Reset it in Settings."}
@@ -24,8 +25,8 @@ def _files(tmp: Path) -> dict[str, tuple[Path, str]]:
     """Bad input -> (path, what the one-line error must say)."""
     binary = tmp / "binary.jsonl"
     binary.write_bytes(b"\x7fELF\x02\x01\x01\x00\x00\x00" + bytes(range(256)) * 4)
-    latin1 = tmp / "latin1.jsonl"
-    latin1.write_bytes(json.dumps(DOC).encode() + b"\n" + json.dumps(
+    latin1 = tmp / "latin1.jsonl"  # a blank line 1 (skipped by every reader), then Latin-1
+    latin1.write_bytes(b"\n" + json.dumps(
         {**DOC, "id": "d2", "title": "Caf\u00e9"}).encode().replace(b"\\u00e9", b"\xe9")
         + b"\n")
     return {"missing": (tmp / "nope.jsonl", "no such file"),
@@ -46,6 +47,12 @@ def _commands(bad: Path, tmp: Path) -> dict[str, list[str]]:
         "optimize --corpus": ["optimize", "--feedback", str(events), "--corpus", str(bad),
                               "--out", str(tmp / "out.jsonl")],
         "publish": ["publish", str(bad)],
+        "eval --corpus": ["eval", "--corpus", str(bad), "--cases", f"{GNOME}/cases.jsonl",
+                          "--workdir", str(tmp / "eval")],
+        "eval --cases": ["eval", "--cases", str(bad), "--corpus", f"{GNOME}/corpus.jsonl",
+                         "--workdir", str(tmp / "eval")],
+        "eval --traffic": ["eval", "--traffic", str(bad), "--cases", f"{GNOME}/cases.jsonl",
+                           "--corpus", f"{GNOME}/corpus.jsonl", "--workdir", str(tmp / "eval")],
     }
 
 
@@ -71,3 +78,4 @@ def test_bad_files_are_one_line_errors_with_exit_status_2(tmp_path: Path) -> Non
             failures.append(f"{label}: exit {proc.returncode}, stderr:\n{proc.stderr[-800:]}")
     assert not failures, "\n\n".join(failures)
     assert not (tmp_path / "cli.db").exists(), "nothing opened the store"
+    assert not (tmp_path / "eval").exists(), "eval read its inputs before its work directory"
