@@ -185,19 +185,29 @@ def read_documents(path: str | Path, tenant: str | None = None, *,
     max_line = 6 * max_document_chars + 16 * (MAX_TITLE_CHARS + MAX_URL_CHARS + 1024)
     docs: list[Document] = []
     first_line: dict[tuple[str, str], int] = {}
-    for number, raw in read_lines(path, max_line_bytes=max_line,
-                                  too_long="NUGGETFLOW_MAX_DOCUMENT_CHARS="
-                                           f"{max_document_chars} characters of text"):
-        if not raw.strip():
-            continue
-        doc = parse_document(raw, number, name, tenant, max_document_chars=max_document_chars)
-        seen = first_line.setdefault((doc.tenant, doc.id), number)
-        if seen != number:
-            raise InputError(name, f"document id {doc.id!r} of tenant {doc.tenant!r} is "
-                             f"also on line {seen}; one record per document", line=number,
-                             field="id")
-        docs.append(doc)
+    try:
+        for number, raw in read_lines(path, max_line_bytes=max_line,
+                                      too_long="NUGGETFLOW_MAX_DOCUMENT_CHARS="
+                                               f"{max_document_chars} characters of text"):
+            if not raw.strip():
+                continue
+            doc = parse_document(raw, number, name, tenant,
+                                 max_document_chars=max_document_chars)
+            seen = first_line.setdefault((doc.tenant, doc.id), number)
+            if seen != number:
+                raise InputError(name, f"document id {doc.id!r} of tenant {doc.tenant!r} is "
+                                 f"also on line {seen}; one record per document", line=number,
+                                 field="id")
+            docs.append(doc)
+    except InputError as exc:
+        raise _nothing_written(exc) from None
     return docs
+
+
+def _nothing_written(exc: InputError) -> InputError:
+    """The error, saying that nothing of the file was stored (it is raised before)."""
+    return InputError(exc.path, f"{exc.message} (nothing from the file was written)",
+                      line=exc.line, field=exc.field)
 
 
 # --- chunking ------------------------------------------------------------------------------
@@ -335,8 +345,11 @@ async def plan_documents(store: IndexStore, docs: Sequence[Document], path: str,
                 heads[(tenant, doc_id)] = head
     plan: list[_Planned] = []
     for d in docs:
-        outcome, passages = _plan_one(d, heads.get((d.tenant, d.id)), path, chunk_chars,
-                                      max_passage_chars, now)
+        try:
+            outcome, passages = _plan_one(d, heads.get((d.tenant, d.id)), path, chunk_chars,
+                                          max_passage_chars, now)
+        except InputError as exc:
+            raise _nothing_written(exc) from None
         setattr(report, f"{outcome}_documents", getattr(report, f"{outcome}_documents") + 1)
         if passages:
             plan.append(_Planned(d, passages))

@@ -123,6 +123,7 @@ class CorpusConformance:
             await ingest_corpus(index, path, batch=16, now=NOW)
         assert (err.value.line, err.value.field) == (400, "text")
         assert "surrogate" in str(err.value)
+        assert str(err.value).endswith("(nothing from the file was written)")
         assert not await index.store.has_tenant("acme")
 
     @pytest.mark.parametrize(("extra", "field", "why"), [
