@@ -63,8 +63,7 @@ def cmd_ingest(args: argparse.Namespace, settings: Settings) -> int:
     from query.corpus import ingest_corpus, read_documents
 
     started = time.perf_counter()
-    docs = read_documents(args.file, args.tenant,
-                          max_document_chars=settings.max_document_chars)
+    docs = read_documents(args.file, args.tenant, settings=settings)
 
     def progress(rep: IngestReport) -> None:
         rate = rep.passages / max(time.perf_counter() - started, 1e-9)
@@ -184,8 +183,7 @@ def cmd_optimize(args: argparse.Namespace, settings: Settings) -> int:
 
     # Inputs first: a bad file fails before the store and the models are loaded.
     events = list(read_events(args.feedback))
-    docs = read_documents(args.corpus, args.tenant,
-                          max_document_chars=settings.max_document_chars) if args.corpus else []
+    docs = read_documents(args.corpus, args.tenant, settings=settings) if args.corpus else []
     out_path = Path(args.out)
     out_path.parent.mkdir(parents=True, exist_ok=True)
 

@@ -447,8 +447,7 @@ def read_benchmark(bench: Benchmark, settings: Settings,
     cases = read_cases(bench.cases, tenant)
     traffic = [q for _, line in read_lines(bench.traffic)
                if (q := line.decode().strip())] if bench.traffic else []
-    documents = read_documents(bench.corpus, tenant,
-                               max_document_chars=settings.max_document_chars)
+    documents = read_documents(bench.corpus, tenant, settings=settings)
     return BenchmarkInputs(cases, traffic, documents)
 
 

@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any
 
 from nuggetflow.errors import IngestInterruptedError, InputError, NuggetflowError
 from nuggetflow.inputs import read_lines
+from nuggetflow.settings import Settings
 from query.model import Passage, document_digest, passage_id, utcnow
 
 if TYPE_CHECKING:
@@ -41,6 +42,9 @@ if TYPE_CHECKING:
 
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 MAX_ID_BYTES = 256  # document ids and tenants, UTF-8 (ids become OpenSearch _id parts)
+# Room a passage id takes beyond its document id ("#<n>@v<k>"): passage ids stay within
+# NUGGETFLOW_GRPC_MAX_ID_CHARS, so every passage can be fetched and cited.
+PASSAGE_SUFFIX_CHARS = 20
 MAX_TITLE_CHARS = 1000
 MAX_URL_CHARS = 4096
 HEADS_BATCH = 500
@@ -145,8 +149,12 @@ class _Record:
 
 
 def parse_document(raw: bytes, line: int, path: str, tenant: str | None = None, *,
-                   max_document_chars: int = 1_000_000) -> Document:
-    """One corpus line (UTF-8 JSON) as a Document; InputError naming line and field."""
+                   settings: Settings | None = None) -> Document:
+    """One corpus line (UTF-8 JSON) as a Document; InputError naming line and field.
+    Limits: ``settings.max_document_chars`` of text; ids within
+    ``settings.grpc_max_id_chars`` (document ids leave room for the passage suffix)."""
+    settings = settings or Settings.from_env({})
+    max_id = settings.grpc_max_id_chars
     try:
         rec = json.loads(raw)
     except json.JSONDecodeError as exc:
@@ -156,10 +164,14 @@ def parse_document(raw: bytes, line: int, path: str, tenant: str | None = None, 
     if not isinstance(rec, dict):
         raise InputError(path, f"not a JSON object but {_type_name(rec)}", line=line)
     r = _Record(rec, path, line)
-    doc_id = r.string("id", required=True, max_bytes=MAX_ID_BYTES, plain=True)
-    ten = r.string("tenant", required=True, value=tenant, max_bytes=MAX_ID_BYTES, plain=True)
+    doc_id = r.string("id", required=True, max_bytes=MAX_ID_BYTES, plain=True,
+                      max_chars=max(1, max_id - PASSAGE_SUFFIX_CHARS),
+                      limit_hint=f"NUGGETFLOW_GRPC_MAX_ID_CHARS={max_id} less "
+                                 f"{PASSAGE_SUFFIX_CHARS} for the passage suffix")
+    ten = r.string("tenant", required=True, value=tenant, max_bytes=MAX_ID_BYTES, plain=True,
+                   max_chars=max_id, limit_hint="NUGGETFLOW_GRPC_MAX_ID_CHARS")
     title = r.string("title", required=False, max_chars=MAX_TITLE_CHARS)
-    text = r.string("text", required=True, max_chars=max_document_chars,
+    text = r.string("text", required=True, max_chars=settings.max_document_chars,
                     limit_hint="NUGGETFLOW_MAX_DOCUMENT_CHARS")
     url = r.string("url", required=False, max_chars=MAX_URL_CHARS, plain=True)
     start = r.time("timestamp")
@@ -172,14 +184,17 @@ def parse_document(raw: bytes, line: int, path: str, tenant: str | None = None, 
 
 
 def read_documents(path: str | Path, tenant: str | None = None, *,
-                   max_document_chars: int = 1_000_000) -> list[Document]:
+                   settings: Settings | None = None) -> list[Document]:
     """Parse and validate a whole corpus JSONL file; ``tenant`` overrides the records'.
 
     Raises InputError for the file (missing, a directory, binary, not UTF-8) or for the
     first bad line, naming the line and field; a document id that appears twice for one
     tenant is an error naming both lines. A line is read only up to the size a document of
-    ``max_document_chars`` can take, so an oversized one is rejected without reading it.
+    ``settings.max_document_chars`` (default settings without) can take, so an oversized
+    one is rejected without reading it.
     """
+    settings = settings or Settings.from_env({})
+    max_document_chars = settings.max_document_chars
     name = str(path)
     # A JSON string escapes a character in at most 6 bytes (\\uXXXX); room for the rest.
     max_line = 6 * max_document_chars + 16 * (MAX_TITLE_CHARS + MAX_URL_CHARS + 1024)
@@ -191,8 +206,7 @@ def read_documents(path: str | Path, tenant: str | None = None, *,
                                                f"{max_document_chars} characters of text"):
             if not raw.strip():
                 continue
-            doc = parse_document(raw, number, name, tenant,
-                                 max_document_chars=max_document_chars)
+            doc = parse_document(raw, number, name, tenant, settings=settings)
             seen = first_line.setdefault((doc.tenant, doc.id), number)
             if seen != number:
                 raise InputError(name, f"document id {doc.id!r} of tenant {doc.tenant!r} is "
@@ -371,8 +385,8 @@ async def ingest_corpus(index: NuggetIndex, path: str | Path, tenant: str | None
     """
     settings = index.settings
     name = str(path)
-    docs = documents if documents is not None else read_documents(
-        path, tenant, max_document_chars=settings.max_document_chars)
+    docs = documents if documents is not None else read_documents(path, tenant,
+                                                                  settings=settings)
     report = IngestReport()
     plan = await plan_documents(index.store, docs, name, settings.chunk_chars,
                                 settings.max_passage_chars, now or utcnow(), report)

@@ -138,7 +138,7 @@ class Retriever:
         return RetrieveResult(uuid.uuid4().hex, hits, suppressed, context_block(hits), timings,
                               None if lexical_only else cached is not None)
 
-def clip(text: str, max_chars: int) -> str:
+def cut_text(text: str, max_chars: int) -> str:
     """The text, cut to at most ``max_chars`` characters ending in "…" when longer."""
     return text if len(text) <= max_chars else text[: max_chars - 1] + "…"
 
@@ -147,12 +147,12 @@ def _hit(f: Fused, record: Nugget | Passage, max_chars: int) -> Hit:
     """A hit; its title and text are cut to ``max_chars`` (NUGGETFLOW_MAX_HIT_CHARS), so
     no stored item, however large, makes a response too large to send."""
     if isinstance(record, Nugget):
-        return Hit(ItemType.NUGGET, f.id, clip(record.title, max_chars),
-                   clip(record.body, max_chars), f.lexical, f.dense, f.metadata, f.fused,
+        return Hit(ItemType.NUGGET, f.id, cut_text(record.title, max_chars),
+                   cut_text(record.body, max_chars), f.lexical, f.dense, f.metadata, f.fused,
                    contested=record.state is State.CONTESTED,
                    inferred_validity=record.validity.inferred, record=record)
-    return Hit(ItemType.DOCUMENT, f.id, clip(record.title, max_chars),
-               clip(record.text, max_chars), f.lexical, f.dense, f.metadata, f.fused,
+    return Hit(ItemType.DOCUMENT, f.id, cut_text(record.title, max_chars),
+               cut_text(record.text, max_chars), f.lexical, f.dense, f.metadata, f.fused,
                record=record)
 
 

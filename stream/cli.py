@@ -75,8 +75,7 @@ def cmd_run(args: argparse.Namespace, settings: Settings) -> int:
 
     # Inputs first: a bad file fails before the store and the models are loaded.
     events = read_events(args.file)
-    docs = read_documents(args.corpus, args.tenant,
-                          max_document_chars=settings.max_document_chars) if args.corpus else []
+    docs = read_documents(args.corpus, args.tenant, settings=settings) if args.corpus else []
 
     async def run() -> int:
         index = build_index(settings)

@@ -53,6 +53,8 @@ def test_a_long_sentence_stays_whole_up_to_the_passage_limit() -> None:
       "valid_to": "2024-01-01"}, "valid_to"),
     ({"id": "1\n2", "tenant": "t", "text": "y"}, "id"),
     ({"id": "1", "tenant": "t", "text": "y", "title": "t" * 1001}, "title"),
+    ({"id": "d" * 181, "tenant": "t", "text": "y"}, "id"),  # its passage ids must be citable
+    ({"id": "1", "tenant": "t" * 201, "text": "y"}, "tenant"),
     ("not an object", None),
 ])
 def test_malformed_lines_name_the_field(tmp_path: Path, row: object, field: str | None
@@ -67,7 +69,7 @@ def test_a_document_over_the_limit_is_rejected(tmp_path: Path) -> None:
     path = write(tmp_path / "c.jsonl", [{"id": "ok", "tenant": "t", "text": "Fine."},
                                         {"id": "big", "tenant": "t", "text": "w" * 5000}])
     with pytest.raises(InputError) as err:
-        read_documents(path, max_document_chars=1000)
+        read_documents(path, settings=Settings.from_env({}, max_document_chars=1000))
     assert (err.value.line, err.value.field) == (2, "text")
     assert "5000 characters" in str(err.value)
     assert "NUGGETFLOW_MAX_DOCUMENT_CHARS" in str(err.value)
@@ -80,7 +82,7 @@ def test_a_line_far_over_the_limit_is_rejected_unread(tmp_path: Path) -> None:
     with path.open("w") as fh:
         fh.write(json.dumps({"id": "big", "tenant": "t", "text": "w" * 5_000_000}) + "\n")
     with pytest.raises(InputError) as err:
-        read_documents(path, max_document_chars=1000)
+        read_documents(path, settings=Settings.from_env({}, max_document_chars=1000))
     assert err.value.line == 1 and "longer than" in str(err.value)
     assert "NUGGETFLOW_MAX_DOCUMENT_CHARS=1000" in str(err.value)
 
