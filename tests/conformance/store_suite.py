@@ -464,6 +464,11 @@ class StoreConformance:
         await self.put(store, embedder, acme2)
         assert [v.id for v in await store.history("t3", acme.id)] == [acme.id]
         assert [v.id for v in await store.history("acme", acme.id)] == [acme.id, acme2.id]
+        assert await store.head("t3", acme.id) == other
+        assert (await store.head("acme", acme.id)).id == acme2.id
+        assert await store.history_page("t3", acme.id, 10) == [other]
+        assert [v.id for v in await store.history_page("acme", acme.id, 10)] == [acme.id,
+                                                                                acme2.id]
         assert await self.visible(store, embedder, flt("t3")) == {other.id}
         assert await self.visible(store, embedder, flt("acme")) == {acme2.id}
         assert (await store.fetch("t3", [acme.id]))[acme.id] == other
