@@ -213,19 +213,17 @@ def bench_sqlite(nuggets: list[Nugget], vecs: np.ndarray, queries: list[str],
 async def bench_opensearch(url: str, nuggets: list[Nugget], vecs: np.ndarray,
                            queries: list[str], qvecs: np.ndarray, reps: int) -> dict[str, Any]:
     """Load the same nuggets into OpenSearch and time lexical and hybrid queries."""
-    from query.backends.opensearch import OpenSearchStore
+    from query.backends.opensearch import OpenSearchStore, os_id
 
     store = OpenSearchStore(url, index=f"bench-{len(nuggets)}")
-    await store.start()
     await store.drop()
-    await store.stop()
     await store.start()
     started = time.perf_counter()
     batch = 1000
     for i in range(0, len(nuggets), batch):
         ops: list[dict[str, Any]] = []
         for n, v in zip(nuggets[i : i + batch], vecs[i : i + batch], strict=True):
-            ops += [{"create": {"_index": store.index, "_id": n.id}},
+            ops += [{"create": {"_index": store.index, "_id": os_id(n.tenant, n.id)}},
                     store._nugget_doc(n, v.tolist())]
         await store._bulk(ops, refresh=False)
         if (i // batch) % 10 == 0:

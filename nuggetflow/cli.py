@@ -11,6 +11,7 @@ import argparse
 import asyncio
 import functools
 import json
+import os
 import sys
 import time
 from collections.abc import Awaitable, Callable, Sequence
@@ -23,6 +24,7 @@ from nuggetflow.logging import configure
 from nuggetflow.settings import Settings
 
 if TYPE_CHECKING:
+    from query.corpus import IngestReport
     from query.index import NuggetIndex
 
 
@@ -53,23 +55,28 @@ async def _with_index(settings: Settings, fn: Callable[[NuggetIndex], Awaitable[
 
 
 def cmd_ingest(args: argparse.Namespace, settings: Settings) -> int:
-    """Ingest a corpus JSONL file (with progress on stderr)."""
-    from query.corpus import ingest_corpus
+    """Ingest a corpus JSONL file (with progress on stderr).
+
+    The whole file is validated before the store is opened; a bad line fails the run with
+    ``<file> line <n>: field <f>: <why>`` and nothing written.
+    """
+    from query.corpus import ingest_corpus, read_documents
 
     started = time.perf_counter()
+    docs = read_documents(args.file, args.tenant, settings=settings)
 
-    def progress(docs: int, passages: int, new: int) -> None:
-        rate = passages / max(time.perf_counter() - started, 1e-9)
-        print(f"\ringested {docs} documents, {passages} passages ({new} new), "
-              f"{rate:.0f} passages/s", end="", file=sys.stderr, flush=True)
+    def progress(rep: IngestReport) -> None:
+        rate = rep.passages / max(time.perf_counter() - started, 1e-9)
+        print(f"\ringested {rep.stored_documents} documents, {rep.passages} passages "
+              f"({rep.new_passages} new), {rate:.0f} passages/s", end="", file=sys.stderr,
+              flush=True)
 
     async def run(index: NuggetIndex) -> int:
-        docs, passages, new = await ingest_corpus(
-            index.ingest_passages, args.file, args.tenant, settings.chunk_chars,
-            batch=args.batch, progress=None if args.quiet else progress)
+        report = await ingest_corpus(index, args.file, args.tenant, batch=args.batch,
+                                     progress=None if args.quiet else progress, documents=docs)
         if not args.quiet:
             print(file=sys.stderr)
-        print(json.dumps({"documents": docs, "passages": passages, "new_passages": new,
+        print(json.dumps({**report.to_dict(),
                           "seconds": round(time.perf_counter() - started, 2)}))
         return 0
 
@@ -172,20 +179,21 @@ def cmd_optimize(args: argparse.Namespace, settings: Settings) -> int:
     from optimizer.events import parse_event, read_events, to_context
     from optimizer.harness import BuiltinHarness
     from optimizer.pipeline import Optimizer, RunStats
-    from query.corpus import ingest_corpus
+    from query.corpus import ingest_corpus, read_documents
 
+    # Inputs first: a bad file fails before the store and the models are loaded.
+    events = list(read_events(args.feedback))
+    docs = read_documents(args.corpus, args.tenant, settings=settings) if args.corpus else []
     out_path = Path(args.out)
     out_path.parent.mkdir(parents=True, exist_ok=True)
 
     async def run(index: NuggetIndex) -> int:
         if args.corpus:
-            docs, passages, _ = await ingest_corpus(index.ingest_passages, args.corpus,
-                                                    args.tenant, settings.chunk_chars)
-            print(f"corpus: {docs} documents, {passages} passages", file=sys.stderr)
+            report = await ingest_corpus(index, args.corpus, args.tenant, documents=docs)
+            print(f"corpus: {corpus_summary(report)}", file=sys.stderr)
         roles = make_roles(settings, embedder=index.embedder)
         harness = BuiltinHarness(index.store, index.embedder, roles.generator, settings)
         opt = Optimizer(index.store, index.embedder, roles, settings, harness=harness)
-        events = list(read_events(args.feedback))
         stats = RunStats()
         with out_path.open("w", encoding="utf-8") as out:
             for i, (line, raw) in enumerate(events, 1):
@@ -221,7 +229,7 @@ def cmd_eval(args: argparse.Namespace, settings: Settings) -> int:
     and JSON figures."""
     from pathlib import Path
 
-    from optimizer.evaluation import Benchmark, run_benchmark, shipped_benchmarks
+    from optimizer.evaluation import Benchmark, read_benchmark, run_benchmark, shipped_benchmarks
     from optimizer.report import write_report
 
     if args.cases or args.corpus:
@@ -239,6 +247,8 @@ def cmd_eval(args: argparse.Namespace, settings: Settings) -> int:
             benchmarks = [b for b in benchmarks if b.name in wanted]
         if not benchmarks:
             raise ValidationError(f"no benchmark in {args.data}", field="benchmark")
+    # Every benchmark's files first: a bad one fails before any work directory is replaced.
+    inputs = [read_benchmark(b, settings, args.tenant) for b in benchmarks]
     started = time.perf_counter()
 
     def progress(label: str, done: int, total: int) -> None:
@@ -247,13 +257,13 @@ def cmd_eval(args: argparse.Namespace, settings: Settings) -> int:
               end="", file=sys.stderr, flush=True)
 
     figures: dict[str, dict[str, Any]] = {}
-    for i, bench in enumerate(benchmarks, 1):
+    for i, (bench, files) in enumerate(zip(benchmarks, inputs, strict=True), 1):
         print(f"benchmark {i}/{len(benchmarks)}: {bench.name} ({bench.cases})",
               file=sys.stderr)
         figures[bench.name] = asyncio.run(run_benchmark(
             bench, settings, workdir=Path(args.workdir) / bench.name, tenant=args.tenant,
             runs=args.runs, variants=args.variants.split(","),
-            progress=functools.partial(_prefixed, progress, bench.name)))
+            progress=functools.partial(_prefixed, progress, bench.name), inputs=files))
         f = figures[bench.name]
         v = f["variants"]
         print(f"\n{bench.name}: held-out retrieval "
@@ -272,6 +282,13 @@ def cmd_eval(args: argparse.Namespace, settings: Settings) -> int:
 def _prefixed(progress: Callable[[str, int, int], None], prefix: str, label: str, done: int,
               total: int) -> None:
     progress(f"{prefix} {label}", done, total)
+
+
+def corpus_summary(report: IngestReport) -> str:
+    """One line for a corpus run: documents by outcome, passages written."""
+    return (f"{report.documents} documents ({report.new_documents} new, "
+            f"{report.changed_documents} changed, {report.unchanged_documents} unchanged), "
+            f"{report.passages} passages written")
 
 
 def cmd_settings(args: argparse.Namespace, settings: Settings) -> int:
@@ -427,6 +444,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         return code
     except NuggetflowError as exc:
         print(f"nuggetflow: error: {exc}", file=sys.stderr)
+        return 2
+    except BrokenPipeError:  # output piped into a reader that stopped (| head): quietly
+        sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - so the exit flush cannot fail
+        return 1
+    except OSError as exc:  # a file or a server the command needs: one line, no traceback
+        where = f"{exc.filename}: " if exc.filename else ""
+        print(f"nuggetflow: error: {where}{exc.strerror or exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         return 130

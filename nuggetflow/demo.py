@@ -89,10 +89,9 @@ async def run_demo(settings: Settings, workdir: str | Path = "var/demo", *,
     try:
         _say("== nuggetflow demo: embedded store (SQLite FTS5 + HNSW), local MiniLM, "
              "local LLM roles; no servers, no key ==")
-        docs, passages, _ = await ingest_corpus(index.ingest_passages, GNOME / "corpus.jsonl",
-                                                TENANT, settings.chunk_chars)
-        _say(f"\n1. indexed the GNOME help as tenant '{TENANT}': {docs} pages, "
-             f"{passages} passages")
+        corpus = await ingest_corpus(index, GNOME / "corpus.jsonl", TENANT)
+        _say(f"\n1. indexed the GNOME help as tenant '{TENANT}': {corpus.documents} pages, "
+             f"{corpus.passages} passages")
 
         cases = read_cases(GNOME / "cases.jsonl", TENANT)
         by_event = {f"fb-{c.id}": c for c in cases}

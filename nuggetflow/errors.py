@@ -29,6 +29,23 @@ class ValidationError(NuggetflowError):
     """Input data is malformed; ``field`` names the bad part. Nothing was written."""
 
 
+class InputError(ValidationError):
+    """A file given to a command cannot be used: missing, a directory, unreadable, not
+    UTF-8 text, or one of its records is malformed. ``path``, ``line`` and ``field`` say
+    where; the message says why (``<path> line <n>: field <f>: <why>``)."""
+
+    def __init__(self, path: str, message: str, *, line: int | None = None,
+                 field: str | None = None) -> None:
+        super().__init__(message, field=field)
+        self.path = path
+        self.line = line
+
+    def __str__(self) -> str:
+        where = self.path + (f" line {self.line}" if self.line is not None else "")
+        what = f"field {self.field}: " if self.field else ""
+        return f"{where}: {what}{self.message}"
+
+
 class NotFoundError(NuggetflowError):
     """The requested record does not exist (for this tenant)."""
 
@@ -59,3 +76,13 @@ class UndecodableRequestError(ValidationError):
     def __init__(self, message: str, *, kind: str, field: str | None = None) -> None:
         super().__init__(message, field=field)
         self.kind = kind
+
+
+class IngestInterruptedError(NuggetflowError):
+    """Writing a validated corpus file stopped part way (the store failed): the message
+    says at which line and how many documents were stored. Each document is written
+    whole, so a re-run resumes: documents already stored unchanged are skipped."""
+
+    def __init__(self, message: str, *, retriable: bool = False) -> None:
+        super().__init__(message)
+        self.retriable = retriable

@@ -69,6 +69,23 @@ class Settings:
     rrf_k: int = _setting(60, "RRF constant k in sum 1/(k + rank).")
     candidate_k: int = _setting(60, "Candidates taken from each retriever before fusion.")
     chunk_chars: int = _setting(800, "Target passage length when chunking corpus documents.")
+    max_document_chars: int = _setting(
+        1_000_000,
+        "Longest corpus document text (characters) ingestion accepts; a longer one fails "
+        "the file with its line number, before anything is written.",
+    )
+    max_passage_chars: int = _setting(
+        2000,
+        "Longest passage: text is chunked at paragraph and sentence ends (about "
+        "NUGGETFLOW_CHUNK_CHARS), and a sentence longer than this is split at words (a "
+        "word longer than NUGGETFLOW_CHUNK_CHARS at characters). At least "
+        "NUGGETFLOW_CHUNK_CHARS.",
+    )
+    max_hit_chars: int = _setting(
+        4000,
+        "Longest title or text one Retrieve hit carries (and each line of the generator "
+        "context block): longer ones are cut and end in '…'.",
+    )
     predicate_schema: str = _setting(
         "",
         "Path to a JSON file {predicate: 'functional'|'multi'}; predicates not listed "
@@ -240,9 +257,13 @@ class Settings:
         for name in ("weight_lexical", "weight_dense", "weight_metadata"):
             if getattr(self, name) < 0:
                 raise ConfigError("must be >= 0", field=ENV_PREFIX + name.upper())
-        for name in ("embedding_dim", "rrf_k", "candidate_k", "chunk_chars"):
+        for name in ("embedding_dim", "rrf_k", "candidate_k", "chunk_chars",
+                     "max_document_chars", "max_passage_chars", "max_hit_chars"):
             if getattr(self, name) <= 0:
                 raise ConfigError("must be > 0", field=ENV_PREFIX + name.upper())
+        if self.max_passage_chars < self.chunk_chars:
+            raise ConfigError(f"must be >= NUGGETFLOW_CHUNK_CHARS ({self.chunk_chars})",
+                              field="NUGGETFLOW_MAX_PASSAGE_CHARS")
         for name in ("grpc_port", "metrics_port"):
             if not 0 <= getattr(self, name) <= 65535:
                 raise ConfigError("must be a port in 0..65535", field=ENV_PREFIX + name.upper())

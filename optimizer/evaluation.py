@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from nuggetflow.errors import ValidationError
+from nuggetflow.inputs import read_lines
 from nuggetflow.logging import get_logger
 from nuggetflow.settings import Settings
 from optimizer.accounting import Budget, Meter
@@ -44,6 +45,7 @@ from optimizer.ino import VARIANTS, to_probe
 from optimizer.pipeline import Optimizer, Outcome
 from optimizer.roles import Roles
 from optimizer.types import FeedbackContext, NuggetDraft, correction_context
+from query.corpus import Document, read_documents
 from query.embeddings import Embedder
 from query.model import Publication
 from query.store import IndexStore
@@ -80,9 +82,11 @@ class Case:
 
 
 def read_cases(path: str | Path, tenant: str | None = None) -> list[Case]:
-    """Parse a cases JSONL file; ValidationError names the line and field."""
+    """Parse a cases JSONL file; ValidationError names the line and field (InputError
+    for a file that is missing, a directory or not UTF-8 text)."""
     cases = []
-    for number, raw in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), 1):
+    for number, line in read_lines(path):
+        raw = line.decode()
         if not raw.strip():
             continue
         try:
@@ -427,38 +431,59 @@ def shipped_benchmarks(root: str | Path = "bench/data", first: str = "gnome-help
     return sorted(found, key=lambda b: (b.name != first, b.name))
 
 
+@dataclass(frozen=True)
+class BenchmarkInputs:
+    """A benchmark's files, read and validated."""
+
+    cases: list[Case]
+    traffic: list[str]
+    documents: list[Document]
+
+
+def read_benchmark(bench: Benchmark, settings: Settings,
+                   tenant: str | None = None) -> BenchmarkInputs:
+    """Read and validate a benchmark's cases, traffic and corpus (InputError or
+    ValidationError naming the file and line, before anything is written)."""
+    cases = read_cases(bench.cases, tenant)
+    traffic = [q for _, line in read_lines(bench.traffic)
+               if (q := line.decode().strip())] if bench.traffic else []
+    documents = read_documents(bench.corpus, tenant, settings=settings)
+    return BenchmarkInputs(cases, traffic, documents)
+
+
 async def run_benchmark(bench: Benchmark, settings: Settings, *, workdir: Path,
                         tenant: str | None = None, runs: int = 3,
                         variants: Sequence[str] = VARIANTS,
-                        progress: Progress | None = None) -> dict[str, Any]:
+                        progress: Progress | None = None,
+                        inputs: BenchmarkInputs | None = None) -> dict[str, Any]:
     """Index the benchmark's corpus in a fresh embedded store under ``workdir`` and run
-    :func:`evaluate` on it; the negative control publishes into that store."""
+    :func:`evaluate` on it; the negative control publishes into that store. ``inputs``:
+    the benchmark's files already read (:func:`read_benchmark`; else read here, before
+    ``workdir`` is replaced)."""
     import shutil
 
     from optimizer.backends import make_roles
     from query.backends.sqlite import SQLiteStore
-    from query.corpus import ingest_corpus, read_documents
+    from query.corpus import ingest_corpus
     from query.embeddings import make_embedder
     from query.index import NuggetIndex
 
+    inputs = inputs or read_benchmark(bench, settings, tenant)
+    cases, traffic, docs = inputs.cases, inputs.traffic, inputs.documents
     if workdir.exists():
         shutil.rmtree(workdir)
     workdir.mkdir(parents=True)
-    cases = read_cases(bench.cases, tenant)
-    traffic = [q.strip() for q in bench.traffic.read_text(encoding="utf-8").splitlines()
-               if q.strip()] if bench.traffic else []
     # Traffic about topics no case touches: titles of pages no case cites or competes with.
     topical = {d for c in cases for d in (*c.cited, c.competitor) if d}
-    titles = {d.title: d.id for d in read_documents(bench.corpus, tenant)}
+    titles = {d.title: d.id for d in docs}
     offtopic = [q for q in traffic if q in titles and titles[q] not in topical]
     index = NuggetIndex(SQLiteStore(workdir / "index.db", settings.embedding_dim),
                         make_embedder(settings), settings)
     await index.start()
     try:
-        docs, passages, _ = await ingest_corpus(index.ingest_passages, bench.corpus, tenant,
-                                                settings.chunk_chars)
-        log.info("benchmark indexed", benchmark=bench.name, documents=docs,
-                 passages=passages, cases=len(cases), traffic=len(traffic))
+        corpus = await ingest_corpus(index, bench.corpus, tenant, documents=docs)
+        log.info("benchmark indexed", benchmark=bench.name, documents=corpus.documents,
+                 passages=corpus.passages, cases=len(cases), traffic=len(traffic))
 
         async def publish(outcome: Outcome) -> None:
             await publish_outcome(index, outcome)

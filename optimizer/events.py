@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from datetime import UTC
 from pathlib import Path
 
@@ -10,6 +10,7 @@ from google.protobuf import json_format
 from google.protobuf.message import DecodeError
 
 from nuggetflow.errors import ValidationError
+from nuggetflow.inputs import read_lines
 from nuggetflow.v1 import feedback_pb2
 from optimizer.types import FeedbackContext
 
@@ -58,14 +59,22 @@ def to_context(msg: feedback_pb2.FeedbackEvent) -> FeedbackContext:
                            user=msg.user, agent=msg.agent)
 
 
-def read_events(path: str | Path) -> Iterator[tuple[int, bytes]]:
-    """(line number, raw line) of a JSONL file or ``-`` for stdin; blank lines skipped."""
-    import contextlib
+def read_events(path: str | Path) -> Iterable[tuple[int, bytes]]:
+    """(line number, raw line) of a JSONL file or ``-`` for stdin; blank lines skipped.
+
+    A file is read and checked whole, now: InputError (one line, exit status 2 in the
+    CLI) when it is missing, a directory, unreadable, binary or not UTF-8 text, naming
+    the line. Standard input is a stream: its lines come as they arrive, and one that is
+    not an event (not UTF-8 either) is rejected by :func:`parse_event` like any other.
+    """
+    if str(path) == "-":
+        return _stdin_lines()
+    return [(number, line) for number, line in read_lines(path) if line.strip()]
+
+
+def _stdin_lines() -> Iterator[tuple[int, bytes]]:
     import sys
 
-    with contextlib.ExitStack() as stack:
-        fh = sys.stdin.buffer if str(path) == "-" else stack.enter_context(
-            Path(path).open("rb"))
-        for number, line in enumerate(fh, start=1):
-            if line.strip():
-                yield number, line.rstrip(b"\n")
+    for number, line in enumerate(sys.stdin.buffer, start=1):
+        if line.strip():
+            yield number, line.rstrip(b"\n")

@@ -158,7 +158,8 @@ def passage_to_dict(p: Passage) -> dict[str, object]:
     """JSON-ready form of a corpus passage (times as epoch seconds)."""
     return {"id": p.id, "tenant": p.tenant, "doc_id": p.doc_id, "title": p.title,
             "text": p.text, "valid_from": p.valid_from.timestamp(),
-            "valid_to": p.valid_to.timestamp() if p.valid_to else None, "url": p.url}
+            "valid_to": p.valid_to.timestamp() if p.valid_to else None, "url": p.url,
+            "version": p.version, "digest": p.digest}
 
 
 def passage_from_dict(d: dict[str, object]) -> Passage:
@@ -168,7 +169,9 @@ def passage_from_dict(d: dict[str, object]) -> Passage:
                    title=str(d["title"]), text=str(d["text"]),
                    valid_from=datetime.fromtimestamp(float(d["valid_from"]), UTC),  # type: ignore[arg-type]
                    valid_to=(datetime.fromtimestamp(float(valid_to), UTC)  # type: ignore[arg-type]
-                             if valid_to is not None else None), url=str(d.get("url", "")))
+                             if valid_to is not None else None), url=str(d.get("url", "")),
+                   version=int(d.get("version", 1)),  # type: ignore[call-overload]
+                   digest=str(d.get("digest", "")))
 
 
 def passage_to_bytes(p: Passage) -> bytes:

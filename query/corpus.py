@@ -1,93 +1,269 @@
-"""Tenant corpus ingestion: JSONL documents -> passages -> the index, beside the nuggets.
+"""Tenant corpus ingestion: JSONL documents -> versioned passages -> the index.
 
 Input lines: ``{"id", "tenant", "title", "text"}`` plus optional ``url``, ``timestamp``
-(ISO 8601 or epoch seconds: the document is valid from then; default 1970-01-01) and
-``valid_to``. Each document is split into passages of about ``chunk_chars`` characters at
-paragraph, then sentence boundaries.
+(ISO 8601 or epoch seconds: the document is valid from then) and ``valid_to``; other
+fields are ignored. Each document is split into passages of about ``chunk_chars``
+characters at paragraph, then sentence boundaries; a sentence longer than
+``max_passage_chars`` is split at words, a word longer than ``chunk_chars`` at characters.
+
+A run is all or nothing per file: every line is validated (types, required fields, UTF-8,
+sizes, one record per document id) and compared with what the store holds before anything
+is written. Then, per document id of the tenant:
+
+- not stored yet: version 1, valid from its timestamp (1970-01-01 without one);
+- stored with the same title, url and passages: unchanged, skipped (nothing embedded);
+- stored with other content: a new version valid from its timestamp (now without one),
+  which must be later than the stored version's start; the stored version's validity is
+  closed at that instant, in the same write (its passages stay, for ``as_of`` queries).
+
+Each document is written whole in one store call, so a run the store interrupts leaves
+whole documents behind, and running the file again resumes where it stopped.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import re
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from nuggetflow.errors import ValidationError
-from query.model import Passage
+from nuggetflow.errors import IngestInterruptedError, InputError, NuggetflowError
+from nuggetflow.inputs import read_lines
+from nuggetflow.settings import Settings
+from query.model import Passage, document_digest, passage_id, utcnow
+
+if TYPE_CHECKING:
+    from query.index import NuggetIndex
+    from query.store import DocumentHead, IndexStore
 
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+MAX_ID_BYTES = 256  # document ids and tenants, UTF-8 (ids become OpenSearch _id parts)
+# Room a passage id takes beyond its document id ("#<n>@v<k>"): passage ids stay within
+# NUGGETFLOW_GRPC_MAX_ID_CHARS, so every passage can be fetched and cited.
+PASSAGE_SUFFIX_CHARS = 20
+MAX_TITLE_CHARS = 1000
+MAX_URL_CHARS = 4096
+HEADS_BATCH = 500
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(])")
+_JSON_TYPES = {dict: "an object", list: "an array", str: "a string", bool: "a boolean",
+               int: "a number", float: "a number", type(None): "null"}
 
 
 @dataclass(frozen=True)
 class Document:
-    """One corpus document before chunking."""
+    """One corpus document before chunking.
+
+    ``valid_from`` is the record's timestamp (None when it has none: a first version is
+    then valid from 1970-01-01, a changed version from the time of ingestion); ``line`` is
+    its line in the file (0 when it did not come from one).
+    """
 
     id: str
     tenant: str
     title: str
     text: str
     url: str = ""
-    valid_from: datetime = EPOCH
+    valid_from: datetime | None = None
     valid_to: datetime | None = None
+    line: int = 0
 
 
-def _time(value: Any, field: str, line: int) -> datetime | None:
-    if value is None or value == "":
-        return None
+# --- reading and validating --------------------------------------------------------------
+
+
+def _type_name(value: object) -> str:
+    return _JSON_TYPES.get(type(value), type(value).__name__)
+
+
+def _check_text(value: str) -> str | None:
+    """Why a string cannot be stored (None: it can)."""
     try:
-        if isinstance(value, int | float):
+        value.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        return (f"holds a lone surrogate (U+{ord(value[exc.start]):04X} at character "
+                f"{exc.start + 1}), which is not encodable as UTF-8")
+    if "\0" in value:
+        return f"holds a NUL character (at character {value.index(chr(0)) + 1})"
+    return None
+
+
+class _Record:
+    """Field access for one parsed line, raising InputError with the line and field."""
+
+    def __init__(self, rec: dict[str, Any], path: str, line: int) -> None:
+        self.rec = rec
+        self.path = path
+        self.line = line
+
+    def fail(self, field: str, why: str) -> InputError:
+        return InputError(self.path, why, line=self.line, field=field)
+
+    def string(self, field: str, *, required: bool, value: Any = None, max_chars: int = 0,
+               max_bytes: int = 0, limit_hint: str = "", plain: bool = False) -> str:
+        """A string field: the right type, UTF-8 encodable, within its size limit."""
+        value = self.rec.get(field) if value is None else value
+        if value is None:
+            if required:
+                raise self.fail(field, "is missing")
+            return ""
+        if not isinstance(value, str):
+            raise self.fail(field, f"must be a string, got {_type_name(value)}")
+        if required and not value.strip():
+            raise self.fail(field, "is empty")
+        problem = _check_text(value)
+        if problem:
+            raise self.fail(field, problem)
+        if max_chars and len(value) > max_chars:
+            raise self.fail(field, f"is {len(value)} characters long, more than {max_chars}"
+                            + (f" ({limit_hint})" if limit_hint else ""))
+        if max_bytes and len(value.encode()) > max_bytes:
+            raise self.fail(field, f"is longer than {max_bytes} bytes (UTF-8)")
+        if plain and any(ord(c) < 32 or 127 <= ord(c) < 160 for c in value):
+            raise self.fail(field, "holds a control character")
+        return value
+
+    def time(self, field: str) -> datetime | None:
+        """An optional time: ISO 8601 text (UTC unless it says otherwise) or epoch seconds."""
+        value = self.rec.get(field)
+        if value is None or value == "":
+            return None
+        expected = "must be an ISO 8601 time or epoch seconds"
+        if isinstance(value, bool) or not isinstance(value, int | float | str):
+            raise self.fail(field, f"{expected}, got {_type_name(value)}")
+        try:
+            if isinstance(value, str):
+                problem = _check_text(value)
+                if problem:
+                    raise self.fail(field, problem)
+                t = datetime.fromisoformat(value.replace("Z", "+00:00"))
+                return t.astimezone(UTC) if t.tzinfo else t.replace(tzinfo=UTC)
+            if not math.isfinite(value):
+                raise ValueError("not a finite number")
             return datetime.fromtimestamp(float(value), UTC)
-        t = datetime.fromisoformat(str(value).replace("Z", "+00:00"))
-    except (ValueError, OverflowError, OSError) as exc:
-        raise ValidationError(f"line {line}: bad time {value!r}: {exc}", field=field) from exc
-    return t if t.tzinfo else t.replace(tzinfo=UTC)
+        except (ValueError, OverflowError, OSError) as exc:
+            raise self.fail(field, f"{expected}, got {value!r} ({exc})") from None
 
 
-def read_documents(path: str | Path, tenant: str | None = None) -> Iterator[Document]:
-    """Parse a corpus JSONL file; ``tenant`` overrides the records' own tenant.
+def parse_document(raw: bytes, line: int, path: str, tenant: str | None = None, *,
+                   settings: Settings | None = None) -> Document:
+    """One corpus line (UTF-8 JSON) as a Document; InputError naming line and field.
+    Limits: ``settings.max_document_chars`` of text; ids within
+    ``settings.grpc_max_id_chars`` (document ids leave room for the passage suffix)."""
+    settings = settings or Settings.from_env({})
+    max_id = settings.grpc_max_id_chars
+    try:
+        rec = json.loads(raw)
+    except json.JSONDecodeError as exc:
+        raise InputError(path, f"not JSON: {exc}", line=line) from None
+    except RecursionError:
+        raise InputError(path, "not JSON: nested too deeply", line=line) from None
+    if not isinstance(rec, dict):
+        raise InputError(path, f"not a JSON object but {_type_name(rec)}", line=line)
+    r = _Record(rec, path, line)
+    doc_id = r.string("id", required=True, max_bytes=MAX_ID_BYTES, plain=True,
+                      max_chars=max(1, max_id - PASSAGE_SUFFIX_CHARS),
+                      limit_hint=f"NUGGETFLOW_GRPC_MAX_ID_CHARS={max_id} less "
+                                 f"{PASSAGE_SUFFIX_CHARS} for the passage suffix")
+    ten = r.string("tenant", required=True, value=tenant, max_bytes=MAX_ID_BYTES, plain=True,
+                   max_chars=max_id, limit_hint="NUGGETFLOW_GRPC_MAX_ID_CHARS")
+    title = r.string("title", required=False, max_chars=MAX_TITLE_CHARS)
+    text = r.string("text", required=True, max_chars=settings.max_document_chars,
+                    limit_hint="NUGGETFLOW_MAX_DOCUMENT_CHARS")
+    url = r.string("url", required=False, max_chars=MAX_URL_CHARS, plain=True)
+    start = r.time("timestamp")
+    end = r.time("valid_to")
+    if end is not None and end <= (start or EPOCH):
+        raise r.fail("valid_to", f"{end.isoformat()} is not after the timestamp "
+                                 f"{(start or EPOCH).isoformat()}")
+    return Document(id=doc_id, tenant=ten, title=title, text=text, url=url,
+                    valid_from=start, valid_to=end, line=line)
 
-    Raises ValidationError naming the line and field of the first malformed record.
+
+def read_documents(path: str | Path, tenant: str | None = None, *,
+                   settings: Settings | None = None) -> list[Document]:
+    """Parse and validate a whole corpus JSONL file; ``tenant`` overrides the records'.
+
+    Raises InputError for the file (missing, a directory, binary, not UTF-8) or for the
+    first bad line, naming the line and field; a document id that appears twice for one
+    tenant is an error naming both lines. A line is read only up to the size a document of
+    ``settings.max_document_chars`` (default settings without) can take, so an oversized
+    one is rejected without reading it.
     """
-    with Path(path).open(encoding="utf-8") as fh:
-        for number, raw in enumerate(fh, start=1):
+    settings = settings or Settings.from_env({})
+    max_document_chars = settings.max_document_chars
+    name = str(path)
+    # A JSON string escapes a character in at most 6 bytes (\\uXXXX); room for the rest.
+    max_line = 6 * max_document_chars + 16 * (MAX_TITLE_CHARS + MAX_URL_CHARS + 1024)
+    docs: list[Document] = []
+    first_line: dict[tuple[str, str], int] = {}
+    try:
+        for number, raw in read_lines(path, max_line_bytes=max_line,
+                                      too_long="NUGGETFLOW_MAX_DOCUMENT_CHARS="
+                                               f"{max_document_chars} characters of text"):
             if not raw.strip():
                 continue
-            try:
-                rec = json.loads(raw)
-            except json.JSONDecodeError as exc:
-                raise ValidationError(f"line {number}: not JSON: {exc}", field="line") from exc
-            if not isinstance(rec, dict):
-                raise ValidationError(f"line {number}: not a JSON object", field="line")
-            ten = tenant or rec.get("tenant")
-            for name, value in (("id", rec.get("id")), ("tenant", ten),
-                                ("text", rec.get("text"))):
-                if not isinstance(value, str) or not value.strip():
-                    raise ValidationError(f"line {number}: missing or empty {name}", field=name)
-            start = _time(rec.get("timestamp"), "timestamp", number) or EPOCH
-            end = _time(rec.get("valid_to"), "valid_to", number)
-            if end is not None and end <= start:
-                raise ValidationError(f"line {number}: valid_to <= timestamp", field="valid_to")
-            yield Document(id=rec["id"], tenant=str(ten), title=str(rec.get("title") or ""),
-                           text=rec["text"], url=str(rec.get("url") or ""),
-                           valid_from=start, valid_to=end)
+            doc = parse_document(raw, number, name, tenant, settings=settings)
+            seen = first_line.setdefault((doc.tenant, doc.id), number)
+            if seen != number:
+                raise InputError(name, f"document id {doc.id!r} of tenant {doc.tenant!r} is "
+                                 f"also on line {seen}; one record per document", line=number,
+                                 field="id")
+            docs.append(doc)
+    except InputError as exc:
+        raise _nothing_written(exc) from None
+    return docs
 
 
-def chunk_text(text: str, chunk_chars: int) -> list[str]:
-    """Split text into chunks of at most about ``chunk_chars`` (never mid-sentence)."""
+def _nothing_written(exc: InputError) -> InputError:
+    """The error, saying that nothing of the file was stored (it is raised before)."""
+    return InputError(exc.path, f"{exc.message} (nothing from the file was written)",
+                      line=exc.line, field=exc.field)
+
+
+# --- chunking ------------------------------------------------------------------------------
+
+
+def _split_long(piece: str, chunk_chars: int) -> list[str]:
+    """Split text at spaces into parts of at most ``chunk_chars`` (words longer than that
+    at characters)."""
+    parts: list[str] = []
+    current = ""
+    for word in piece.split(" "):
+        while len(word) > chunk_chars:
+            if current:
+                parts.append(current)
+                current = ""
+            parts.append(word[:chunk_chars])
+            word = word[chunk_chars:]
+        if current and len(current) + 1 + len(word) > chunk_chars:
+            parts.append(current)
+            current = word
+        else:
+            current = f"{current} {word}" if current else word
+    if current:
+        parts.append(current)
+    return parts
+
+
+def chunk_text(text: str, chunk_chars: int, max_passage_chars: int | None = None) -> list[str]:
+    """Split text into chunks of about ``chunk_chars``: at paragraph and sentence ends,
+    never mid-sentence unless a sentence is longer than ``max_passage_chars`` (default
+    ``chunk_chars``); such a sentence is split at words, and a word longer than
+    ``chunk_chars`` at characters. No chunk is longer than ``max_passage_chars``."""
+    limit = max(max_passage_chars or chunk_chars, chunk_chars)
     pieces: list[str] = []
     for para in re.split(r"\n\s*\n", text):
         para = " ".join(para.split())
         if not para:
             continue
-        if len(para) <= chunk_chars:
-            pieces.append(para)
-        else:
-            pieces.extend(_SENTENCE_END.split(para))
+        sentences = [para] if len(para) <= chunk_chars else _SENTENCE_END.split(para)
+        for sentence in sentences:
+            pieces.extend([sentence] if len(sentence) <= limit
+                          else _split_long(sentence, chunk_chars))
     chunks: list[str] = []
     current = ""
     for piece in pieces:
@@ -101,37 +277,147 @@ def chunk_text(text: str, chunk_chars: int) -> list[str]:
     return chunks
 
 
-def passages_of(doc: Document, chunk_chars: int) -> list[Passage]:
-    """The passages of one document (ids ``<doc id>#<n>``)."""
-    return [Passage(id=f"{doc.id}#{i}", tenant=doc.tenant, doc_id=doc.id, title=doc.title,
-                    text=chunk, valid_from=doc.valid_from, valid_to=doc.valid_to, url=doc.url)
-            for i, chunk in enumerate(chunk_text(doc.text, chunk_chars))]
+def passages_of(doc: Document, chunk_chars: int, max_passage_chars: int | None = None, *,
+                version: int = 1, valid_from: datetime | None = None) -> list[Passage]:
+    """The passages of one version of a document (ids: :func:`query.model.passage_id`),
+    valid from ``valid_from`` (default: the document's timestamp, else 1970-01-01)."""
+    return _passages(doc, chunk_text(doc.text, chunk_chars, max_passage_chars), version,
+                     valid_from or doc.valid_from or EPOCH)
 
 
-async def ingest_corpus(ingest: Callable[[list[Passage]], Any], path: str | Path,
-                        tenant: str | None, chunk_chars: int, batch: int = 256,
-                        progress: Callable[[int, int, int], None] | None = None
-                        ) -> tuple[int, int, int]:
-    """Read, chunk and store a corpus in batches; returns (documents, passages, new).
+def _passages(doc: Document, chunks: Sequence[str], version: int,
+              valid_from: datetime) -> list[Passage]:
+    digest = document_digest(doc.title, doc.url, chunks)
+    return [Passage(id=passage_id(doc.id, i, version), tenant=doc.tenant, doc_id=doc.id,
+                    title=doc.title, text=chunk, valid_from=valid_from, valid_to=doc.valid_to,
+                    url=doc.url, version=version, digest=digest)
+            for i, chunk in enumerate(chunks)]
 
-    ``ingest`` is ``NuggetIndex.ingest_passages``; ``progress(docs, passages, new)`` is
-    called after each batch. The file is fully validated before anything is written.
+
+# --- planning and writing ----------------------------------------------------------------
+
+
+@dataclass
+class IngestReport:
+    """What a corpus run did (documents in the file, by outcome; passages written)."""
+
+    documents: int = 0
+    new_documents: int = 0
+    changed_documents: int = 0
+    unchanged_documents: int = 0
+    passages: int = 0
+    new_passages: int = 0
+    stored_documents: int = 0
+
+    def to_dict(self) -> dict[str, int]:
+        """JSON-ready counts."""
+        out = asdict(self)
+        del out["stored_documents"]
+        return out
+
+
+@dataclass(frozen=True)
+class _Planned:
+    doc: Document
+    passages: list[Passage]
+
+
+def _plan_one(doc: Document, head: DocumentHead | None, path: str, chunk_chars: int,
+              max_passage_chars: int, now: datetime) -> tuple[str, list[Passage]]:
+    """("new" | "changed" | "unchanged", the passages to write) for one document."""
+    chunks = chunk_text(doc.text, chunk_chars, max_passage_chars)
+    if head is None:
+        return "new", _passages(doc, chunks, 1, doc.valid_from or EPOCH)
+    if document_digest(doc.title, doc.url, chunks) == head.digest:
+        return "unchanged", []
+    start = doc.valid_from or now
+    if start <= head.valid_from:
+        raise InputError(
+            path, f"document {doc.id!r} changed, so it becomes version {head.version + 1}, "
+            f"which must start after the stored version {head.version} (valid from "
+            f"{head.valid_from.isoformat()}); its timestamp is {start.isoformat()}",
+            line=doc.line, field="timestamp")
+    if doc.valid_to is not None and doc.valid_to <= start:
+        raise InputError(path, f"{doc.valid_to.isoformat()} is not after the new version's "
+                         f"start {start.isoformat()}", line=doc.line, field="valid_to")
+    return "changed", _passages(doc, chunks, head.version + 1, start)
+
+
+async def plan_documents(store: IndexStore, docs: Sequence[Document], path: str,
+                         chunk_chars: int, max_passage_chars: int, now: datetime,
+                         report: IngestReport) -> list[_Planned]:
+    """Compare every document with the store's latest version of it (reads only); the
+    new and changed ones with their passages, in file order. Counts go to ``report``."""
+    heads: dict[tuple[str, str], DocumentHead] = {}
+    by_tenant: dict[str, list[str]] = {}
+    for d in docs:
+        by_tenant.setdefault(d.tenant, []).append(d.id)
+    for tenant, ids in by_tenant.items():
+        for i in range(0, len(ids), HEADS_BATCH):
+            for doc_id, head in (await store.document_heads(
+                    tenant, ids[i : i + HEADS_BATCH])).items():
+                heads[(tenant, doc_id)] = head
+    plan: list[_Planned] = []
+    for d in docs:
+        try:
+            outcome, passages = _plan_one(d, heads.get((d.tenant, d.id)), path, chunk_chars,
+                                          max_passage_chars, now)
+        except InputError as exc:
+            raise _nothing_written(exc) from None
+        setattr(report, f"{outcome}_documents", getattr(report, f"{outcome}_documents") + 1)
+        if passages:
+            plan.append(_Planned(d, passages))
+    report.documents = len(docs)
+    return plan
+
+
+async def ingest_corpus(index: NuggetIndex, path: str | Path, tenant: str | None = None, *,
+                        batch: int = 256, progress: Callable[[IngestReport], None] | None = None,
+                        now: datetime | None = None,
+                        documents: Sequence[Document] | None = None) -> IngestReport:
+    """Validate, compare and store a corpus file (see the module docstring).
+
+    ``progress(report)`` is called after each write. InputError (nothing written) for a
+    bad file or line; IngestInterruptedError when the store fails part way, naming the
+    line it stopped at and how many documents were stored. ``documents``: the file's
+    records already read by :func:`read_documents` (callers that validate inputs before
+    opening the store).
     """
-    docs = list(read_documents(path, tenant))
-    total_docs = total_passages = total_new = 0
-    pending: list[Passage] = []
-    for doc in docs:
-        pending.extend(passages_of(doc, chunk_chars))
-        total_docs += 1
-        if len(pending) >= batch:
-            total_new += await ingest(pending)
-            total_passages += len(pending)
-            pending = []
-            if progress:
-                progress(total_docs, total_passages, total_new)
+    settings = index.settings
+    name = str(path)
+    docs = documents if documents is not None else read_documents(path, tenant,
+                                                                  settings=settings)
+    report = IngestReport()
+    plan = await plan_documents(index.store, docs, name, settings.chunk_chars,
+                                settings.max_passage_chars, now or utcnow(), report)
+    pending: list[_Planned] = []
+
+    async def flush() -> None:
+        passages = [p for item in pending for p in item.passages]
+        try:
+            report.new_passages += await index.ingest_passages(passages)
+        except NuggetflowError as exc:
+            first = pending[0].doc
+            raise IngestInterruptedError(
+                f"{name}: writing stopped at line {first.line} (document {first.id!r}): "
+                f"{exc}; {report.stored_documents} of {len(plan)} new or changed documents "
+                "(the lines before) are stored, running the file again resumes",
+                retriable=exc.retriable) from exc
+        report.passages += len(passages)
+        report.stored_documents += len(pending)
+        pending.clear()
+        if progress:
+            progress(report)
+
+    size = 0
+    for item in plan:
+        pending.append(item)
+        size += len(item.passages)
+        if size >= batch:
+            await flush()
+            size = 0
     if pending:
-        total_new += await ingest(pending)
-        total_passages += len(pending)
-    if progress:
-        progress(total_docs, total_passages, total_new)
-    return total_docs, total_passages, total_new
+        await flush()
+    if progress and not plan:
+        progress(report)
+    return report

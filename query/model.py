@@ -216,7 +216,14 @@ def embedding_text(title: str, body: str, anchors: Sequence[str]) -> str:
 
 @dataclass(frozen=True)
 class Passage:
-    """A chunk of a tenant's corpus document; valid from the document's timestamp."""
+    """A chunk of one version of a tenant's corpus document, valid while that version is.
+
+    Ids are unique per tenant (stores key them by tenant and id): ``<doc id>#<n>`` for the
+    first version of a document, ``<doc id>#<n>@v<version>`` for later ones (see
+    :func:`passage_id`). ``digest`` identifies the version's content (title, url and
+    passage texts: :func:`document_digest`), so re-ingesting an unchanged document is a
+    no-op and a changed one becomes a new version.
+    """
 
     id: str
     tenant: str
@@ -226,6 +233,23 @@ class Passage:
     valid_from: datetime
     valid_to: datetime | None = None
     url: str = ""
+    version: int = 1
+    digest: str = ""
+
+
+def passage_id(doc_id: str, n: int, version: int = 1) -> str:
+    """Id of passage ``n`` of a document version: ``<doc id>#<n>``, then ``...@v<version>``.
+
+    Distinct (doc id, n, version) triples give distinct ids: a first-version id ends in
+    ``#<digits>``, a later one in ``@v<digits>``, and the doc id is what precedes the last
+    ``#`` of the rest.
+    """
+    return f"{doc_id}#{n}" if version == 1 else f"{doc_id}#{n}@v{version}"
+
+
+def document_digest(title: str, url: str, texts: Sequence[str]) -> str:
+    """Content id of a document version: its title, url and passage texts, in order."""
+    return content_hash("document", title, url, list(texts))
 
 
 def plain_nugget(n: Nugget) -> Nugget:

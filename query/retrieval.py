@@ -131,19 +131,29 @@ class Retriever:
             timings["dense"] = (time.perf_counter() - t2) * 1000
         fused = fuse(lexical, dense, self.settings, req.fusion)[: req.k]
         records = await self.store.fetch(req.tenant, [f.id for f in fused])
-        hits = [_hit(f, records[f.id]) for f in fused if f.id in records]
+        cap = self.settings.max_hit_chars
+        hits = [_hit(f, records[f.id], cap) for f in fused if f.id in records]
         suppressed = await self.store.suppressed(terms, flt) if count_suppressed else 0
         timings["total"] = (time.perf_counter() - t0) * 1000
         return RetrieveResult(uuid.uuid4().hex, hits, suppressed, context_block(hits), timings,
                               None if lexical_only else cached is not None)
 
-def _hit(f: Fused, record: Nugget | Passage) -> Hit:
+def cut_text(text: str, max_chars: int) -> str:
+    """The text, cut to at most ``max_chars`` characters ending in "…" when longer."""
+    return text if len(text) <= max_chars else text[: max_chars - 1] + "…"
+
+
+def _hit(f: Fused, record: Nugget | Passage, max_chars: int) -> Hit:
+    """A hit; its title and text are cut to ``max_chars`` (NUGGETFLOW_MAX_HIT_CHARS), so
+    no stored item, however large, makes a response too large to send."""
     if isinstance(record, Nugget):
-        return Hit(ItemType.NUGGET, f.id, record.title, record.body, f.lexical, f.dense,
-                   f.metadata, f.fused, contested=record.state is State.CONTESTED,
+        return Hit(ItemType.NUGGET, f.id, cut_text(record.title, max_chars),
+                   cut_text(record.body, max_chars), f.lexical, f.dense, f.metadata, f.fused,
+                   contested=record.state is State.CONTESTED,
                    inferred_validity=record.validity.inferred, record=record)
-    return Hit(ItemType.DOCUMENT, f.id, record.title, record.text, f.lexical, f.dense,
-               f.metadata, f.fused, record=record)
+    return Hit(ItemType.DOCUMENT, f.id, cut_text(record.title, max_chars),
+               cut_text(record.text, max_chars), f.lexical, f.dense, f.metadata, f.fused,
+               record=record)
 
 
 def context_block(hits: list[Hit]) -> str:

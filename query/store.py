@@ -29,6 +29,7 @@ from query.embeddings import Vector
 from query.model import ItemType, Kind, Nugget, Passage, View, validate_nugget
 
 OPEN_END = 1.0e12  # epoch seconds standing for "no end" (year 33658)
+MAX_ID_BYTES = 400  # item ids, UTF-8 (OpenSearch _id holds at most 512 bytes)
 
 
 @dataclass(frozen=True)
@@ -41,6 +42,17 @@ class GovernanceFilter:
     scopes: tuple[str, ...] = ()
     kinds: tuple[Kind, ...] = ()
     include_documents: bool = True
+
+
+@dataclass(frozen=True)
+class DocumentHead:
+    """The latest stored version of a tenant's corpus document (from its passages)."""
+
+    doc_id: str
+    version: int
+    digest: str
+    valid_from: datetime
+    valid_to: datetime | None = None
 
 
 @dataclass(frozen=True)
@@ -110,7 +122,21 @@ class IndexStore(Protocol):
         """
 
     async def add_passages(self, passages: Sequence[Passage], vectors: Vector) -> int:
-        """Store corpus passages (id already stored: skipped); returns how many were new."""
+        """Store corpus passages; returns how many were new.
+
+        Items are keyed by tenant and id: a passage id the tenant already has is skipped
+        (another tenant's passage with the same id is a different item). Passages of
+        version k > 1 of a document close, in the same atomic write, the validity of the
+        tenant's passages of earlier versions of it that are still valid at their
+        ``valid_from`` (``valid_to`` becomes that instant); ValidationError, nothing
+        written, when such a passage does not start before it. One call holds at most
+        one version of a document, and all of that version's passages.
+        """
+
+    async def document_heads(self, tenant: str,
+                             doc_ids: Sequence[str]) -> dict[str, DocumentHead]:
+        """The latest stored version of each of these documents of the tenant (documents
+        without passages are left out)."""
 
     async def get(self, tenant: str, item_id: str) -> Nugget:
         """One nugget version by id; NotFoundError when absent for this tenant."""
@@ -209,14 +235,29 @@ def validate_passages(passages: Sequence[Passage], vectors: Vector, dim: int) ->
     if len(passages) != len(vectors):
         raise ValidationError(f"{len(passages)} passages but {len(vectors)} vectors",
                               field="vectors")
+    versions: dict[tuple[str, str], tuple[int, datetime]] = {}
     for p in passages:
         for name in ("id", "tenant", "doc_id", "text"):
             if not str(getattr(p, name)).strip():
                 raise ValidationError(f"{name} is empty", field=name)
+        for name in ("id", "tenant", "doc_id", "title", "text", "url", "digest"):
+            try:
+                str(getattr(p, name)).encode("utf-8")
+            except UnicodeEncodeError:
+                raise ValidationError(f"{name} of {p.id!r} is not encodable as UTF-8",
+                                      field=name) from None
+        if len(p.id.encode()) > MAX_ID_BYTES:
+            raise ValidationError(f"id longer than {MAX_ID_BYTES} bytes", field="id")
         if p.valid_from.tzinfo is None:
             raise ValidationError("datetime must be timezone-aware", field="valid_from")
         if p.valid_to is not None and p.valid_to <= p.valid_from:
             raise ValidationError("valid_to <= valid_from", field="valid_to")
+        if p.version < 1:
+            raise ValidationError(f"version {p.version} of {p.id!r} < 1", field="version")
+        got = versions.setdefault((p.tenant, p.doc_id), (p.version, p.valid_from))
+        if got != (p.version, p.valid_from):
+            raise ValidationError(f"passages of document {p.doc_id!r} with different "
+                                  "versions or starts in one call", field="version")
     for v in vectors:
         check_vector(v, dim)
 

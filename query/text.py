@@ -1,11 +1,30 @@
-"""Text utilities shared by every backend: query terms, character n-gram Jaccard."""
+"""Text utilities shared by every backend: query terms, character n-gram Jaccard.
+
+Words are split where SQLite FTS5's unicode61 tokenizer splits them (the embedded store's
+FTS5 table uses it; :mod:`query.unicode61` lists its token characters): letters and
+numbers of every script are word characters, so an Arabic, Cyrillic or accented query has
+terms like an English one.
+"""
 
 from __future__ import annotations
 
 import html
 import re
 
-_WORD = re.compile(r"[A-Za-z0-9]+(?:[.'][A-Za-z0-9]+)*")
+from query.unicode61 import TOKEN_RANGES
+
+
+def _char_class(ranges: tuple[tuple[int, int], ...]) -> str:
+    """A regex character class matching the code points of ``ranges``."""
+    parts = [re.escape(chr(a)) if a == b else f"{re.escape(chr(a))}-{re.escape(chr(b))}"
+             for a, b in ranges]
+    return "[" + "".join(parts) + "]"
+
+
+TOKEN_CHAR = _char_class(TOKEN_RANGES)
+# A word: a run of token characters; runs joined by "." or "'" stay one term ("v8.2",
+# "user's"), which FTS5 then matches as a phrase.
+_WORD = re.compile(f"{TOKEN_CHAR}+(?:[.']{TOKEN_CHAR}+)*")
 
 # A short English stopword list: query terms that carry no retrieval signal. Both
 # backends drop the same words so their lexical results are comparable.
@@ -141,7 +160,8 @@ STOPWORDS = frozenset(
 
 
 def words(text: str) -> list[str]:
-    """Lowercased word tokens (keeps version numbers such as 8.2 together)."""
+    """Lowercased word tokens, split as FTS5's unicode61 splits them (keeps version
+    numbers such as 8.2 together)."""
     return [w.lower() for w in _WORD.findall(text)]
 
 

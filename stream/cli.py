@@ -52,10 +52,10 @@ def cmd_worker(args: argparse.Namespace, settings: Settings) -> int:
 
 def cmd_run(args: argparse.Namespace, settings: Settings) -> int:
     """Run the worker's steps in-process on a feedback file or stdin, without Kafka."""
-    from nuggetflow.cli import build_index
+    from nuggetflow.cli import build_index, corpus_summary
     from optimizer.backends import make_roles
     from optimizer.events import read_events
-    from query.corpus import ingest_corpus
+    from query.corpus import ingest_corpus, read_documents
     from stream.engine import InlineEngine
     from stream.records import StepResult
     from stream.runner import EmbeddedRunner
@@ -73,6 +73,10 @@ def cmd_run(args: argparse.Namespace, settings: Settings) -> int:
             what += f" {r.nugget_id}"
         print(f"{agent:>13s} {r.tenant or '-'}/{r.event_id or '-'}: {what}", file=sys.stderr)
 
+    # Inputs first: a bad file fails before the store and the models are loaded.
+    events = read_events(args.file)
+    docs = read_documents(args.corpus, args.tenant, settings=settings) if args.corpus else []
+
     async def run() -> int:
         index = build_index(settings)
         await index.start()
@@ -81,12 +85,11 @@ def cmd_run(args: argparse.Namespace, settings: Settings) -> int:
         await engine.start()
         try:
             if args.corpus:
-                docs, passages, _ = await ingest_corpus(index.ingest_passages, args.corpus,
-                                                        args.tenant, settings.chunk_chars)
-                print(f"corpus: {docs} documents, {passages} passages", file=sys.stderr)
+                corpus = await ingest_corpus(index, args.corpus, args.tenant, documents=docs)
+                print(f"corpus: {corpus_summary(corpus)}", file=sys.stderr)
             runner = EmbeddedRunner(Steps(index, engine, settings),
                                     Topics.from_settings(settings), on_result=show)
-            report = await runner.run(read_events(args.file))
+            report = await runner.run(events)
         finally:
             await engine.stop()
             await index.stop()

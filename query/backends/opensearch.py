@@ -15,14 +15,20 @@
 - Nothing on the write path reads a whole lineage: the head is a size-1 query on the
   head flag, the version a request id produced a size-1 term query on ``request_id``,
   and a page of history a ``search_after`` query by (version, id).
+- Items are keyed by tenant and id: a document's ``_id`` is :func:`os_id` (a digest of
+  the tenant, then the item id), so two tenants' items with the same id never collide;
+  every lookup filters by tenant, and hits report the item's own ``id`` field. An index
+  made before (``_id`` = item id) is refused at start: re-create it.
 """
 
 from __future__ import annotations
 
 import base64
+import dataclasses
+import hashlib
 from collections.abc import Sequence
 from contextlib import AbstractAsyncContextManager
-from datetime import UTC
+from datetime import UTC, datetime
 from typing import Any
 
 import numpy as np
@@ -40,6 +46,7 @@ from query.embeddings import Vector
 from query.model import ItemType, Nugget, Passage, Publication, State, View
 from query.store import (
     OPEN_END,
+    DocumentHead,
     GovernanceFilter,
     Scored,
     WriterLock,
@@ -52,13 +59,24 @@ from query.store import (
 log = get_logger(__name__)
 
 MAX_RESULTS = 10_000
+# Recorded in the index mapping's _meta: how documents are addressed (tenant-scoped _id).
+ID_SCHEME = "tenant-scoped-v2"
+
+
+def os_id(tenant: str, item_id: str) -> str:
+    """The ``_id`` of a tenant's item: 16 hex digits of the tenant's SHA-256, then the id
+    (fixed length whatever the tenant's name, at most 17 + 400 bytes)."""
+    return hashlib.sha256(tenant.encode()).hexdigest()[:16] + ":" + item_id
 
 
 def _mappings(dim: int) -> dict[str, Any]:
     return {
         "dynamic": "strict",
+        "_meta": {"nuggetflow_ids": ID_SCHEME},
         "properties": {
             "id": {"type": "keyword"},
+            "doc_id": {"type": "keyword"},
+            "digest": {"type": "keyword"},
             "tenant": {"type": "keyword"},
             "type": {"type": "byte"},
             "lineage": {"type": "keyword"},
@@ -115,26 +133,47 @@ class OpenSearchStore:
 
     async def start(self) -> None:
         """Connect, install the index template and create the index if needed."""
-        from opensearchpy import AsyncOpenSearch
-
         if self._client is not None:
             return
-        self._client = AsyncOpenSearch(hosts=[self.url], timeout=self.timeout,
-                                       max_retries=2, retry_on_timeout=True)
-        await self._call(self._client.indices.put_index_template,
+        client = self._connect()
+        await self._call(client.indices.put_index_template,
                          name=f"{self.index}-template", body={
                              "index_patterns": [self.index],
                              "template": {
                                  "settings": {"index": {"knn": True, "number_of_shards": 1,
                                                         "number_of_replicas": 0}},
                                  "mappings": _mappings(self.dim)}})
-        if not await self._call(self._client.indices.exists, index=self.index):
-            await self._call(self._client.indices.create, index=self.index)
+        if not await self._call(client.indices.exists, index=self.index):
+            await self._call(client.indices.create, index=self.index)
             log.info("opensearch index created", index=self.index, url=self.url)
-        else:  # an index made by an older version: add fields it lacks (never changes any)
-            await self._call(self._client.indices.put_mapping, index=self.index,
-                             body={"properties": {"anchor_vectors": {"type": "binary"},
-                                                  "request_id": {"type": "keyword"}}})
+        else:
+            await self._check_existing_index()
+
+    def _connect(self) -> Any:
+        from opensearchpy import AsyncOpenSearch
+
+        self._client = AsyncOpenSearch(hosts=[self.url], timeout=self.timeout,
+                                       max_retries=2, retry_on_timeout=True)
+        return self._client
+
+    async def _check_existing_index(self) -> None:
+        """An index made by an older version: add the fields it lacks (never changes any),
+        or refuse it when its documents are addressed by unscoped ids."""
+        reply = await self._call(self._client.indices.get_mapping, index=self.index)
+        mapping = next(iter(reply.values()))["mappings"]
+        if mapping.get("_meta", {}).get("nuggetflow_ids") != ID_SCHEME:
+            count = await self._call(self._client.count, index=self.index)
+            if count["count"] > 0:
+                await self.stop()
+                raise ConfigError(
+                    f"OpenSearch index {self.index!r} was made before tenant-scoped ids "
+                    f"({count['count']} documents keyed by their bare ids): delete it and "
+                    "ingest again, or use a new index name", field="NUGGETFLOW_OPENSEARCH_INDEX")
+        new = _mappings(self.dim)
+        await self._call(self._client.indices.put_mapping, index=self.index, body={
+            "_meta": new["_meta"], "properties": {
+                name: new["properties"][name]
+                for name in ("anchor_vectors", "request_id", "doc_id", "digest")}})
 
     async def stop(self) -> None:
         """Close the client."""
@@ -143,8 +182,17 @@ class OpenSearchStore:
             self._client = None
 
     async def drop(self) -> None:
-        """Delete the whole index (tests and benchmarks only; governance never deletes)."""
-        await self._call(self._client.indices.delete, index=self.index, ignore_unavailable=True)
+        """Delete the whole index (tests and benchmarks only; governance never deletes).
+        Works before :meth:`start` too (connecting only for this)."""
+        started = self._client is not None
+        if not started:
+            self._connect()
+        try:
+            await self._call(self._client.indices.delete, index=self.index,
+                             ignore_unavailable=True)
+        finally:
+            if not started:
+                await self.stop()
 
     async def _call(self, fn: Any, **kwargs: Any) -> Any:
         from opensearchpy import exceptions as exc
@@ -175,29 +223,31 @@ class OpenSearchStore:
                             anchor_vectors: Sequence[Vector | None] | None = None) -> None:
         """Validate all, then one bulk request; compensate on partial failure."""
         validate_write(versions, vectors, self.dim, anchor_vectors)
-        existing = await self._existing([n.id for n in versions])
+        existing = await self._existing([os_id(n.tenant, n.id) for n in versions])
+        # keyed by _id (tenant-scoped)
         pending: dict[str, list[float]] = {}
         pending_anchors: dict[str, str] = {}
         ops: list[dict[str, Any]] = []
         demoted: list[str] = []
         for i, (n, v) in enumerate(zip(versions, vectors, strict=True)):
-            if n.id in existing or n.id in pending:
+            key, parent = os_id(n.tenant, n.id), os_id(n.tenant, n.parent_id)
+            if key in existing or key in pending:
                 continue
             if v is None:
-                vec = pending.get(n.parent_id) or await self._vector_of(n.parent_id)
+                vec = pending.get(parent) or await self._vector_of(parent, n.parent_id)
             else:
                 vec = np.asarray(v, dtype=np.float32).tolist()
-            pending[n.id] = vec
+            pending[key] = vec
             anchors = "" if anchor_vectors is None else None
             if anchor_vectors is not None and anchor_vectors[i] is not None:
                 anchors = base64.b64encode(
                     np.asarray(anchor_vectors[i], dtype=np.float32).tobytes()).decode()
             elif anchors is None:  # unchanged anchors: the parent's vectors
-                anchors = (pending_anchors.get(n.parent_id) if n.parent_id in pending_anchors
-                           else await self._anchors_of(n.parent_id) if n.parent_id else "")
-            pending_anchors[n.id] = anchors or ""
-            lineage = n.lineage_id or n.id
-            for old in await self._heads_of(lineage):
+                anchors = (pending_anchors.get(parent) if parent in pending_anchors
+                           else await self._anchors_of(parent) if n.parent_id else "")
+            pending_anchors[key] = anchors or ""
+            lineage = (n.tenant, n.lineage_id or n.id)
+            for old in await self._heads_of(*lineage):
                 if old not in pending:
                     demoted.append(old)
                     ops += [{"update": {"_index": self.index, "_id": old}},
@@ -205,8 +255,8 @@ class OpenSearchStore:
             for earlier in [i for i, src in _new_heads(ops) if src == lineage]:
                 ops += [{"update": {"_index": self.index, "_id": earlier}},
                         {"doc": {"is_head": False}}]
-            ops += [{"create": {"_index": self.index, "_id": n.id}},
-                    self._nugget_doc(n, vec, pending_anchors[n.id])]
+            ops += [{"create": {"_index": self.index, "_id": key}},
+                    self._nugget_doc(n, vec, pending_anchors[key])]
         if not ops:
             return
         try:
@@ -215,11 +265,13 @@ class OpenSearchStore:
             await self._compensate(list(pending), demoted)
             raise
 
-    async def _compensate(self, created: list[str], demoted: list[str]) -> None:
+    async def _compensate(self, created: list[str], demoted: list[str],
+                          restore: list[dict[str, Any]] | None = None) -> None:
         ops: list[dict[str, Any]] = [{"delete": {"_index": self.index, "_id": i}}
                                      for i in created]
         for old in demoted:
             ops += [{"update": {"_index": self.index, "_id": old}}, {"doc": {"is_head": True}}]
+        ops += restore or []
         try:
             await self._client.bulk(body=ops, refresh="wait_for")
         except Exception as err:  # the original error is what the caller needs to see
@@ -239,11 +291,12 @@ class OpenSearchStore:
                                  _source=False)
         return {d["_id"] for d in reply["docs"] if d.get("found")}
 
-    async def _vector_of(self, item_id: str) -> list[float]:
+    async def _vector_of(self, key: str, item_id: str) -> list[float]:
+        """The vector of the document with ``_id`` key (``item_id`` for the message)."""
         from opensearchpy import NotFoundError as OSNotFound
 
         try:
-            doc = await self._call(self._client.get, index=self.index, id=item_id,
+            doc = await self._call(self._client.get, index=self.index, id=key,
                                    _source_includes="vector")
         except OSNotFound:
             doc = {}
@@ -253,17 +306,18 @@ class OpenSearchStore:
                                   field="vectors")
         return list(vec)
 
-    async def _heads_of(self, lineage: str) -> list[str]:
+    async def _heads_of(self, tenant: str, lineage: str) -> list[str]:
         reply = await self._search({"query": {"bool": {"filter": [
-            {"term": {"lineage": lineage}}, {"term": {"is_head": True}}]}}, "_source": False,
-            "size": 100})
+            {"term": {"tenant": tenant}}, {"term": {"lineage": lineage}},
+            {"term": {"type": int(ItemType.NUGGET)}}, {"term": {"is_head": True}}]}},
+            "_source": False, "size": 100})
         return [h["_id"] for h in reply["hits"]["hits"]]
 
-    async def _anchors_of(self, item_id: str) -> str:
+    async def _anchors_of(self, key: str) -> str:
         from opensearchpy import NotFoundError as OSNotFound
 
         try:
-            doc = await self._call(self._client.get, index=self.index, id=item_id,
+            doc = await self._call(self._client.get, index=self.index, id=key,
                                    _source_includes="anchor_vectors")
         except OSNotFound:
             return ""
@@ -285,31 +339,95 @@ class OpenSearchStore:
         }
 
     async def add_passages(self, passages: Sequence[Passage], vectors: Vector) -> int:
-        """Bulk-create passages (existing ids skipped); returns how many were new."""
+        """Bulk-create passages (ids the tenant has: skipped) and close earlier versions
+        of their documents (see IndexStore.add_passages); returns how many were new. A
+        failed bulk request is compensated (new passages removed, closed ones reopened)."""
         validate_passages(passages, vectors, self.dim)
         if not passages:
             return 0
-        existing = await self._existing([p.id for p in passages])
+        closing = await self._earlier_versions(passages)
+        existing = await self._existing([os_id(p.tenant, p.id) for p in passages])
         ops: list[dict[str, Any]] = []
+        for key, (old, start) in closing.items():
+            ops += [{"update": {"_index": self.index, "_id": key}},
+                    {"doc": self._validity_doc(dataclasses.replace(old, valid_to=start))}]
         fresh: set[str] = set()
         for p, v in zip(passages, vectors, strict=True):
-            if p.id in existing or p.id in fresh:
+            key = os_id(p.tenant, p.id)
+            if key in existing or key in fresh:
                 continue
-            fresh.add(p.id)
-            ops += [{"create": {"_index": self.index, "_id": p.id}}, {
-                "id": p.id, "tenant": p.tenant, "type": int(ItemType.DOCUMENT), "lineage": p.id,
-                "version": 1, "is_head": True, "state": int(State.ACTIVE),
-                "publication": int(Publication.PUBLISHED),
-                "t_start": p.valid_from.timestamp(),
-                "t_end": p.valid_to.timestamp() if p.valid_to else OPEN_END, "kind": 0,
-                "scope": "", "key": "", "event_id": "", "meta": 0.5, "title": p.title,
-                "body": p.text, "anchors": "",
-                "vector": np.asarray(v, dtype=np.float32).tolist(),
-                "payload": base64.b64encode(passage_to_bytes(p)).decode()}]
+            fresh.add(key)
+            ops += [{"create": {"_index": self.index, "_id": key}}, {
+                "id": p.id, "tenant": p.tenant, "type": int(ItemType.DOCUMENT),
+                "lineage": p.doc_id, "doc_id": p.doc_id, "digest": p.digest,
+                "version": p.version, "is_head": True, "state": int(State.ACTIVE),
+                "publication": int(Publication.PUBLISHED), **self._validity_doc(p),
+                "kind": 0, "scope": "", "key": "", "event_id": "", "meta": 0.5,
+                "title": p.title, "body": p.text, "anchors": "",
+                "vector": np.asarray(v, dtype=np.float32).tolist()}]
         if ops:
-            await self._bulk(ops)
+            try:
+                await self._bulk(ops)
+            except BaseException:
+                restore: list[dict[str, Any]] = []
+                for key, (old, _) in closing.items():
+                    restore += [{"update": {"_index": self.index, "_id": key}},
+                                {"doc": self._validity_doc(old)}]
+                await self._compensate(list(fresh), [], restore)
+                raise
             self._tenants.update(p.tenant for p in passages)
         return len(fresh)
+
+    @staticmethod
+    def _validity_doc(p: Passage) -> dict[str, Any]:
+        """The fields of a passage document that change when its validity is closed."""
+        return {"t_start": p.valid_from.timestamp(),
+                "t_end": p.valid_to.timestamp() if p.valid_to else OPEN_END,
+                "payload": base64.b64encode(passage_to_bytes(p)).decode()}
+
+    async def _earlier_versions(self, passages: Sequence[Passage]
+                                ) -> dict[str, tuple[Passage, datetime]]:
+        """_id -> (stored passage, new end) for the passages of earlier versions that
+        these passages' document versions close; ValidationError if one starts too late."""
+        starts: dict[tuple[str, str], tuple[int, datetime]] = {}
+        for p in passages:
+            if p.version > 1:
+                starts.setdefault((p.tenant, p.doc_id), (p.version, p.valid_from))
+        out: dict[str, tuple[Passage, datetime]] = {}
+        for (tenant, doc), (version, start) in starts.items():
+            reply = await self._search({"size": MAX_RESULTS, "_source": ["payload"], "query": {
+                "bool": {"filter": [
+                    {"term": {"tenant": tenant}}, {"term": {"type": int(ItemType.DOCUMENT)}},
+                    {"term": {"doc_id": doc}}, {"range": {"version": {"lt": version}}},
+                    {"range": {"t_end": {"gt": start.timestamp()}}}]}}})
+            for h in reply["hits"]["hits"]:
+                old = passage_from_bytes(base64.b64decode(h["_source"]["payload"]))
+                if old.valid_from >= start:
+                    raise ValidationError(
+                        f"version {version} of document {doc!r} starts at "
+                        f"{start.isoformat()}, not after version {old.version}, which starts "
+                        f"at {old.valid_from.isoformat()}", field="valid_from")
+                out[h["_id"]] = (old, start)
+        return out
+
+    async def document_heads(self, tenant: str,
+                             doc_ids: Sequence[str]) -> dict[str, DocumentHead]:
+        """See :meth:`query.store.IndexStore.document_heads` (one passage of each
+        document's highest version, by field collapsing)."""
+        out: dict[str, DocumentHead] = {}
+        for i in range(0, len(doc_ids), 1000):
+            chunk = list(doc_ids[i : i + 1000])
+            reply = await self._search({
+                "size": len(chunk), "_source": ["payload"],
+                "query": {"bool": {"filter": [
+                    {"term": {"tenant": tenant}}, {"term": {"type": int(ItemType.DOCUMENT)}},
+                    {"terms": {"doc_id": chunk}}]}},
+                "collapse": {"field": "doc_id"}, "sort": [{"version": "desc"}]})
+            for h in reply["hits"]["hits"]:
+                p = passage_from_bytes(base64.b64decode(h["_source"]["payload"]))
+                out[p.doc_id] = DocumentHead(p.doc_id, p.version, p.digest, p.valid_from,
+                                             p.valid_to)
+        return out
 
     # --- reads ------------------------------------------------------------------------
 
@@ -319,7 +437,7 @@ class OpenSearchStore:
     async def get(self, tenant: str, item_id: str) -> Nugget:
         """One nugget version by id (NotFoundError otherwise)."""
         reply = await self._search({"query": {"bool": {"filter": [
-            {"ids": {"values": [item_id]}}, {"term": {"tenant": tenant}},
+            {"ids": {"values": [os_id(tenant, item_id)]}}, {"term": {"tenant": tenant}},
             {"term": {"type": int(ItemType.NUGGET)}}]}}, "_source": ["payload"], "size": 1})
         hits = reply["hits"]["hits"]
         if not hits:
@@ -337,12 +455,13 @@ class OpenSearchStore:
         """Every version of the lineage of item_id, oldest first."""
         first = await self.get(tenant, item_id)
         return await self._nuggets([{"term": {"lineage": first.lineage_id or first.id}},
-                                    {"term": {"tenant": tenant}}])
+                                    {"term": {"tenant": tenant}},
+                                    {"term": {"type": int(ItemType.NUGGET)}}])
 
     async def _version_of(self, tenant: str, item_id: str) -> tuple[str, int]:
         """(lineage, version) of a nugget version, from its id; NotFoundError if absent."""
         reply = await self._search({"query": {"bool": {"filter": [
-            {"ids": {"values": [item_id]}}, {"term": {"tenant": tenant}},
+            {"ids": {"values": [os_id(tenant, item_id)]}}, {"term": {"tenant": tenant}},
             {"term": {"type": int(ItemType.NUGGET)}}]}}, "_source": ["lineage", "version"],
             "size": 1})
         hits = reply["hits"]["hits"]
@@ -363,6 +482,7 @@ class OpenSearchStore:
         """The head of item_id's lineage: its lineage, then a size-1 query on the head flag."""
         lineage, _ = await self._version_of(tenant, item_id)
         head = await self._first([{"term": {"lineage": lineage}}, {"term": {"tenant": tenant}},
+                                  {"term": {"type": int(ItemType.NUGGET)}},
                                   {"term": {"is_head": True}}])
         if head is None:
             raise NotFoundError(f"no head for nugget {item_id!r}", field="id")
@@ -374,7 +494,8 @@ class OpenSearchStore:
         lineage, _ = await self._version_of(tenant, item_id)
         body: dict[str, Any] = {
             "query": {"bool": {"filter": [{"term": {"lineage": lineage}},
-                                          {"term": {"tenant": tenant}}]}},
+                                          {"term": {"tenant": tenant}},
+                                          {"term": {"type": int(ItemType.NUGGET)}}]}},
             "_source": ["payload"], "size": limit,
             "sort": [{"version": "asc"}, {"id": "asc"}]}
         if after_id:
@@ -461,8 +582,8 @@ class OpenSearchStore:
         reply = await self._search({
             "query": {"bool": {"must": [self._match(terms)],
                                "filter": self.governance_filter(flt)}},
-            "size": limit, "_source": ["type", "meta"], "track_total_hits": False})
-        return [Scored(h["_id"], ItemType(h["_source"]["type"]), float(h["_score"]),
+            "size": limit, "_source": ["id", "type", "meta"], "track_total_hits": False})
+        return [Scored(h["_source"]["id"], ItemType(h["_source"]["type"]), float(h["_score"]),
                        float(h["_source"]["meta"])) for h in reply["hits"]["hits"]]
 
     async def dense(self, vector: Vector, flt: GovernanceFilter, limit: int) -> list[Scored]:
@@ -470,7 +591,7 @@ class OpenSearchStore:
         check_vector(vector, self.dim)
         q = np.asarray(vector, dtype=np.float32)
         reply = await self._search({
-            "size": limit, "_source": ["type", "meta", "anchor_vectors"],
+            "size": limit, "_source": ["id", "type", "meta", "anchor_vectors"],
             "query": {"knn": {"vector": {
                 "vector": q.tolist(), "k": limit,
                 "filter": {"bool": {"filter": self.governance_filter(flt)}}}}}})
@@ -482,7 +603,7 @@ class OpenSearchStore:
             if raw:  # a nugget's dense score is its best over its anchors too
                 anchors = np.frombuffer(base64.b64decode(raw), dtype=np.float32)
                 cos = max(cos, float((anchors.reshape(-1, self.dim) @ q).max()))
-            out.append(Scored(h["_id"], ItemType(h["_source"]["type"]), cos,
+            out.append(Scored(h["_source"]["id"], ItemType(h["_source"]["type"]), cos,
                               float(h["_source"]["meta"])))
         out.sort(key=lambda sc: -sc.score)
         return out
@@ -502,16 +623,17 @@ class OpenSearchStore:
         """Records by id for this tenant."""
         if not ids:
             return {}
-        reply = await self._call(self._client.mget, index=self.index, body={"ids": list(ids)},
-                                 _source_includes=["payload", "tenant", "type"])
+        reply = await self._call(self._client.mget, index=self.index,
+                                 body={"ids": [os_id(tenant, i) for i in ids]},
+                                 _source_includes=["payload", "tenant", "type", "id"])
         out: dict[str, Nugget | Passage] = {}
         for d in reply["docs"]:
             src = d.get("_source")
             if not d.get("found") or src is None or src["tenant"] != tenant:
                 continue
             raw = base64.b64decode(src["payload"])
-            out[d["_id"]] = (nugget_from_bytes(raw) if src["type"] == ItemType.NUGGET
-                             else passage_from_bytes(raw))
+            out[src["id"]] = (nugget_from_bytes(raw) if src["type"] == ItemType.NUGGET
+                              else passage_from_bytes(raw))
         return out
 
     async def sample_passages(self, tenant: str, limit: int, seed: int = 0) -> list[Passage]:
@@ -547,12 +669,13 @@ class OpenSearchStore:
                 "index_bytes": size}
 
 
-def _new_heads(ops: list[dict[str, Any]]) -> list[tuple[str, str]]:
-    """(id, lineage) of versions already queued in this bulk request."""
+def _new_heads(ops: list[dict[str, Any]]) -> list[tuple[str, tuple[str, str]]]:
+    """(_id, (tenant, lineage)) of versions already queued in this bulk request."""
     out = []
     for i in range(0, len(ops), 2):
         if "create" in ops[i]:
-            out.append((ops[i]["create"]["_id"], ops[i + 1]["lineage"]))
+            doc = ops[i + 1]
+            out.append((ops[i]["create"]["_id"], (doc["tenant"], doc["lineage"])))
     return out
 
 

@@ -2,9 +2,10 @@
 
 Layout of the file:
 
-- ``items``: one row per nugget version or corpus passage, with only the governance
-  columns (tenant, head flag, state, publication, validity as epoch seconds, kind, scope),
-  so the rows the lexical query joins stay small and cached;
+- ``items``: one row per nugget version or corpus passage, unique by (tenant, id), with
+  only the governance columns (tenant, head flag, state, publication, validity as epoch
+  seconds, kind, scope), so the rows the lexical query joins stay small and cached; a
+  passage's ``lineage`` is its document id;
 - ``payloads``: the record itself (protobuf bytes for nuggets, JSON for passages);
 - ``fts``: a contentless FTS5 table over title, body and anchors (rowid = items.rowid);
 - ``vectors``: float32 embeddings (rowid = items.rowid);
@@ -16,7 +17,7 @@ Layout of the file:
   produced, so a retried request is answered without a second version.
 
 Writes never read a whole lineage: the head comes from a partial index over heads
-(``items_lineage_head``), a page of versions from the (lineage, rowid) index.
+(``items_lineage_head``), a page of versions from the (tenant, lineage, rowid) index.
 
 The vector index (:class:`query.backends.vectors.VectorIndex`) keeps governance columns
 as numpy arrays and applies the filter before ranking: exact search over the allowed rows
@@ -29,6 +30,7 @@ processes) and any number of readers.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import sqlite3
 import threading
@@ -51,9 +53,10 @@ from query.convert import (
     passage_to_bytes,
 )
 from query.embeddings import Vector
-from query.model import ItemType, Nugget, Passage, Publication, State, View
+from query.model import ItemType, Nugget, Passage, Publication, State, View, document_digest
 from query.store import (
     OPEN_END,
+    DocumentHead,
     GovernanceFilter,
     Scored,
     WriterLock,
@@ -65,12 +68,9 @@ from query.store import (
 
 log = get_logger(__name__)
 
-SCHEMA = """
-CREATE TABLE IF NOT EXISTS tenants (code INTEGER PRIMARY KEY, name TEXT UNIQUE NOT NULL);
-CREATE TABLE IF NOT EXISTS scopes (code INTEGER PRIMARY KEY, name TEXT UNIQUE NOT NULL);
-CREATE TABLE IF NOT EXISTS items (
+ITEMS = """CREATE TABLE IF NOT EXISTS items (
     rowid INTEGER PRIMARY KEY,
-    id TEXT UNIQUE NOT NULL,
+    id TEXT NOT NULL,
     tenant INTEGER NOT NULL,
     type INTEGER NOT NULL,
     lineage TEXT NOT NULL,
@@ -83,15 +83,20 @@ CREATE TABLE IF NOT EXISTS items (
     scope INTEGER NOT NULL,
     key TEXT NOT NULL,
     event_id TEXT NOT NULL,
-    meta REAL NOT NULL
-);
+    meta REAL NOT NULL,
+    UNIQUE (tenant, id)
+)"""
+SCHEMA = f"""
+CREATE TABLE IF NOT EXISTS tenants (code INTEGER PRIMARY KEY, name TEXT UNIQUE NOT NULL);
+CREATE TABLE IF NOT EXISTS scopes (code INTEGER PRIMARY KEY, name TEXT UNIQUE NOT NULL);
+{ITEMS};
 CREATE TABLE IF NOT EXISTS payloads (rowid INTEGER PRIMARY KEY, payload BLOB NOT NULL);
 CREATE INDEX IF NOT EXISTS items_key ON items (tenant, key) WHERE is_head = 1;
-CREATE INDEX IF NOT EXISTS items_lineage ON items (lineage);
-CREATE INDEX IF NOT EXISTS items_lineage_head ON items (lineage) WHERE is_head = 1;
+CREATE INDEX IF NOT EXISTS items_lineage ON items (tenant, lineage);
+CREATE INDEX IF NOT EXISTS items_lineage_head ON items (tenant, lineage) WHERE is_head = 1;
 CREATE INDEX IF NOT EXISTS items_event ON items (tenant, event_id) WHERE event_id != '';
 CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5 (
-    title, body, anchors, content='', tokenize='{tokenize}'
+    title, body, anchors, content='', tokenize='{{tokenize}}'
 );
 CREATE TABLE IF NOT EXISTS vectors (rowid INTEGER PRIMARY KEY, vec BLOB NOT NULL);
 CREATE TABLE IF NOT EXISTS anchor_vectors (item INTEGER NOT NULL, n INTEGER NOT NULL,
@@ -105,6 +110,9 @@ CREATE TABLE IF NOT EXISTS requests (tenant INTEGER NOT NULL, lineage TEXT NOT N
 
 TOKENIZE = "porter unicode61"
 SCHEMA = SCHEMA.replace("{tokenize}", TOKENIZE)
+# PRAGMA user_version of the layout above. 0: a file from before tenant-scoped ids
+# (items.id unique across tenants, passages without versions), migrated at start.
+SCHEMA_VERSION = 2
 # BM25 column weights: title, body, anchors. Titles and anchors are written to be found.
 BM25_WEIGHTS = "3.0, 1.0, 2.0"  # as SQL arguments of bm25()
 WEIGHTS = tuple(float(w) for w in BM25_WEIGHTS.split(","))
@@ -175,7 +183,10 @@ class SQLiteStore:
         db.execute("PRAGMA journal_mode=WAL")
         db.execute("PRAGMA synchronous=NORMAL")
         db.execute("PRAGMA busy_timeout=10000")
+        _migrate(db)
         db.executescript(SCHEMA)
+        if db.execute("PRAGMA user_version").fetchone()[0] < SCHEMA_VERSION:  # a new file
+            db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
         self._db = db
         self._tenant_codes = dict(db.execute("SELECT name, code FROM tenants"))
         self._scope_codes = dict(db.execute("SELECT name, code FROM scopes"))
@@ -344,23 +355,26 @@ class SQLiteStore:
     def _insert_nugget(self, n: Nugget, vector: Vector | None, with_anchors: bool = False,
                        anchors: Vector | None = None) -> list[int]:
         db = self.db
-        if db.execute("SELECT 1 FROM items WHERE id = ?", (n.id,)).fetchone():
+        tenant = self._code("tenants", self._tenant_codes, n.tenant)
+        if db.execute("SELECT 1 FROM items WHERE tenant = ? AND id = ?",
+                      (tenant, n.id)).fetchone():
             return []
         lineage = n.lineage_id or n.id
         if vector is None:
             row = db.execute("SELECT v.vec FROM items i JOIN vectors v ON v.rowid = i.rowid"
-                             " WHERE i.id = ?", (n.parent_id,)).fetchone()
+                             " WHERE i.tenant = ? AND i.id = ?", (tenant, n.parent_id)).fetchone()
             if row is None:
                 raise ValidationError(f"no vector given and parent {n.parent_id!r} has none",
                                       field="vectors")
             blob = row[0]
         else:
             blob = np.asarray(vector, dtype=np.float32).tobytes()
-        tenant = self._code("tenants", self._tenant_codes, n.tenant)
         scope = self._code("scopes", self._scope_codes, n.fact.key[2])
-        old_heads = [r[0] for r in db.execute(
-            "SELECT rowid FROM items WHERE lineage = ? AND is_head = 1", (lineage,))]
-        db.execute("UPDATE items SET is_head = 0 WHERE lineage = ? AND is_head = 1", (lineage,))
+        heads = (f"tenant = ? AND lineage = ? AND type = {int(ItemType.NUGGET)}"
+                 " AND is_head = 1")
+        old_heads = [r[0] for r in db.execute(f"SELECT rowid FROM items WHERE {heads}",
+                                              (tenant, lineage))]
+        db.execute(f"UPDATE items SET is_head = 0 WHERE {heads}", (tenant, lineage))
         cur = db.execute(
             "INSERT INTO items (id, tenant, type, lineage, is_head, state, publication, t_start,"
             " t_end, kind, scope, key, event_id, meta)"
@@ -384,7 +398,7 @@ class SQLiteStore:
         elif with_anchors and n.parent_id:  # anchors unchanged: the parent's vectors
             db.execute("INSERT INTO anchor_vectors (item, n, vec) SELECT ?, a.n, a.vec"
                        " FROM anchor_vectors a JOIN items i ON i.rowid = a.item"
-                       " WHERE i.id = ?", (rowid, n.parent_id))
+                       " WHERE i.tenant = ? AND i.id = ?", (rowid, tenant, n.parent_id))
         return [*old_heads, rowid]
 
     async def add_passages(self, passages: Sequence[Passage], vectors: Vector) -> int:
@@ -399,16 +413,18 @@ class SQLiteStore:
             db = self.db
             db.execute("BEGIN IMMEDIATE")
             try:
+                closed = self._close_earlier_versions(passages)
                 new: list[int] = []
                 for p, v in zip(passages, vectors, strict=True):
-                    if db.execute("SELECT 1 FROM items WHERE id = ?", (p.id,)).fetchone():
-                        continue
                     tenant = self._code("tenants", self._tenant_codes, p.tenant)
+                    if db.execute("SELECT 1 FROM items WHERE tenant = ? AND id = ?",
+                                  (tenant, p.id)).fetchone():
+                        continue
                     cur = db.execute(
                         "INSERT INTO items (id, tenant, type, lineage, is_head, state,"
                         " publication, t_start, t_end, kind, scope, key, event_id, meta)"
                         " VALUES (?, ?, ?, ?, 1, ?, ?, ?, ?, 0, 0, '', '', 0.5)",
-                        (p.id, tenant, int(ItemType.DOCUMENT), p.id, int(State.ACTIVE),
+                        (p.id, tenant, int(ItemType.DOCUMENT), p.doc_id, int(State.ACTIVE),
                          int(Publication.PUBLISHED), _epoch(p.valid_from), _epoch(p.valid_to)))
                     rowid = int(cur.lastrowid or 0)
                     db.execute("INSERT INTO payloads (rowid, payload) VALUES (?, ?)",
@@ -418,7 +434,8 @@ class SQLiteStore:
                     db.execute("INSERT INTO vectors (rowid, vec) VALUES (?, ?)",
                                (rowid, np.asarray(v, dtype=np.float32).tobytes()))
                     new.append(rowid)
-                db.executemany("INSERT INTO changes (item) VALUES (?)", [(r,) for r in new])
+                db.executemany("INSERT INTO changes (item) VALUES (?)",
+                               [(r,) for r in (*closed, *new)])
                 db.execute("COMMIT")
             except BaseException:
                 db.execute("ROLLBACK")
@@ -426,6 +443,63 @@ class SQLiteStore:
                 raise
             self._refresh()
         return len(new)
+
+    def _close_earlier_versions(self, passages: Sequence[Passage]) -> list[int]:
+        """End the validity of earlier versions of the documents whose later versions
+        these passages are (see IndexStore.add_passages); the rows it changed."""
+        db = self.db
+        starts: dict[tuple[str, str], tuple[int, datetime]] = {}
+        for p in passages:
+            if p.version > 1:
+                starts.setdefault((p.tenant, p.doc_id), (p.version, p.valid_from))
+        closed: list[int] = []
+        for (tenant, doc_id), (version, start) in starts.items():
+            code = self._tenant(tenant)
+            if code is None:
+                continue
+            for rowid, payload in db.execute(
+                    "SELECT i.rowid, p.payload FROM items i JOIN payloads p"
+                    " ON p.rowid = i.rowid WHERE i.tenant = ? AND i.type = ?"
+                    " AND i.lineage = ? AND i.t_end > ?",
+                    (code, int(ItemType.DOCUMENT), doc_id, _epoch(start))).fetchall():
+                old = passage_from_bytes(payload)
+                if old.version >= version:  # this version (re-sent) or a later one
+                    continue
+                if old.valid_from >= start:
+                    raise ValidationError(
+                        f"version {version} of document {doc_id!r} starts at "
+                        f"{start.isoformat()}, not after version {old.version}, which starts "
+                        f"at {old.valid_from.isoformat()}", field="valid_from")
+                db.execute("UPDATE items SET t_end = ? WHERE rowid = ?", (_epoch(start), rowid))
+                db.execute("UPDATE payloads SET payload = ? WHERE rowid = ?",
+                           (passage_to_bytes(dataclasses.replace(old, valid_to=start)), rowid))
+                closed.append(rowid)
+        return closed
+
+    async def document_heads(self, tenant: str,
+                             doc_ids: Sequence[str]) -> dict[str, DocumentHead]:
+        """See :meth:`query.store.IndexStore.document_heads` (the passage of each document
+        with the latest start belongs to its latest version)."""
+        code = self._tenant(tenant)
+        out: dict[str, DocumentHead] = {}
+        if code is None:
+            return out
+        for i in range(0, len(doc_ids), 500):
+            chunk = list(doc_ids[i : i + 500])
+            marks = ",".join("?" * len(chunk))
+            rows = [r[0] for r in self.db.execute(
+                f"SELECT i.rowid, max(i.t_start) FROM items i WHERE i.tenant = ? AND i.type = ?"
+                f" AND i.lineage IN ({marks}) GROUP BY i.lineage",
+                (code, int(ItemType.DOCUMENT), *chunk))]
+            if not rows:
+                continue
+            for (payload,) in self.db.execute(
+                    f"SELECT payload FROM payloads WHERE rowid IN ({','.join('?' * len(rows))})",
+                    rows):
+                p = passage_from_bytes(payload)
+                out[p.doc_id] = DocumentHead(p.doc_id, p.version, p.digest, p.valid_from,
+                                             p.valid_to)
+        return out
 
     # --- reads ------------------------------------------------------------------------
 
@@ -450,8 +524,9 @@ class SQLiteStore:
         """Every version of the lineage of item_id, oldest first."""
         first = await self.get(tenant, item_id)
         lineage = first.lineage_id or first.id
-        rows = self.db.execute(f"{_PAYLOAD} WHERE i.lineage = ? ORDER BY i.rowid",
-                               (lineage,)).fetchall()
+        rows = self.db.execute(f"{_PAYLOAD} WHERE i.tenant = ? AND i.lineage = ?"
+                               " AND i.type = ? ORDER BY i.rowid",
+                               (self._tenant(tenant), lineage, int(ItemType.NUGGET))).fetchall()
         return [nugget_from_bytes(r[0]) for r in rows]
 
     def _lineage_of(self, tenant: str, item_id: str) -> str:
@@ -465,8 +540,9 @@ class SQLiteStore:
     async def head(self, tenant: str, item_id: str) -> Nugget:
         """The head of item_id's lineage (the partial index on heads: one row read)."""
         lineage = self._lineage_of(tenant, item_id)
-        row = self.db.execute(f"{_PAYLOAD} WHERE i.lineage = ? AND i.is_head = 1",
-                              (lineage,)).fetchone()
+        row = self.db.execute(f"{_PAYLOAD} WHERE i.tenant = ? AND i.lineage = ?"
+                              " AND i.is_head = 1 AND i.type = ?",
+                              (self._tenant(tenant), lineage, int(ItemType.NUGGET))).fetchone()
         if row is None:
             raise NotFoundError(f"no head for nugget {item_id!r}", field="id")
         return nugget_from_bytes(row[0])
@@ -474,7 +550,7 @@ class SQLiteStore:
     async def history_page(self, tenant: str, item_id: str, limit: int,
                            after_id: str = "") -> list[Nugget]:
         """One page of item_id's lineage, oldest first (rowid order: the lineage index
-        holds (lineage, rowid), so the page is a range read)."""
+        holds (tenant, lineage, rowid), so the page is a range read)."""
         lineage = self._lineage_of(tenant, item_id)
         after = 0
         if after_id:
@@ -484,8 +560,10 @@ class SQLiteStore:
             if row is None:
                 raise ValidationError("not a version of this lineage", field="after_id")
             after = int(row[0])
-        rows = self.db.execute(f"{_PAYLOAD} WHERE i.lineage = ? AND i.rowid > ?"
-                               " ORDER BY i.rowid LIMIT ?", (lineage, after, limit)).fetchall()
+        rows = self.db.execute(f"{_PAYLOAD} WHERE i.tenant = ? AND i.lineage = ?"
+                               " AND i.type = ? AND i.rowid > ? ORDER BY i.rowid LIMIT ?",
+                               (self._tenant(tenant), lineage, int(ItemType.NUGGET), after,
+                                limit)).fetchall()
         return [nugget_from_bytes(r[0]) for r in rows]
 
     async def find_by_request(self, tenant: str, lineage_id: str,
@@ -828,6 +906,51 @@ class LexicalStats:
             idf = idf if idf > 0 else 1e-6
             total += idf * (freq * (K1 + 1)) / (freq + K1 * (1 - B + B * length / avgdl))
         return total
+
+
+def _migrate(db: sqlite3.Connection) -> None:
+    """Bring a file written before tenant-scoped ids to SCHEMA_VERSION, in one transaction.
+
+    ``items.id`` was unique across tenants (a second tenant's document with an id the
+    first one had was skipped): the table is rebuilt unique by (tenant, id), rowids kept
+    (the FTS5 and vector rows refer to them). Passages get their document id as lineage
+    and, in their payload, version 1 and the digest of their document's passages.
+    """
+    if db.execute("PRAGMA user_version").fetchone()[0] >= SCHEMA_VERSION:
+        return
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        old = db.execute("SELECT sql FROM sqlite_master WHERE type = 'table'"
+                         " AND name = 'items'").fetchone()
+        if old is None or "UNIQUE (tenant, id)" in old[0]:
+            db.execute("COMMIT")
+            return
+        columns = ", ".join(r[1] for r in db.execute("PRAGMA table_info(items)"))
+        db.execute("ALTER TABLE items RENAME TO items_before_v2")
+        db.execute(ITEMS)
+        db.execute(f"INSERT INTO items ({columns}) SELECT {columns} FROM items_before_v2")
+        db.execute("DROP TABLE items_before_v2")  # and its indexes; SCHEMA makes the new ones
+        documents: dict[tuple[int, str], list[tuple[int, Passage]]] = {}
+        for rowid, tenant, payload in db.execute(
+                "SELECT i.rowid, i.tenant, p.payload FROM items i JOIN payloads p"
+                " ON p.rowid = i.rowid WHERE i.type = ? ORDER BY i.rowid",
+                (int(ItemType.DOCUMENT),)).fetchall():
+            p = passage_from_bytes(payload)
+            documents.setdefault((tenant, p.doc_id), []).append((rowid, p))
+        for rows in documents.values():
+            digest = document_digest(rows[0][1].title, rows[0][1].url, [p.text for _, p in rows])
+            for rowid, p in rows:
+                db.execute("UPDATE items SET lineage = ? WHERE rowid = ?", (p.doc_id, rowid))
+                db.execute("UPDATE payloads SET payload = ? WHERE rowid = ?",
+                           (passage_to_bytes(dataclasses.replace(p, version=1, digest=digest)),
+                            rowid))
+        db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+        db.execute("COMMIT")
+    except BaseException:
+        db.execute("ROLLBACK")
+        raise
+    log.info("store file migrated to tenant-scoped ids", schema_version=SCHEMA_VERSION,
+             documents=len(documents))
 
 
 def _varints(blob: bytes) -> list[int]:

@@ -422,3 +422,120 @@ class StoreConformance:
         await self.put(store, embedder, n)
         actual = {s.id: s.score for s in await store.lexical(terms, flt(), 100)}
         assert actual[n.id] == pytest.approx(predicted, rel=1e-3)
+
+    # items keyed by tenant and id ---------------------------------------------------
+
+    async def test_two_tenants_may_have_the_same_passage_id(
+            self, store: IndexStore, embedder: MiniLMEmbedder) -> None:
+        """acme's ``a11y#0`` does not hide t3's: each tenant stores, finds and fetches its
+        own, and neither id reveals the other's."""
+        acme = make_passage("acme", pid="a11y#0", title="Accessibility",
+                            text="Screen readers speak the contents of the screen.")
+        t3 = make_passage("t3", pid="a11y#0", title="Magnifier",
+                          text="The zoom magnifier enlarges part of the display.")
+        assert await store.add_passages([acme], embedder.embed([acme.text])) == 1
+        assert await store.add_passages([t3], embedder.embed([t3.text])) == 1
+        assert await store.add_passages([t3], embedder.embed([t3.text])) == 0
+        assert (await store.fetch("t3", ["a11y#0"]))["a11y#0"] == t3
+        assert (await store.fetch("acme", ["a11y#0"]))["a11y#0"] == acme
+        f3 = flt("t3")
+        lex = await store.lexical(query_terms("zoom magnifier enlarges display"), f3, 10)
+        assert [s.id for s in lex] == ["a11y#0"]
+        assert await store.lexical(query_terms("screen readers speak"), f3, 10) == []
+        den = await store.dense(embedder.embed(["screen magnifier"])[0], f3, 10)
+        assert [s.id for s in den] == ["a11y#0"]
+        heads = await store.document_heads("t3", ["a11y", "missing"])
+        assert list(heads) == ["a11y"] and heads["a11y"].version == 1
+        store = await self.reopen(store)
+        assert (await store.fetch("t3", ["a11y#0"]))["a11y#0"] == t3
+        assert (await store.fetch("acme", ["a11y#0"]))["a11y#0"] == acme
+
+    async def test_two_tenants_may_have_the_same_nugget_id(
+            self, store: IndexStore, embedder: MiniLMEmbedder) -> None:
+        """Same id (and lineage) in two tenants: two items; a new version in one tenant
+        moves only that tenant's head."""
+        acme = make_nugget("acme")
+        other = dataclasses.replace(acme, tenant="t3", body="In t3, only admins reset it.")
+        await self.put(store, embedder, acme)
+        await self.put(store, embedder, other)
+        assert await store.get("t3", acme.id) == other
+        assert await store.get("acme", acme.id) == acme
+        acme2 = next_version(acme, "edit", body="Only the Workspace Owner resets passwords.")
+        await self.put(store, embedder, acme2)
+        assert [v.id for v in await store.history("t3", acme.id)] == [acme.id]
+        assert [v.id for v in await store.history("acme", acme.id)] == [acme.id, acme2.id]
+        assert await store.head("t3", acme.id) == other
+        assert (await store.head("acme", acme.id)).id == acme2.id
+        assert await store.history_page("t3", acme.id, 10) == [other]
+        assert [v.id for v in await store.history_page("acme", acme.id, 10)] == [acme.id,
+                                                                                acme2.id]
+        assert await self.visible(store, embedder, flt("t3")) == {other.id}
+        assert await self.visible(store, embedder, flt("acme")) == {acme2.id}
+        assert (await store.fetch("t3", [acme.id]))[acme.id] == other
+
+    # document versions --------------------------------------------------------------
+
+    async def test_a_new_document_version_closes_the_old_one(
+            self, store: IndexStore, embedder: MiniLMEmbedder) -> None:
+        v1 = [make_passage(pid="doc-1#0", title="Password policy",
+                           text="Passwords expire every 90 days."),
+              make_passage(pid="doc-1#1", title="Password policy",
+                           text="Reuse of the last 5 passwords is blocked.")]
+        v1 = [dataclasses.replace(p, digest="d1") for p in v1]
+        await store.add_passages(v1, embedder.embed([p.text for p in v1]))
+        v2 = dataclasses.replace(v1[0], id="doc-1#0@v2", text="Passwords expire every 30 days.",
+                                 version=2, digest="d2", valid_from=T0 + days(5))
+        assert await store.add_passages([v2], embedder.embed([v2.text])) == 1
+        assert await store.add_passages([v2], embedder.embed([v2.text])) == 0  # re-sent
+        before, after = flt(as_of=T0 + days(2)), flt(as_of=T0 + days(10))
+        terms = query_terms("password expire days")
+        assert {s.id for s in await store.lexical(terms, before, 10)} == {"doc-1#0", "doc-1#1"}
+        assert {s.id for s in await store.lexical(terms, after, 10)} == {"doc-1#0@v2"}
+        q = embedder.embed(["when do passwords expire"])[0]
+        assert {s.id for s in await store.dense(q, before, 10)} == {"doc-1#0", "doc-1#1"}
+        assert {s.id for s in await store.dense(q, after, 10)} == {"doc-1#0@v2"}
+        got = await store.fetch("acme", ["doc-1#0", "doc-1#1", "doc-1#0@v2"])
+        assert got["doc-1#0"] == dataclasses.replace(v1[0], valid_to=T0 + days(5))
+        assert got["doc-1#1"] == dataclasses.replace(v1[1], valid_to=T0 + days(5))
+        assert got["doc-1#0@v2"] == v2
+        head = (await store.document_heads("acme", ["doc-1"]))["doc-1"]
+        assert (head.version, head.digest, head.valid_from) == (2, "d2", T0 + days(5))
+
+    async def test_a_version_that_does_not_start_later_writes_nothing(
+            self, store: IndexStore, embedder: MiniLMEmbedder) -> None:
+        v1 = make_passage(pid="doc-1#0", text="Passwords expire every 90 days.",
+                          start=T0 + days(5))
+        await store.add_passages([v1], embedder.embed([v1.text]))
+        v2 = dataclasses.replace(v1, id="doc-1#0@v2", text="Every 30 days.", version=2,
+                                 valid_from=T0 + days(5))
+        other = make_passage(pid="doc-2#0", text="Another page.")
+        with pytest.raises(ValidationError) as err:
+            await store.add_passages([other, v2], embedder.embed([other.text, v2.text]))
+        assert err.value.field == "valid_from"
+        assert await store.fetch("acme", ["doc-1#0", "doc-1#0@v2", "doc-2#0"]) == {
+            "doc-1#0": v1}
+
+    async def test_a_passage_that_is_not_utf8_writes_nothing(
+            self, store: IndexStore, embedder: MiniLMEmbedder) -> None:
+        good = make_passage(pid="doc-1#0", text="A good page.")
+        bad = make_passage(pid="doc-2#0", text="A lone surrogate \ud800 here.")
+        with pytest.raises(ValidationError) as err:
+            await store.add_passages([good, bad], embedder.embed([good.text, "x"]))
+        assert err.value.field == "text"
+        assert await store.fetch("acme", ["doc-1#0", "doc-2#0"]) == {}
+
+    # other scripts ------------------------------------------------------------------
+
+    async def test_an_arabic_query_finds_an_arabic_document(
+            self, store: IndexStore, embedder: MiniLMEmbedder) -> None:
+        ar = make_passage("ar", pid="reset#0", title="إعادة تعيين كلمة المرور",
+                          text="يمكن لمالك مساحة العمل فقط إعادة تعيين كلمة مرور مستخدم آخر.")
+        other = make_passage("ar", pid="wall#0", title="خلفية سطح المكتب",
+                             text="افتح الإعدادات واختر الخلفية لتغيير صورة سطح المكتب.")
+        ru = make_passage("ar", pid="ru#0", title="Сброс пароля",
+                          text="Только владелец может сбросить пароль другого пользователя.")
+        await store.add_passages([ar, other, ru], embedder.embed([ar.text, other.text, ru.text]))
+        lex = await store.lexical(query_terms("من يستطيع إعادة تعيين كلمة المرور"), flt("ar"), 10)
+        assert [s.id for s in lex] == ["reset#0"] and lex[0].score > 0
+        lex = await store.lexical(query_terms("как сбросить пароль"), flt("ar"), 10)
+        assert [s.id for s in lex] == ["ru#0"]

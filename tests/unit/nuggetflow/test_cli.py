@@ -36,6 +36,10 @@ def test_ingest_then_search(tmp_path: Path) -> None:
     ing = run(["ingest", str(corpus), "--tenant", "gnome"], tmp_path)
     assert json.loads(ing.stdout)["passages"] == 2
     assert "ingested 2 documents" in ing.stderr
+    again = json.loads(run(["ingest", str(corpus), "--tenant", "gnome"], tmp_path).stdout)
+    assert {k: v for k, v in again.items() if k != "seconds"} == {
+        "documents": 2, "new_documents": 0, "changed_documents": 0, "unchanged_documents": 2,
+        "passages": 0, "new_passages": 0}
     res = json.loads(run(["search", "how do I change my background picture", "--tenant",
                           "gnome", "--json"], tmp_path).stdout)
     assert res["hits"][0]["id"] == "wall#0"

@@ -97,3 +97,24 @@ def test_rrf_sums_reciprocal_ranks() -> None:
     fused = fuse_rrf(lex, den, k=60)
     assert [f.id for f in fused] == ["b", "a"]
     assert fused[0].fused == pytest.approx(1 / 62 + 1 / 61)
+
+
+async def test_a_hit_carries_at_most_max_hit_chars(tmp_path: Path, embedder: MiniLMEmbedder
+                                                   ) -> None:
+    """A huge stored passage (a 2 MB single word, as old ingestion stored them) does not
+    make every Retrieve of its tenant too large: title and text are cut."""
+    settings = Settings.from_env({}, max_hit_chars=300)
+    idx = NuggetIndex(SQLiteStore(tmp_path / "big.db"), embedder, settings)
+    await idx.start()
+    big = make_passage(pid="big#0", title="Huge " + "t" * 5000, text="w" * 2_000_000)
+    small = make_passage(pid="small#0", title="Huge page about huge things", text="Small.")
+    await idx.store.add_passages([big, small], embedder.embed(["huge", "huge things"]))
+    res = await idx.retriever.retrieve(RetrieveRequest("acme", "huge", k=5,
+                                                       as_of=T0 + days(1)))
+    hits = {h.id: h for h in res.hits}
+    assert set(hits) == {"big#0", "small#0"}
+    assert len(hits["big#0"].text) == 300 and hits["big#0"].text.endswith("…")
+    assert len(hits["big#0"].title) == 300
+    assert hits["small#0"].text == "Small."
+    assert len(res.context_block) < 1000
+    await idx.stop()

@@ -1,0 +1,61 @@
+"""Query terms split words like FTS5's unicode61 tokenizer, in every script."""
+
+from __future__ import annotations
+
+import importlib.util
+import sqlite3
+import sys
+from pathlib import Path
+
+import pytest
+
+from query.text import jaccard, query_terms, words
+from query.unicode61 import TOKEN_RANGES
+
+ROOT = Path(__file__).resolve().parents[3]
+
+
+def _fts5_tokens(text: str) -> list[str]:
+    db = sqlite3.connect(":memory:")
+    db.execute("CREATE VIRTUAL TABLE t USING fts5 (a, tokenize='unicode61')")
+    db.execute("CREATE VIRTUAL TABLE v USING fts5vocab(t, 'instance')")
+    db.execute("INSERT INTO t (rowid, a) VALUES (1, ?)", (text,))
+    return [r[0] for r in db.execute("SELECT term FROM v ORDER BY offset")]
+
+
+@pytest.mark.parametrize(("query", "terms"), [
+    ("كيف أغير كلمة المرور", ["كيف", "أغير", "كلمة", "المرور"]),
+    ("Как сбросить пароль?", ["как", "сбросить", "пароль"]),
+    ("パスワードを変更する 東京", ["パスワードを変更する", "東京"]),
+    ("Où est le café déjà-vu", ["où", "est", "le", "café", "déjà", "vu"]),
+    ("who can reset another user's password in v8.2", ["reset", "another", "user's",
+                                                        "password", "v8.2"]),
+])
+def test_query_terms_of_every_script(query: str, terms: list[str]) -> None:
+    assert query_terms(query) == terms
+
+
+@pytest.mark.parametrize("text", [
+    "مَرْحَبًا بالعالم، كيف حالك؟", "हिन्दी भाषा में लिखा", "Привет, мир! Ёлка-палка",
+    "東京都に住む 北京", "Ελληνικά γράμματα", "naïve café — ½ ①② x_y", "love🥰you 😀 ok"])
+def test_words_split_where_fts5_splits(text: str) -> None:
+    """Without the "." / "'" joins, the words are FTS5's tokens (before its folding)."""
+    got = [w for word in words(text) for w in _fts5_tokens(word)]
+    assert got == _fts5_tokens(text)
+    assert len(words(text)) == len(_fts5_tokens(text))
+
+
+def test_the_token_table_is_what_this_sqlite_uses() -> None:
+    """query/unicode61.py equals what scripts/gen_unicode61.py derives from FTS5 now."""
+    spec = importlib.util.spec_from_file_location("gen_unicode61",
+                                                  ROOT / "scripts" / "gen_unicode61.py")
+    assert spec is not None and spec.loader is not None
+    gen = importlib.util.module_from_spec(spec)
+    sys.modules["gen_unicode61"] = gen
+    spec.loader.exec_module(gen)
+    assert tuple(gen.token_ranges()) == TOKEN_RANGES
+
+
+def test_jaccard_tells_non_latin_texts_apart() -> None:
+    assert jaccard("إعادة تعيين كلمة المرور", "تغيير خلفية سطح المكتب") < 0.3
+    assert jaccard("Сброс пароля", "Сброс пароля") == 1.0
