@@ -191,6 +191,89 @@ def fuzz_feedback(n: int, seed: int = 0) -> Report:
 
 
 # ---------------------------------------------------------------------------------------
+# Corpus files
+# ---------------------------------------------------------------------------------------
+
+_FIELD_VALUES = st.one_of(_TEXT, st.integers(), st.booleans(), st.none(), st.floats(),
+                          st.lists(_TEXT, max_size=2), st.dictionaries(_TEXT, _TEXT, max_size=2),
+                          st.text(min_size=1000, max_size=3000))
+
+
+def corpus_lines() -> st.SearchStrategy[bytes]:
+    """Lines of a corpus file: valid records, records with arbitrary field values and
+    types, broken JSON, arbitrary bytes (a file is 1-4 of them)."""
+    valid = st.fixed_dictionaries({
+        "id": st.text(alphabet="abcdefgh-_0123", min_size=1, max_size=12),
+        "tenant": st.just("fz"), "title": st.text(min_size=1, max_size=60),
+        "text": st.text(min_size=1, max_size=400)},
+        optional={"url": _TEXT, "timestamp": st.sampled_from(
+            ["2025-01-01T00:00:00Z", "2026-06-01T00:00:00+02:00", "yesterday", ""])})
+    odd = st.dictionaries(st.sampled_from(["id", "tenant", "title", "text", "url",
+                                           "timestamp", "valid_to", "extra"]),
+                          _FIELD_VALUES, max_size=6)
+    valid_line = valid.map(lambda d: json.dumps(d).encode())
+    line = (valid_line | valid_line | valid_line
+            | odd.map(lambda d: json.dumps(d).encode())
+            | _TEXT.map(lambda t: t.encode("utf-8", "surrogatepass"))
+            | st.binary(max_size=200))
+    return st.lists(line, min_size=1, max_size=4).map(lambda ls: b"\n".join(ls) + b"\n")
+
+
+def fuzz_corpus(n: int, seed: int = 0) -> Report:
+    """Corpus files through the real ``nuggetflow ingest`` (see the module docstring)."""
+    from nuggetflow import cli
+    from nuggetflow.settings import Settings
+    from query.backends.sqlite import SQLiteStore
+
+    tmp = tempfile.TemporaryDirectory()
+    db = Path(tmp.name) / "fuzz.db"
+    env_store = f"sqlite:///{db}"
+
+    def count() -> tuple[int, int]:
+        async def read() -> tuple[int, int]:
+            store = SQLiteStore(db, Settings.from_env({}).embedding_dim)
+            await store.start()
+            try:
+                stats = await store.stats()
+                return int(stats["passages"]), int(stats["nuggets"])
+            finally:
+                await store.stop()
+
+        return asyncio.run(read()) if db.exists() else (0, 0)
+
+    def check(content: bytes) -> list[str]:
+        path = Path(tmp.name) / "corpus.jsonl"
+        path.write_bytes(content)
+        before = count()
+        err = io.StringIO()
+        with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+            try:
+                code = cli.main(["--store", env_store, "--log-level", "ERROR", "ingest",
+                                 str(path), "--quiet"])
+            except SystemExit as exc:  # argparse
+                code = int(exc.code or 0)
+        out = []
+        if code not in (0, 2):
+            out.append(f"corpus: exit code {code}")
+        if "Traceback" in err.getvalue():
+            out.append("corpus: a traceback on stderr: " + err.getvalue()[-200:])
+        after = count()
+        if code != 0 and after != before:
+            out.append(f"corpus: a refused file changed the store {before} -> {after}")
+        if code == 0 and after[0] < before[0]:
+            out.append(f"corpus: an accepted file lost passages {before} -> {after}")
+        result.outcomes["accepted" if code == 0 else "refused"] = result.outcomes.get(
+            "accepted" if code == 0 else "refused", 0) + 1
+        return out
+
+    result = Report("corpus")
+    try:
+        return _run(corpus_lines(), n, seed, check, result)
+    finally:
+        tmp.cleanup()
+
+
+# ---------------------------------------------------------------------------------------
 # gRPC requests
 # ---------------------------------------------------------------------------------------
 
@@ -316,7 +399,7 @@ def fuzz_grpc(n: int, seed: int = 0) -> Report:
 # ---------------------------------------------------------------------------------------
 
 SURFACES: dict[str, Callable[[int, int], Report]] = {
-    "feedback": fuzz_feedback, "grpc": fuzz_grpc}
+    "corpus": fuzz_corpus, "feedback": fuzz_feedback, "grpc": fuzz_grpc}
 
 
 def main(argv: list[str] | None = None) -> int:
