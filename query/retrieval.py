@@ -8,6 +8,7 @@ with their component scores, flags and a ready generator context block.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import time
 import uuid
 from dataclasses import dataclass, field
@@ -143,6 +144,25 @@ def cut_text(text: str, max_chars: int) -> str:
     return text if len(text) <= max_chars else text[: max_chars - 1] + "…"
 
 
+MAX_HIT_ANCHORS = 20
+
+
+def hit_record(record: Nugget, max_chars: int) -> Nugget:
+    """The nugget record a hit carries: its text fields cut to ``max_chars``, at most
+    MAX_HIT_ANCHORS anchors and no optimization trace (GetNugget returns the whole
+    record), so one large record cannot make a Retrieve response too large."""
+    prov = record.provenance
+    return dataclasses.replace(
+        record, title=cut_text(record.title, max_chars), body=cut_text(record.body, max_chars),
+        anchors=tuple(cut_text(a, max_chars) for a in record.anchors[:MAX_HIT_ANCHORS]),
+        provenance=dataclasses.replace(
+            prov, trigger_query=cut_text(prov.trigger_query, max_chars),
+            corrected_answer=cut_text(prov.corrected_answer, max_chars),
+            feedback_text=cut_text(prov.feedback_text, max_chars),
+            cited_documents=prov.cited_documents[:MAX_HIT_ANCHORS]),
+        optimization=None)
+
+
 def _hit(f: Fused, record: Nugget | Passage, max_chars: int) -> Hit:
     """A hit; its title and text are cut to ``max_chars`` (NUGGETFLOW_MAX_HIT_CHARS), so
     no stored item, however large, makes a response too large to send."""
@@ -150,7 +170,8 @@ def _hit(f: Fused, record: Nugget | Passage, max_chars: int) -> Hit:
         return Hit(ItemType.NUGGET, f.id, cut_text(record.title, max_chars),
                    cut_text(record.body, max_chars), f.lexical, f.dense, f.metadata, f.fused,
                    contested=record.state is State.CONTESTED,
-                   inferred_validity=record.validity.inferred, record=record)
+                   inferred_validity=record.validity.inferred,
+                   record=hit_record(record, max_chars))
     return Hit(ItemType.DOCUMENT, f.id, cut_text(record.title, max_chars),
                cut_text(record.text, max_chars), f.lexical, f.dense, f.metadata, f.fused,
                record=record)

@@ -118,3 +118,37 @@ async def test_a_hit_carries_at_most_max_hit_chars(tmp_path: Path, embedder: Min
     assert hits["small#0"].text == "Small."
     assert len(res.context_block) < 1000
     await idx.stop()
+
+
+async def test_a_hit_carries_a_bounded_nugget_record(tmp_path: Path, embedder: MiniLMEmbedder,
+                                                     settings: Settings) -> None:
+    """A nugget made from a huge feedback message, with a long optimization trace and
+    many anchors, does not make a Retrieve response huge: the hit's record is cut
+    (GetNugget still returns all of it)."""
+    import dataclasses
+
+    from query.model import Provenance
+
+    idx = NuggetIndex(SQLiteStore(tmp_path / "big.db"), embedder, settings)
+    await idx.start()
+    try:
+        big = make_nugget(publication=Publication.DRAFT)
+        big = dataclasses.replace(
+            big, anchors=tuple(f"reset question {i}" for i in range(60)),
+            provenance=Provenance(event_id="ev-big", feedback_text="x" * 200_000,
+                                  corrected_answer="y" * 50_000, tenant="acme"),
+            optimization={"history": [{"probes": ["z" * 10_000] * 20}]})
+        sub = await idx.submit(big)
+        await idx.approve("acme", sub.id)
+        res = await idx.retriever.retrieve(RetrieveRequest("acme", "password reset", k=5))
+        [hit] = [h for h in res.hits if h.type is ItemType.NUGGET]
+        rec = hit.record
+        cap = settings.max_hit_chars
+        assert rec is not None and not isinstance(rec, type(None))
+        assert len(rec.provenance.feedback_text) == cap  # type: ignore[union-attr]
+        assert len(rec.provenance.corrected_answer) == cap  # type: ignore[union-attr]
+        assert len(rec.anchors) == 20 and rec.optimization is None  # type: ignore[union-attr]
+        full = await idx.head("acme", sub.id)
+        assert len(full.provenance.feedback_text) == 200_000 and full.optimization
+    finally:
+        await idx.stop()
