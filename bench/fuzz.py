@@ -26,6 +26,7 @@ import asyncio
 import contextlib
 import io
 import json
+import logging
 import sys
 import tempfile
 import time
@@ -246,12 +247,17 @@ def fuzz_corpus(n: int, seed: int = 0) -> Report:
         path.write_bytes(content)
         before = count()
         err = io.StringIO()
+        root = logging.getLogger()
+        saved = (root.level, root.handlers[:])  # the CLI configures logging for itself
         with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
             try:
                 code = cli.main(["--store", env_store, "--log-level", "ERROR", "ingest",
                                  str(path), "--quiet"])
             except SystemExit as exc:  # argparse
                 code = int(exc.code or 0)
+            finally:
+                root.setLevel(saved[0])
+                root.handlers[:] = saved[1]
         out = []
         if code not in (0, 2):
             out.append(f"corpus: exit code {code}")
