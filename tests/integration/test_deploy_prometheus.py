@@ -234,7 +234,17 @@ async def test_prometheus_scrapes_the_service_and_every_panel_query_runs(
     citation = {r["metric"]["tenant"]: float(r["value"][1])
                 for r in results["Citation rate per tenant"]}
     assert set(citation) == {"acme", "globex"}
-    assert all(0 < v <= 1 for v in citation.values()), citation
+    # The panel divides two rate()s, each extrapolated over its own samples, so under load
+    # it can read a little above 1; the counters themselves never cite more than they
+    # retrieved, which is checked exactly.
+    assert all(0 < v <= 1.05 for v in citation.values()), citation
+    totals = {}
+    for name in ("cited", "retrieved"):
+        reply = prometheus.query(
+            f'sum by (tenant) (nuggetflow_query_{name}_items_total{{type="nugget"}})')
+        totals[name] = {r["metric"]["tenant"]: float(r["value"][1])
+                        for r in reply["data"]["result"]}
+    assert all(0 < totals["cited"][t] <= totals["retrieved"][t] for t in citation), totals
     p50, p99 = (float(r["value"][1]) for r in results["Retrieve latency P50 / P99"])
     assert 0 < p50 <= p99 < 1.0
 
