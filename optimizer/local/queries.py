@@ -91,7 +91,9 @@ def paraphrase_q0(q0: str, rng: random.Random) -> list[str]:
     """Rewordings of the trigger query (for the anchor that paraphrases q0)."""
     s = slots(q0)
     out: list[str] = []
-    if s.verb and s.obj:
+    # "analyst unable to reset another teammate's password": the template reads for a
+    # query about who can do what to whom; for others it makes fragments.
+    if s.verb and s.obj and (s.actor or s.person):
         who = f"{s.actor} " if s.actor else ""
         target = f"another {s.person}'s " if s.person else ""
         out.append(f"{who}unable to {s.verb} {target}{s.obj}".strip())
@@ -100,6 +102,9 @@ def paraphrase_q0(q0: str, rng: random.Random) -> list[str]:
                    f"{target}{s.obj}{where}")
     swapped = " ".join(_synonym(w, rng) for w in content_terms(q0))
     out.append(swapped)
+    task = task_of(q0)
+    if task and task.split()[0] in VERBS:
+        out.append(f"how to {task}")
     return [o for o in dict.fromkeys(out) if o and not near_duplicate(o, q0)]
 
 
@@ -125,15 +130,18 @@ def synthetic_queries(extraction: Extraction, draft: NuggetDraft,
                                                               "tech", "path", "quoted")]
     place = names[0].split(">")[-1].strip() if names else ""
     out: list[str] = []
+    keys = " ".join(content_terms(task)[:5]) or task
+    if extraction.predicate != "allowed_role":
+        # Users describe a symptom more often than they name the setting: first.
+        out.append(f"{keys} not working{in_scope}")
     if extraction.predicate == "allowed_role":
         others = [r for r in _roles_in(draft.body) if r.lower() != obj.lower()]
-        other = others[0] if others else "a regular member"
+        other = others[0] if others else "another user"
         out += [f"which role is required to {subj}{in_scope}",
                 f"can {other.lower()}s {subj}",
                 f"permissions needed to {subj}",
                 f"{obj} vs {other} capabilities",
                 f"who is allowed to {subj}"]
-    keys = " ".join(content_terms(task)[:5]) or task
     # "keyboard shortcut to <task>" reads when the task is an action ("lock the screen");
     # a symptom ("screen goes black after 5 minutes") takes "for <key words>".
     action = bool(task) and task.split()[0] in (VERBS | INSTRUCTION_VERBS)
@@ -147,7 +155,7 @@ def synthetic_queries(extraction: Extraction, draft: NuggetDraft,
     elif extraction.predicate in ("restriction", "requirement"):
         out += ([f"why can't I {task}", f"can I {task}{in_scope}"] if action else
                 [f"why {keys} not possible"]) + [f"{keys} not allowed"]
-    out += [f"{keys} {obj}".strip(), f"{keys} not working{in_scope}"]
+    out += [f"{keys} {obj}".strip()]
     out += [f"{keys} {n}" for n in names[:3] if n.lower() not in task]
     # More keys from the correction's own items, never generic words ("help", "problem
     # with ...") that would match unrelated pages as well as this one.
@@ -159,12 +167,6 @@ def synthetic_queries(extraction: Extraction, draft: NuggetDraft,
         out.append(f"{task} {' '.join(extra)}")
     kept = [o for o in dict.fromkeys(" ".join(x.split()) for x in out) if o]
     return [o for o in kept if not q0 or not near_duplicate(o, q0)]
-
-
-def _overlap(a: str, b: str) -> float:
-    """Share of content stems two queries have in common (Jaccard)."""
-    sa, sb = {stem(w) for w in content_terms(a)}, {stem(w) for w in content_terms(b)}
-    return len(sa & sb) / len(sa | sb) if sa | sb else 0.0
 
 
 SYNONYM_MIN = 0.6  # cosine a corpus word needs to stand in for a query word
@@ -236,6 +238,9 @@ class LocalAnchors:
             # q0 in the corpus's words first: it carries vocabulary q0 itself lacks.
             reworded = " ".join(swap.get(t, t) for t in terms)
             paras = [reworded, *paras]
+        # Anchors are search keys, not claims, but they still add no number, version,
+        # role or name the trigger query and the nugget do not have (the guard's rule).
+        paras = [p for p in paras if factual_tokens(p) <= known]
         out: list[str] = []
         for q in paras:
             if len(out) >= q0_paraphrases:
@@ -249,19 +254,21 @@ class LocalAnchors:
             topical = [f"{task_of(q0) or ' '.join(terms[:4])} {' '.join(close)}"
                        ] if close else []
             synth = [*topical, *synth]
-        # The synthetic queries a variant with no paraphrase would take, less the ones
-        # most like the paraphrases taken instead: D (one paraphrase + four) keeps the
-        # four of C's five that say the most beside its paraphrase.
+        # The synthetic queries a variant without paraphrases takes, less the ones whose
+        # words the nugget already has (an anchor is for words it lacks): D (one
+        # paraphrase + four) keeps the four of C's five that add the most.
+        synth = [q for q in synth if factual_tokens(q) <= known]
         pool: list[str] = []
         for q in synth:
             if len(pool) >= q0_paraphrases + synthetic:
                 break
             if not any(near_duplicate(q, o) for o in [*out, *pool]):
                 pool.append(q)
+        have = {stem(w) for w in content_terms(draft.text())}
         while len(pool) > synthetic:
-            redundant = max(range(len(pool)), key=lambda i: (
-                max((_overlap(pool[i], p) for p in out), default=0.0), i))
-            pool.pop(redundant)
+            covered = [len({stem(w) for w in content_terms(q)} & have)
+                       / max(1, len(content_terms(q))) for q in pool]
+            pool.pop(max(range(len(pool)), key=lambda i: (covered[i], i)))
         out += pool
         meter.record("anchors", estimate_tokens(draft.text(), q0), estimate_tokens(*out),
                      estimated=True)

@@ -13,6 +13,7 @@ import re
 
 from optimizer.claims import (
     CONTRACTIONS,
+    english_word,
     is_negated,
     is_question,
     items,
@@ -113,8 +114,11 @@ def restore_case(title: str, *sources: str) -> str:
     for i, w in enumerate(title.split(" ")):
         core = w.strip("?!.,;:()\"'")
         seen = forms.get(core.lower(), set())
+        # Only a word that is no English word: "vpn" -> "VPN", but not "drop" -> "DROP"
+        # because an SQL statement in the answer writes it in capitals.
         if len(core) >= 2 and len(seen) == 1 and (upper := next(iter(seen))).isupper() and (
-                core == core.lower() or (i == 0 and core == core.capitalize())):
+                core == core.lower() or (i == 0 and core == core.capitalize())) and \
+                not english_word(core):
             w = w.replace(core, upper, 1)
         out.append(w)
     return " ".join(out)
