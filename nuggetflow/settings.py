@@ -91,6 +91,36 @@ class Settings:
         "Path to a JSON file {predicate: 'functional'|'multi'}; predicates not listed "
         "are functional.",
     )
+    # --- re-ranking backends (query/rerankers) ---------------------------------------
+    reranker: str = _setting(
+        "",
+        "Re-ranking backend URL (empty: none). http(s)://host:port/path or "
+        "rerank+http(s)://host:port/path: a rerank endpoint of the Cohere/Jina/vLLM kind, "
+        "POST {model, query, documents, top_n} -> {results: [{index, relevance_score}]}; "
+        "tei+http(s)://host:port[/path]: Hugging Face text-embeddings-inference, POST "
+        "/rerank {query, texts} -> [{index, score}]. Scores are raw (the gate calibrates).",
+    )
+    rerank_model: str = _setting(
+        "",
+        "Model name sent with each rerank request (empty: left out, for servers that serve "
+        "one model; Cohere and Jina need one).",
+    )
+    rerank_api_key: str = _setting(
+        "", "Bearer token for the rerank endpoint (empty: no Authorization header).",
+        secret=True,
+    )
+    rerank_timeout_seconds: float = _setting(
+        5.0, "Timeout of one rerank request (connect to last byte).")
+    rerank_max_attempts: int = _setting(
+        3,
+        "Attempts per rerank request on 429, 5xx, timeouts and connection errors "
+        "(exponential backoff, or the server's Retry-After up to 4 s).",
+    )
+    rerank_batch_size: int = _setting(
+        32,
+        "Most documents per rerank request; longer candidate lists are split into "
+        "requests sent at once (32 is text-embeddings-inference's default limit).",
+    )
     # --- query service (nuggetflow serve) ----------------------------------------------
     serve_host: str = _setting(
         "127.0.0.1",
@@ -250,6 +280,13 @@ class Settings:
             raise ConfigError(f"not a URL: {self.store!r}", field="NUGGETFLOW_STORE")
         if "://" not in self.embedder:
             raise ConfigError(f"not a URL: {self.embedder!r}", field="NUGGETFLOW_EMBEDDER")
+        if self.reranker and "://" not in self.reranker:
+            raise ConfigError(f"not a URL: {self.reranker!r}", field="NUGGETFLOW_RERANKER")
+        if self.rerank_timeout_seconds <= 0:
+            raise ConfigError("must be > 0", field="NUGGETFLOW_RERANK_TIMEOUT_SECONDS")
+        for name in ("rerank_max_attempts", "rerank_batch_size"):
+            if getattr(self, name) < 1:
+                raise ConfigError("must be >= 1", field=ENV_PREFIX + name.upper())
         if self.fusion not in ("minmax", "rrf"):
             raise ConfigError(
                 f"must be minmax or rrf, got {self.fusion!r}", field="NUGGETFLOW_FUSION"
