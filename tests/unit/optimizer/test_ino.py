@@ -34,6 +34,8 @@ class Embed:
     def embed(self, texts: Sequence[str]) -> Vector:
         return np.full((len(texts), 8), 1 / np.sqrt(8), dtype=np.float32)
 
+    embed_queries = embed  # no query prefix
+
 
 class Harness:
     """Passes every probe once the draft's anchors contain ``passing_word``."""

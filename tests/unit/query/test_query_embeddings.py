@@ -34,6 +34,8 @@ class SlowEmbedder:
             raise BackendUnavailableError("model down")
         return np.stack([expected(t) for t in texts])
 
+    embed_queries = embed  # no query prefix
+
 
 def expected(text: str) -> Vector:
     rng = np.random.default_rng(abs(hash(text)) % 2**32)

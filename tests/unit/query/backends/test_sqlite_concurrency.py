@@ -67,6 +67,8 @@ class HashEmbedder:
             out.append(v / np.linalg.norm(v))
         return np.asarray(out, dtype=np.float32)
 
+    embed_queries = embed  # no query prefix
+
 
 def _editor(path: str, nugget_id: str, who: str, edits: int, go: mp.synchronize.Event) -> None:
     import asyncio
