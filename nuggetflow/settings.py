@@ -99,6 +99,21 @@ class Settings:
         "Path to a JSON file {predicate: 'functional'|'multi'}; predicates not listed "
         "are functional.",
     )
+    # --- the gate: re-ranking, calibration, threshold (query/gate.py) -----------------
+    gate: str = _setting(
+        "features",
+        "What decides which candidates reach the generator: features (logistic "
+        "regression over retrieval signals, fitted per tenant on pairs mined from its "
+        "corpus), cosine (the earlier 0.75 x cosine + 0.25 x coverage rule), endpoint "
+        "(the NUGGETFLOW_RERANKER endpoint) or off (no gate: fused order). Every kind but "
+        "off is calibrated per tenant into a probability.",
+    )
+    gate_threshold: float = _setting(
+        0.5, "Calibrated probability an item needs to pass the gate (0..1).")
+    gate_thresholds: str = _setting(
+        "", "Per-tenant gate thresholds overriding the default, e.g. 'acme=0.6,globex=0.4'.")
+    rerank_depth: int = _setting(
+        10, "Fused candidates the gate re-ranks per query (the rest never pass).")
     # --- re-ranking backends (query/rerankers) ---------------------------------------
     reranker: str = _setting(
         "",
@@ -290,6 +305,15 @@ class Settings:
             raise ConfigError(f"not a URL: {self.embedder!r}", field="NUGGETFLOW_EMBEDDER")
         if self.reranker and "://" not in self.reranker:
             raise ConfigError(f"not a URL: {self.reranker!r}", field="NUGGETFLOW_RERANKER")
+        if self.gate not in ("features", "cosine", "endpoint", "off"):
+            raise ConfigError(f"must be features, cosine, endpoint or off, got {self.gate!r}",
+                              field="NUGGETFLOW_GATE")
+        if self.gate == "endpoint" and not self.reranker:
+            raise ConfigError("gate 'endpoint' needs NUGGETFLOW_RERANKER", field="NUGGETFLOW_GATE")
+        if not 0.0 <= self.gate_threshold <= 1.0:
+            raise ConfigError("must be in [0, 1]", field="NUGGETFLOW_GATE_THRESHOLD")
+        if self.rerank_depth < 1:
+            raise ConfigError("must be >= 1", field="NUGGETFLOW_RERANK_DEPTH")
         if self.rerank_timeout_seconds <= 0:
             raise ConfigError("must be > 0", field="NUGGETFLOW_RERANK_TIMEOUT_SECONDS")
         for name in ("rerank_max_attempts", "rerank_batch_size"):

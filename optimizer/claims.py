@@ -16,7 +16,7 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from query.text import has_markup, plain_text
+from query.text import has_markup, plain_text, stem
 
 __all__ = ["has_markup", "plain_text"]  # re-exported: feedback is read as plain text
 
@@ -377,22 +377,6 @@ def tokens(text: str) -> list[str]:
         t = t.lower().replace("’", "'")
         out.append(CONTRACTIONS.get(t, t))
     return out
-
-
-_SUFFIXES = ("ingly", "edly", "ing", "ed", "es", "s", "ly")
-
-
-def stem(word: str) -> str:
-    """A light suffix stripper, enough to compare words across inflections."""
-    w = word.lower().removesuffix("'s").replace("'", "")
-    for suf in _SUFFIXES:
-        if len(w) > len(suf) + 2 and w.endswith(suf):
-            w = w[: -len(suf)]
-            if suf in ("ing", "ed", "ingly", "edly") and len(w) > 3 and w[-1] == w[-2] \
-                    and w[-1] not in "lsz":
-                w = w[:-1]
-            break
-    return w[:-1] if len(w) > 3 and w.endswith("e") else w
 
 
 def content_stems(text: str, stopwords: Iterable[str] = ()) -> set[str]:

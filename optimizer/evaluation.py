@@ -293,7 +293,7 @@ async def evaluate(store: IndexStore, embedder: Embedder, roles: Roles, settings
         tenant = targets[0].tenant
         # A view frozen now, so the nuggets just published are in it.
         live = BuiltinHarness(store, embedder, roles.generator, settings,
-                              threshold=await harness.thresholds(tenant))
+                              gate=harness.gate)
         hits: list[dict[str, str]] = []
 
         async def control(queries: Sequence[str], keep: bool = False

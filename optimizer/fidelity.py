@@ -36,9 +36,9 @@ from optimizer.claims import (
     items,
     normalize,
     split_sentences,
-    stem,
     tokens,
 )
+from query.text import stem
 
 WORD_RECALL_MIN = 0.6
 COSINE_MIN = 0.8

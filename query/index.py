@@ -254,7 +254,10 @@ class NuggetIndex:
         if not passages:
             return 0
         vectors = self.embedder.embed([f"{p.title}\n{p.text}" for p in passages])
-        return await self.store.add_passages(passages, vectors)
+        added = await self.store.add_passages(passages, vectors)
+        for tenant in {p.tenant for p in passages}:
+            self.retriever.gate.invalidate(tenant)  # refitted on the changed corpus
+        return added
 
 
 @dataclass(frozen=True)

@@ -40,15 +40,22 @@ class RerankItem:
     bm25: float = 0.0
     cosine: float = 0.0
     anchor_cosine: float = 0.0
+    source: str = ""  # what the item comes from: a passage's document id, a nugget's id
+
+    @property
+    def origin(self) -> str:
+        """The document a passage belongs to, or the item itself."""
+        return self.source or self.id
 
 
 @dataclass(frozen=True)
-class Pair:
-    """A labelled training pair mined from a tenant's corpus."""
+class Judged:
+    """A query mined from a tenant's corpus, its candidate list as retrieval returned it,
+    and which candidates answer it (training data for a re-ranker and its calibration)."""
 
     query: str
-    item: RerankItem
-    relevant: bool
+    items: tuple[RerankItem, ...]
+    relevant: tuple[bool, ...]
 
 
 @runtime_checkable
@@ -57,8 +64,9 @@ class Reranker(Protocol):
 
     name: str
 
-    async def fit(self, pairs: Sequence[Pair]) -> None:
-        """Learn from the tenant's mined pairs (a pre-trained scorer may do nothing)."""
+    async def fit(self, lists: Sequence[Judged]) -> None:
+        """Learn from the tenant's mined lists (a pre-trained scorer may do nothing)."""
 
     async def scores(self, query: str, items: Sequence[RerankItem]) -> Scores:
-        """One raw score per item, in order; higher means more likely relevant."""
+        """One raw score per item, in order; higher means more likely relevant. Items are
+        the query's whole candidate list, so a scorer may compare them (listwise)."""

@@ -11,15 +11,20 @@ import asyncio
 import dataclasses
 import time
 import uuid
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
+import numpy as np
+
 from nuggetflow.errors import NotFoundError, ValidationError
 from nuggetflow.settings import Settings
-from query.embeddings import Embedder, QueryEmbeddings
+from query.embeddings import Embedder, QueryEmbeddings, Vector
 from query.fusion import Fused, fuse
+from query.gate import Gate
 from query.model import ItemType, Kind, Nugget, Passage, State, View, ensure_utc, utcnow
-from query.store import GovernanceFilter, IndexStore, Scored
+from query.rerank import RerankItem
+from query.store import GovernanceFilter, IndexStore, OverlayScorer, Scored
 from query.text import query_terms
 
 MAX_K = 1000
@@ -77,7 +82,13 @@ class Hit:
 
 @dataclass
 class RetrieveResult:
-    """Ranked hits plus what governance suppressed and a generator context block."""
+    """Ranked hits plus what governance suppressed and a generator context block.
+
+    With the gate on, ``hits`` are the candidates whose calibrated probability cleared
+    the tenant's threshold, most probable first, and ``relevance`` holds the probability
+    of every re-ranked candidate (passed or not); ``candidates`` is the fused list before
+    the gate, (id, fused score) best first, for traces.
+    """
 
     request_id: str
     hits: list[Hit]
@@ -85,25 +96,110 @@ class RetrieveResult:
     context_block: str
     timings_ms: dict[str, float] = field(default_factory=dict)
     query_vector_cached: bool | None = None  # None: lexical only
+    relevance: dict[str, float] = field(default_factory=dict)
+    candidates: list[tuple[str, float]] = field(default_factory=list)
+    gated: bool = False
+    reranked: list[RerankItem] = field(default_factory=list)  # what the gate read
+
+
+@dataclass(frozen=True)
+class Overlay:
+    """A candidate nugget overlaid on a frozen view for one probe: scored as if it were
+    indexed (the store's overlay scorer for BM25, its own vectors for the dense side),
+    never written, and seen only by the call that carries it."""
+
+    id: str
+    title: str
+    body: str
+    anchors: tuple[str, ...]
+    vector: Vector
+    anchor_vectors: Vector | None = None  # one row per anchor
+    statement_vector: Vector | None = None  # title + body (what the gate compares)
+
+    def cosine(self, qvec: Vector, anchors: bool = True) -> float:
+        """The dense score the stores would give it: the best of its indexed vector and
+        (with ``anchors``) its anchors' vectors."""
+        best = float(self.vector @ qvec)
+        if anchors and self.anchor_vectors is not None and len(self.anchor_vectors):
+            best = max(best, float((self.anchor_vectors @ qvec).max()))
+        return best
+
+
+class FrozenView:
+    """A tenant index read at a fixed instant, with the BM25 statistics an overlay is
+    scored against frozen when first needed. Close it to release the scorer."""
+
+    def __init__(self, store: IndexStore, as_of: datetime | None = None) -> None:
+        self.store = store
+        self.as_of = as_of or utcnow()
+        self._scorer: OverlayScorer | None = None
+
+    async def scorer(self) -> OverlayScorer:
+        """The overlay scorer (made on first use)."""
+        if self._scorer is None:
+            self._scorer = await self.store.overlay_scorer()
+        return self._scorer
+
+    async def close(self) -> None:
+        """Release the scorer."""
+        if self._scorer is not None:
+            await self._scorer.close()
+            self._scorer = None
+
+
+class _Vectors:
+    """Vectors of immutable items (versions and passages never change), bounded."""
+
+    def __init__(self, embedder: Embedder, size: int = 50_000) -> None:
+        self.embedder = embedder
+        self.size = size
+        self._cache: dict[str, Vector] = {}
+
+    def get(self, keyed: Sequence[tuple[str, str]]) -> dict[str, Vector]:
+        """(key, text) -> vector, embedding the texts not cached yet in one call."""
+        todo = [(k, t) for k, t in dict(keyed).items() if k not in self._cache]
+        if todo:
+            if len(self._cache) + len(todo) > self.size:
+                self._cache.clear()
+            vecs = self.embedder.embed([t for _, t in todo])
+            self._cache.update(zip([k for k, _ in todo], vecs, strict=True))
+        return {k: self._cache[k] for k, _ in keyed}
+
+
+MINED_PAGES = 120  # pages of a tenant's corpus whose titles train its gate
 
 
 class Retriever:
-    """Hybrid retrieval over an :class:`~query.store.IndexStore`."""
+    """Governed hybrid retrieval over an :class:`~query.store.IndexStore`: candidates
+    (BM25 + dense with anchors, optionally a probe's overlay), fusion, then the gate
+    (:mod:`query.gate`). The query service, the INO probe harness and the evaluation all
+    retrieve through this class, so a probe sees what a user would."""
 
-    def __init__(self, store: IndexStore, embedder: Embedder, settings: Settings) -> None:
+    def __init__(self, store: IndexStore, embedder: Embedder, settings: Settings,
+                 gate: Gate | None = None) -> None:
         self.store = store
         self.embedder = embedder
         self.settings = settings
         self.queries = QueryEmbeddings(embedder, settings.query_embedding_cache)
+        self.gate = gate or Gate(settings)
+        self._vectors = _Vectors(embedder)
 
     async def retrieve(self, req: RetrieveRequest, *, lexical_only: bool = False,
-                       count_suppressed: bool = True) -> RetrieveResult:
-        """Run a governed hybrid query; ValidationError/NotFoundError on bad input."""
+                       count_suppressed: bool = True, overlay: Overlay | None = None,
+                       view: FrozenView | None = None,
+                       gate: bool | None = None) -> RetrieveResult:
+        """Run a governed hybrid query; ValidationError/NotFoundError on bad input.
+
+        ``overlay`` (with the ``view`` it is scored against) adds a probe's candidate;
+        ``gate`` overrides the settings (None: on unless NUGGETFLOW_GATE=off; a
+        lexical-only query is never gated: the gate needs cosines).
+        """
         req.validate(self.settings.grpc_max_query_chars)
         if not await self.store.has_tenant(req.tenant):
             raise NotFoundError(f"unknown tenant {req.tenant!r}", field="tenant")
         timings: dict[str, float] = {}
-        flt = GovernanceFilter(tenant=req.tenant, as_of=req.as_of or utcnow(), view=req.view,
+        as_of = req.as_of or (view.as_of if view is not None else None) or utcnow()
+        flt = GovernanceFilter(tenant=req.tenant, as_of=as_of, view=req.view,
                                scopes=req.scopes, kinds=req.kinds,
                                include_documents=req.include_documents)
         terms = query_terms(req.query)
@@ -122,6 +218,7 @@ class Retriever:
             raise
         timings["lexical"] = (time.perf_counter() - t0) * 1000
         dense: list[Scored] = []
+        vector: Vector | None = None
         if not lexical_only:
             t1 = time.perf_counter()
             vector = await embedding if embedding is not None else cached
@@ -130,14 +227,145 @@ class Retriever:
             t2 = time.perf_counter()
             dense = await self.store.dense(vector, flt, depth)
             timings["dense"] = (time.perf_counter() - t2) * 1000
-        fused = fuse(lexical, dense, self.settings, req.fusion)[: req.k]
-        records = await self.store.fetch(req.tenant, [f.id for f in fused])
+        if overlay is not None and vector is not None:
+            scorer = await (view or FrozenView(self.store, as_of)).scorer()
+            ls = await scorer.score(terms, overlay.title, overlay.body,
+                                    "\n".join(overlay.anchors))
+            lexical = _insert(lexical, Scored(overlay.id, ItemType.NUGGET, ls, 0.5), depth,
+                              ls > 0)
+            dense = _insert(dense, Scored(overlay.id, ItemType.NUGGET,
+                                          overlay.cosine(vector), 0.5), depth, True)
+        fused = fuse(lexical, dense, self.settings, req.fusion)
+        use_gate = self.gate.enabled if gate is None else gate
+        relevance: dict[str, float] = {}
+        items: list[RerankItem] = []
+        if use_gate and vector is not None:
+            t3 = time.perf_counter()
+            top = fused[: self.settings.rerank_depth]
+            records = await self.store.fetch(req.tenant, [f.id for f in top
+                                                          if overlay is None
+                                                          or f.id != overlay.id])
+            items = self._rerank_items(top, records, vector, overlay)
+            tenant_gate = await self.gate.for_tenant(req.tenant, self._mined_candidates,
+                                                     self._page_titles, self._anchor_shift)
+            probs = await tenant_gate.probabilities(req.query, items)
+            relevance = {it.id: float(p) for it, p in zip(items, probs, strict=True)}
+            by_id = {f.id: f for f in top}
+            chosen = [by_id[i] for i in sorted(relevance, key=lambda i: -relevance[i])
+                      if relevance[i] >= tenant_gate.threshold][: req.k]
+            timings["gate"] = (time.perf_counter() - t3) * 1000
+        else:
+            chosen = fused[: req.k]
+            records = {}
+        wanted = [f.id for f in chosen if f.id not in records
+                  and (overlay is None or f.id != overlay.id)]
+        if wanted:
+            records = {**records, **await self.store.fetch(req.tenant, wanted)}
         cap = self.settings.max_hit_chars
-        hits = [_hit(f, records[f.id], cap) for f in fused if f.id in records]
+        hits = [_overlay_hit(f, overlay, cap) if overlay is not None and f.id == overlay.id
+                else _hit(f, records[f.id], cap) for f in chosen
+                if f.id in records or (overlay is not None and f.id == overlay.id)]
         suppressed = await self.store.suppressed(terms, flt) if count_suppressed else 0
         timings["total"] = (time.perf_counter() - t0) * 1000
         return RetrieveResult(uuid.uuid4().hex, hits, suppressed, context_block(hits), timings,
-                              None if lexical_only else cached is not None)
+                              None if lexical_only else cached is not None, relevance,
+                              [(f.id, f.fused) for f in fused], use_gate and vector is not None,
+                              items)
+
+    def _rerank_items(self, top: Sequence[Fused], records: dict[str, Nugget | Passage],
+                      qvec: Vector, overlay: Overlay | None) -> list[RerankItem]:
+        """What the gate reads per candidate: texts, BM25, the statement's cosine (a
+        nugget's title + body, without anchors) and a nugget's best anchor cosine."""
+        texts: list[tuple[str, str]] = []
+        for f in top:
+            rec = records.get(f.id)
+            if isinstance(rec, Nugget):
+                texts.append((f.id, f"{rec.title}\n{rec.body}"))
+            elif isinstance(rec, Passage) and f.raw_dense is None:
+                texts.append((f.id, f"{rec.title}\n{rec.text}"))
+        vectors = self._vectors.get(texts)
+        items: list[RerankItem] = []
+        for f in top:
+            if overlay is not None and f.id == overlay.id:
+                stmt = (overlay.statement_vector if overlay.statement_vector is not None
+                        else self._vectors.get([(f"overlay:{overlay.title}\n{overlay.body}",
+                                                 f"{overlay.title}\n{overlay.body}")])
+                        [f"overlay:{overlay.title}\n{overlay.body}"])
+                items.append(RerankItem(f.id, ItemType.NUGGET, overlay.title, overlay.body,
+                                        overlay.anchors, f.raw_lexical, float(stmt @ qvec),
+                                        overlay.cosine(qvec), f.id))
+                continue
+            rec = records.get(f.id)
+            if isinstance(rec, Nugget):
+                items.append(RerankItem(f.id, ItemType.NUGGET, rec.title, rec.body,
+                                        rec.anchors, f.raw_lexical,
+                                        float(vectors[f.id] @ qvec), f.raw_dense or 0.0,
+                                        rec.lineage_id or f.id))
+            elif isinstance(rec, Passage):
+                cos = f.raw_dense if f.raw_dense is not None else float(vectors[f.id] @ qvec)
+                items.append(RerankItem(f.id, ItemType.DOCUMENT, rec.title, rec.text, (),
+                                        f.raw_lexical, cos, 0.0, rec.doc_id))
+        return items
+
+    async def _page_titles(self, tenant: str) -> list[tuple[str, str]]:
+        """(document id, title) of up to MINED_PAGES pages of the tenant, seeded."""
+        passages = await self.store.sample_passages(tenant, 5 * MINED_PAGES, seed=0)
+        pages: dict[str, str] = {}
+        for p in passages:
+            if p.title.strip() and len(pages) < MINED_PAGES:
+                pages.setdefault(p.doc_id, p.title)
+        return list(pages.items())
+
+    async def _mined_candidates(self, tenant: str, query: str) -> list[RerankItem]:
+        """The ungated candidates of a mined query (a page title), documents only, with
+        cosine and coverage measured on the passage text alone (no title: the query must
+        not find itself)."""
+        res = await self.retrieve(RetrieveRequest(tenant, query, k=self.settings.rerank_depth),
+                                  count_suppressed=False, gate=False)
+        passages = [h.record for h in res.hits if isinstance(h.record, Passage)]
+        qvec = await self.queries.embed(query)
+        vectors = self._vectors.get([(f"text:{p.id}", p.text) for p in passages])
+        lexical = {h.id: h.lexical for h in res.hits}
+        return [RerankItem(p.id, ItemType.DOCUMENT, "", p.text, (), lexical.get(p.id, 0.0),
+                           float(vectors[f"text:{p.id}"] @ qvec), 0.0, p.doc_id)
+                for p in passages]
+
+    async def _anchor_shift(self, tenant: str) -> float:
+        """How much more a query-like text resembles an unrelated query than an unrelated
+        passage does: the 99th percentile of title-title cosines of different pages less
+        that of title-passage cosines (>= 0), measured on a sample of the corpus."""
+        passages = await self.store.sample_passages(tenant, 200, seed=1)
+        if len(passages) < 20:
+            return 0.0
+        titles = [p.title or p.text[:60] for p in passages]
+        tv = self.embedder.embed(titles)
+        pv = self.embedder.embed([p.text for p in passages])
+        n = len(passages)
+        tt, tp = [], []
+        for i in range(n):
+            j = (i + n // 2) % n
+            if passages[j].doc_id != passages[i].doc_id:
+                tt.append(float(tv[i] @ tv[j]))
+                tp.append(float(tv[i] @ pv[j]))
+        if not tt:
+            return 0.0
+        return max(0.0, float(np.percentile(tt, 99) - np.percentile(tp, 99)))
+
+
+def _insert(items: list[Scored], cand: Scored, depth: int, keep: bool) -> list[Scored]:
+    """The list with the overlay candidate placed by score (replacing a stored copy)."""
+    if not keep:
+        return items
+    merged = [s for s in items if s.id != cand.id] + [cand]
+    merged.sort(key=lambda s: -s.score)
+    return merged[:depth]
+
+
+def _overlay_hit(f: Fused, overlay: Overlay, max_chars: int) -> Hit:
+    """The hit of a probe's overlay candidate (it has no stored record)."""
+    return Hit(ItemType.NUGGET, f.id, cut_text(overlay.title, max_chars),
+               cut_text(overlay.body, max_chars), f.lexical, f.dense, f.metadata, f.fused)
+
 
 def cut_text(text: str, max_chars: int) -> str:
     """The text, cut to at most ``max_chars`` characters ending in "…" when longer."""

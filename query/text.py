@@ -174,6 +174,33 @@ def query_terms(text: str, limit: int = 32) -> list[str]:
     return list(seen)[:limit]
 
 
+_SUFFIXES = ("ingly", "edly", "ing", "ed", "es", "s", "ly")
+
+
+def stem(word: str) -> str:
+    """A light suffix stripper, enough to compare words across inflections."""
+    w = word.lower().removesuffix("'s").replace("'", "")
+    for suf in _SUFFIXES:
+        if len(w) > len(suf) + 2 and w.endswith(suf):
+            w = w[: -len(suf)]
+            if suf in ("ing", "ed", "ingly", "edly") and len(w) > 3 and w[-1] == w[-2] \
+                    and w[-1] not in "lsz":
+                w = w[:-1]
+            break
+    return w[:-1] if len(w) > 3 and w.endswith("e") else w
+
+
+def content_stem_set(text: str) -> set[str]:
+    """Stems of the distinct non-stopword words of text (one-letter words dropped)."""
+    return {stem(w) for w in words(text) if w not in STOPWORDS and len(w) > 1}
+
+
+def coverage(query: str, text: str) -> float:
+    """Fraction of the query's content stems that occur in text (0.0 for no terms)."""
+    q = content_stem_set(query)
+    return len(q & content_stem_set(text)) / len(q) if q else 0.0
+
+
 def char_ngrams(text: str, n: int = 3) -> set[str]:
     """Character n-grams of the normalized text (padded so short strings still compare)."""
     norm = " ".join(words(text))

@@ -10,7 +10,7 @@ Both engines offer the same two operations to the steps:
 openai client is synchronous) and INO computes: extraction runs on one executor thread,
 and each of ``concurrency`` INO slots is a thread with its own event loop, its own store
 connection and roles. Each optimization probes a view of the index frozen when it starts
-(a harness per event); re-ranking thresholds are calibrated once per tenant. Kafka
+(a harness per event); the gate is fitted once per tenant and shared by the slots. Kafka
 heartbeats and fetches continue meanwhile, so long LLM work neither stalls the consumer
 nor triggers a rebalance.
 """
@@ -33,6 +33,7 @@ from optimizer.pipeline import Optimizer, Outcome
 from optimizer.roles import Roles
 from optimizer.types import Extraction, FeedbackContext
 from query.embeddings import Embedder
+from query.gate import Gate
 from query.store import IndexStore
 
 log = get_logger(__name__)
@@ -85,33 +86,12 @@ def _extract_batch(roles: Roles, budget: Budget,
     return out
 
 
-class Thresholds:
-    """Re-ranking thresholds per tenant, calibrated once on the tenant's corpus."""
-
-    def __init__(self) -> None:
-        self._values: dict[str, tuple[float, float]] = {}
-        self._lock = threading.Lock()
-
-    async def get(self, tenant: str, store: IndexStore, embedder: Embedder, roles: Roles,
-                  settings: Settings) -> tuple[float, float]:
-        """The cached (statement, anchor) thresholds, calibrated on first use."""
-        with self._lock:
-            value = self._values.get(tenant)
-        if value is None:
-            value = await BuiltinHarness(store, embedder, roles.generator,
-                                         settings).thresholds(tenant)
-            with self._lock:
-                self._values[tenant] = value
-        return value
-
-
 async def run_ino(store: IndexStore, embedder: Embedder, roles: Roles, settings: Settings,
-                  thresholds: Thresholds, ctx: FeedbackContext,
+                  gate: Gate, ctx: FeedbackContext,
                   extraction: Extraction) -> Outcome:
     """INO for one event on a view of the index frozen now (a harness per event), with
     the given extraction standing in for the actionability role."""
-    threshold = await thresholds.get(ctx.tenant, store, embedder, roles, settings)
-    harness = BuiltinHarness(store, embedder, roles.generator, settings, threshold=threshold)
+    harness = BuiltinHarness(store, embedder, roles.generator, settings, gate=gate)
     opt = Optimizer(store, embedder,
                     dataclasses.replace(roles, actionability=_Extracted(extraction)),
                     settings, harness=harness)
@@ -130,7 +110,7 @@ class InlineEngine:
         self.embedder = embedder
         self.roles = roles
         self.settings = settings
-        self.thresholds = Thresholds()
+        self.gate = Gate(settings)
 
     async def start(self) -> None:
         """Nothing to acquire."""
@@ -146,7 +126,7 @@ class InlineEngine:
     async def optimize(self, ctx: FeedbackContext, extraction: Extraction) -> Outcome:
         """See :meth:`Engine.optimize`."""
         return await run_ino(self.store, self.embedder, self.roles, self.settings,
-                             self.thresholds, ctx, extraction)
+                             self.gate, ctx, extraction)
 
 
 class _Slot:
@@ -188,7 +168,7 @@ class ThreadedEngine:
         self._executor: concurrent.futures.ThreadPoolExecutor | None = None
         self._slots: list[_Slot] = []
         self._free: asyncio.Queue[_Slot] | None = None
-        self.thresholds = Thresholds()
+        self.gate = Gate(settings)
 
     async def start(self) -> None:
         """Start the extraction thread and the INO slots (each opens its store)."""
@@ -243,6 +223,6 @@ class ThreadedEngine:
             if slot.store is None or slot.roles is None:
                 raise RuntimeError(f"optimizer slot {slot.name} is not open")
             return await slot.call(run_ino(slot.store, self.embedder, slot.roles,
-                                           self.settings, self.thresholds, ctx, extraction))
+                                           self.settings, self.gate, ctx, extraction))
         finally:
             self._free.put_nowait(slot)

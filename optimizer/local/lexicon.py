@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import re
 
-from optimizer.claims import stem
-from query.text import STOPWORDS, jaccard, words
+from query.text import STOPWORDS, coverage, jaccard, stem, words
 
-__all__ = ["stem"]  # one stemmer for the local roles and the fidelity checks
+__all__ = ["coverage", "stem"]  # one stemmer and one coverage for roles, checks and the gate
 
 ROLE_WORDS = frozenset("""owner admin admins administrator administrators analyst analysts
 manager managers lead leads member members editor editors viewer viewers guest guests agent
@@ -102,11 +101,6 @@ def stems(text: str) -> set[str]:
     """Stems of the content terms of text."""
     return {stem(w) for w in content_terms(text)}
 
-
-def coverage(query: str, text: str) -> float:
-    """Fraction of the query's content stems that occur in text."""
-    q = stems(query)
-    return len(q & stems(text)) / len(q) if q else 0.0
 
 
 def near_duplicate(a: str, b: str, threshold: float = 0.85) -> bool:

@@ -31,7 +31,7 @@ import numpy as np
 
 from nuggetflow.errors import BackendUnavailableError, ConfigError
 from nuggetflow.logging import get_logger
-from query.rerank import Pair, RerankItem, Scores
+from query.rerank import Judged, RerankItem, Scores
 
 log = get_logger(__name__)
 
@@ -110,7 +110,7 @@ class HttpReranker:
         self._client_loop: asyncio.AbstractEventLoop | None = None
         self.requests = self.retries = 0
 
-    async def fit(self, pairs: Sequence[Pair]) -> None:
+    async def fit(self, lists: Sequence[Judged]) -> None:
         """A pre-trained endpoint learns nothing from the tenant's pairs."""
 
     async def scores(self, query: str, items: Sequence[RerankItem]) -> Scores:
