@@ -32,6 +32,8 @@ _VIEWS = {qpb.VIEW_UNSPECIFIED: View.ACTIVE, qpb.VIEW_ACTIVE: View.ACTIVE,
           qpb.VIEW_ACTIVE_PLUS_CONTESTED: View.ACTIVE_PLUS_CONTESTED}
 _FUSIONS: dict[int, str | None] = {qpb.FUSION_UNSPECIFIED: None, qpb.FUSION_MINMAX: "minmax",
                                    qpb.FUSION_RRF: "rrf"}
+_GATES: dict[int, bool | None] = {qpb.GATE_UNSPECIFIED: None, qpb.GATE_ON: True,
+                                  qpb.GATE_OFF: False}
 REVIEW_ACTIONS: dict[int, str] = {
     qpb.ReviewRequest.APPROVE: "approve", qpb.ReviewRequest.REJECT: "reject",
     qpb.ReviewRequest.UNPUBLISH: "unpublish", qpb.ReviewRequest.REVERT: "revert"}
@@ -192,7 +194,8 @@ def retrieve_request_from_proto(msg: qpb.RetrieveRequest,
     """The domain request of a wire request; ValidationError names the bad field.
 
     Wire defaults: ``k`` 0 means 10, an unset ``as_of`` means now, VIEW_UNSPECIFIED means
-    ACTIVE and FUSION_UNSPECIFIED the server's default. The request is fully validated.
+    ACTIVE and FUSION_UNSPECIFIED / GATE_UNSPECIFIED the server's default. The request is
+    fully validated.
     """
     view = _VIEWS.get(msg.view)
     if view is None:
@@ -200,6 +203,8 @@ def retrieve_request_from_proto(msg: qpb.RetrieveRequest,
     fusion = _FUSIONS.get(msg.fusion, "invalid")
     if fusion == "invalid":
         raise ValidationError(f"unknown fusion {msg.fusion}", field="fusion")
+    if msg.gate not in _GATES:
+        raise ValidationError(f"unknown gate {msg.gate}", field="gate")
     kinds: list[Kind] = []
     for value in msg.kinds:
         try:
@@ -211,7 +216,7 @@ def retrieve_request_from_proto(msg: qpb.RetrieveRequest,
     req = RetrieveRequest(
         tenant=msg.tenant, query=msg.query, as_of=ts_from_proto(msg, "as_of"), view=view,
         k=msg.k or DEFAULT_K, scopes=tuple(msg.scopes), kinds=tuple(kinds),
-        include_documents=msg.include_documents, fusion=fusion)
+        include_documents=msg.include_documents, fusion=fusion, gate=_GATES[msg.gate])
     req.validate(max_query_chars)
     return req
 
@@ -227,7 +232,8 @@ def hit_to_proto(h: Hit) -> qpb.Hit:
     msg = qpb.Hit(
         type=qpb.Hit.NUGGET if h.type is ItemType.NUGGET else qpb.Hit.DOCUMENT, id=h.id,
         title=h.title, text=h.text,
-        scores=qpb.Scores(lexical=h.lexical, dense=h.dense, metadata=h.metadata, fused=h.fused),
+        scores=qpb.Scores(lexical=h.lexical, dense=h.dense, metadata=h.metadata, fused=h.fused,
+                          relevance=h.relevance),
         contested=h.contested, inferred_validity=h.inferred_validity)
     if isinstance(h.record, Nugget):
         msg.nugget.CopyFrom(nugget_to_proto(h.record))
@@ -244,7 +250,8 @@ def retrieve_result_to_proto(res: RetrieveResult) -> qpb.RetrieveResponse:
     """The wire response of a retrieval (hits, suppressed count, context block)."""
     return qpb.RetrieveResponse(request_id=res.request_id,
                                 hits=[hit_to_proto(h) for h in res.hits],
-                                suppressed=res.suppressed, context_block=res.context_block)
+                                suppressed=res.suppressed, context_block=res.context_block,
+                                gated=res.gated)
 
 
 def review_action_from_proto(action: int) -> str:

@@ -44,6 +44,7 @@ class RetrieveRequest:
     kinds: tuple[Kind, ...] = ()
     include_documents: bool = True
     fusion: str | None = None  # None: the settings' default
+    gate: bool | None = None  # None: the settings' default (on unless NUGGETFLOW_GATE=off)
 
     def validate(self, max_query_chars: int = MAX_QUERY_CHARS) -> None:
         """Raise ValidationError naming the first bad field."""
@@ -78,6 +79,7 @@ class Hit:
     contested: bool = False
     inferred_validity: bool = False
     record: Nugget | Passage | None = None
+    relevance: float = 0.0  # the gate's calibrated probability (0: not gated)
 
 
 @dataclass
@@ -167,6 +169,8 @@ class _Vectors:
 
 
 MINED_PAGES = 120  # pages of a tenant's corpus whose titles train its gate
+MINED_TITLE_WORDS = 24  # a mined query is at most this long (titles can be anything)
+MINED_TITLE_CHARS = 300
 
 
 class Retriever:
@@ -236,7 +240,8 @@ class Retriever:
             dense = _insert(dense, Scored(overlay.id, ItemType.NUGGET,
                                           overlay.cosine(vector), 0.5), depth, True)
         fused = fuse(lexical, dense, self.settings, req.fusion)
-        use_gate = self.gate.enabled if gate is None else gate
+        use_gate = gate if gate is not None else (
+            req.gate if req.gate is not None else self.gate.enabled)
         relevance: dict[str, float] = {}
         items: list[RerankItem] = []
         if use_gate and vector is not None:
@@ -262,8 +267,10 @@ class Retriever:
         if wanted:
             records = {**records, **await self.store.fetch(req.tenant, wanted)}
         cap = self.settings.max_hit_chars
-        hits = [_overlay_hit(f, overlay, cap) if overlay is not None and f.id == overlay.id
-                else _hit(f, records[f.id], cap) for f in chosen
+        hits = [dataclasses.replace(
+                    _overlay_hit(f, overlay, cap) if overlay is not None and f.id == overlay.id
+                    else _hit(f, records[f.id], cap), relevance=relevance.get(f.id, 0.0))
+                for f in chosen
                 if f.id in records or (overlay is not None and f.id == overlay.id)]
         suppressed = await self.store.suppressed(terms, flt) if count_suppressed else 0
         timings["total"] = (time.perf_counter() - t0) * 1000
@@ -312,8 +319,9 @@ class Retriever:
         passages = await self.store.sample_passages(tenant, 5 * MINED_PAGES, seed=0)
         pages: dict[str, str] = {}
         for p in passages:
-            if p.title.strip() and len(pages) < MINED_PAGES:
-                pages.setdefault(p.doc_id, p.title)
+            title = " ".join(p.title.split()[:MINED_TITLE_WORDS])[:MINED_TITLE_CHARS]
+            if title and len(pages) < MINED_PAGES:
+                pages.setdefault(p.doc_id, title)
         return list(pages.items())
 
     async def _mined_candidates(self, tenant: str, query: str) -> list[RerankItem]:

@@ -59,6 +59,29 @@ FUSION_MINMAX: Fusion.ValueType  # 1
 FUSION_RRF: Fusion.ValueType  # 2
 Global___Fusion: _TypeAlias = Fusion  # noqa: Y015
 
+class _Gate:
+    ValueType = _typing.NewType("ValueType", _builtins.int)
+    V: _TypeAlias = ValueType  # noqa: Y015
+
+class _GateEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_Gate.ValueType], _builtins.type):
+    DESCRIPTOR: _descriptor.EnumDescriptor
+    GATE_UNSPECIFIED: _Gate.ValueType  # 0
+    """the server's default (on unless NUGGETFLOW_GATE=off)"""
+    GATE_ON: _Gate.ValueType  # 1
+    """hits are what cleared the tenant's calibrated re-ranking threshold"""
+    GATE_OFF: _Gate.ValueType  # 2
+    """hits are the fused top-k, not re-ranked"""
+
+class Gate(_Gate, metaclass=_GateEnumTypeWrapper): ...
+
+GATE_UNSPECIFIED: Gate.ValueType  # 0
+"""the server's default (on unless NUGGETFLOW_GATE=off)"""
+GATE_ON: Gate.ValueType  # 1
+"""hits are what cleared the tenant's calibrated re-ranking threshold"""
+GATE_OFF: Gate.ValueType  # 2
+"""hits are the fused top-k, not re-ranked"""
+Global___Gate: _TypeAlias = Gate  # noqa: Y015
+
 @_typing.final
 class RetrieveRequest(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
@@ -72,6 +95,7 @@ class RetrieveRequest(_message.Message):
     KINDS_FIELD_NUMBER: _builtins.int
     INCLUDE_DOCUMENTS_FIELD_NUMBER: _builtins.int
     FUSION_FIELD_NUMBER: _builtins.int
+    GATE_FIELD_NUMBER: _builtins.int
     tenant: _builtins.str
     query: _builtins.str
     view: Global___View.ValueType
@@ -80,6 +104,7 @@ class RetrieveRequest(_message.Message):
     include_documents: _builtins.bool
     """false: nuggets only; true: corpus passages compete too"""
     fusion: Global___Fusion.ValueType
+    gate: Global___Gate.ValueType
     @_builtins.property
     def as_of(self) -> _timestamp_pb2.Timestamp:
         """unset: now"""
@@ -100,10 +125,11 @@ class RetrieveRequest(_message.Message):
         kinds: _abc.Iterable[_nugget_pb2.NuggetKind.ValueType] | None = ...,
         include_documents: _builtins.bool = ...,
         fusion: Global___Fusion.ValueType = ...,
+        gate: Global___Gate.ValueType = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["as_of", b"as_of"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["as_of", b"as_of", "fusion", b"fusion", "include_documents", b"include_documents", "k", b"k", "kinds", b"kinds", "query", b"query", "scopes", b"scopes", "tenant", b"tenant", "view", b"view"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["as_of", b"as_of", "fusion", b"fusion", "gate", b"gate", "include_documents", b"include_documents", "k", b"k", "kinds", b"kinds", "query", b"query", "scopes", b"scopes", "tenant", b"tenant", "view", b"view"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -117,10 +143,13 @@ class Scores(_message.Message):
     DENSE_FIELD_NUMBER: _builtins.int
     METADATA_FIELD_NUMBER: _builtins.int
     FUSED_FIELD_NUMBER: _builtins.int
+    RELEVANCE_FIELD_NUMBER: _builtins.int
     lexical: _builtins.float
     dense: _builtins.float
     metadata: _builtins.float
     fused: _builtins.float
+    relevance: _builtins.float
+    """calibrated probability of answering the query (0 when not gated)"""
     def __init__(
         self,
         *,
@@ -128,10 +157,11 @@ class Scores(_message.Message):
         dense: _builtins.float = ...,
         metadata: _builtins.float = ...,
         fused: _builtins.float = ...,
+        relevance: _builtins.float = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["dense", b"dense", "fused", b"fused", "lexical", b"lexical", "metadata", b"metadata"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["dense", b"dense", "fused", b"fused", "lexical", b"lexical", "metadata", b"metadata", "relevance", b"relevance"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -218,12 +248,15 @@ class RetrieveResponse(_message.Message):
     HITS_FIELD_NUMBER: _builtins.int
     SUPPRESSED_FIELD_NUMBER: _builtins.int
     CONTEXT_BLOCK_FIELD_NUMBER: _builtins.int
+    GATED_FIELD_NUMBER: _builtins.int
     request_id: _builtins.str
     """Pass it to ReportCitations; remembered for a bounded number of recent requests."""
     suppressed: _builtins.int
     """candidates removed by governance filters"""
     context_block: _builtins.str
     """"established facts" and "disputed" sections"""
+    gated: _builtins.bool
+    """the hits passed the re-ranking gate (else: fused order)"""
     @_builtins.property
     def hits(self) -> _containers.RepeatedCompositeFieldContainer[Global___Hit]: ...
     def __init__(
@@ -233,10 +266,11 @@ class RetrieveResponse(_message.Message):
         hits: _abc.Iterable[Global___Hit] | None = ...,
         suppressed: _builtins.int = ...,
         context_block: _builtins.str = ...,
+        gated: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["context_block", b"context_block", "hits", b"hits", "request_id", b"request_id", "suppressed", b"suppressed"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["context_block", b"context_block", "gated", b"gated", "hits", b"hits", "request_id", b"request_id", "suppressed", b"suppressed"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
