@@ -223,7 +223,8 @@ async def run_governed(w: World, qs: list[tuple[tuple[str, str], datetime]],
     flagged_ok = flagged_total = 0
     for key, t in qs:
         res = await index.retriever.retrieve(RetrieveRequest(
-            TENANT, question(key), as_of=t, view=View.ACTIVE, k=K, include_documents=False))
+            TENANT, question(key), as_of=t, view=View.ACTIVE, k=K, include_documents=False,
+            gate=False))  # governance alone, as the baseline has no gate either
         values = [h.record.fact.object for h in res.hits if isinstance(h.record, Nugget)
                   and (h.record.fact.subject, h.record.fact.predicate) == key]
         truth = w.true_at(key, t)
@@ -235,7 +236,7 @@ async def run_governed(w: World, qs: list[tuple[tuple[str, str], datetime]],
             flagged_total += 1
             apc = await index.retriever.retrieve(RetrieveRequest(
                 TENANT, question(key), as_of=t, view=View.ACTIVE_PLUS_CONTESTED, k=K,
-                include_documents=False))
+                include_documents=False, gate=False))
             mine = [h for h in apc.hits if isinstance(h.record, Nugget)
                     and (h.record.fact.subject, h.record.fact.predicate) == key]
             flagged_ok += int(len(mine) >= 2 and all(h.contested for h in mine)
@@ -268,7 +269,7 @@ async def run_baseline(w: World, qs: list[tuple[tuple[str, str], datetime]],
     ctx_tokens: list[int] = []
     for key, t in qs:
         res = await index.retriever.retrieve(RetrieveRequest(TENANT, question(key), as_of=t,
-                                                             k=K))
+                                                             k=K, gate=False))
         values = [v for h in res.hits if (v := _value_of(h.text, key, w)) is not None]
         truth = w.true_at(key, t)
         # a generator reads the top mention of a functional value as the fact
