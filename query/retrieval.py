@@ -168,7 +168,8 @@ class _Vectors:
         return {k: self._cache[k] for k, _ in keyed}
 
 
-MINED_PAGES = 120  # pages of a tenant's corpus whose titles train its gate
+MINED_PAGES = 80  # pages of a tenant's corpus whose titles train its gate
+MINED_TEXT_CHARS = 400  # a mined passage is embedded from its first characters only
 MINED_TITLE_WORDS = 24  # a mined query is at most this long (titles can be anything)
 MINED_TITLE_CHARS = 300
 
@@ -250,7 +251,8 @@ class Retriever:
             records = await self.store.fetch(req.tenant, [f.id for f in top
                                                           if overlay is None
                                                           or f.id != overlay.id])
-            items = self._rerank_items(top, records, vector, overlay)
+            floor = min((d.score for d in dense), default=0.0)
+            items = self._rerank_items(top, records, vector, overlay, floor)
             tenant_gate = await self.gate.for_tenant(req.tenant, self._mined_candidates,
                                                      self._page_titles, self._anchor_shift)
             probs = await tenant_gate.probabilities(req.query, items)
@@ -280,16 +282,18 @@ class Retriever:
                               items)
 
     def _rerank_items(self, top: Sequence[Fused], records: dict[str, Nugget | Passage],
-                      qvec: Vector, overlay: Overlay | None) -> list[RerankItem]:
+                      qvec: Vector, overlay: Overlay | None,
+                      floor: float) -> list[RerankItem]:
         """What the gate reads per candidate: texts, BM25, the statement's cosine (a
-        nugget's title + body, without anchors) and a nugget's best anchor cosine."""
+        nugget's title + body, without anchors; short, embedded once per version) and a
+        nugget's best anchor cosine. A passage that was no dense candidate gets
+        ``floor``, the lowest dense candidate's cosine (its own is at most that), so no
+        passage is embedded on the query path."""
         texts: list[tuple[str, str]] = []
         for f in top:
             rec = records.get(f.id)
             if isinstance(rec, Nugget):
                 texts.append((f.id, f"{rec.title}\n{rec.body}"))
-            elif isinstance(rec, Passage) and f.raw_dense is None:
-                texts.append((f.id, f"{rec.title}\n{rec.text}"))
         vectors = self._vectors.get(texts)
         items: list[RerankItem] = []
         for f in top:
@@ -309,7 +313,7 @@ class Retriever:
                                         float(vectors[f.id] @ qvec), f.raw_dense or 0.0,
                                         rec.lineage_id or f.id))
             elif isinstance(rec, Passage):
-                cos = f.raw_dense if f.raw_dense is not None else float(vectors[f.id] @ qvec)
+                cos = f.raw_dense if f.raw_dense is not None else min(floor, 1.0)
                 items.append(RerankItem(f.id, ItemType.DOCUMENT, rec.title, rec.text, (),
                                         f.raw_lexical, cos, 0.0, rec.doc_id))
         return items
@@ -332,7 +336,8 @@ class Retriever:
                                   count_suppressed=False, gate=False)
         passages = [h.record for h in res.hits if isinstance(h.record, Passage)]
         qvec = await self.queries.embed(query)
-        vectors = self._vectors.get([(f"text:{p.id}", p.text) for p in passages])
+        vectors = self._vectors.get([(f"text:{p.id}", p.text[:MINED_TEXT_CHARS])
+                                     for p in passages])
         lexical = {h.id: h.lexical for h in res.hits}
         return [RerankItem(p.id, ItemType.DOCUMENT, "", p.text, (), lexical.get(p.id, 0.0),
                            float(vectors[f"text:{p.id}"] @ qvec), 0.0, p.doc_id)
