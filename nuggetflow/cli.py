@@ -91,26 +91,29 @@ def cmd_search(args: argparse.Namespace, settings: Settings) -> int:
     req = RetrieveRequest(tenant=args.tenant, query=args.query, as_of=args.as_of,
                           view=View.ACTIVE_PLUS_CONTESTED if args.contested else View.ACTIVE,
                           k=args.k, include_documents=not args.nuggets_only,
-                          fusion=args.fusion)
+                          fusion=args.fusion, gate=False if args.no_gate else None)
 
     async def run(index: NuggetIndex) -> int:
         res = await index.retriever.retrieve(req, lexical_only=args.lexical_only)
         if args.json:
             print(json.dumps({
                 "request_id": res.request_id, "suppressed": res.suppressed,
-                "timings_ms": res.timings_ms,
+                "timings_ms": res.timings_ms, "gated": res.gated,
                 "hits": [{"type": h.type.name.lower(), "id": h.id, "title": h.title,
                           "text": h.text, "scores": {"lexical": h.lexical, "dense": h.dense,
-                                                     "metadata": h.metadata, "fused": h.fused},
+                                                     "metadata": h.metadata, "fused": h.fused,
+                                                     "relevance": h.relevance},
                           "contested": h.contested, "inferred_validity": h.inferred_validity}
                          for h in res.hits]}, indent=2))
             return 0
         for i, h in enumerate(res.hits, 1):
             flag = " [CONTESTED]" if h.contested else ""
-            print(f"{i:2d}. {h.fused:.3f} {h.type.name.lower():8s} {h.id}{flag}\n"
+            score = h.relevance if res.gated else h.fused
+            print(f"{i:2d}. {score:.3f} {h.type.name.lower():8s} {h.id}{flag}\n"
                   f"    {h.title}\n    lex={h.lexical:.2f} dense={h.dense:.2f} "
-                  f"meta={h.metadata:.2f}")
-        print(f"({len(res.hits)} hits, {res.suppressed} suppressed by governance, "
+                  f"meta={h.metadata:.2f} fused={h.fused:.3f}")
+        gate = "probability of answering, gated" if res.gated else "fused score, not gated"
+        print(f"({len(res.hits)} hits by {gate}; {res.suppressed} suppressed by governance, "
               f"{res.timings_ms.get('total', 0):.1f} ms)")
         return 0
 
@@ -345,7 +348,10 @@ def build_parser() -> argparse.ArgumentParser:
                     help="view ACTIVE_PLUS_CONTESTED (contested nuggets flagged)")
     se.add_argument("-k", type=int, default=10, help="hits to return (10)")
     se.add_argument("--fusion", choices=["minmax", "rrf"])
-    se.add_argument("--lexical-only", action="store_true", help="BM25 only, no embedding")
+    se.add_argument("--lexical-only", action="store_true",
+                    help="BM25 only, no embedding (never gated)")
+    se.add_argument("--no-gate", action="store_true",
+                    help="the fused top-k instead of what clears the calibrated gate")
     se.add_argument("--nuggets-only", action="store_true", help="leave corpus passages out")
     se.add_argument("--json", action="store_true", help="machine-readable output")
     se.set_defaults(fn=cmd_search)

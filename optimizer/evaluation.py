@@ -14,8 +14,9 @@ measured with the candidate overlaid on the frozen corpus view:
 
 - held-out: the case's ``heldout`` queries, never shown to the optimizer;
 - in-sample: the probe set the optimizer used (q0 and its paraphrases);
-- retrieval = the nugget reached the generator's context (top-k, then the calibrated
-  re-ranking threshold); citation = the generated answer cited it.
+- retrieval = the nugget reached the generator's context (it cleared the tenant's
+  calibrated gate and was among the top 3 that did); citation = the generated answer
+  cited it.
 
 The negative control publishes every E nugget of the first run into a copy of the index
 and counts random-traffic queries for which any nugget reached the context / was cited.

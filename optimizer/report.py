@@ -137,8 +137,9 @@ def markdown(f: dict[str, Any], name: str) -> list[str]:
         f"## {name}", "",
         f"{f['actionable_cases']} correction cases ({f['cases']} cases in all), {f['runs']} runs "
         f"(seeds {f['seeds']}), local LLM backend unless stated. Retrieval = the nugget "
-        "reached the generator's context (top-k 60, then the calibrated re-ranking "
-        "threshold); citation = the answer cited it. Rates in %, mean ± std over runs.", "",
+        "reached the generator's context (top-k 60, then the tenant's calibrated gate, "
+        "top 3 that pass); citation = the answer cited it. Rates in %, mean ± std over "
+        "runs.", "",
         "| variant | held-out retrieval | held-out citation | in-sample retrieval | "
         "in-sample citation | fact recall | unsupported text | stale claims |",
         "|---|---|---|---|---|---|---|---|"]

@@ -82,7 +82,7 @@ class ProbeTrace:
 
     query: str
     retrieved: bool  # the nugget is in the top-k candidates
-    reached_generator: bool  # it passed the re-ranking threshold into the context
+    reached_generator: bool  # it cleared the gate into the context
     cited: bool
     rank: int  # 1-based rank in the fused list, 0 when not retrieved
     rerank_score: float

@@ -200,7 +200,9 @@ class Retriever:
         lexical-only query is never gated: the gate needs cosines).
         """
         req.validate(self.settings.grpc_max_query_chars)
-        if not await self.store.has_tenant(req.tenant):
+        # A probe's frozen view of a tenant with nothing indexed yet is a valid, empty
+        # view (its first correction); a user's query for an unknown tenant is NOT_FOUND.
+        if view is None and not await self.store.has_tenant(req.tenant):
             raise NotFoundError(f"unknown tenant {req.tenant!r}", field="tenant")
         timings: dict[str, float] = {}
         as_of = req.as_of or (view.as_of if view is not None else None) or utcnow()
@@ -352,7 +354,7 @@ class Retriever:
             return 0.0
         titles = [p.title or p.text[:60] for p in passages]
         tv = self.embedder.embed(titles)
-        pv = self.embedder.embed([p.text for p in passages])
+        pv = self.embedder.embed([p.text[:MINED_TEXT_CHARS] for p in passages])
         n = len(passages)
         tt, tp = [], []
         for i in range(n):

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from nuggetflow.errors import NotFoundError
 from nuggetflow.settings import Settings
 from optimizer.accounting import Meter
 from optimizer.harness import BuiltinHarness, make_candidate
@@ -114,3 +115,14 @@ async def test_retrieve_without_the_gate_is_the_fused_order(index: NuggetIndex) 
     assert not res.gated and res.relevance == {}
     assert [h.id for h in res.hits] == [i for i, _ in res.candidates][:5]
     assert all(h.type is ItemType.DOCUMENT for h in res.hits)
+
+
+async def test_a_probe_on_a_tenant_with_nothing_indexed_yet_works(
+        harness: BuiltinHarness, index: NuggetIndex, embedder: MiniLMEmbedder) -> None:
+    # The tenant's first correction: its frozen view is empty, not an unknown tenant.
+    cand = make_candidate(embedder, "n-first", DRAFT)
+    trace = await harness.run("newcomer", QUERY, cand, Meter())
+    assert trace.reached == ["n-first"] and trace.cited == ["n-first"]
+    # A user's query for that tenant is still NOT_FOUND.
+    with pytest.raises(NotFoundError):
+        await index.retriever.retrieve(RetrieveRequest("newcomer", QUERY))
