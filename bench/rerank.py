@@ -53,7 +53,8 @@ DEFAULT_CONFIGS = "features:minilm://,cosine:minilm://"
 
 
 def _variant(figures: dict[str, Any], v: str, key: str) -> float:
-    value = figures[v][key]
+    """A variant's figure from evaluate()'s result ("variants") or an eval.json entry."""
+    value = figures.get("variants", figures)[v][key]
     return float(value["mean"] if isinstance(value, dict) else value)
 
 
@@ -122,9 +123,9 @@ async def run(configs: list[tuple[str, str]], names: list[str], runs: int,
                 "negative_offtopic_citation": figures.get("negative_offtopic_citation"),
                 "negative_offtopic_hits": figures.get("negative_offtopic_hits", []),
                 "negative_retrieval": figures.get("negative_retrieval"),
-                "fact_recall_e": figures.get("fact_recall", {}).get("E"),
-                "unsupported_text_rate_e": figures.get("unsupported_text_rate", {}).get("E"),
-                "stale_claim_rate_e": figures.get("stale_claim_rate", {}).get("E"),
+                "fact_recall_e": figures.get("fact_recall"),
+                "unsupported_text_rate_e": figures.get("unsupported_text_rate"),
+                "stale_claim_rate_e": figures.get("stale_claim_rate"),
                 "cpu_ms_per_query": round(cpu_ms, 2),
                 "passages_per_s": round(passages_per_cpu_s(settings, texts), 1),
                 "gate_fit_seconds": round(fit_s, 2), "gate_report": report,
