@@ -117,7 +117,10 @@ class BuiltinHarness:
 
     async def run(self, tenant: str, query: str, candidate: Candidate | None,
                   meter: Meter) -> RagTrace:
-        """One pass of the agent (see the module docstring)."""
+        """One pass of the agent (see the module docstring). A blank query (a paraphrase
+        of a query without words can be one) retrieves nothing."""
+        if not query.strip():
+            return RagTrace(query, [], {}, [], [], "I could not find this.")
         overlay = candidate.overlay(self.anchor_vectors) if candidate is not None else None
         res = await self.retriever.retrieve(
             RetrieveRequest(tenant, query, as_of=self.view.as_of, k=self.top_n),

@@ -178,7 +178,7 @@ class Optimizer:
         paraphrases = self.roles.probes.paraphrases(ctx.query, self.probe_count,
                                                     avoid=start.anchors, seed=seed,
                                                     meter=meter)
-        probes = [ctx.query, *paraphrases, *extra_probes]
+        probes = [q for q in (ctx.query, *paraphrases, *extra_probes) if q.strip()]
         result = await optimize(
             candidate_id=f"candidate:{ctx.event_id}", start=start, extraction=extraction,
             q0=ctx.query, probes=probes, context=correction_context(ctx), tenant=ctx.tenant,

@@ -126,3 +126,11 @@ async def test_a_probe_on_a_tenant_with_nothing_indexed_yet_works(
     # A user's query for that tenant is still NOT_FOUND.
     with pytest.raises(NotFoundError):
         await index.retriever.retrieve(RetrieveRequest("newcomer", QUERY))
+
+
+async def test_a_blank_probe_retrieves_nothing_instead_of_failing(
+        harness: BuiltinHarness, embedder: MiniLMEmbedder) -> None:
+    # A paraphrase of a query without words can be blank (the fuzzer found one).
+    cand = make_candidate(embedder, "n-test", DRAFT)
+    trace = await harness.run("gnome", "  ", cand, Meter())
+    assert trace.reached == [] and trace.cited == [] and trace.retrieved == []
