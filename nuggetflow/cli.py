@@ -64,12 +64,17 @@ def cmd_ingest(args: argparse.Namespace, settings: Settings) -> int:
 
     started = time.perf_counter()
     docs = read_documents(args.file, args.tenant, settings=settings)
+    # Bulk work may use every core; the query service keeps NUGGETFLOW_EMBEDDER_THREADS.
+    settings = settings.replace(embedder_threads=args.threads)
 
     def progress(rep: IngestReport) -> None:
-        rate = rep.passages / max(time.perf_counter() - started, 1e-9)
-        print(f"\ringested {rep.stored_documents} documents, {rep.passages} passages "
-              f"({rep.new_passages} new), {rate:.0f} passages/s", end="", file=sys.stderr,
-              flush=True)
+        elapsed = max(time.perf_counter() - started, 1e-9)
+        rate = rep.passages / elapsed
+        done = rep.stored_documents + rep.unchanged_documents
+        eta = (len(docs) - done) * elapsed / done if done else 0.0
+        print(f"\ringested {done} documents of {len(docs)}, {rep.passages} passages "
+              f"({rep.new_passages} new), {rate:.0f} passages/s, ETA {eta:.0f} s   ",
+              end="", file=sys.stderr, flush=True)
 
     async def run(index: NuggetIndex) -> int:
         report = await ingest_corpus(index, args.file, args.tenant, batch=args.batch,
@@ -338,6 +343,9 @@ def build_parser() -> argparse.ArgumentParser:
     ing.add_argument("--tenant", help="tenant for every record (default: each record's own)")
     ing.add_argument("--batch", type=int, default=256, help="passages per write (256)")
     ing.add_argument("--quiet", action="store_true", help="no progress output")
+    ing.add_argument("--threads", type=int, default=0,
+                     help="CPU threads for embedding this run (0: every core, the default; "
+                          "the query service keeps NUGGETFLOW_EMBEDDER_THREADS)")
     ing.set_defaults(fn=cmd_ingest)
 
     se = sub.add_parser("search", help="governed hybrid retrieval for one query")

@@ -35,7 +35,7 @@ def test_ingest_then_search(tmp_path: Path) -> None:
          "text": "Open the system menu, select Wi-Fi and choose a network."}]) + "\n")
     ing = run(["ingest", str(corpus), "--tenant", "gnome"], tmp_path)
     assert json.loads(ing.stdout)["passages"] == 2
-    assert "ingested 2 documents" in ing.stderr
+    assert "ingested 2 documents of 2" in ing.stderr and "ETA" in ing.stderr
     again = json.loads(run(["ingest", str(corpus), "--tenant", "gnome"], tmp_path).stdout)
     assert {k: v for k, v in again.items() if k != "seconds"} == {
         "documents": 2, "new_documents": 0, "changed_documents": 0, "unchanged_documents": 2,
