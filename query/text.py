@@ -8,6 +8,7 @@ terms like an English one.
 
 from __future__ import annotations
 
+import functools
 import html
 import re
 
@@ -190,9 +191,11 @@ def stem(word: str) -> str:
     return w[:-1] if len(w) > 3 and w.endswith("e") else w
 
 
-def content_stem_set(text: str) -> set[str]:
-    """Stems of the distinct non-stopword words of text (one-letter words dropped)."""
-    return {stem(w) for w in words(text) if w not in STOPWORDS and len(w) > 1}
+@functools.lru_cache(maxsize=16_384)
+def content_stem_set(text: str) -> frozenset[str]:
+    """Stems of the distinct non-stopword words of text (one-letter words dropped);
+    cached, as the gate reads the same passages for many queries."""
+    return frozenset(stem(w) for w in words(text) if w not in STOPWORDS and len(w) > 1)
 
 
 def coverage(query: str, text: str) -> float:
