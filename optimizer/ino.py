@@ -1,7 +1,7 @@
 """Variants A-E and the Iterative Nugget Optimization loop (docs/architecture.md, "INO").
 
 - A: the nugget as extracted; B: + one anchor paraphrasing q0; C: + five synthetic future
-  queries; D: one q0 paraphrase + four others; E (INO): start from D, then loop.
+  queries; D: C's five and one q0 paraphrase (a superset of C); E (INO): D, then loop.
 - The probe set is q0 plus 3-5 fresh paraphrases, disjoint from the anchors (checked).
 - Loop: probe; if every probe passes (reached the generator AND cited), stop; otherwise
   the reflector revises title, body wording and anchors from the failed traces, the
@@ -47,7 +47,7 @@ def build_variant(variant: str, base: NuggetDraft, extraction: Extraction, q0: s
         raise ValidationError(f"variant must be one of {', '.join(VARIANTS)}", field="variant")
     if variant == "A":
         return NuggetDraft(base.title, base.body, ())
-    para, synth = {"B": (1, 0), "C": (0, 5), "D": (1, 4), "E": (1, 4)}[variant]
+    para, synth = {"B": (1, 0), "C": (0, 5), "D": (1, 5), "E": (1, 5)}[variant]
     anchors = roles.anchors.anchors(base, extraction, q0, q0_paraphrases=para,
                                     synthetic=synth, vocabulary=vocabulary, meter=meter)
     # q0 is always a probe: an anchor that repeats it would leak the probe into the nugget.

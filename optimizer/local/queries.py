@@ -254,21 +254,15 @@ class LocalAnchors:
             topical = [f"{task_of(q0) or ' '.join(terms[:4])} {' '.join(close)}"
                        ] if close else []
             synth = [*topical, *synth]
-        # The synthetic queries a variant without paraphrases takes, less the ones whose
-        # words the nugget already has (an anchor is for words it lacks): D (one
-        # paraphrase + four) keeps the four of C's five that add the most.
+        # C's synthetic queries, whatever else the variant takes: D (C's five and a
+        # paraphrase of q0) is then a superset of C, so it never loses a query C found.
         synth = [q for q in synth if factual_tokens(q) <= known]
         pool: list[str] = []
         for q in synth:
-            if len(pool) >= q0_paraphrases + synthetic:
+            if len(pool) >= synthetic:
                 break
-            if not any(near_duplicate(q, o) for o in [*out, *pool]):
+            if not any(near_duplicate(q, o) for o in pool):
                 pool.append(q)
-        have = {stem(w) for w in content_terms(draft.text())}
-        while len(pool) > synthetic:
-            covered = [len({stem(w) for w in content_terms(q)} & have)
-                       / max(1, len(content_terms(q))) for q in pool]
-            pool.pop(max(range(len(pool)), key=lambda i: (covered[i], i)))
         out += pool
         meter.record("anchors", estimate_tokens(draft.text(), q0), estimate_tokens(*out),
                      estimated=True)
