@@ -34,6 +34,7 @@ import asyncio
 import itertools
 import math
 import random
+import threading
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 
@@ -230,7 +231,7 @@ class Gate:
         self.threshold = threshold if threshold is not None else settings.gate_threshold
         self.thresholds = parse_thresholds(settings.gate_thresholds)
         self._gates: dict[str, TenantGate] = {}
-        self._locks: dict[str, asyncio.Lock] = {}
+        self._fit_locks: dict[str, threading.Lock] = {}
         if self.kind not in ("features", "cosine", "endpoint", "off"):
             raise ConfigError(f"unknown gate {self.kind!r} (features, cosine, endpoint, off)",
                               field="NUGGETFLOW_GATE")
@@ -267,14 +268,17 @@ class Gate:
             offset = max(0.0, tau_anchor - tau) / 0.75  # the rule weighs cosine by 0.75
             self._gates[tenant] = TenantGate(CosineReranker(offset), None, tau, offset)
             return self._gates[tenant]
-        # One lock per tenant and event loop (engines run slots on several loops; two
-        # loops may both fit a tenant once, with the same seeded result).
-        key = f"{tenant}\0{id(asyncio.get_running_loop())}"
-        lock = self._locks.setdefault(key, asyncio.Lock())
-        async with lock:
+        # Engines run INO slots on several threads, each with its own event loop: a
+        # thread lock per tenant (acquired off the loop) makes one of them fit the
+        # tenant while the others wait for its result.
+        fit_lock = self._fit_locks.setdefault(tenant, threading.Lock())
+        await asyncio.to_thread(fit_lock.acquire)
+        try:
             if tenant not in self._gates:
                 self._gates[tenant] = await self._fit(tenant, candidates, titles, shift)
             return self._gates[tenant]
+        finally:
+            fit_lock.release()
 
     def _threshold(self, tenant: str) -> float:
         return self.thresholds.get(tenant, self.threshold)

@@ -194,3 +194,27 @@ async def test_fixed_thresholds_give_the_cosine_rule_with_the_anchor_offset() ->
     # 0.75 x max(0.3, 0.8 - 0.2) + 0.25 x coverage(0)
     [score] = await g.probabilities("zzz", [nugget("n", "body", 0.3, 0.8)])
     assert score == pytest.approx(0.45)
+
+
+def test_slots_on_several_event_loops_fit_a_tenant_once() -> None:
+    import asyncio
+    import threading
+
+    corpus = Corpus(40)
+    gate = Gate(Settings())
+    got: list[object] = []
+
+    async def slow_titles(tenant: str) -> list[tuple[str, str]]:
+        await asyncio.sleep(0.2)  # the other slot arrives while this one fits
+        return await corpus.titles(tenant)
+
+    def slot() -> None:
+        got.append(asyncio.run(gate.for_tenant("acme", corpus.candidates, slow_titles,
+                                               corpus.shift)))
+
+    threads = [threading.Thread(target=slot) for _ in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert corpus.fits == 1 and len(got) == 3 and got[0] is got[1] is got[2]
