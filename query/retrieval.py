@@ -19,7 +19,7 @@ import numpy as np
 
 from nuggetflow.errors import NotFoundError, ValidationError
 from nuggetflow.settings import Settings
-from query.embeddings import Embedder, QueryEmbeddings, Vector
+from query.embeddings import CachedVectors, Embedder, QueryEmbeddings, Vector
 from query.fusion import Fused, fuse
 from query.gate import Gate
 from query.model import ItemType, Kind, Nugget, Passage, State, View, ensure_utc, utcnow
@@ -116,7 +116,6 @@ class Overlay:
     anchors: tuple[str, ...]
     vector: Vector
     anchor_vectors: Vector | None = None  # one row per anchor
-    statement_vector: Vector | None = None  # title + body (what the gate compares)
 
     def cosine(self, qvec: Vector, anchors: bool = True) -> float:
         """The dense score the stores would give it: the best of its indexed vector and
@@ -149,25 +148,6 @@ class FrozenView:
             self._scorer = None
 
 
-class _Vectors:
-    """Vectors of immutable items (versions and passages never change), bounded."""
-
-    def __init__(self, embedder: Embedder, size: int = 50_000) -> None:
-        self.embedder = embedder
-        self.size = size
-        self._cache: dict[str, Vector] = {}
-
-    def get(self, keyed: Sequence[tuple[str, str]]) -> dict[str, Vector]:
-        """(key, text) -> vector, embedding the texts not cached yet in one call."""
-        todo = [(k, t) for k, t in dict(keyed).items() if k not in self._cache]
-        if todo:
-            if len(self._cache) + len(todo) > self.size:
-                self._cache.clear()
-            vecs = self.embedder.embed([t for _, t in todo])
-            self._cache.update(zip([k for k, _ in todo], vecs, strict=True))
-        return {k: self._cache[k] for k, _ in keyed}
-
-
 MINED_PAGES = 80  # pages of a tenant's corpus whose titles train its gate
 MINED_TEXT_CHARS = 400  # a mined passage is embedded from its first characters only
 MINED_TITLE_WORDS = 24  # a mined query is at most this long (titles can be anything)
@@ -187,7 +167,8 @@ class Retriever:
         self.settings = settings
         self.queries = QueryEmbeddings(embedder, settings.query_embedding_cache)
         self.gate = gate or Gate(settings)
-        self._vectors = _Vectors(embedder)
+        # Statement and mined-text vectors, keyed by text (versions never change).
+        self._vectors = CachedVectors(embedder, 50_000)
 
     async def retrieve(self, req: RetrieveRequest, *, lexical_only: bool = False,
                        count_suppressed: bool = True, overlay: Overlay | None = None,
@@ -291,19 +272,15 @@ class Retriever:
         nugget's best anchor cosine. A passage that was no dense candidate gets
         ``floor``, the lowest dense candidate's cosine (its own is at most that), so no
         passage is embedded on the query path."""
-        texts: list[tuple[str, str]] = []
-        for f in top:
-            rec = records.get(f.id)
-            if isinstance(rec, Nugget):
-                texts.append((f.id, f"{rec.title}\n{rec.body}"))
-        vectors = self._vectors.get(texts)
+        statements = {f.id: f"{rec.title}\n{rec.body}" for f in top
+                      if isinstance(rec := records.get(f.id), Nugget)}
+        if overlay is not None:
+            statements[overlay.id] = f"{overlay.title}\n{overlay.body}"
+        vectors = dict(zip(statements, self._vectors(list(statements.values())), strict=True))
         items: list[RerankItem] = []
         for f in top:
             if overlay is not None and f.id == overlay.id:
-                stmt = (overlay.statement_vector if overlay.statement_vector is not None
-                        else self._vectors.get([(f"overlay:{overlay.title}\n{overlay.body}",
-                                                 f"{overlay.title}\n{overlay.body}")])
-                        [f"overlay:{overlay.title}\n{overlay.body}"])
+                stmt = vectors[f.id]
                 items.append(RerankItem(f.id, ItemType.NUGGET, overlay.title, overlay.body,
                                         overlay.anchors, f.raw_lexical, float(stmt @ qvec),
                                         overlay.cosine(qvec), f.id))
@@ -338,12 +315,11 @@ class Retriever:
                                   count_suppressed=False, gate=False)
         passages = [h.record for h in res.hits if isinstance(h.record, Passage)]
         qvec = await self.queries.embed(query)
-        vectors = self._vectors.get([(f"text:{p.id}", p.text[:MINED_TEXT_CHARS])
-                                     for p in passages])
+        vectors = self._vectors([p.text[:MINED_TEXT_CHARS] for p in passages])
         lexical = {h.id: h.lexical for h in res.hits}
         return [RerankItem(p.id, ItemType.DOCUMENT, "", p.text, (), lexical.get(p.id, 0.0),
-                           float(vectors[f"text:{p.id}"] @ qvec), 0.0, p.doc_id)
-                for p in passages]
+                           float(v @ qvec), 0.0, p.doc_id)
+                for p, v in zip(passages, vectors, strict=True)]
 
     async def _anchor_shift(self, tenant: str) -> float:
         """How much more a query-like text resembles an unrelated query than an unrelated
