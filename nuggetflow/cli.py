@@ -279,7 +279,8 @@ def cmd_eval(args: argparse.Namespace, settings: Settings) -> int:
                            for k, d in v.items())
               + f"; actionability {100 * f['actionability_accuracy']:.1f}%, fact recall "
               f"{100 * f['fact_recall']:.1f}%, unsupported {100 * f['unsupported_text_rate']:.1f}"
-              f"%, stale {100 * f['stale_claim_rate']:.1f}%", file=sys.stderr)
+              f"%, stale {100 * f['stale_claim_rate']:.1f}%, conversational "
+              f"{100 * f['conversational_text_rate']:.1f}%", file=sys.stderr)
     command = "nuggetflow " + " ".join(sys.argv[1:])
     paths = write_report(figures, Path(args.out), command)
     print(paths["md"].read_text().split("## How fidelity is decided")[0])

@@ -57,7 +57,8 @@ never""".split())
 #: assistant about its answers ("stop saying ...", "answer in German").
 SPEECH_VERBS = frozenset("""say saying said answer answering reply replying respond
 responding write writing explain explaining tell telling mention mentioning repeat
-repeating format formatting phrase phrasing translate""".split())
+repeating format formatting phrase phrasing translate suggest suggesting recommend
+recommending""".split())
 
 #: Evaluative words: a sentence built on them is an opinion, not a checkable claim.
 EVALUATIVE = frozenset("""good great bad terrible awful horrible slow slower fast faster
@@ -92,9 +93,13 @@ helped saved""".split())
 # Tweaks" and "No one may enter" begin with a determiner, not an interjection.
 # Connectives ("but", "actually", "also") go whatever follows.
 _INTERJECTION = (r"(?:no|nope|nah|yes|yeah|yep|ok|okay|hi|hello|hey|hmm|um|uh|oh|sorry|"
-                 r"correction|update|note|heads[- ]up|fyi|btw|wrong|incorrect)")
+                 r"correction|update|note|heads[- ]up|wrong|incorrect)")
+# Connectives, and imperatives that only ask the reader to mind what follows ("Just
+# remember that X", "Keep in mind that X": X is the claim).
 _CONNECTIVE = (r"(?:well|actually|so|also|anyway|please|pls|just so you know|for the record|"
-               r"to be clear|in fact|however|but|and|though|then)")
+               r"to be clear|in fact|however|but|and|though|then|fyi|btw|psa|nb|"
+               r"(?:just\s+)?(?:remember|note|notice|keep in mind|bear in mind|be aware|"
+               r"don't forget|do not forget|mind you)\s+that)")
 _DISCOURSE = re.compile(
     r"^(?:" + _INTERJECTION + r"\b(?:\s*[,:;.!\u2014-]+\s*|\s+(?=(?:that|this|it|it's|you|"
     r"your|the answer|i|we|not|so|but|and|then|actually|well)\b)|\s*$)|" + _CONNECTIVE
@@ -459,6 +464,26 @@ def clause_of(text: str, item: Item) -> str:
             return text[start:m.start()]
         start = m.end()
     return text[start:]
+
+
+#: Common irregular past forms (the -ed forms are found by their ending).
+IRREGULAR_PAST = frozenset("""ate became began bit blew broke brought built burnt caught
+came chose cut did drew drove fell felt fought found flew forgot froze gave got grew hung
+had heard hid hit held hurt kept knew laid led left lent let lost made meant met paid put
+quit ran rang read rode rose said sat saw sent set shook shot showed shut sang sank slept
+slid spent split spoke stood stole stuck struck swore took taught tore told thought threw
+understood woke wore won wrote""".split())
+
+
+def past_tense(text: str) -> bool:
+    """A verb in the past tense that is not a participle after "is/are/be/been/get"."""
+    toks = tokens(text)
+    for i, t in enumerate(toks):
+        after_be = i > 0 and toks[i - 1] in ("is", "are", "be", "been", "being", "get",
+                                              "gets", "got", "was", "were", "has", "have")
+        if (t in IRREGULAR_PAST or (t.endswith("ed") and len(t) > 4)) and not after_be:
+            return True
+    return False
 
 
 # ---------------------------------------------------------------------------------------

@@ -55,7 +55,7 @@ log = get_logger(__name__)
 
 Progress = Callable[[str, int, int], None]
 FIDELITY_KEYS = ("fact_recall", "fact_recall_extracted", "unsupported_text_rate",
-                 "stale_claim_rate")
+                 "stale_claim_rate", "conversational_text_rate")
 
 
 @dataclass(frozen=True)
@@ -149,6 +149,7 @@ class VariantRun:
     nuggets: int = 0
     unsupported: int = 0  # nuggets with text found in neither feedback nor query
     stale: int = 0  # nuggets stating a value the correction overturns
+    conversational: int = 0  # nuggets with talk in them (first person, thanks, ...)
     verdicts: Counter[str] = field(default_factory=Counter)  # answer compliance
     judged: int = 0
     faithful: int = 0
@@ -164,6 +165,7 @@ class VariantRun:
         self.facts_covered += sum(f.covered for f in fid.facts)
         self.unsupported += bool(fid.unsupported)
         self.stale += bool(fid.stale)
+        self.conversational += bool(fid.conversational)
 
     def fidelity(self) -> dict[str, float]:
         """The run's fidelity rates."""
@@ -171,7 +173,8 @@ class VariantRun:
         return {"fact_recall": self.facts_covered / max(1, self.facts_total),
                 "fact_recall_extracted": self.facts_covered / max(1, self.facts_extracted),
                 "unsupported_text_rate": self.unsupported / n,
-                "stale_claim_rate": self.stale / n}
+                "stale_claim_rate": self.stale / n,
+                "conversational_text_rate": self.conversational / n}
 
 
 @dataclass(frozen=True)
@@ -391,6 +394,7 @@ def _appendix_entry(case: Case, outcome: Outcome, fid: NuggetFidelity | None,
                   for f in fid.facts] if fid else [{"fact": f, "covered": False,
                                                     "missing": []} for f in case.facts],
         "unsupported": fid.unsupported if fid else [],
+        "conversational": fid.conversational if fid else [],
         "guard_violations": list(check_revision(
             draft, correction_context(outcome.context), outcome.extraction.object,
             outcome.result.probes).violations) if draft and outcome.result else [],

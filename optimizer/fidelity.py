@@ -116,6 +116,48 @@ def unsupported_text(title: str, body: str, feedback: str, query: str) -> list[s
     return out
 
 
+_FIRST_PERSON_SINGULAR = re.compile(r"\b(?:I|I'm|I've|I'd|I'll|(?i:me|my|mine|myself))\b")
+_THANKS = re.compile(r"\b(?:thanks|thank you|thx|cheers|hi|hello|hey|sorry)\b", re.IGNORECASE)
+_CONVERSATION_REF = re.compile(
+    r"\b(?:(?:your|the|this|that) (?:answer|reply|response|suggestion)|you (?:said|wrote|"
+    r"suggested|mentioned|claimed)|the (?:bot|assistant|chatbot))\b", re.IGNORECASE)
+_INTERJECTION_START = re.compile(r"^(?:ha|haha|lol|ok|okay|fine|well|yes|yeah|yep|nope|wow|"
+                                 r"hmm|sure|thanks)\b\s*[,!:]", re.IGNORECASE)
+
+
+def conversational_text(title: str, body: str) -> list[str]:
+    """Parts of a nugget that are talk, not knowledge, as "part: why" (a surface check
+    of the published text, independent of how it was written): in the body, the first
+    person singular (the writer's story: "I pasted it", "my script"), a sentence that
+    opens with an interjection ("Ha, ...", "Fine, ..."), an elliptical reply ("Not on a
+    Friday."), a question or "!!"; in the title or the body, thanks or greetings and
+    references to the conversation ("your answer", "you said"). A title may ask the
+    user's question in the user's words ("Do I have to eject the USB drive?")."""
+    out = []
+    for m in _THANKS.finditer(title):
+        out.append(f"{title.strip()}: {m.group(0)}")
+    for m in _CONVERSATION_REF.finditer(title):
+        out.append(f"{title.strip()}: {m.group(0)}")
+    for part in split_sentences(body):
+        p = part.strip()
+        why = []
+        if m := _FIRST_PERSON_SINGULAR.search(p):
+            why.append(f"first person ({m.group(0)})")
+        if _INTERJECTION_START.match(p):
+            why.append("opens with an interjection")
+        if re.match(r"(?i)^not\b", p) and len(tokens(p)) <= 4:
+            why.append("an elliptical reply")
+        if p.endswith("?") or "!!" in p:
+            why.append("a question or exclamations")
+        if m := _THANKS.search(p):
+            why.append(f"thanks or greeting ({m.group(0)})")
+        if m := _CONVERSATION_REF.search(p):
+            why.append(f"refers to the conversation ({m.group(0)})")
+        if why:
+            out.append(f"{p}: {'; '.join(why)}")
+    return out
+
+
 def _value_keys(item: Item) -> set[str]:
     keys = {item.key}
     if item.kind == "menu":
@@ -205,6 +247,7 @@ class NuggetFidelity:
     facts: list[FactVerdict] = field(default_factory=list)
     unsupported: list[str] = field(default_factory=list)
     stale: list[str] = field(default_factory=list)
+    conversational: list[str] = field(default_factory=list)
 
     @property
     def fact_recall(self) -> float:
@@ -214,12 +257,14 @@ class NuggetFidelity:
 
 def judge_nugget(title: str, body: str, *, feedback: str, query: str, answer: str,
                  facts: Sequence[str], embed: Embed | None = None) -> NuggetFidelity:
-    """Fact coverage, unsupported text and stale claims of one nugget."""
+    """Fact coverage, unsupported text, stale claims and conversational text of one
+    nugget."""
     text = f"{title}\n{body}"
     return NuggetFidelity(
         facts=[fact_coverage(f, text, embed, source=f"{feedback}\n{query}") for f in facts],
         unsupported=unsupported_text(title, body, feedback, query),
-        stale=stale_claims(title, body, answer, facts, feedback))
+        stale=stale_claims(title, body, answer, facts, feedback),
+        conversational=conversational_text(title, body))
 
 
 def answer_verdict(answer_text: str, facts: Sequence[str], original_answer: str,

@@ -67,6 +67,7 @@ SUMMARY = [  # (label, key in the figures, how it is shown)
     ("fact recall of extracted nuggets", "fact_recall_extracted", "pct"),
     ("unsupported text rate", "unsupported_text_rate", "pct"),
     ("stale claim rate", "stale_claim_rate", "pct"),
+    ("conversational text rate", "conversational_text_rate", "pct"),
     ("preservation violations", "preservation_violations", "int"),
     ("answers addressing the correction A / E", "compliance", "compliance"),
     ("negative control, off-topic titles", "negative_offtopic_retrieval", "pct"),
@@ -125,6 +126,11 @@ Mechanically, per case, from the case's gold `facts` and its original `answer`
 - *stale claim*: the title or body states, outside a negated clause, a value of the
   original answer that the gold facts overturn (negate, or replace with another value of
   the same kind);
+- *conversational text*: talk rather than knowledge, found on the surface of the
+  published text: in the body the first person singular ("I", "my"), a sentence opening
+  with an interjection ("Ha,", "Fine,"), an elliptical reply ("Not on a Friday."), a
+  question or "!!"; in the title or the body thanks, greetings or a reference to the
+  conversation ("your answer", "you said");
 - *answer compliance* (variants A and E, the answers to the held-out queries): the
   answer *addresses* the correction when it states every gold fact, is *partial* when it
   states some, *contradicts* it when it states an overturned value and none of the
@@ -141,11 +147,13 @@ def markdown(f: dict[str, Any], name: str) -> list[str]:
         "top 3 that pass); citation = the answer cited it. Rates in %, mean ± std over "
         "runs.", "",
         "| variant | held-out retrieval | held-out citation | in-sample retrieval | "
-        "in-sample citation | fact recall | unsupported text | stale claims |",
-        "|---|---|---|---|---|---|---|---|"]
+        "in-sample citation | fact recall | unsupported text | stale claims | "
+        "conversational text |",
+        "|---|---|---|---|---|---|---|---|---|"]
     for v, d in f["variants"].items():
         fid = [_pct(d[k]) if k in d else "-" for k in
-               ("fact_recall", "unsupported_text_rate", "stale_claim_rate")]
+               ("fact_recall", "unsupported_text_rate", "stale_claim_rate",
+                "conversational_text_rate")]
         lines.append(f"| {v} | {_pct(d['heldout_retrieval'])} | {_pct(d['heldout_citation'])} "
                      f"| {_pct(d['insample_retrieval'])} | {_pct(d['insample_citation'])} | "
                      + " | ".join(fid) + " |")
@@ -189,7 +197,8 @@ def markdown(f: dict[str, Any], name: str) -> list[str]:
         f"Fidelity of the final nuggets: fact recall {100 * f.get('fact_recall', 0):.1f}% "
         f"({100 * f.get('fact_recall_extracted', 0):.1f}% of extracted nuggets), unsupported "
         f"text {100 * f.get('unsupported_text_rate', 0):.1f}%, stale claims "
-        f"{100 * f.get('stale_claim_rate', 0):.1f}%.",
+        f"{100 * f.get('stale_claim_rate', 0):.1f}%, conversational text "
+        f"{100 * f.get('conversational_text_rate', 0):.1f}%.",
         f"Factual-preservation violations in final nuggets: {f['preservation_violations']} "
         f"(revisions blocked by the guard: {f['guard_rejected_revisions']}).",
         f"INO iterations (probe rounds until every probe passed): "
@@ -227,6 +236,8 @@ def appendix(entries: list[dict[str, Any]], name: str) -> list[str]:
             lines.append(f"- UNSUPPORTED text: {md(u)}")
         if e["stale"]:
             lines.append(f"- STALE claim: {md(', '.join(e['stale']))}")
+        for c in e.get("conversational", []):
+            lines.append(f"- CONVERSATIONAL text: {md(c)}")
         for v in e.get("guard_violations", []):
             lines.append(f"- FACTUAL GUARD: {md(v)}")
         lines.append("")

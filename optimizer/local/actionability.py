@@ -28,6 +28,7 @@ import numpy as np
 
 from optimizer.accounting import Meter, estimate_tokens
 from optimizer.claims import (
+    IRREGULAR_PAST,
     POSITIVE,
     ROLE_WORDS,
     STRONG_KINDS,
@@ -39,6 +40,7 @@ from optimizer.claims import (
     items,
     normalize,
     novel_items,
+    past_tense,
     plain_text,
     sentence_case,
     split_sentences,
@@ -46,6 +48,7 @@ from optimizer.claims import (
     tokens,
     view,
 )
+from optimizer.local.residue import strip_frame, strip_residue
 from optimizer.local.titles import scope_of, task_of, title_for
 from optimizer.types import Extraction, FeedbackContext
 from query.embeddings import CachedVectors, Embedder
@@ -110,13 +113,6 @@ _EPISODIC = re.compile(r"\b(?:yesterday|last (?:night|week|month|time|friday|mon
 #: When something happened: a clock time or "today" (with a verb in the past tense).
 _WHEN = re.compile(r"\b(?:today|(?:at|around|about|since)\s+\d{1,2}[:.]\d{2})\b",
                    re.IGNORECASE)
-#: Common irregular past forms (the -ed forms are found by their ending).
-_IRREGULAR_PAST = frozenset("""ate became began bit blew broke brought built burnt caught
-came chose cut did drew drove fell felt fought found flew forgot froze gave got grew hung
-had heard hid hit held hurt kept knew laid led left lent let lost made meant met paid put
-quit ran rang read rode rose said sat saw sent set shook shot showed shut sang sank slept
-slid spent split spoke stood stole stuck struck swore took taught tore told thought threw
-understood woke wore won wrote""".split())
 #: Policy words that state a rule by themselves ("set", "use" or "run" need more).
 STRICT_POLICY = frozenset("""disabled enabled blocked forbidden prohibited allowed permitted
 required enforced locked restricted reserved mandatory limited capped expires expire denied
@@ -132,17 +128,6 @@ _NO_WAY = re.compile(r"\bno way to\b", re.IGNORECASE)
 #: The asker's own need or plan, the context of a question ("need it for the cover").
 _PERSONAL_NEED = re.compile(r"^(?:i\s+)?(?:need|want|would like|am trying|trying|hoping|"
                             r"wondering|looking)\s+(?:it|this|that|to|for)\b", re.IGNORECASE)
-
-
-def _past(text: str) -> bool:
-    """A verb in the past tense that is not a participle after "is/are/be/been/get"."""
-    toks = tokens(text)
-    for i, t in enumerate(toks):
-        after_be = i > 0 and toks[i - 1] in ("is", "are", "be", "been", "being", "get",
-                                              "gets", "got", "was", "were", "has", "have")
-        if (t in _IRREGULAR_PAST or (t.endswith("ed") and len(t) > 4)) and not after_be:
-            return True
-    return False
 
 
 _TRAILING_CHATTER = re.compile(
@@ -220,6 +205,9 @@ class LocalActionability:
         return out
 
     def _sentence_kind(self, v: SentenceView, ctx: FeedbackContext) -> str:
+        unframed = strip_frame(v.text)
+        if unframed != v.text:
+            v = view(unframed)  # "Our manager told me that X": X is what is claimed
         kind = self._kind(v, ctx)
         if kind in ("system", "question"):
             return kind
@@ -279,13 +267,13 @@ class LocalActionability:
         if v.about_answer and not (v.modal or v.policy or (v.negation and strong_novel)):
             return "meta" if _TONE.search(v.text) or not (v.evaluative or v.negation) \
                 else "verdict"
-        if (_EPISODIC.search(v.text) or (_WHEN.search(v.text) and _past(v.text))) and not (
+        if (_EPISODIC.search(v.text) or (_WHEN.search(v.text) and past_tense(v.text))) and not (
                 v.modal or v.policy):
             return "chatter"  # what happened once ("hung around 14:20 today") is no rule
         if _PERSONAL_NEED.match(v.text):
             return "chatter"  # "need it for the cover by Thursday": the asker's context
         head = tokens(v.text)[:2]
-        if len(head) == 2 and (head[0] in _IRREGULAR_PAST or (
+        if len(head) == 2 and (head[0] in IRREGULAR_PAST or (
                 head[0].endswith("ed") and len(head[0]) > 4)) and head[1] in STOPWORDS and \
                 not (v.modal or v.policy) and not _instruction(v.text):
             # "Reprinted on PROOF-A3", "Tried it twice": what the writer did, with the
@@ -482,7 +470,8 @@ _LEAD_EVAL = re.compile(
 def clean_sentence(sentence: str, context: str = "") -> str:
     """A claim as it goes into a body: opening discourse markers, a leading verdict on
     the answer ("That's wrong for CorpNet: ..." keeps "For CorpNet, ..."), reported
-    speech ("You said X, but ..."), anecdote clauses and trailing chatter removed."""
+    speech ("You said X, but ..."), anecdote clauses, trailing chatter and the other
+    conversational residue of :mod:`optimizer.local.residue` removed."""
     s = strip_discourse(sentence)
     m = _LEAD_EVAL.match(s)
     if m and len(tokens(s[m.end():])) >= 3 and not any(
@@ -516,6 +505,7 @@ def clean_sentence(sentence: str, context: str = "") -> str:
         kept = [p for p in parts[::2] if not _ANECDOTE.search(p) or len(parts) == 1]
         s = "; ".join(p.strip() for p in kept if p.strip())
     s = _TRAILING_CHATTER.sub("", s).strip(" ,;").rstrip("-")
+    s = strip_residue(s)
     if not s or len(tokens(s)) < 2:
         return ""
     return sentence_case(s, context)

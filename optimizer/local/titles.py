@@ -10,6 +10,7 @@ states such a value, the first claim of the body is the title instead.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 from optimizer.claims import (
     CONTRACTIONS,
@@ -23,6 +24,7 @@ from optimizer.claims import (
     tokens,
 )
 from optimizer.fidelity import overturned_values
+from query.text import STOPWORDS
 
 MAX_TITLE_WORDS = 14
 
@@ -69,10 +71,32 @@ def scope_of(text: str) -> str:
     return ""
 
 
-def topic_of(query: str) -> str:
+_IDENTIFIER = re.compile(r"[\w-][\d_./\\()\[\]]|[\d_./\\()]\w|\w-\w*\d")
+
+
+def identifier(word: str, *sources: str) -> bool:
+    """A word written in lower case that names something in a system and keeps its
+    case at the start of a title: one with digits or symbols inside ("pg_dump",
+    "now()", "pkg.example.internal", "ssh-keygen"), or one that is no English word and
+    that the sources use as a command (followed by an option: "psql -h ...") or begin
+    a sentence with in lower case."""
+    core = word.strip("?!,;:\"'")
+    if not core or core != core.lower() or not re.search(r"[a-z]", core):
+        return False
+    if _IDENTIFIER.search(core):
+        return True
+    if english_word(core):
+        return False
+    word_rx = re.escape(core)
+    return any(re.search(r"(?<![\w-])" + word_rx + r"\s+--?[a-zA-Z]|(?:^|[.!?:]\s+)" + word_rx
+                         + r"\b", src) for src in sources)
+
+
+def topic_of(query: str, *sources: str) -> str:
     """The trigger query as a topic or question: greetings and politeness removed,
-    apostrophe-less contractions and a lower-case "i" fixed, first letter capitalized,
-    a question ending in "?"."""
+    apostrophe-less contractions and a lower-case "i" fixed, first letter capitalized
+    unless the first word is an identifier (see :func:`identifier`; ``sources`` are
+    the texts that show how it is written), a question ending in "?"."""
     q = " ".join(plain_text(query).split())
     q = _POLITE_HEAD.sub("", q).strip()
     q = _POLITE_TAIL.sub("", q).strip()
@@ -91,7 +115,8 @@ def topic_of(query: str) -> str:
         first = re.split(r"\s*[,;(]\s*|\s+-\s+", q)[0]
         if len(first.split()) >= 3:
             q = first
-    q = q[0].upper() + q[1:]
+    if not identifier(q.split(" ", 1)[0], *sources):
+        q = q[0].upper() + q[1:]
     return q + "?" if question else q
 
 
@@ -114,19 +139,33 @@ def restore_case(title: str, *sources: str) -> str:
     for i, w in enumerate(title.split(" ")):
         core = w.strip("?!.,;:()\"'")
         seen = forms.get(core.lower(), set())
-        # Only a word that is no English word: "vpn" -> "VPN", but not "drop" -> "DROP"
-        # because an SQL statement in the answer writes it in capitals.
-        if len(core) >= 2 and len(seen) == 1 and (upper := next(iter(seen))).isupper() and (
-                core == core.lower() or (i == 0 and core == core.capitalize())) and \
-                not english_word(core):
+        # A word that is no English word: "vpn" -> "VPN"; or a short one the sources
+        # write as an acronym, on its own ("USB drives" makes "usb" "USB"), but not
+        # "drop" -> "DROP" because an SQL statement in the answer ("DROP VALUE") writes
+        # it in capitals next to other capitals.
+        if len(core) >= 2 and core.lower() not in STOPWORDS and len(seen) == 1 and (upper := next(iter(seen))).isupper() and (
+                core == core.lower() or (i == 0 and core == core.capitalize())) and (
+                not english_word(core) or (len(core) <= 4 and _acronym_use(upper, sources))):
             w = w.replace(core, upper, 1)
         out.append(w)
     return " ".join(out)
 
 
+def _acronym_use(upper: str, sources: Sequence[str]) -> bool:
+    """Some source writes ``upper`` between words that are not in capitals."""
+    rx = re.compile(r"(\S*)\s+" + re.escape(upper) + r"\b[\s,.;:)]*(\S*)|^" + re.escape(upper)
+                    + r"\b[\s,.;:)]*(\S*)", re.MULTILINE)
+    for src in sources:
+        for m in rx.finditer(src):
+            near = [w for w in m.groups() if w]
+            if not any(re.fullmatch(r"[A-Z][A-Z0-9_]+", w.strip("(),.;:")) for w in near):
+                return True
+    return False
+
+
 def title_for(query: str, body: str, answer: str, scope: str) -> str:
     """The nugget's title (see the module docstring)."""
-    topic = restore_case(topic_of(query), body, answer)
+    topic = restore_case(topic_of(query, body, answer), body, answer)
     question = topic.endswith("?")
     if not topic or len(tokens(topic)) < 2 or (
             not question and asserts(topic, overturned_values(answer, [body]))):

@@ -85,7 +85,7 @@ async def test_evaluate_reports_fidelity_compliance_and_every_nugget(
     for v in ("A", "E"):
         d = f["variants"][v]
         for key in ("fact_recall", "fact_recall_extracted", "unsupported_text_rate",
-                    "stale_claim_rate"):
+                    "stale_claim_rate", "conversational_text_rate"):
             assert 0.0 <= d[key]["mean"] <= 1.0
         assert d["heldout_queries"] == 10
         c = f["answer_compliance"][v]
@@ -93,6 +93,7 @@ async def test_evaluate_reports_fidelity_compliance_and_every_nugget(
         assert abs(sum(c[k] for k in ("addresses", "partial", "misses", "contradicts"))
                    - 1.0) < 1e-6
     assert f["unsupported_text_rate"] == 0.0 and f["stale_claim_rate"] == 0.0
+    assert f["conversational_text_rate"] == 0.0
     assert f["fact_recall"] == f["variants"]["E"]["fact_recall"]["mean"]
     assert f["fact_recall"] >= 0.75
     entries = {e["case"]: e for e in f["nuggets_appendix"]}
@@ -145,6 +146,38 @@ async def test_the_checks_fail_a_nugget_with_template_text_and_a_stale_title(
     assert any(not fact["covered"] for e in f["nuggets_appendix"] for fact in e["facts"])
     stale = {e["case"]: e["stale"] for e in f["nuggets_appendix"]}
     assert stale["t2"] == ["libraryguest"] and stale["t1"] == []
+    assert f["conversational_text_rate"] == 0.0  # template text, but no talk
+
+
+class Transcriber:
+    """A stand-in extractor that publishes the user's message as it was written, talk
+    and all."""
+
+    def extract(self, ctx: FeedbackContext, meter: Meter) -> Extraction:
+        if ctx.rating == "up" or ctx.comment.startswith("Assistant"):
+            return Extraction("other", False, "no")
+        body = ("Ha, I tried that last week and my renewal failed. " if "renew" in ctx.query
+                else "") + ctx.comment
+        return Extraction("actionable_correction", True, "verbatim", title=ctx.query,
+                          body=body, subject="x", predicate="value", object="this")
+
+
+async def test_the_checks_see_the_writers_story_in_a_published_body(
+        bench: Benchmark, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import optimizer.backends as backends
+
+    real = backends.make_roles
+
+    def stand_in(settings: Settings, embedder: object = None, **kw: object) -> object:
+        return replace(real(settings, embedder=embedder), actionability=Transcriber())
+
+    monkeypatch.setattr(backends, "make_roles", stand_in)
+    f = await run_benchmark(bench, Settings.from_env({}), workdir=tmp_path / "work", runs=1,
+                            variants=["E"])
+    assert f["conversational_text_rate"] == 0.5  # t1 only: t2's message is all fact
+    talk = {e["case"]: e["conversational"] for e in f["nuggets_appendix"]}
+    assert talk["t2"] == [] and len(talk["t1"]) == 1
+    assert "opens with an interjection" in talk["t1"][0] and "first person" in talk["t1"][0]
 
 
 def test_cases_file_errors_name_the_line(tmp_path: Path) -> None:

@@ -1,0 +1,259 @@
+"""Conversational residue: the parts of a correction that are not part of its fact.
+
+A user writes to a person, not to a knowledge base. Around the fact there is talk: an
+acknowledgement ("Thanks for the quick answer, but ..."), the writer's own story ("I
+pasted it into my migration and the review check rejected it"), an opinion ("I think
+it makes sense"), a label pointing at what follows ("For the next person: ..."), an
+elliptical reply to the question ("Not on a Friday."), a verdict with nothing in it
+("Our guideline is different"), or a request to the assistant ("better to show that
+one"). None of it belongs in a nugget body, which every future user's generator reads as
+fact. This module removes such clauses from a claim sentence, by what the clause is
+(who its subject is, what it names, whether it states a rule), not by the phrases one
+benchmark uses (docs/architecture.md, "Nugget quality").
+
+A clause that names a concrete item (a number, path, key combination, address,
+identifier) is never removed as residue: when in doubt, the fact stays and a reviewer
+edits the wording.
+"""
+
+from __future__ import annotations
+
+import re
+
+from optimizer.claims import (
+    EVALUATIVE,
+    INTENSIFIERS,
+    MODALS,
+    POLICY,
+    SPEECH_VERBS,
+    STRONG_KINDS,
+    items,
+    negated,
+    past_tense,
+    tokens,
+)
+
+#: Words that acknowledge or answer the previous turn rather than state anything.
+ACKNOWLEDGEMENTS = frozenset("""thanks thank thx ty cheers appreciate appreciated ok okay
+fine sure right great nice good close almost ha haha hah heh lol yes yeah yep yup well
+hmm wow true fair agreed gotcha understood alright cool indeed exactly correct""".split())
+
+#: Nouns and fillers of talk about the conversation itself.
+_CONVERSATION = frozenset("""answer answers reply replies response responses help tip tips
+suggestion suggestions explanation info information pointer pointers try effort idea
+attempt quick fast prompt anyway though much lot lots very so really for you your that
+this it the a an and is was that's it's as always again all in general mostly partly
+kind sort of far point""".split())
+
+#: Words that put a clause in the organisation's scope: with one, a first-person clause
+#: states a rule ("I've disabled it on all laptops"), not the writer's story.
+_SCOPE = frozenset("""we we're we've our ours all every each everyone everybody nobody
+anyone anybody company corporate organisation organization org policy staff team teams
+users department site sites office offices fleet""".split())
+
+_FIRST_PERSON = frozenset("""i me my mine myself i'm i've i'd i'll""".split())
+
+#: Verbs by which a clause points at itself or at the assistant's answer ("I write it
+#: here for others", "better to show that one", "don't suggest this to people").
+_POINTING_VERBS = SPEECH_VERBS | frozenset("""show showing shown share sharing post posting
+suggest suggesting suggested recommend recommending recommended propose proposing""".split())
+_DEICTIC = frozenset("""this that it these those one""".split())
+#: Who or where a pointing clause is aimed at, or the modality of advice to the assistant.
+_ADDRESSEES = frozenset("""here people others everyone anyone users user person next
+better best please don't stop never again instead future""".split())
+#: The organisation as a subject: a past-tense first-person clause with one of these is
+#: a decision reported, not the writer's story ("I moved us to WireGuard last year, we
+#: no longer run OpenVPN").
+_ORGANISATION = frozenset("""we we're we've our ours us company corporate organisation
+organization org policy staff team teams users department everyone everybody nobody
+it-security""".split())
+
+#: Nouns that a label before a colon ends with when it only announces what follows
+#: ("For the next person:", "Our setup is like this:", "There is an easier way:").
+_CATAPHORIC = frozenset("""this these following way person people others everyone record
+note fyi tip trick deal thing things answer fix solution story reminder""".split())
+
+_SEPARATORS = re.compile(
+    r"(\s*:\s+|\s*;\s+|\s+[\u2014\u2013]\s+|\s+-\s+|,\s+(?:and\s+(?:then\s+)?|so\s+|but\s+|"
+    r"which is why\s+|then\s+)?|\s+(?:and then|which is why|so that's why)\s+)",
+    re.IGNORECASE)
+
+_LEAD = re.compile(r"^(?:and|so|but|then|which is why|so that's why|though|also)\s+",
+                   re.IGNORECASE)
+
+# Someone else's words reported as the fact: "My colleague told me (that) X", "I was told
+# X", "It turns out X". The frame goes, X stays.
+_FRAME = re.compile(
+    r"^(?:(?:my|our|a|one|the|some)\s+)?(?:[\w-]+\s+){0,2}?(?:told|tell|tells|said|says|"
+    r"explained|confirmed|mentioned)\s+(?:to\s+)?(?:me|us)\s+(?:that\s+)?(?=\S)|"
+    r"^(?:i|we)\s+(?:was|were|have been|'ve been|got)\s+told\s+(?:that\s+)?(?=\S)|"
+    r"^(?:i|we)\s+(?:heard|learned|learnt|found out|noticed|realised|realized|checked)\s+"
+    r"that\s+|^(?:it\s+)?turns out\s+(?:that\s+)?", re.IGNORECASE)
+# "The reason they gave me is that X": the relative clause about who said it goes.
+_GIVEN_BY = re.compile(
+    r"\s+(?:that\s+)?(?:they|he|she|someone|somebody|people)\s+(?:gave|told|sent|showed|"
+    r"offered)\s+(?:me|us)(?=\s+(?:is|was|are|were)\b)", re.IGNORECASE)
+_ASIDE = re.compile(r",\s*(?:though|however|anyway|honestly|frankly)\s*,", re.IGNORECASE)
+# A copula with nothing after it but a verdict: "Our guideline is different", "that was
+# the real problem", "Not a bug".
+_EMPTY_VERDICT = re.compile(
+    r"^(?:[\w'.-]+\s+){0,6}?(?:is|are|was|were|'s)\s+(?:(?:a|the|just|simply|plain|flat|"
+    r"dead|quite|very|also|kind of|a bit|somewhat|\w+ly)\s+)*(?:different|"
+    r"wrong|incorrect|outdated|obsolete|not (?:right|correct|true|accurate|the case|a bug)|"
+    r"(?:not\s+)?a bug|(?:the\s+)?(?:real|actual|whole|main)\s+(?:problem|issue|cause|"
+    r"reason|culprit))\s*[.!]*$", re.IGNORECASE)
+# Time spent by the writer: "it cost us a day to find out", "took me hours".
+_EFFORT = re.compile(r"\b(?:cost|took|takes|wasted|spent|lost)\s+(?:me|us)\b", re.IGNORECASE)
+_HEDGE = re.compile(r"\b(?:i|we)\s+(?:think|guess|believe|suppose|feel|reckon|hope|wonder)\b|"
+                    r"\b(?:imo|imho|in my (?:opinion|view|experience))\b", re.IGNORECASE)
+_NOT_START = re.compile(r"^not\b(?!\s+(?:all|every|everyone|everything|many|much|even|only|"
+                        r"one|a single|any|every)\b)", re.IGNORECASE)
+
+_NOTE = re.compile(r"^(?i:note|nb|remember|important)\s+(?=[A-Z])")
+
+_SWAP = {"i": "you", "me": "you", "my": "your", "mine": "yours", "myself": "yourself",
+         "i'm": "you're", "i've": "you've", "i'd": "you'd", "i'll": "you'll"}
+
+
+def _strong(text: str) -> bool:
+    return any(i.kind in STRONG_KINDS for i in items(text))
+
+
+def acknowledgement(text: str) -> bool:
+    """A clause that only acknowledges the previous turn: it opens with an
+    acknowledgement ("Thanks", "Fine", "Ha", "Close") and holds nothing but words about
+    the conversation and judgements ("Thanks for the quick answer")."""
+    toks = tokens(text)
+    if not toks or toks[0] not in ACKNOWLEDGEMENTS or len(toks) > 8 or items(text) and any(
+            i.kind != "role" for i in items(text) if not (i.kind == "name" and i.start == 0)):
+        return False
+    allowed = ACKNOWLEDGEMENTS | _CONVERSATION | EVALUATIVE | INTENSIFIERS
+    return all(t in allowed for t in toks)
+
+
+def residue(clause: str, first: bool = True) -> str:
+    """Why a clause of a claim sentence is talk rather than fact ("" when it is fact).
+
+    ``first`` says whether the clause opens its sentence (an elliptical reply such as
+    "Not on a Friday" is one only there)."""
+    c = _LEAD.sub("", clause.strip(" ,;:.!")).strip()
+    toks = tokens(c)
+    if not toks:
+        return "empty"
+    strong = _strong(c)
+    if first and acknowledgement(c):
+        return "acknowledgement"
+    if _EMPTY_VERDICT.match(c) and not strong:
+        return "verdict"
+    if first and _NOT_START.match(c) and len(toks) <= 5 and not strong and not any(
+            t in ("anymore", "longer", "since", "until", "yet") for t in toks):
+        return "elliptical reply"
+    if _EFFORT.search(c) and not strong:
+        return "the writer's effort"
+    if any(t in _POINTING_VERBS for t in toks) and any(t in _DEICTIC for t in toks) and \
+            any(t in _ADDRESSEES for t in toks) and not items(c) and len(toks) <= 10:
+        return "addressed to the assistant"
+    personal = any(t in _FIRST_PERSON for t in toks)
+    if personal and not strong:
+        # The writer's story (past tense, unless the organisation is its subject), a
+        # guess or opinion, or a remark that states no rule. "I can't reset other users'
+        # passwords" states one and stays (said to the reader: "you can't ...").
+        organisational = any(t in _ORGANISATION for t in toks)
+        rule = negated(c) or any(t in MODALS or t in POLICY for t in toks)
+        if (_narrative(c) and not organisational) or _HEDGE.search(c) or not (
+                rule or any(t in _SCOPE for t in toks)):
+            return "the writer's own story or opinion"
+    return ""
+
+
+def _narrative(clause: str) -> bool:
+    """A verb in the simple past: "I pasted it", "my script opened" (not "I've disabled",
+    a present state)."""
+    toks = tokens(clause)
+    return past_tense(clause) and not any(
+        t in ("i've", "we've", "have", "has", "we have", "i have") for t in toks)
+
+
+# A label addressed to later readers: "For anyone who finds this later:", "For future
+# reference:", "To whoever reads this next:".
+_FOR_READERS = re.compile(
+    r"^(?:so\s+)?(?:for|to)\s+(?:the\s+|all\s+)?(?:next|future|other|anyone|anybody|everyone|"
+    r"everybody|whoever|those|others|people|readers?|colleagues?|newcomers?|record)\b",
+    re.IGNORECASE)
+
+
+def _label(head: str) -> bool:
+    """A short label before a colon that only announces what follows."""
+    toks = tokens(head)
+    if _FOR_READERS.match(head.strip()) and len(toks) <= 10 and not items(head):
+        return True
+    if not toks or len(toks) > 7 or items(head) or any(
+            t in MODALS or t in POLICY or t in ("not", "no", "never") for t in toks):
+        return False
+    allowed = ACKNOWLEDGEMENTS | _CONVERSATION | EVALUATIVE | INTENSIFIERS | {"there", "here",
+                                                                             "easier", "is",
+                                                                             "like"}
+    return toks[-1] in _CATAPHORIC or (len(toks) <= 5 and all(t in allowed for t in toks))
+
+
+def second_person(text: str) -> str:
+    """The writer's situation said to the reader: "my laptop" -> "your laptop", "I get
+    permission denied" -> "you get permission denied" (a nugget speaks to whoever reads
+    it). Only possessives, objects and a present-tense experience ("I get", "I see", "I
+    can't", "I have to") change; "I've disabled it on all laptops" is the writer's own
+    act and stays for the reviewer."""
+    spans = [(i.start, i.end) for i in items(text) if i.kind != "role"]
+
+    def swap(m: re.Match[str]) -> str:
+        word = m.group(0)
+        if any(a <= m.start() < b for a, b in spans):
+            return word  # "Databases > My accounts": a menu's text is not the writer's
+        out = _SWAP[word.lower()]
+        return out[0].upper() + out[1:] if m.start() == 0 else out
+    # Lower case only: "My accounts" in a menu or a name is not the writer's possessive.
+    return re.sub(r"\b(?:my|mine|myself)\b|(?<=\s)me\b|\bI(?=\s+(?:get|see|need|have to|"
+                  r"can|can't|cannot|must|only|also|don't|do not|am not)\b)", swap, text)
+
+
+def strip_frame(sentence: str) -> str:
+    """The sentence without a frame that reports someone's words as the fact ("Our
+    manager told me that X" -> "X"; "The reason they gave me is X" -> "The reason is
+    X")."""
+    s = _GIVEN_BY.sub("", sentence.strip())
+    m = _FRAME.match(s)
+    return s[m.end():] if m and len(tokens(s[m.end():])) >= 3 else s
+
+
+def strip_residue(sentence: str) -> str:
+    """The sentence without its conversational clauses (see the module docstring);
+    "" when nothing factual is left."""
+    s = strip_frame(_ASIDE.sub("", sentence.strip()))
+    parts = _SEPARATORS.split(s)
+    clauses, seps = parts[0::2], parts[1::2]
+    kept: list[tuple[str, str]] = []  # (separator before it, clause)
+    story = False
+    for i, clause in enumerate(clauses):
+        sep = seps[i - 1] if i else ""
+        if not clause.strip():
+            continue
+        if sep.strip().startswith(":") and kept and _label(" ".join(c for _, c in kept)):
+            kept = []  # "For the next person: X" -> "X"
+        why = residue(clause, first=not kept and i == 0)
+        # After the writer's story, what continues it ("that was the real problem, now
+        # it runs fine") is the story too.
+        if not why and story and re.match(r"^(?:it|that|this|now|then|and|so)\b", clause.strip(),
+                                          re.IGNORECASE) and not _strong(clause) and not any(
+                t in _SCOPE for t in tokens(clause)):
+            why = "the writer's own story or opinion"
+        story = why == "the writer's own story or opinion" or (story and bool(why))
+        if why:
+            continue
+        kept.append((sep if kept else "", clause))
+    if not kept:
+        return ""
+    out = "".join(sep + clause for sep, clause in kept).strip(" ,;:")
+    out = _LEAD.sub("", out)
+    note = _NOTE.match(out)
+    if note and len(tokens(out[note.end():])) >= 4:
+        out = out[note.end():]
+    return second_person(out) if len(tokens(out)) >= 2 else ""

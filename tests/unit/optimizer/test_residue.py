@@ -1,0 +1,169 @@
+"""Conversational residue on messages written for this test (a warehouse, a university
+lab, a law firm, a city council: voices and topics no shipped benchmark has). The body
+a knowledge owner would publish keeps every fact and none of the talk around it; the
+evaluation's surface check (``conversational_text``) finds the talk when it is left in.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pytest
+
+from optimizer.accounting import Meter
+from optimizer.fidelity import conversational_text, fact_coverage, unsupported_text
+from optimizer.local.actionability import LocalActionability
+from optimizer.local.residue import residue, second_person, strip_residue
+from optimizer.local.titles import title_for, topic_of
+from optimizer.types import FeedbackContext
+from query.embeddings import MiniLMEmbedder
+
+
+@dataclass(frozen=True)
+class Message:
+    query: str
+    answer: str
+    comment: str
+    facts: tuple[str, ...]
+    gone: tuple[str, ...]  # words of the talk that must not reach the body
+
+
+MESSAGES = {
+    "acknowledgement-then-rule": Message(
+        "how many pallets can a forklift team move per shift",
+        "There is no limit on pallets per shift.",
+        "Appreciate the quick reply, but at the Leeds depot a team moves at most 40 pallets "
+        "per shift because of the floor load rating.",
+        ("At the Leeds depot a forklift team moves at most 40 pallets per shift.",),
+        ("Appreciate", "reply")),
+    "writers-story-around-the-fact": Message(
+        "where do I book the confocal microscope",
+        "Book it in the university room booking system.",
+        "I wasted a whole morning on this last term. The confocal microscope is booked "
+        "only through LabSlot (labslot.uni.example), and first-time users need a 2-hour "
+        "induction with the imaging officer.",
+        ("The confocal microscope is booked only through LabSlot.",
+         "First-time users need a 2-hour induction with the imaging officer."),
+        ("wasted", "morning", "I ")),
+    "reported-by-a-colleague": Message(
+        "when do the badge readers reset",
+        "Badge readers reset at midnight.",
+        "Our facilities manager told me that the badge readers on level 4 reset at 02:00, "
+        "not at midnight.",
+        ("The badge readers on level 4 reset at 02:00.",),
+        ("told me", "facilities manager")),
+    "label-before-the-fact": Message(
+        "what is the VPN gateway address",
+        "Connect to vpn.council.example.",
+        "For anyone who finds this later: the gateway moved to gw2.council.example in "
+        "March, the old name no longer resolves.",
+        ("The VPN gateway moved to gw2.council.example.",),
+        ("anyone who finds",)),
+    "elliptical-reply-first": Message(
+        "can we run the failover test on a weekday",
+        "Yes, any weekday evening works.",
+        "Not during the week. Failover tests on the case-management database run on "
+        "Saturdays between 22:00 and 23:00, announced 5 days ahead.",
+        ("Failover tests on the case-management database run on Saturdays between 22:00 "
+         "and 23:00.",),
+        ("Not during",)),
+    "hedge-and-request-to-the-assistant": Message(
+        "how big is the shared drive quota",
+        "Each shared drive has 50 GB.",
+        "I reckon most people never hit it, but shared drives get 200 GB each since the "
+        "storage upgrade. Please stop recommending the 50 GB figure.",
+        ("Shared drives get 200 GB each.",),
+        ("reckon", "recommending")),
+    "thanks-then-an-easier-way": Message(
+        "how do I see who edited a contract last",
+        "Export the audit log and search it for the file name.",
+        "Thanks, though there is a quicker way: the History tab of each matter in "
+        "CaseBox shows every edit with the user and time.",
+        ("The History tab of each matter in CaseBox shows every edit with the user and "
+         "time.",),
+        ("Thanks", "quicker way")),
+}
+
+
+@pytest.fixture(scope="module")
+def role(embedder: MiniLMEmbedder) -> LocalActionability:
+    return LocalActionability(embedder)
+
+
+@pytest.mark.parametrize("name", sorted(MESSAGES))
+def test_the_body_keeps_the_facts_and_drops_the_talk(name: str, role: LocalActionability,
+                                                     embedder: MiniLMEmbedder) -> None:
+    m = MESSAGES[name]
+    ex = role.extract(FeedbackContext("e1", "t", m.query, m.answer, m.comment, "down"),
+                      Meter())
+    assert ex.can_produce_nugget, (name, ex.reason)
+    text = f"{ex.title}\n{ex.body}"
+    for fact in m.facts:
+        verdict = fact_coverage(fact, text, embedder.embed, source=f"{m.comment}\n{m.query}")
+        assert verdict.covered, (name, fact, verdict, ex.body)
+    for word in m.gone:
+        assert word.lower() not in ex.body.lower(), (name, word, ex.body)
+    assert conversational_text(ex.title, ex.body) == [], (name, ex.body)
+    assert unsupported_text(ex.title, ex.body, m.comment, m.query) == [], (name, ex.body)
+
+
+@pytest.mark.parametrize(("clause", "first", "why"), [
+    ("Cheers for that", True, "acknowledgement"),
+    ("Close", True, "acknowledgement"),
+    ("Not before lunch", True, "elliptical reply"),
+    ("The vendor's manual is just plain wrong", True, "verdict"),
+    ("that was the actual culprit", False, "verdict"),
+    ("it took us two evenings to figure out", False, "the writer's effort"),
+    ("I logged a ticket and waited three days", True, "the writer's own story or opinion"),
+    ("I guess that is how most teams do it", True, "the writer's own story or opinion"),
+    ("please never suggest that again", False, "addressed to the assistant"),
+])
+def test_residue_names_what_a_clause_is(clause: str, first: bool, why: str) -> None:
+    assert residue(clause, first=first) == why
+
+
+@pytest.mark.parametrize("clause", [
+    # Facts stay, whoever says them and however they start.
+    "Not in Preferences anymore",  # what changed is the fact
+    "Not 30 days but 90",  # a number
+    "I checked with the service desk and the queue is F3-Colour now",  # a concrete item
+    "I've disabled USB storage on all kiosks",  # the organisation's rule, in the 1st person
+    "As a contractor I can't open the finance share",  # a rule the writer is under
+    "No underscores in host names",  # a determiner "no", not a reply
+    "Only the duty manager can void a sale",
+])
+def test_facts_are_not_residue(clause: str) -> None:
+    assert residue(clause, first=True) == ""
+
+
+def test_strip_residue_keeps_menus_and_speaks_to_the_reader() -> None:
+    assert strip_residue("Remove it under Profile > My devices > Remove") == \
+        "Remove it under Profile > My devices > Remove"
+    assert second_person("As a contractor I can't open the finance share from my laptop") \
+        == "As a contractor you can't open the finance share from your laptop"
+    # The writer's own act is not turned into the reader's.
+    assert "I've" in strip_residue("I've disabled USB storage on all kiosks")
+    assert strip_residue("Honestly, though, the vendor's manual is just plain wrong") == ""
+
+
+def test_a_title_keeps_an_identifier_in_lower_case_and_restores_acronyms() -> None:
+    assert topic_of("kubectl logs -f hangs", "Run kubectl -n prod logs ...") == \
+        "kubectl logs -f hangs"
+    assert topic_of("pg_restore takes forever") == "pg_restore takes forever"
+    assert topic_of("fingerprint reader missing", "the fingerprint reader needs a driver") \
+        == "Fingerprint reader missing"
+    assert title_for("usb drive not mounting", "USB drives are mounted read-only here.",
+                     "Plug it in.", "global") == "USB drive not mounting"
+    # "DROP" next to other capitals is SQL, not an acronym for the English word.
+    assert title_for("drop a column on a big table", "It rewrites nothing.",
+                     "ALTER TABLE t DROP COLUMN c;", "global").startswith("Drop a column")
+
+
+def test_conversational_text_names_what_it_found() -> None:
+    found = conversational_text("Printer queue", "Ha, nice try. My queue is PRN-7. Not now.")
+    assert any("interjection" in f for f in found)
+    assert any("first person (My)" in f for f in found)
+    assert any("elliptical" in f for f in found)
+    assert conversational_text("Do I need a badge for level 4?",
+                               "Level 4 needs a badge after 18:00.") == []
+    assert conversational_text("Thanks for the help", "The badge is needed.") != []
