@@ -141,18 +141,18 @@ def conversational_text(title: str, body: str) -> list[str]:
     for part in split_sentences(body):
         p = part.strip()
         why = []
-        if m := _FIRST_PERSON_SINGULAR.search(p):
-            why.append(f"first person ({m.group(0)})")
+        if person := _FIRST_PERSON_SINGULAR.search(p):
+            why.append(f"first person ({person.group(0)})")
         if _INTERJECTION_START.match(p):
             why.append("opens with an interjection")
         if re.match(r"(?i)^not\b", p) and len(tokens(p)) <= 4:
             why.append("an elliptical reply")
         if p.endswith("?") or "!!" in p:
             why.append("a question or exclamations")
-        if m := _THANKS.search(p):
-            why.append(f"thanks or greeting ({m.group(0)})")
-        if m := _CONVERSATION_REF.search(p):
-            why.append(f"refers to the conversation ({m.group(0)})")
+        if thanks := _THANKS.search(p):
+            why.append(f"thanks or greeting ({thanks.group(0)})")
+        if ref := _CONVERSATION_REF.search(p):
+            why.append(f"refers to the conversation ({ref.group(0)})")
         if why:
             out.append(f"{p}: {'; '.join(why)}")
     return out

@@ -124,8 +124,9 @@ def acknowledgement(text: str) -> bool:
     acknowledgement ("Thanks", "Fine", "Ha", "Close") and holds nothing but words about
     the conversation and judgements ("Thanks for the quick answer")."""
     toks = tokens(text)
-    if not toks or toks[0] not in ACKNOWLEDGEMENTS or len(toks) > 8 or items(text) and any(
-            i.kind != "role" for i in items(text) if not (i.kind == "name" and i.start == 0)):
+    named = [i for i in items(text) if i.kind != "role" and not (
+        i.kind == "name" and i.start == 0)]  # "Cheers" opens the clause: not a name
+    if not toks or toks[0] not in ACKNOWLEDGEMENTS or len(toks) > 8 or named:
         return False
     allowed = ACKNOWLEDGEMENTS | _CONVERSATION | EVALUATIVE | INTENSIFIERS
     return all(t in allowed for t in toks)

@@ -143,7 +143,8 @@ def restore_case(title: str, *sources: str) -> str:
         # write as an acronym, on its own ("USB drives" makes "usb" "USB"), but not
         # "drop" -> "DROP" because an SQL statement in the answer ("DROP VALUE") writes
         # it in capitals next to other capitals.
-        if len(core) >= 2 and core.lower() not in STOPWORDS and len(seen) == 1 and (upper := next(iter(seen))).isupper() and (
+        if len(core) >= 2 and core.lower() not in STOPWORDS and len(seen) == 1 and (
+                upper := next(iter(seen))).isupper() and (
                 core == core.lower() or (i == 0 and core == core.capitalize())) and (
                 not english_word(core) or (len(core) <= 4 and _acronym_use(upper, sources))):
             w = w.replace(core, upper, 1)
