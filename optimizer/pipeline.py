@@ -18,7 +18,13 @@ from optimizer.ino import OptimizationResult, build_variant, optimize
 from optimizer.local.lexicon import content_terms, stems
 from optimizer.roles import Roles
 from optimizer.screen import screen
-from optimizer.types import Extraction, FeedbackContext, NuggetDraft, correction_context
+from optimizer.types import (
+    Extraction,
+    FeedbackContext,
+    NuggetDraft,
+    Vocabulary,
+    correction_context,
+)
 from query.convert import nugget_to_dict
 from query.embeddings import Embedder
 from query.fusion import fuse_minmax
@@ -113,8 +119,9 @@ class RunStats:
 
 async def corpus_vocabulary(store: IndexStore, tenant: str, q0: str, as_of: datetime,
                             exclude: str, limit: int = 5, *, embedder: Embedder | None = None,
-                            depth: int = 5, candidates: int = 20) -> list[str]:
-    """Frequent words of the tenant passages that answer q0 best, not already used.
+                            depth: int = 5, candidates: int = 20) -> Vocabulary:
+    """Frequent words of the tenant passages that answer q0 best, not already used, and
+    the words of q0 those passages use (:class:`optimizer.types.Vocabulary`).
 
     The passages are the ``depth`` best of BM25 and, with an embedder, the dense
     neighbours of q0, fused as the retriever fuses them (pseudo-relevance feedback).
@@ -128,12 +135,15 @@ async def corpus_vocabulary(store: IndexStore, tenant: str, q0: str, as_of: date
     records = await store.fetch(tenant, ranked)
     have = stems(exclude)
     counts: Counter[str] = Counter()
+    used: set[str] = set()
     for rec in records.values():
         text = getattr(rec, "text", "") or getattr(rec, "body", "")
         for w in content_terms(f"{getattr(rec, 'title', '')} {text}"):
+            used |= stems(w)
             if w.isalpha() and len(w) > 3 and not stems(w) & have:
                 counts[w] += 1
-    return [w for w, _ in counts.most_common(limit)]
+    spoken = frozenset(w for w in content_terms(q0) if stems(w) & used)
+    return Vocabulary([w for w, _ in counts.most_common(limit)], spoken=spoken)
 
 
 class Optimizer:

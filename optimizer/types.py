@@ -138,3 +138,16 @@ class IterationRecord:
     llm_calls: int = 0
     tokens: int = 0
     seconds: float = 0.0
+
+
+class Vocabulary(list[str]):
+    """Words of the tenant passages that answer the trigger query (pseudo-relevance
+    feedback), with the trigger query's own words those passages already use
+    (``spoken``): such a word needs no stand-in from the corpus, and swapping it for a
+    neighbour in embedding space would change what the anchor says ("rows" ->
+    "columns", "disable" -> "enabling")."""
+
+    def __init__(self, words: list[str] | tuple[str, ...] = (),
+                 spoken: frozenset[str] = frozenset()) -> None:
+        super().__init__(words)
+        self.spoken = spoken

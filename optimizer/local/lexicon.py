@@ -76,7 +76,6 @@ THESAURUS: dict[str, list[str]] = {
     "find": ["locate"],
     "turn": ["switch"],
     "allowed": ["permitted", "able"],
-    "role": ["permission level"],
     "export": ["download"],
     "limit": ["maximum", "cap"],
 }

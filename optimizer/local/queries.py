@@ -24,7 +24,7 @@ from optimizer.local.lexicon import (
     stem,
 )
 from optimizer.local.titles import task_of
-from optimizer.types import Extraction, NuggetDraft
+from optimizer.types import Extraction, NuggetDraft, Vocabulary
 from query.embeddings import CachedVectors, Embedder
 from query.text import STOPWORDS, words
 
@@ -231,8 +231,11 @@ class LocalAnchors:
         # Corpus words are vocabulary, never facts: none that would bring a
         # number, version, role or name the nugget does not already state.
         known = factual_tokens(f"{q0}\n{draft.text()}")
+        # A word the passages on this topic already use needs no stand-in: its
+        # embedding neighbour may be its opposite or a sibling ("rows" -> "columns").
+        spoken = vocabulary.spoken if isinstance(vocabulary, Vocabulary) else frozenset()
         vocabulary = [v for v in vocabulary if factual_tokens(v) <= known]
-        swap = self.synonyms.of(terms, vocabulary)
+        swap = self.synonyms.of([t for t in terms if t not in spoken], vocabulary)
         paras = paraphrase_q0(q0, rng)
         if swap:
             # q0 in the corpus's words first: it carries vocabulary q0 itself lacks.

@@ -14,7 +14,7 @@ from optimizer.ino import check_disjoint
 from optimizer.local import local_roles
 from optimizer.local.queries import CorpusSynonyms, LocalAnchors, LocalProbes
 from optimizer.roles import ReflectionInput
-from optimizer.types import Competitor, Extraction, NuggetDraft, ProbeTrace
+from optimizer.types import Competitor, Extraction, NuggetDraft, ProbeTrace, Vocabulary
 from query.embeddings import Vector
 
 # Hand-made directions: words on one row are close, different rows are orthogonal.
@@ -89,6 +89,17 @@ def test_anchors_reword_the_trigger_query_in_the_corpus_words() -> None:
     plain = LocalAnchors().anchors(DRAFT, EXTRACTION, Q0, q0_paraphrases=1, synthetic=4,
                                    vocabulary=["wireless"], meter=Meter())
     assert not any("passphrase" in a for a in plain)
+
+
+def test_a_word_the_passages_already_use_keeps_its_place_in_the_anchor() -> None:
+    # The passages on the topic say "password" themselves: swapping it for its nearest
+    # corpus word would say something else (as "rows" -> "columns" or "disable" ->
+    # "enabling" did); "wifi" they do not say, so "wireless" stands in for it.
+    vocab = Vocabulary(["wireless", "passphrase", "network"], spoken=frozenset({"password"}))
+    anchors = LocalAnchors(TableEmbedder()).anchors(
+        DRAFT, EXTRACTION, Q0, q0_paraphrases=1, synthetic=4, vocabulary=vocab,
+        meter=Meter())
+    assert anchors[0] == "cant connect wireless keeps asking password"
 
 
 def test_corpus_words_never_bring_roles_or_numbers_into_anchors() -> None:

@@ -134,3 +134,17 @@ async def test_a_blank_probe_retrieves_nothing_instead_of_failing(
     cand = make_candidate(embedder, "n-test", DRAFT)
     trace = await harness.run("gnome", "  ", cand, Meter())
     assert trace.reached == [] and trace.cited == [] and trace.retrieved == []
+
+
+async def test_corpus_vocabulary_says_which_query_words_the_passages_use(
+        index: NuggetIndex) -> None:
+    from optimizer.pipeline import corpus_vocabulary
+    from optimizer.types import Vocabulary
+
+    vocab = await corpus_vocabulary(index.store, "gnome", "screen brightness wobblified",
+                                    AS_OF, "screen brightness wobblified",
+                                    embedder=index.embedder)
+    assert isinstance(vocab, Vocabulary) and len(vocab) == 5
+    assert {"screen", "brightness"} <= vocab.spoken  # the help pages say these
+    assert "wobblified" not in vocab.spoken  # nobody writes this word
+    assert not {"screen", "brightness"} & set(vocab)  # q0's own words are excluded
