@@ -141,7 +141,12 @@ def conversational_text(title: str, body: str) -> list[str]:
     for part in split_sentences(body):
         p = part.strip()
         why = []
-        if person := _FIRST_PERSON_SINGULAR.search(p):
+        # "Databases > My accounts": the words of a menu, a quote or a name are not talk.
+        masked = p
+        for it in items(p):
+            if it.kind in ("menu", "quoted", "name"):
+                masked = masked[:it.start] + " " * (it.end - it.start) + masked[it.end:]
+        if person := _FIRST_PERSON_SINGULAR.search(masked):
             why.append(f"first person ({person.group(0)})")
         if _INTERJECTION_START.match(p):
             why.append("opens with an interjection")

@@ -23,6 +23,7 @@ import re
 from optimizer.claims import (
     EVALUATIVE,
     INTENSIFIERS,
+    IRREGULAR_PAST,
     MODALS,
     POLICY,
     SPEECH_VERBS,
@@ -103,9 +104,24 @@ _EMPTY_VERDICT = re.compile(
     r"(?:not\s+)?a bug|(?:the\s+)?(?:real|actual|whole|main)\s+(?:problem|issue|cause|"
     r"reason|culprit))\s*[.!]*$", re.IGNORECASE)
 # Time spent by the writer: "it cost us a day to find out", "took me hours".
-_EFFORT = re.compile(r"\b(?:cost|took|takes|wasted|spent|lost)\s+(?:me|us)\b", re.IGNORECASE)
+_EFFORT = re.compile(r"\b(?:cost|took|takes|wasted|spent|lost)\s+(?:me|us)\b|"
+                     r"\b(?:i|we)\s+(?:spent|wasted|lost)\b", re.IGNORECASE)
+# "In the end it turns out (that) X", "Eventually, X": how the writer got there.
+_OUTCOME = re.compile(r"^(?:in the end|eventually|finally|at last|as it turns out)\s*,?\s*"
+                      r"(?:it\s+)?(?:turn(?:s|ed)\s+out\s+(?:that\s+)?)?", re.IGNORECASE)
+# "It isn't.", "That doesn't.": a reply that only negates the question.
+_BARE_NEGATION = re.compile(r"^(?:it|that|this|they)\s+(?:isn't|is not|wasn't|doesn't|does not|"
+                            r"won't|can't|aren't|don't|weren't)(?:\s+(?:it|them|that|this|so|"
+                            r"the (?:case|problem|issue|cause)))?\s*$", re.IGNORECASE)
 _HEDGE = re.compile(r"\b(?:i|we)\s+(?:think|guess|believe|suppose|feel|reckon|hope|wonder)\b|"
                     r"\b(?:imo|imho|in my (?:opinion|view|experience))\b", re.IGNORECASE)
+#: Past forms that are also the base form: "Set the city by hand" is an instruction.
+_BASE_FORMS = frozenset("""set put cut hit let read quit shut split cost hurt spread
+bet""".split())
+#: Verbs in the present: with one, a clause that opens with a participle ("Deleted files
+#: are purged") states how things are, not what the writer did.
+_PRESENT = frozenset("""is are am stay stays get gets has have can must will need needs go
+goes come comes remain remains show shows live lives run runs use uses""".split())
 _NOT_START = re.compile(r"^not\b(?!\s+(?:all|every|everyone|everything|many|much|even|only|"
                         r"one|a single|any|every)\b)", re.IGNORECASE)
 
@@ -149,6 +165,16 @@ def residue(clause: str, first: bool = True) -> str:
     if first and _NOT_START.match(c) and len(toks) <= 5 and not strong and not any(
             t in ("anymore", "longer", "since", "until", "yet") for t in toks):
         return "elliptical reply"
+    if first and _BARE_NEGATION.match(c):
+        return "elliptical reply"
+    if len(toks) >= 2 and (toks[0] in IRREGULAR_PAST - _BASE_FORMS or (
+            toks[0].endswith("ed") and len(toks[0]) > 4)) and toks[1] != "by" and \
+            not strong and not any(t in _SCOPE or t in _PRESENT for t in toks) and \
+            not _states_rule(c):
+        # "Tried this for twenty minutes", "swapped cables for an hour": the writer's
+        # story with its subject left out. "Deleted files are purged nightly" has a verb
+        # in the present, "managed by Ansible" is a participle.
+        return "the writer's own story or opinion"
     if _EFFORT.search(c) and not strong:
         return "the writer's effort"
     if any(t in _POINTING_VERBS for t in toks) and any(t in _DEICTIC for t in toks) and \
@@ -165,6 +191,21 @@ def residue(clause: str, first: bool = True) -> str:
                 rule or any(t in _SCOPE for t in toks)):
             return "the writer's own story or opinion"
     return ""
+
+
+_VERBS = frozenset("""is are was were be been has have had 's do does did get gets go goes
+come comes""".split())
+
+
+#: Words that make a clause a rule by themselves (the policy list also has "kept",
+#: "set" and "used", which a story uses as often as a rule).
+_RULE_WORDS = MODALS | frozenset("""disabled enabled blocked forbidden prohibited allowed
+permitted required enforced locked restricted reserved mandatory limited capped managed
+denied""".split())
+
+
+def _states_rule(clause: str) -> bool:
+    return negated(clause) or any(t in _RULE_WORDS for t in tokens(clause))
 
 
 def _narrative(clause: str) -> bool:
@@ -232,7 +273,8 @@ def strip_residue(sentence: str) -> str:
     parts = _SEPARATORS.split(s)
     clauses, seps = parts[0::2], parts[1::2]
     kept: list[tuple[str, str]] = []  # (separator before it, clause)
-    story = False
+    story = dropped_story = False
+    before_story: list[str] = []
     for i, clause in enumerate(clauses):
         sep = seps[i - 1] if i else ""
         if not clause.strip():
@@ -242,14 +284,24 @@ def strip_residue(sentence: str) -> str:
         why = residue(clause, first=not kept and i == 0)
         # After the writer's story, what continues it ("that was the real problem, now
         # it runs fine") is the story too.
-        if not why and story and re.match(r"^(?:it|that|this|now|then|and|so)\b", clause.strip(),
-                                          re.IGNORECASE) and not _strong(clause) and not any(
-                t in _SCOPE for t in tokens(clause)):
+        if not why and story and re.match(r"^(?:it|that|this|now|then|and|so|\w+ing)\b",
+                                          clause.strip(), re.IGNORECASE) and not _strong(
+                clause) and not any(t in _SCOPE for t in tokens(clause)):
             why = "the writer's own story or opinion"
-        story = why == "the writer's own story or opinion" or (story and bool(why))
+        story = why in ("the writer's own story or opinion", "the writer's effort") or (
+            story and bool(why))
         if why:
+            if story and not dropped_story:
+                before_story = [c for _, c in kept]
+            dropped_story = dropped_story or story
             continue
+        clause = _OUTCOME.sub("", clause.strip()) or clause
         kept.append((sep if kept else "", clause))
+    if dropped_story:
+        # What is left of a story before it ("Back from the match, tried this ...") is
+        # not a fact either: a short verbless fragment naming nothing.
+        kept = [(sep, c) for sep, c in kept if c not in before_story or _strong(c) or items(c)
+                or _states_rule(c) or len(tokens(c)) > 6 or set(tokens(c)) & _VERBS]
     if not kept:
         return ""
     out = "".join(sep + clause for sep, clause in kept).strip(" ,;:")

@@ -74,6 +74,21 @@ MESSAGES = {
         "storage upgrade. Please stop recommending the 50 GB figure.",
         ("Shared drives get 200 GB each.",),
         ("reckon", "recommending")),
+    "a team's story with its subject left out": Message(
+        "docking station screens stay black",
+        "Update the graphics driver.",
+        "Back from the client site, swapped cables for an hour and kept blaming the "
+        "monitors. It wasn't them; the docks in meeting rooms need firmware 1.4.2 or newer, "
+        "which the service desk installs on request.",
+        ("The docks in meeting rooms need firmware 1.4.2 or newer.",),
+        ("swapped", "blaming", "client site", "wasn't them")),
+    "how-we-found-out": Message(
+        "who can approve a refund over 500 euros",
+        "Any shift supervisor can approve it.",
+        "We spent most of Monday on this with the finance team, and in the end it turns out "
+        "refunds over 500 euros need the store manager's approval in TillOne.",
+        ("Refunds over 500 euros need the store manager's approval in TillOne.",),
+        ("spent", "Monday", "turns out")),
     "thanks-then-an-easier-way": Message(
         "how do I see who edited a contract last",
         "Export the audit log and search it for the file name.",
@@ -117,6 +132,8 @@ def test_the_body_keeps_the_facts_and_drops_the_talk(name: str, role: LocalActio
     ("I logged a ticket and waited three days", True, "the writer's own story or opinion"),
     ("I guess that is how most teams do it", True, "the writer's own story or opinion"),
     ("please never suggest that again", False, "addressed to the assistant"),
+    ("Tried it with three different badges", False, "the writer's own story or opinion"),
+    ("It doesn't", True, "elliptical reply"),
 ])
 def test_residue_names_what_a_clause_is(clause: str, first: bool, why: str) -> None:
     assert residue(clause, first=first) == why
@@ -131,6 +148,8 @@ def test_residue_names_what_a_clause_is(clause: str, first: bool, why: str) -> N
     "As a contractor I can't open the finance share",  # a rule the writer is under
     "No underscores in host names",  # a determiner "no", not a reply
     "Only the duty manager can void a sale",
+    "Set the timer by hand in the Clocks app",  # "set" is an instruction here, not a story
+    "managed by the platform team",
 ])
 def test_facts_are_not_residue(clause: str) -> None:
     assert residue(clause, first=True) == ""
