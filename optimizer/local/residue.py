@@ -165,7 +165,8 @@ def residue(clause: str, first: bool = True) -> str:
     if first and _NOT_START.match(c) and len(toks) <= 5 and not strong and not any(
             t in ("anymore", "longer", "since", "until", "yet") for t in toks):
         return "elliptical reply"
-    if first and _BARE_NEGATION.match(c):
+    if first and (_BARE_NEGATION.match(c) or re.fullmatch(
+            r"(?i)no\s+need(?:\s+(?:for\s+(?:that|it|this)|to))?|(?:nope|nah),?\s+not\s+\w+", c)):
         return "elliptical reply"
     if len(toks) >= 2 and (toks[0] in IRREGULAR_PAST - _BASE_FORMS or (
             toks[0].endswith("ed") and len(toks[0]) > 4)) and toks[1] != "by" and \
