@@ -68,13 +68,15 @@ painfully frustrating frustrated happy unhappy love hate like dislike wow cool a
 unclear vague wordy verbose long short boring technical simple complicated hard easy
 difficult broken buggy mess messy garbage wrong incorrect inaccurate false nonsense
 misleading bogus shallow superficial incomplete vague laggy sluggish unusable unstable
-flaky unreliable crappy lousy clunky""".split())
+flaky unreliable crappy lousy clunky pointless needless unnecessary futile worthless
+rubbish pathetic hopeless dreadful abysmal atrocious junk lame mediocre dumb""".split())
 
 #: Evaluative words that complain.
 NEGATIVE = frozenset("""bad terrible awful horrible slow slower annoying confusing useless
 unhelpful poor worse worst weird strange stupid silly ridiculous painful painfully
 frustrating broken buggy mess messy garbage laggy sluggish unusable unstable flaky
-unreliable crappy lousy clunky wrong nonsense""".split())
+unreliable crappy lousy clunky wrong nonsense pointless needless futile worthless rubbish
+pathetic hopeless dreadful abysmal atrocious junk lame mediocre dumb""".split())
 
 #: Evaluative words that praise.
 POSITIVE = frozenset("""good great nice perfect awesome excellent helpful useful clear best
@@ -92,8 +94,9 @@ helped saved""".split())
 # punctuation or a pronoun follows them: "No Samba on Linux servers", "No need for
 # Tweaks" and "No one may enter" begin with a determiner, not an interjection.
 # Connectives ("but", "actually", "also") go whatever follows.
-_INTERJECTION = (r"(?:no|nope|nah|yes|yeah|yep|ok|okay|hi|hello|hey|hmm|um|uh|oh|sorry|"
-                 r"correction|update|note|heads[- ]up|wrong|incorrect)")
+_INTERJECTION = (r"(?:no|nope|nah|yes|yeah|yep|ok|okay|hi|hello|hey|hmm|um|uh|oh|ah|sorry|"
+                 r"lol|lmao|haha|hah|ha|ugh|meh|argh|welp|correction|update|note|heads[- ]up|"
+                 r"wrong|incorrect)")
 # Connectives, and imperatives that only ask the reader to mind what follows ("Just
 # remember that X", "Keep in mind that X": X is the claim).
 _CONNECTIVE = (r"(?:well|actually|so|also|anyway|please|pls|just so you know|for the record|"
@@ -102,7 +105,8 @@ _CONNECTIVE = (r"(?:well|actually|so|also|anyway|please|pls|just so you know|for
                r"don't forget|do not forget|mind you)\s+that)")
 _DISCOURSE = re.compile(
     r"^(?:" + _INTERJECTION + r"\b(?:\s*[,:;.!\u2014-]+\s*|\s+(?=(?:that|this|it|it's|you|"
-    r"your|the answer|i|we|not|so|but|and|then|actually|well)\b)|\s*$)|" + _CONNECTIVE
+    r"your|the answer|i|we|not|so|but|and|then|actually|well|no|nope|nah|yes|yeah|ok|okay|"
+    r"lol|haha|ha)\b)|\s*$)|" + _CONNECTIVE
     + r"\b(?:\s*[,:;.!\u2014-]+\s*|\s+|\s*$))+", re.IGNORECASE)
 
 _INTERROGATIVE = re.compile(r"^(?:what|why|how|where|when|which|who|whom|whose)\b",
@@ -372,6 +376,18 @@ CONTRACTIONS = {
     "mustnt": "mustn't", "im": "i'm", "ive": "i've", "youre": "you're",
     "theres": "there's", "thats": "that's", "whats": "what's",
 }
+
+
+def restore_contractions(text: str) -> str:
+    """Apostrophe-less contractions written out ("thats" -> "that's", "doesnt" ->
+    "doesn't"), so that a message typed in chat style reads like any other."""
+    def fix(m: re.Match[str]) -> str:
+        word = m.group(0)
+        full = CONTRACTIONS.get(word.lower())
+        if full is None or word.lower() in ("im", "ive"):
+            return word
+        return full[0].upper() + full[1:] if word[0].isupper() else full
+    return re.sub(r"\b[A-Za-z]+\b", fix, text)
 
 
 def tokens(text: str) -> list[str]:

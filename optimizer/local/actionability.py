@@ -42,6 +42,7 @@ from optimizer.claims import (
     novel_items,
     past_tense,
     plain_text,
+    restore_contractions,
     sentence_case,
     split_sentences,
     strip_discourse,
@@ -178,7 +179,7 @@ class LocalActionability:
         shows a small workspace indicator") are kept as support. In a message that
         praises the answer, a short status remark without a rule ("db-01 is back") is
         part of the praise."""
-        text = plain_text(ctx.comment)
+        text = restore_contractions(plain_text(ctx.comment, keep_lines=True))
         views = [(raw, view(raw)) for raw in split_sentences(text)]
         kinds = [self._sentence_kind(v, ctx) for _, v in views]
         on_topic = self._on_topic([v.text for _, v in views], ctx)
@@ -214,8 +215,18 @@ class LocalActionability:
         clauses = [c for c in clause_split(v.text) if tokens(c)]
         if len(clauses) < 2:
             return kind
-        kinds = [self._kind(view(c), ctx) for c in clauses]
+        views = [view(c) for c in clauses]
+        kinds = [self._kind(cv, ctx) for cv in views]
         if "claim" in kinds:
+            # Next to a negative opinion ("This answer is useless, nobody can find
+            # anything on that page"), a claim that names nothing and states no strict
+            # rule is part of the complaint. (A verdict, "That's wrong for contractors:
+            # ...", announces a correction.)
+            judged = any(k == "opinion" and cv.negative
+                         for k, cv in zip(kinds, views, strict=True))
+            if judged and not any(k == "claim" and (cv.concrete or cv.roles or _strict_policy(
+                    cv)) for k, cv in zip(kinds, views, strict=True)):
+                return "opinion"
             return "claim"
         # Every clause is an opinion, a remark on the answer or praise: so is the
         # sentence ("apt on build-03 is painfully slow, this answer didn't help").
@@ -228,7 +239,8 @@ class LocalActionability:
         if v.system:
             return "system"
         if not v.text or v.words < 2:
-            return "chatter"
+            # "Annoying.", "Useless!": a one-word judgement is an opinion.
+            return "opinion" if v.evaluative else "chatter"
         if v.question:
             return "question"
         if v.speech_imperative:
@@ -257,6 +269,10 @@ class LocalActionability:
             # An opinion of the answer or of one's own experience with it ("very clear
             # explanation, I'm sending it to my team"), whatever it names.
             return "praise" if v.positive else "opinion"
+        if v.about_answer and v.negative and not (v.concrete or v.roles or _strict_policy(v)):
+            # "This answer is useless, nobody can find anything on that page": a verdict
+            # on the answer with a complaint, naming nothing a nugget could state.
+            return "opinion"
         if v.about_answer and _COVERAGE.search(v.text):
             return "verdict"  # "nothing about BUFFERS": what the answer left out
         strong_novel = [i for i in novel if i.kind != "name"]
@@ -342,7 +358,8 @@ class LocalActionability:
 
     def _nugget(self, ctx: FeedbackContext, sents: Sequence[Sentence]) -> Extraction:
         body_sents = body_sentences(sents, ctx.answer,
-                                    f"{ctx.query}\n{ctx.answer}\n{ctx.comment}")
+                                    f"{ctx.query}\n{ctx.answer}\n{ctx.comment}",
+                                    topic=f"{ctx.query}\n{ctx.answer}")
         if not body_sents:
             return Extraction("actionable_correction", False,
                               "the claim does not stand alone once remarks are removed")
@@ -383,9 +400,9 @@ _PERSONAL_WORD = re.compile(r"\b(?:i|me|my|mine|i'm|i've)\b", re.IGNORECASE)
 _VERDICT = re.compile(
     r"^(?:(?:for|on|in|at|with)\s+[^,:;]{2,40}?\s*,?\s*)?(?:that|this|it|which|the answer|"
     r"your answer|the tip|the suggestion)(?:'s|\s+is|\s+was|\s+\w+)?\s+(?:\w+\s+){0,2}?"
-    r"(?:wrong|incorrect|inaccurate|outdated|out of date|obsolete|not (?:right|true|correct|"
-    r"accurate|it|quite right|the case|possible|how it works)|false|misleading|fails?|failed|"
-    r"(?:does(?:n't| not)|won't|will not|did(?:n't| not)|can't|cannot) (?:work|help|apply|"
+    r"(?:wrong|incorrect|inaccurate|outdated|out of date|obsolete|old|stale|not (?:right|true|"
+    r"correct|accurate|it|quite right|the case|possible|how it works)|false|misleading|fails?|"
+    r"failed|(?:does(?:n't| not)|won't|will not|did(?:n't| not)|can't|cannot) (?:work|help|apply|"
     r"exist)|no longer (?:works|true|correct|applies))\b[^,:;]{0,40}[.!]?$", re.IGNORECASE)
 
 
@@ -424,7 +441,8 @@ def _instruction(text: str) -> bool:
     return False
 
 
-def body_sentences(sents: Sequence[Sentence], answer: str, context: str = "") -> list[str]:
+def body_sentences(sents: Sequence[Sentence], answer: str, context: str = "",
+                   topic: str = "") -> list[str]:
     """The claim and support sentences, cleaned, in order: discourse markers, remarks
     about the answer, anecdotes and trailing chatter removed; a leading "it"/"they"
     whose antecedent sentence was dropped is replaced by that sentence's subject, and an
@@ -435,7 +453,7 @@ def body_sentences(sents: Sequence[Sentence], answer: str, context: str = "") ->
         if s.kind not in ("claim", "support"):
             previous = s
             continue
-        text = clean_sentence(s.raw, context)
+        text = clean_sentence(s.raw, context, topic)
         if text and previous is not None and previous.kind not in ("claim", "support",
                                                                    "system") and \
                 _PRONOUN_START.match(text) and not out:
@@ -467,8 +485,10 @@ _LEAD_EVAL = re.compile(
     r"\s*(?:[,:;]|\s[\u2014\u2013-])\s+(?=\S)", re.IGNORECASE)
 
 
-def clean_sentence(sentence: str, context: str = "") -> str:
-    """A claim as it goes into a body: opening discourse markers, a leading verdict on
+def clean_sentence(sentence: str, context: str = "", topic: str = "") -> str:
+    """A claim as it goes into a body (``topic``: the query and the answer): opening
+    discourse markers, a short label before a colon unless it names the topic ("Lost
+    badges: ..."), a leading verdict on
     the answer ("That's wrong for CorpNet: ..." keeps "For CorpNet, ..."), reported
     speech ("You said X, but ..."), anecdote clauses, trailing chatter and the other
     conversational residue of :mod:`optimizer.local.residue` removed."""
@@ -489,8 +509,10 @@ def clean_sentence(sentence: str, context: str = "") -> str:
     # A short label before a colon ("It can:", "Quicker way:") or a verdict clause
     # ("..., that's not it") carries nothing the rest does not say better.
     head, colon, tail = s.partition(": ")
-    if colon and len(tokens(head)) <= 3 and len(tokens(tail)) >= 4 and not items(head):
-        s = tail
+    if colon and len(tokens(head)) <= 3 and len(tokens(tail)) >= 4 and not items(head) and \
+            not (content_stems(head) & content_stems(topic) - _GENERIC
+                 and not view(head).evaluative):
+        s = tail  # "It can:", "Quicker way:" (but "Lost badges:" names the topic asked about)
     clauses = re.split(r",\s+", s)
     if len(clauses) > 1:
         # "..., that's not it", "..., this fixed my report", "..., my DELETE removed

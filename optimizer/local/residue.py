@@ -100,7 +100,8 @@ _ASIDE = re.compile(r",\s*(?:though|however|anyway|honestly|frankly)\s*,", re.IG
 _EMPTY_VERDICT = re.compile(
     r"^(?:[\w'.-]+\s+){0,6}?(?:is|are|was|were|'s)\s+(?:(?:a|the|just|simply|plain|flat|"
     r"dead|quite|very|also|kind of|a bit|somewhat|\w+ly)\s+)*(?:different|"
-    r"wrong|incorrect|outdated|obsolete|not (?:right|correct|true|accurate|the case|a bug)|"
+    r"wrong|incorrect|outdated|out of date|old|stale|obsolete|not (?:right|correct|true|accurate|"
+    r"the case|a bug|up to date)|"
     r"(?:not\s+)?a bug|(?:the\s+)?(?:real|actual|whole|main)\s+(?:problem|issue|cause|"
     r"reason|culprit))\s*[.!]*$", re.IGNORECASE)
 # Time spent by the writer: "it cost us a day to find out", "took me hours".
@@ -118,6 +119,8 @@ _HEDGE = re.compile(r"\b(?:i|we)\s+(?:think|guess|believe|suppose|feel|reckon|ho
 #: Past forms that are also the base form: "Set the city by hand" is an instruction.
 _BASE_FORMS = frozenset("""set put cut hit let read quit shut split cost hurt spread
 bet""".split())
+_PREPOSITIONS = frozenset("""by from in on at to into onto under with via through for as per
+after before during until within across over""".split())
 #: Verbs in the present: with one, a clause that opens with a participle ("Deleted files
 #: are purged") states how things are, not what the writer did.
 _PRESENT = frozenset("""is are am stay stays get gets has have can must will need needs go
@@ -168,13 +171,13 @@ def residue(clause: str, first: bool = True) -> str:
     if first and (_BARE_NEGATION.match(c) or re.fullmatch(
             r"(?i)no\s+need(?:\s+(?:for\s+(?:that|it|this)|to))?|(?:nope|nah),?\s+not\s+\w+", c)):
         return "elliptical reply"
-    if len(toks) >= 2 and (toks[0] in IRREGULAR_PAST - _BASE_FORMS or (
-            toks[0].endswith("ed") and len(toks[0]) > 4)) and toks[1] != "by" and \
+    if len(toks) >= 3 and (toks[0] in IRREGULAR_PAST - _BASE_FORMS or (
+            toks[0].endswith("ed") and len(toks[0]) > 4)) and toks[1] not in _PREPOSITIONS and \
             not strong and not any(t in _SCOPE or t in _PRESENT for t in toks) and \
             not _states_rule(c):
         # "Tried this for twenty minutes", "swapped cables for an hour": the writer's
         # story with its subject left out. "Deleted files are purged nightly" has a verb
-        # in the present, "managed by Ansible" is a participle.
+        # in the present; "managed by Ansible", "deducted from salary" are participles.
         return "the writer's own story or opinion"
     if _EFFORT.search(c) and not strong:
         return "the writer's effort"
@@ -225,11 +228,15 @@ _FOR_READERS = re.compile(
     re.IGNORECASE)
 
 
+_ANNOUNCEMENTS = frozenset("""heads-up heads psa fyi reminder announcement""".split())
+
+
 def _label(head: str) -> bool:
     """A short label before a colon that only announces what follows."""
     toks = tokens(head)
-    if _FOR_READERS.match(head.strip()) and len(toks) <= 10 and not items(head):
-        return True
+    if (_FOR_READERS.match(head.strip()) or set(toks) & _ANNOUNCEMENTS) and len(toks) <= 10 \
+            and not items(head):
+        return True  # "For anyone who finds this:", "Just a heads-up from facilities:"
     if not toks or len(toks) > 7 or items(head) or any(
             t in MODALS or t in POLICY or t in ("not", "no", "never") for t in toks):
         return False

@@ -89,6 +89,24 @@ MESSAGES = {
         "refunds over 500 euros need the store manager's approval in TillOne.",
         ("Refunds over 500 euros need the store manager's approval in TillOne.",),
         ("spent", "Monday", "turns out")),
+    "chat-style-without-apostrophes": Message(
+        "is the gym open on bank holidays",
+        "Yes, the staff gym is open every day.",
+        "lol no thats outdated. since the refurb the staff gym is closed on bank holidays "
+        "and opens 7-19 on weekdays only",
+        ("The staff gym is closed on bank holidays.",
+         "The staff gym opens 7-19 on weekdays only."),
+        ("lol", "outdated")),
+    "a bulleted list with topic labels": Message(
+        "how do I replace a broken laptop charger",
+        "Order one from the web shop.",
+        "Hi all,\n- Broken chargers: swap them at the IT counter in B-104, no ticket needed\n"
+        "- Spare chargers: the counter keeps 65 W USB-C ones only\n"
+        "- Lost chargers cost 30 EUR, charged to the cost centre\nCheers,\nPriya",
+        ("Broken chargers are swapped at the IT counter in B-104 without a ticket.",
+         "The IT counter keeps only 65 W USB-C spare chargers.",
+         "Lost chargers cost 30 EUR, charged to the cost centre."),
+        ("Hi all", "Priya", "Cheers")),
     "thanks-then-an-easier-way": Message(
         "how do I see who edited a contract last",
         "Export the audit log and search it for the file name.",
@@ -188,3 +206,14 @@ def test_conversational_text_names_what_it_found() -> None:
     assert conversational_text("Do I need a badge for level 4?",
                                "Level 4 needs a badge after 18:00.") == []
     assert conversational_text("Thanks for the help", "The badge is needed.") != []
+
+
+@pytest.mark.parametrize("comment", [
+    "Worthless answer, nobody can find anything in that wiki.",
+    "ugh same here, the scanner jams every 10 pages\nSo annoying.",
+])
+def test_a_complaint_with_a_vague_or_symptom_claim_makes_no_nugget(
+        comment: str, role: LocalActionability) -> None:
+    ex = role.extract(FeedbackContext("e2", "t", "where are the scanner instructions",
+                                      "See the facilities wiki.", comment, ""), Meter())
+    assert not ex.can_produce_nugget, (comment, ex.body, ex.reason)
