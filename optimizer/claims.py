@@ -556,6 +556,10 @@ _KB_DIRECTIVE = re.compile(
     r"SYSTEM|ADMIN|DIRECTIVE|COMMAND|PROMPT)\b", re.IGNORECASE)
 
 
+# A user name and password in a URL ("postgresql://app:Qw9#x@db/ledger").
+_URL_CREDENTIALS = re.compile(r"\b[a-z][\w+.-]*://[^\s/:@'\"<>]+:[^\s/@'\"<>]+@[\w.-]+",
+                              re.IGNORECASE)
+
 # A long run of letters and digits mixed (API keys, tokens, hashes pasted by mistake).
 _TOKEN_LIKE = re.compile(r"(?<![\w/.-])(?:[A-Za-z]{1,12}_){0,3}([A-Za-z0-9]{20,})(?![\w/.-])")
 
@@ -579,6 +583,8 @@ def addressed_to_system(text: str) -> str:
         return "a request to publish, store or label content"
     if _ADDRESS_MODEL.search(text) or _KB_DIRECTIVE.search(text):
         return "text addressed to the model"
+    if _URL_CREDENTIALS.search(text):
+        return "a secret value (credentials in a URL)"
     for m in _TOKEN_LIKE.finditer(text):
         run = m.group(1)
         digits = sum(c.isdigit() for c in run)

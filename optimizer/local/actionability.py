@@ -126,9 +126,26 @@ def _strict_policy(v: SentenceView) -> bool:
 
 #: "no way to tell which is which": a complaint, not a negated fact.
 _NO_WAY = re.compile(r"\bno way to\b", re.IGNORECASE)
-#: The asker's own need or plan, the context of a question ("need it for the cover").
+#: The asker's own need or plan, the context of a question ("need it for the cover",
+#: "I need edit rights by Monday").
 _PERSONAL_NEED = re.compile(r"^(?:i\s+)?(?:need|want|would like|am trying|trying|hoping|"
-                            r"wondering|looking)\s+(?:it|this|that|to|for)\b", re.IGNORECASE)
+                            r"wondering|looking)\s+(?:it|this|that|to|for)\b|"
+                            r"^i\s+(?:really\s+|urgently\s+|just\s+)?(?:need|want|would like|"
+                            r"'d like)\b", re.IGNORECASE)
+#: A malfunction that repeats ("keeps losing the wifi", "hangs every single time"): a
+#: symptom to report, not a rule to publish.
+_SYMPTOM = re.compile(
+    r"\b(?:keeps?|kept)\s+(?:on\s+)?(?:hanging|freezing|crashing|losing|dropping|failing|"
+    r"disconnecting|stalling|jamming|lagging|dying|rebooting|restarting|timing out|breaking|"
+    r"closing|logging (?:me|us) out)\b|\b(?:hangs?|freezes?|crash(?:es)?|drops?|fails?|"
+    r"disconnects?|stalls?|jams?|lags?|dies|reboots?|times? out|breaks?|stops? working)\b"
+    r"(?:\s+\w+){0,8}?\s+(?:every (?:single )?time|every few|all the time|constantly|"
+    r"randomly|again and again|over and over|at random)\b", re.IGNORECASE)
+#: What people know or remember ("nobody understands the refund screen"): an opinion.
+_MENTAL = re.compile(
+    r"\b(?:nobody|no one|everyone|everybody|people|anyone|i|we|they)\s+(?:[\w-]+\s+){0,4}?"
+    r"(?:understands?|knows?|remembers?|cares?|gets it|realises?|realizes?)\b|"
+    r"\b(?:can't|cannot|don't|do not)\s+remember\b", re.IGNORECASE)
 
 
 _TRAILING_CHATTER = re.compile(
@@ -286,7 +303,16 @@ class LocalActionability:
         if (_EPISODIC.search(v.text) or (_WHEN.search(v.text) and past_tense(v.text))) and not (
                 v.modal or v.policy):
             return "chatter"  # what happened once ("hung around 14:20 today") is no rule
-        if _PERSONAL_NEED.match(v.text):
+        if not strip_residue(v.text):
+            # Every clause is talk: "I have a deadline on Thursday", "I lost an hour on
+            # this", "Thanks, that was the real problem".
+            return "chatter"
+        if _SYMPTOM.search(v.text) and not (v.firm_modal or _strict_policy(v)):
+            return "chatter"  # "TimeTabler hangs every single time I open Year 9"
+        if _MENTAL.search(v.text) and not v.strong:
+            return "opinion"  # "nobody at the desk understands the refund screen"
+        if _PERSONAL_NEED.match(v.text) and not (v.roles or any(
+                t in ("we", "our", "all", "every", "everyone") for t in tokens(v.text))):
             return "chatter"  # "need it for the cover by Thursday": the asker's context
         head = tokens(v.text)[:2]
         if len(head) == 2 and (head[0] in IRREGULAR_PAST or (

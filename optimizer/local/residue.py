@@ -190,7 +190,8 @@ def residue(clause: str, first: bool = True) -> str:
         # guess or opinion, or a remark that states no rule. "I can't reset other users'
         # passwords" states one and stays (said to the reader: "you can't ...").
         organisational = any(t in _ORGANISATION for t in toks)
-        rule = negated(c) or any(t in MODALS or t in POLICY for t in toks)
+        rule = negated(c) or any((t in MODALS and not _possession(toks, i)) or t in POLICY
+                                 for i, t in enumerate(toks))
         if (_narrative(c) and not organisational) or _HEDGE.search(c) or not (
                 rule or any(t in _SCOPE for t in toks)):
             return "the writer's own story or opinion"
@@ -208,8 +209,15 @@ permitted required enforced locked restricted reserved mandatory limited capped 
 denied""".split())
 
 
+def _possession(toks: list[str], i: int) -> bool:
+    """"have" or "has" as a verb of possession ("I have a deadline"), not "have to"."""
+    return toks[i] in ("have", "has") and toks[i + 1:i + 2] != ["to"]
+
+
 def _states_rule(clause: str) -> bool:
-    return negated(clause) or any(t in _RULE_WORDS for t in tokens(clause))
+    toks = tokens(clause)
+    return negated(clause) or any(t in _RULE_WORDS and not _possession(toks, i)
+                                  for i, t in enumerate(toks))
 
 
 def _narrative(clause: str) -> bool:

@@ -1,0 +1,87 @@
+"""Messages that look factual but carry no correction to publish, each on the topic of
+its own conversation (so "off topic" cannot be the reason): a symptom report, a
+statement about what people know, a one-off change nobody can date, the writer's own
+deadline, credentials pasted into a URL. Written for this test, in topics no shipped
+benchmark has (a school's timetable app, a courier firm's scanners, a museum's ticket
+desk). Each has a twin that *is* a correction, so the rule cannot be "say no".
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from optimizer.accounting import Meter
+from optimizer.claims import addressed_to_system
+from optimizer.local.actionability import LocalActionability
+from optimizer.types import FeedbackContext
+from query.embeddings import MiniLMEmbedder
+
+# (query, answer, comment, actionable)
+CASES = {
+    "symptom-keeps-failing": (
+        "handheld scanner loses wifi in the depot",
+        "Restart the scanner and reconnect to DEPOT-WIFI.",
+        "Zebra TC52 keeps losing the depot wifi every few minutes, super annoying.", False),
+    "symptom-every-time": (
+        "why is the timetable app slow",
+        "Clear the app cache in Settings.",
+        "TimeTabler 5 hangs every single time I open the Year 9 view.", False),
+    "symptom-twin-rule": (
+        "handheld scanner loses wifi in the depot",
+        "Restart the scanner and reconnect to DEPOT-WIFI.",
+        "Scanners are only allowed on DEPOT-SCAN, not DEPOT-WIFI; the guest network drops "
+        "devices after 15 minutes by design.", True),
+    "what-people-know": (
+        "how are refunds for cancelled tours handled",
+        "Refunds are issued automatically within 5 days.",
+        "Honestly nobody at the ticket desk understands the refund screen.", False),
+    "cannot-remember": (
+        "what is the late return fee for audio guides",
+        "The fee is 5 EUR per day.",
+        "No idea anymore, somebody changed it last year.", False),
+    "my-deadline": (
+        "how do I get access to the exam timetable",
+        "Ask the exams officer.",
+        "I need edit rights on the exam timetable by Monday for the mock exams of 120 "
+        "pupils.", False),
+    "deadline-twin-rule": (
+        "how do I get access to the exam timetable",
+        "Ask the exams officer.",
+        "Edit rights on the exam timetable are only given to heads of year, and the exams "
+        "officer grants them in TimeTabler under Admin > Roles.", True),
+    "incident-with-a-colleague": (
+        "night sort run failed",
+        "Re-run the sort job from the dashboard.",
+        "The night sort at hub 2 crashed at 03:10 with a label printer timeout. Amir is on "
+        "it, will report back.", False),
+}
+
+
+@pytest.fixture(scope="module")
+def role(embedder: MiniLMEmbedder) -> LocalActionability:
+    return LocalActionability(embedder)
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_look_alikes_and_their_twins(name: str, role: LocalActionability) -> None:
+    query, answer, comment, actionable = CASES[name]
+    ex = role.extract(FeedbackContext("e", "t", query, answer, comment, "down"), Meter())
+    assert ex.can_produce_nugget is actionable, (name, ex.usefulness, ex.reason, ex.body)
+
+
+@pytest.mark.parametrize("text", [
+    "use mysql://report_ro:S3cr3t-pw@db7.museum.example:3306/tickets for the export",
+    "the feed is at https://svc-export:hunter22@feeds.courier.example/v2/scans",
+    "postgresql://app:Qw9#xx!z@10.0.4.12/ledger",
+])
+def test_credentials_in_a_url_are_a_secret(text: str) -> None:
+    assert addressed_to_system(text) == "a secret value (credentials in a URL)"
+
+
+@pytest.mark.parametrize("text", [
+    "the export is at https://feeds.courier.example/v2/scans",
+    "mail ops@courier.example or use smb://files.courier.example/depot",
+    "ssh -J you@jump.example.internal:2222 you@db-fra01",
+])
+def test_urls_without_credentials_are_fine(text: str) -> None:
+    assert addressed_to_system(text) == ""
