@@ -49,7 +49,7 @@ log = get_logger(__name__)
 PROMPTS = Path(__file__).parent / "prompts"
 PROMPT_VERSION = 1
 #: Roles whose prompt moved on; the others are still at PROMPT_VERSION.
-PROMPT_VERSIONS = {"actionability": 2, "reflector": 2, "judge": 2}
+PROMPT_VERSIONS = {"actionability": 3, "reflector": 2, "judge": 2}
 MALFORMED_RETRIES = 2
 T = TypeVar("T")
 
