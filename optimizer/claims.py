@@ -453,8 +453,10 @@ def is_negated(text: str, item: Item) -> bool:
     after = tokens(clause[local + len(item.text):].split(",", 1)[0])[:3]
     joined = " ".join(before)
     if any(t in _NEG_BEFORE or t.endswith("n't") for t in before) or re.search(
-            r"\b(?:instead of|rather than|used to|in place of)$", joined):
-        return True
+            r"\b(?:instead of|rather than|used to|in place of)$", joined) or re.search(
+            r"\b(?:stop|quit|avoid)\s+(?:recommending|suggesting|telling|advising|using|"
+            r"proposing)\b", joined):
+        return True  # "stop recommending the 50 GB figure": 50 GB is what is overturned
     head = tokens(clause[:max(0, local)])
     if any(t in _REPORTING for t in head):
         return True  # "you said 5 years", "the answer says X": reported, not asserted

@@ -82,8 +82,10 @@ def fact_coverage(fact: str, text: str, embed: Embed | None = None,
     """Is ``fact`` stated by ``text`` (a nugget's title and body, or an answer)?
 
     With ``source`` (the feedback and query a nugget was made from), a concrete item of
-    the fact that the source does not contain is not required: a nugget can only state
-    what the user wrote."""
+    the fact that the source does not contain is not required, and the word recall
+    counts only the fact's words that the source has (when at least two do): a nugget
+    can only state what the user wrote, and a gold fact may name the organisation or
+    use a word the user never did."""
     norm = normalize(text)
     keys = {i.key for i in items(text)}
     required = items(fact)
@@ -92,6 +94,10 @@ def fact_coverage(fact: str, text: str, embed: Embed | None = None,
         required = [i for i in required if _present(i, src_norm, src_keys)]
     missing = tuple(i.text for i in required if not _present(i, norm, keys))
     want = content_stems(fact)
+    if source is not None:
+        written = want & content_stems(source)
+        if len(written) >= 2:
+            want = written
     recall = len(want & content_stems(text)) / len(want) if want else 1.0
     cosine = 0.0
     if embed is not None and recall < WORD_RECALL_MIN and not missing:

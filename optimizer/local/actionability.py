@@ -260,7 +260,7 @@ class LocalActionability:
             return "opinion" if v.evaluative else "chatter"
         if v.question:
             return "question"
-        if v.speech_imperative:
+        if v.speech_imperative and not _DONT_TELL.match(v.text):
             return "meta"
         if verdict(v.text) and not v.strong:
             return "verdict"
@@ -509,6 +509,17 @@ _LEAD_EVAL = re.compile(
     r"(?:\w+\s+){0,2}?|(?:that|this)\s+\w+\s+)?"
     r"(?:" + _EVAL_WORDS + r")\b(?P<pp2>\s+(?:for|on|in|at|with)\s+[^,:;]{2,40}?)?"
     r"\s*(?:[,:;]|\s[\u2014\u2013-])\s+(?=\S)", re.IGNORECASE)
+
+
+#: A request to stop recommending something concrete ("Please stop telling people to run
+#: VACUUM FULL on lab.results", "Stop suggesting SERIAL for new tables") carries a rule,
+#: and the concrete item is the value the answer got wrong: the sentence is kept (in the
+#: user's words, without "please"), not dropped as a remark to the assistant.
+_DONT_TELL = re.compile(
+    r"^(?:please\s+)?(?:(?:stop|quit)\s+(?:telling\s+(?:people|users|everyone|anyone|"
+    r"them|staff)\s+to|suggesting|recommending|advising)|(?:don't|do not|never)\s+(?:tell\s+"
+    r"(?:people|users|everyone|anyone|them|staff)\s+to|suggest|recommend|advise))\s+"
+    r"(?=\S*[A-Z0-9_./-])", re.IGNORECASE)
 
 
 def clean_sentence(sentence: str, context: str = "", topic: str = "") -> str:

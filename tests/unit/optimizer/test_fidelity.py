@@ -113,3 +113,15 @@ def test_answer_verdicts() -> None:
     assert answer_verdict("Open Reports > Freezers and click Download [kb-1].", FACTS,
                           ANSWER) == "contradicts"
     assert answer_verdict("I could not find this.", FACTS, ANSWER) == "misses"
+
+
+def test_word_recall_counts_only_the_fact_words_the_user_wrote() -> None:
+    # The gold fact names the organisation and says "authentication"; the user wrote
+    # neither, so a nugget cannot be asked to.
+    fact = "md5 authentication is disabled on all Harbourview servers."
+    body = "md5 is disabled everywhere, every pg_hba entry is scram-sha-256."
+    source = "nope md5 is disabled everywhere, every pg_hba entry is scram-sha-256"
+    assert not fact_coverage(fact, body).covered
+    assert fact_coverage(fact, body, source=source).covered
+    # A body that drops what the user wrote is still a miss.
+    assert not fact_coverage(fact, "Every pg_hba entry is scram-sha-256.", source=source).covered

@@ -11,7 +11,12 @@ from dataclasses import dataclass
 import pytest
 
 from optimizer.accounting import Meter
-from optimizer.fidelity import conversational_text, fact_coverage, unsupported_text
+from optimizer.fidelity import (
+    conversational_text,
+    fact_coverage,
+    stale_claims,
+    unsupported_text,
+)
 from optimizer.local.actionability import LocalActionability
 from optimizer.local.residue import residue, second_person, strip_residue
 from optimizer.local.titles import title_for, topic_of
@@ -73,7 +78,7 @@ MESSAGES = {
         "I reckon most people never hit it, but shared drives get 200 GB each since the "
         "storage upgrade. Please stop recommending the 50 GB figure.",
         ("Shared drives get 200 GB each.",),
-        ("reckon", "recommending")),
+        ("reckon", "please")),
     "a team's story with its subject left out": Message(
         "docking station screens stay black",
         "Update the graphics driver.",
@@ -107,6 +112,14 @@ MESSAGES = {
          "The IT counter keeps only 65 W USB-C spare chargers.",
          "Lost chargers cost 30 EUR, charged to the cost centre."),
         ("Hi all", "Priya", "Cheers")),
+    "stop-recommending-a-named-thing": Message(
+        "how do I free space on the shared drive",
+        "Run TreeSizer on S: and delete large files.",
+        "Please stop telling people to run TreeSizer on S:. It scans for hours and locks "
+        "files for everyone; the storage team cleans S: every quarter.",
+        ("TreeSizer must not be run on S:.",
+         "The storage team cleans S: every quarter."),
+        ("Please",)),
     "thanks-then-an-easier-way": Message(
         "how do I see who edited a contract last",
         "Export the audit log and search it for the file name.",
@@ -138,6 +151,7 @@ def test_the_body_keeps_the_facts_and_drops_the_talk(name: str, role: LocalActio
         assert word.lower() not in ex.body.lower(), (name, word, ex.body)
     assert conversational_text(ex.title, ex.body) == [], (name, ex.body)
     assert unsupported_text(ex.title, ex.body, m.comment, m.query) == [], (name, ex.body)
+    assert stale_claims(ex.title, ex.body, m.answer, m.facts) == [], (name, ex.body)
 
 
 @pytest.mark.parametrize(("clause", "first", "why"), [
