@@ -37,7 +37,8 @@ from optimizer.claims import (
 #: Words that acknowledge or answer the previous turn rather than state anything.
 ACKNOWLEDGEMENTS = frozenset("""thanks thank thx ty cheers appreciate appreciated ok okay
 fine sure right great nice good close almost ha haha hah heh lol yes yeah yep yup well
-hmm wow true fair agreed gotcha understood alright cool indeed exactly correct""".split())
+hmm wow true fair agreed gotcha understood alright cool indeed exactly correct careful
+beware""".split())
 
 #: Nouns and fillers of talk about the conversation itself.
 _CONVERSATION = frozenset("""answer answers reply replies response responses help tip tips
@@ -147,7 +148,7 @@ def acknowledgement(text: str) -> bool:
         i.kind == "name" and i.start == 0)]  # "Cheers" opens the clause: not a name
     if not toks or toks[0] not in ACKNOWLEDGEMENTS or len(toks) > 8 or named:
         return False
-    allowed = ACKNOWLEDGEMENTS | _CONVERSATION | EVALUATIVE | INTENSIFIERS
+    allowed = ACKNOWLEDGEMENTS | _CONVERSATION | EVALUATIVE | INTENSIFIERS | {"here", "there"}
     return all(t in allowed for t in toks)
 
 
@@ -184,6 +185,8 @@ def residue(clause: str, first: bool = True) -> str:
     if any(t in _POINTING_VERBS for t in toks) and any(t in _DEICTIC for t in toks) and \
             any(t in _ADDRESSEES for t in toks) and not items(c) and len(toks) <= 10:
         return "addressed to the assistant"
+    if "us" in toks and _narrative(c) and not strong and not _states_rule(c):
+        return "the writer's own story or opinion"  # "this bit us in the audit last month"
     personal = any(t in _FIRST_PERSON for t in toks)
     if personal and not strong:
         # The writer's story (past tense, unless the organisation is its subject), a

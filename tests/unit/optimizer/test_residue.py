@@ -120,6 +120,13 @@ MESSAGES = {
         ("TreeSizer must not be run on S:.",
          "The storage team cleans S: every quarter."),
         ("Please",)),
+    "a warning and what it cost the team": Message(
+        "which account runs the audit export",
+        "Run it with your own account.",
+        "Careful here, this burned us during the spring audit. The audit export must run "
+        "as svc-audit, never as a personal account.",
+        ("The audit export must run as svc-audit, never as a personal account.",),
+        ("Careful", "burned", "spring audit")),
     "thanks-then-an-easier-way": Message(
         "how do I see who edited a contract last",
         "Export the audit log and search it for the file name.",
