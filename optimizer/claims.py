@@ -105,8 +105,8 @@ _CONNECTIVE = (r"(?:well|actually|so|also|anyway|please|pls|just so you know|for
                r"don't forget|do not forget|mind you)\s+that)")
 _DISCOURSE = re.compile(
     r"^(?:" + _INTERJECTION + r"\b(?:\s*[,:;.!\u2014-]+\s*|\s+(?=(?:that|this|it|it's|you|"
-    r"your|the answer|i|we|not|so|but|and|then|actually|well|no|nope|nah|yes|yeah|ok|okay|"
-    r"lol|haha|ha)\b)|\s*$)|" + _CONNECTIVE
+    r"your|the answer|the|i|we|not|so|but|and|then|actually|well|no|nope|nah|yes|yeah|ok|"
+    r"okay|lol|haha|ha)\b)|\s*$)|" + _CONNECTIVE
     + r"\b(?:\s*[,:;.!\u2014-]+\s*|\s+|\s*$))+", re.IGNORECASE)
 
 _INTERROGATIVE = re.compile(r"^(?:what|why|how|where|when|which|who|whom|whose)\b",

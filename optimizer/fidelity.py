@@ -127,17 +127,22 @@ _THANKS = re.compile(r"\b(?:thanks|thank you|thx|cheers|hi|hello|hey|sorry)\b", 
 _CONVERSATION_REF = re.compile(
     r"\b(?:(?:your|the|this|that) (?:answer|reply|response|suggestion)|you (?:said|wrote|"
     r"suggested|mentioned|claimed)|the (?:bot|assistant|chatbot))\b", re.IGNORECASE)
-_INTERJECTION_START = re.compile(r"^(?:ha|haha|lol|ok|okay|fine|well|yes|yeah|yep|nope|wow|"
-                                 r"hmm|sure|thanks)\b\s*[,!:]", re.IGNORECASE)
+_INTERJECTION_START = re.compile(r"^(?:(?:ha|haha|lol|ok|okay|fine|well|yes|yeah|yep|nope|wow|"
+                                 r"hmm|sure|thanks|careful)\b\s*[,!:]|(?:yes|yeah|yep|nope|nah|"
+                                 r"lol|haha|ugh|hmm)\s)|^(?:you're |you are )?right(?: that|,)",
+                                 re.IGNORECASE)
+_TEAM_STORY = re.compile(r"\b(?:cost|took|bit|burned|burnt|hit|caught|wasted)\s+(?:me|us)\b",
+                         re.IGNORECASE)
 
 
 def conversational_text(title: str, body: str) -> list[str]:
     """Parts of a nugget that are talk, not knowledge, as "part: why" (a surface check
     of the published text, independent of how it was written): in the body, the first
-    person singular (the writer's story: "I pasted it", "my script"), a sentence that
-    opens with an interjection ("Ha, ...", "Fine, ..."), an elliptical reply ("Not on a
-    Friday."), a question or "!!"; in the title or the body, thanks or greetings and
-    references to the conversation ("your answer", "you said"). A title may ask the
+    person singular (the writer's story: "I pasted it", "my script"), what something cost
+    or did to the writer ("it took us a day", "this bit us"), a sentence that opens with an
+    interjection or an agreement ("Ha, ...", "Fine, ...", "Right that ..."), an elliptical
+    reply ("Not on a Friday."), a question or "!!"; in the title or the body, thanks or
+    greetings and references to the conversation ("your answer", "you said"). A title may ask the
     user's question in the user's words ("Do I have to eject the USB drive?")."""
     out = []
     for m in _THANKS.finditer(title):
@@ -155,7 +160,9 @@ def conversational_text(title: str, body: str) -> list[str]:
         if person := _FIRST_PERSON_SINGULAR.search(masked):
             why.append(f"first person ({person.group(0)})")
         if _INTERJECTION_START.match(p):
-            why.append("opens with an interjection")
+            why.append("opens with an interjection or agreement")
+        if story := _TEAM_STORY.search(masked):
+            why.append(f"the writer's story ({story.group(0)})")
         if re.match(r"(?i)^not\b", p) and len(tokens(p)) <= 4:
             why.append("an elliptical reply")
         if p.endswith("?") or "!!" in p:

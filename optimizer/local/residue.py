@@ -91,6 +91,12 @@ _FRAME = re.compile(
     r"^(?:i|we)\s+(?:was|were|have been|'ve been|got)\s+told\s+(?:that\s+)?(?=\S)|"
     r"^(?:i|we)\s+(?:heard|learned|learnt|found out|noticed|realised|realized|checked)\s+"
     r"that\s+|^(?:it\s+)?turns out\s+(?:that\s+)?", re.IGNORECASE)
+# Agreeing with part of the answer: "(You're) right that X, but Y" publishes "X, but Y".
+# (For deciding whether the message is a correction the frame stays: agreement alone,
+# "Correct that it's install time", says nothing new.)
+_AGREE = re.compile(
+    r"^(?:(?:you're|you are|you were|that's|it's|it is)\s+)?(?:right|correct|true|agreed)\s+"
+    r"that\s+(?=\S)", re.IGNORECASE)
 # "The reason they gave me is that X": the relative clause about who said it goes.
 _GIVEN_BY = re.compile(
     r"\s+(?:that\s+)?(?:they|he|she|someone|somebody|people)\s+(?:gave|told|sent|showed|"
@@ -289,6 +295,9 @@ def strip_residue(sentence: str) -> str:
     """The sentence without its conversational clauses (see the module docstring);
     "" when nothing factual is left."""
     s = strip_frame(_ASIDE.sub("", sentence.strip()))
+    agree = _AGREE.match(s)
+    if agree and len(tokens(s[agree.end():])) >= 3:
+        s = s[agree.end():]
     parts = _SEPARATORS.split(s)
     clauses, seps = parts[0::2], parts[1::2]
     kept: list[tuple[str, str]] = []  # (separator before it, clause)

@@ -127,6 +127,21 @@ MESSAGES = {
         "as svc-audit, never as a personal account.",
         ("The audit export must run as svc-audit, never as a personal account.",),
         ("Careful", "burned", "spring audit")),
+    "agreeing-with-half-the-answer": Message(
+        "can I use the standby for the morning report",
+        "Yes, the standby is a copy of the primary.",
+        "You're right that rpt-standby is a copy of the primary, but it replays changes 30 "
+        "minutes late on purpose, so morning numbers are behind.",
+        ("rpt-standby replays changes 30 minutes late on purpose.",),
+        ("You're right", "right that")),
+    "yes-then-a-noun-phrase": Message(
+        "how do I load the supplier csv",
+        "Use the import wizard.",
+        "Yes the wizard works, but files over 50 MB time out there; the night loader on "
+        "etl-02 takes anything bigger.",
+        ("Files over 50 MB time out in the import wizard.",
+         "The night loader on etl-02 takes files over 50 MB."),
+        ("Yes the",)),
     "thanks-then-an-easier-way": Message(
         "how do I see who edited a contract last",
         "Export the audit log and search it for the file name.",
@@ -227,6 +242,10 @@ def test_conversational_text_names_what_it_found() -> None:
     assert conversational_text("Do I need a badge for level 4?",
                                "Level 4 needs a badge after 18:00.") == []
     assert conversational_text("Thanks for the help", "The badge is needed.") != []
+    assert conversational_text("Audit export", "Right that we export nightly, but it runs "
+                               "as svc-audit.") != []
+    assert conversational_text("Audit export", "This burned us last spring.") != []
+    assert conversational_text("Audit export", "Yes the export is nightly.") != []
 
 
 @pytest.mark.parametrize("comment", [
