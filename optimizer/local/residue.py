@@ -193,6 +193,12 @@ def residue(clause: str, first: bool = True) -> str:
         return "addressed to the assistant"
     if "us" in toks and _narrative(c) and not strong and not _states_rule(c):
         return "the writer's own story or opinion"  # "this bit us in the audit last month"
+    if set(toks) & {"we", "our", "ours"} and _narrative(c) and not items(c) and \
+            not _states_rule(c):
+        # The team's story: "Our error came from another column", "Ours was off after the
+        # upgrade" (a change the team made names what changed: "We moved to nginx in
+        # 2023", "Our printers were replaced by Ricoh models").
+        return "the writer's own story or opinion"
     personal = any(t in _FIRST_PERSON for t in toks)
     if personal and not strong:
         # The writer's story (past tense, unless the organisation is its subject), a

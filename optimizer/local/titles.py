@@ -77,9 +77,10 @@ _IDENTIFIER = re.compile(r"[\w-][\d_./\\()\[\]]|[\d_./\\()]\w|\w-\w*\d")
 def identifier(word: str, *sources: str) -> bool:
     """A word written in lower case that names something in a system and keeps its
     case at the start of a title: one with digits or symbols inside ("pg_dump",
-    "now()", "pkg.example.internal", "ssh-keygen"), or one that is no English word and
-    that the sources use as a command (followed by an option: "psql -h ...") or begin
-    a sentence with in lower case."""
+    "now()", "pkg.example.internal", "ssh-keygen"), a short one without a vowel ("vpn",
+    "psql"), or one that is no English word and that the sources use as a command
+    (followed by an option: "journalctl -u ...") or begin a sentence with in lower
+    case."""
     core = word.strip("?!,;:\"'")
     if not core or core != core.lower() or not re.search(r"[a-z]", core):
         return False
@@ -87,6 +88,11 @@ def identifier(word: str, *sources: str) -> bool:
         return True
     if english_word(core):
         return False
+    if len(core) <= 4 and not re.search(r"[aeiouy]", core) and core not in ("ctrl", "cmd",
+                                                                            "fn", "esc"):
+        # "vpn", "ntp", "psql", "dpkg": an acronym or a program's name, as typed ("Vpn"
+        # would be wrong either way, and which of the two it is cannot be told here).
+        return True
     word_rx = re.escape(core)
     return any(re.search(r"(?<![\w-])" + word_rx + r"\s+--?[a-zA-Z]|(?:^|[.!?:]\s+)" + word_rx
                          + r"\b", src) for src in sources)
@@ -129,8 +135,7 @@ def asserts(text: str, keys: set[str]) -> list[str]:
 
 def restore_case(title: str, *sources: str) -> str:
     """Acronyms the user typed in lower case take the capitals the sources write them
-    with ("vpn" -> "VPN", "gnome" -> "GNOME") when the sources never write them
-    otherwise."""
+    with ("gnome" -> "GNOME") when the sources never write them otherwise."""
     forms: dict[str, set[str]] = {}
     for src in sources:
         for w in re.findall(r"[^\W_][\w-]*", src):
