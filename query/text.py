@@ -244,10 +244,11 @@ def has_markup(text: str) -> bool:
                for t in (text, html.unescape(text)))
 
 
-def plain_text(text: str) -> str:
+def plain_text(text: str, *, keep_lines: bool = False) -> str:
     """Text without HTML: scripts, styles and comments dropped, tags removed, entities
-    decoded, whitespace collapsed. Nuggets are stored as plain text; whatever renders
-    them escapes on the way out."""
+    decoded, whitespace collapsed (within lines only, with ``keep_lines``: a message's
+    bullets, greeting and sign-off are lines of their own). Nuggets are stored as plain
+    text; whatever renders them escapes on the way out."""
     text = _SCRIPT.sub(" ", text)
     text = _COMMENT.sub(" ", text)
     text = _TAG.sub(" ", text)
@@ -255,4 +256,7 @@ def plain_text(text: str) -> str:
     text = _SCRIPT.sub(" ", text)  # markup that was entity-encoded
     text = _COMMENT.sub(" ", text)
     text = _TAG.sub(" ", text)
+    if keep_lines:
+        lines = (" ".join(line.split()) for line in text.splitlines())
+        return "\n".join(line for line in lines if line)
     return " ".join(text.split())
