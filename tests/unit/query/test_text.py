@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from query.text import jaccard, query_terms, words
+from query.text import jaccard, plain_text, query_terms, words
 from query.unicode61 import TOKEN_RANGES
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -59,3 +59,10 @@ def test_the_token_table_is_what_this_sqlite_uses() -> None:
 def test_jaccard_tells_non_latin_texts_apart() -> None:
     assert jaccard("إعادة تعيين كلمة المرور", "تغيير خلفية سطح المكتب") < 0.3
     assert jaccard("Сброс пароля", "Сброс пароля") == 1.0
+
+
+def test_plain_text_can_keep_a_messages_lines() -> None:
+    msg = "Hi all,\n\n- <b>Broken</b> chargers:  B-104\n- Spare ones: 65 W\r\nCheers"
+    assert plain_text(msg) == "Hi all, - Broken chargers: B-104 - Spare ones: 65 W Cheers"
+    assert plain_text(msg, keep_lines=True) == (
+        "Hi all,\n- Broken chargers: B-104\n- Spare ones: 65 W\nCheers")
