@@ -69,18 +69,20 @@ unclear vague wordy verbose long short boring technical simple complicated hard 
 difficult broken buggy mess messy garbage wrong incorrect inaccurate false nonsense
 misleading bogus shallow superficial incomplete vague laggy sluggish unusable unstable
 flaky unreliable crappy lousy clunky pointless needless unnecessary futile worthless
-rubbish pathetic hopeless dreadful abysmal atrocious junk lame mediocre dumb""".split())
+rubbish pathetic hopeless dreadful abysmal atrocious junk lame mediocre dumb disaster
+lifesaver legend hero genius""".split())
 
 #: Evaluative words that complain.
 NEGATIVE = frozenset("""bad terrible awful horrible slow slower annoying confusing useless
 unhelpful poor worse worst weird strange stupid silly ridiculous painful painfully
 frustrating broken buggy mess messy garbage laggy sluggish unusable unstable flaky
 unreliable crappy lousy clunky wrong nonsense pointless needless futile worthless rubbish
-pathetic hopeless dreadful abysmal atrocious junk lame mediocre dumb""".split())
+pathetic hopeless dreadful abysmal atrocious junk lame mediocre dumb disaster""".split())
 
 #: Evaluative words that praise.
 POSITIVE = frozenset("""good great nice perfect awesome excellent helpful useful clear best
-better love amazing cool fantastic brilliant spot fine ok okay""".split())
+better love amazing cool fantastic brilliant spot fine ok okay lifesaver legend hero
+genius""".split())
 
 #: Intensifiers and hedges typical of opinion and chatter.
 INTENSIFIERS = frozenset("""really totally completely absolutely extremely utterly""".split())
@@ -106,7 +108,7 @@ _CONNECTIVE = (r"(?:well|actually|so|also|anyway|please|pls|just so you know|for
 _DISCOURSE = re.compile(
     r"^(?:" + _INTERJECTION + r"\b(?:\s*[,:;.!\u2014-]+\s*|\s+(?=(?:that|this|it|it's|you|"
     r"your|the answer|the|i|we|not|so|but|and|then|actually|well|no|nope|nah|yes|yeah|ok|"
-    r"okay|lol|haha|ha)\b)|\s*$)|" + _CONNECTIVE
+    r"okay|lol|haha|ha|there|sorry)\b)|\s*$)|" + _CONNECTIVE
     + r"\b(?:\s*[,:;.!\u2014-]+\s*|\s+|\s*$))+", re.IGNORECASE)
 
 _INTERROGATIVE = re.compile(r"^(?:what|why|how|where|when|which|who|whom|whose)\b",
@@ -149,6 +151,15 @@ def split_sentences(text: str) -> list[str]:
         for m in re.finditer(r"[.!?…]+[\"'”’)]*\s+(?=[^\W_]|[\"'“‘(`~/<\[])", line):
             chunk = line[start:m.end()].strip()
             if _ABBREV.search(chunk.rstrip(" \"'”’)")):
+                continue
+            # "call the hotline, ext. 2240", "room no. 5": an abbreviation before a number.
+            if re.search(r"\b(?:ext|tel|no|nos|rm|bldg|dept|vol|ch|sec|pp|p)\.$", chunk,
+                         re.IGNORECASE) and re.match(r"\d", line[m.end():]):
+                continue
+            # "Send to… doesn't do anything": an ellipsis before a lower-case word is a
+            # label's or a pause's, not a sentence's end.
+            if re.search(r"(?:\.\.\.|…)[\"'”’)]*\s*$", chunk) and re.match(r"[a-z]",
+                                                                         line[m.end():]):
                 continue
             # "CREATE ROLE ... LOGIN": an ellipsis inside code, not a sentence's end.
             if re.search(r"\b[A-Z]{2,}\s*(?:\.\.\.|…)$", chunk) and re.match(
@@ -562,6 +573,11 @@ _KB_DIRECTIVE = re.compile(
 _URL_CREDENTIALS = re.compile(r"\b[a-z][\w+.-]*://[^\s/:@'\"<>]+:[^\s/@'\"<>]+@[\w.-]+",
                               re.IGNORECASE)
 
+# A code in dash-separated groups of letters and digits ("FVSG-8K2Q-77LM-X0PA"): a token,
+# licence or voucher key.
+_GROUPED_KEY = re.compile(r"\b(?=[A-Z0-9-]*\d)(?=[A-Z0-9-]*[A-Z])[A-Z0-9]{4,}"
+                          r"(?:-[A-Z0-9]{4,}){2,}\b")
+
 # A long run of letters and digits mixed (API keys, tokens, hashes pasted by mistake).
 _TOKEN_LIKE = re.compile(r"(?<![\w/.-])(?:[A-Za-z]{1,12}_){0,3}([A-Za-z0-9]{20,})(?![\w/.-])")
 
@@ -587,6 +603,8 @@ def addressed_to_system(text: str) -> str:
         return "text addressed to the model"
     if _URL_CREDENTIALS.search(text):
         return "a secret value (credentials in a URL)"
+    if _GROUPED_KEY.search(text):
+        return "a secret value (a key or token)"
     for m in _TOKEN_LIKE.finditer(text):
         run = m.group(1)
         digits = sum(c.isdigit() for c in run)

@@ -28,6 +28,7 @@ import numpy as np
 
 from optimizer.accounting import Meter, estimate_tokens
 from optimizer.claims import (
+    EVALUATIVE,
     IRREGULAR_PAST,
     POSITIVE,
     ROLE_WORDS,
@@ -74,7 +75,8 @@ ask book visit put keep write fill follow""".split())
 _PRAISE = re.compile(
     r"\b(?:thanks|thank you|thx|ty|cheers|kudos)\b|\b(?:worked|works|fixed|solved|helped|"
     r"saved|did the trick)\s+(?:it|that|this|me|my|us|our|for me|for us|like a charm|"
-    r"perfectly|great|fine)\b|\b(?:it|that|this|which)\s+(?:worked|works|helped|fixed it|did "
+    r"perfectly|great|fine|first try|the first time|first time|right away|straight away|"
+    r"instantly|immediately)\b|\b(?:it|that|this|which)\s+(?:worked|works|helped|fixed it|did "
     r"it|did the trick)\b|\bworks? now\b|\ball good\b|\bfine again\b|\bback to normal\b",
     re.IGNORECASE)
 #: Agreement with the answer.
@@ -105,7 +107,8 @@ _SCORE = re.compile(r"^\W*\d+\s*(?:/\s*\d+|stars?|out of \d+)\b", re.IGNORECASE)
 #: Hedges: a sentence that guesses is not a fact to publish.
 _HEDGE = re.compile(r"\b(?:maybe|perhaps|probably|possibly|i think|i guess|i believe|i suppose|"
                     r"not (?:100% )?sure|no idea|might be|could be|seems? to|apparently|"
-                    r"afaik|iirc|i'm not certain)\b", re.IGNORECASE)
+                    r"afaik|iirc|i'm not certain|might be mixing|i may be wrong|don't quote me)\b",
+    re.IGNORECASE)
 #: A time of one event: what happened then is an incident, not a standing rule.
 _EPISODIC = re.compile(r"\b(?:yesterday|last (?:night|week|month|time|friday|monday|"
                        r"tuesday|wednesday|thursday|saturday|sunday)|this (?:morning|"
@@ -138,14 +141,33 @@ _SYMPTOM = re.compile(
     r"\b(?:keeps?|kept)\s+(?:on\s+)?(?:hanging|freezing|crashing|losing|dropping|failing|"
     r"disconnecting|stalling|jamming|lagging|dying|rebooting|restarting|timing out|breaking|"
     r"closing|logging (?:me|us) out)\b|\b(?:hangs?|freezes?|crash(?:es)?|drops?|fails?|"
-    r"disconnects?|stalls?|jams?|lags?|dies|reboots?|times? out|breaks?|stops? working)\b"
-    r"(?:\s+\w+){0,8}?\s+(?:every (?:single )?time|every few|all the time|constantly|"
-    r"randomly|again and again|over and over|at random)\b", re.IGNORECASE)
-#: What people know or remember ("nobody understands the refund screen"): an opinion.
+    r"disconnects?|stalls?|jams?|lags?|dies|reboots?|times? out|breaks?|stops? working|"
+    r"crackles?|flickers?|buzz(?:es)?|stutters?|glitch(?:es)?)\b"
+    r"(?:\s+[\w']+){0,8}?\s+(?:every (?:single )?time|every few|every (?:morning|afternoon|"
+    r"evening|night|day|week|hour)|all the time|constantly|randomly|again and again|over and "
+    r"over|at random)\b|\b(?:been|was|has been) like (?:that|this) (?:since|for)\b",
+    re.IGNORECASE)
+#: What people know, remember or believe ("nobody understands the refund screen", "my
+#: pupils think the corner is a magic trick"): an opinion.
 _MENTAL = re.compile(
     r"\b(?:nobody|no one|everyone|everybody|people|anyone|i|we|they)\s+(?:[\w-]+\s+){0,4}?"
     r"(?:understands?|knows?|remembers?|cares?|gets it|realises?|realizes?)\b|"
-    r"\b(?:can't|cannot|don't|do not)\s+remember\b", re.IGNORECASE)
+    r"\b(?:can't|cannot|don't|do not)\s+remember\b|"
+    r"^(?:[\w'-]+\s+){1,4}(?:think|thinks|thought|believe|believes|assume|assumes)\b",
+    re.IGNORECASE)
+#: Doubt about one's own facts.
+_UNSURE = re.compile(r"\b(?:not (?:100% |entirely |totally )?sure|no idea|might be mixing|"
+                     r"may be (?:wrong|mixing)|might be wrong|don't quote me|something like|"
+                     r"or something|if i remember (?:right|correctly)|iirc|afaik)\b",
+                     re.IGNORECASE)
+#: A malfunction that happened ("froze twice during 2nd period", "the projector died"):
+#: an incident to report, not a rule.
+_INCIDENT = re.compile(r"\b(?:froze|crashed|died|broke|hung|went down|went dark|stopped "
+                       r"working|blew up|ate all)\b", re.IGNORECASE)
+#: The writer's plan or wait ("I'm presenting to 40 families", "still waiting to hear
+#: back").
+_PLAN = re.compile(r"^(?:i'm|i am)\s+(?:\w+ly\s+)?\w+ing\b|"
+                   r"\b(?:still\s+)?waiting\s+(?:for|to|on)\b", re.IGNORECASE)
 
 
 _TRAILING_CHATTER = re.compile(
@@ -153,7 +175,8 @@ _TRAILING_CHATTER = re.compile(
     r"you know|for what it's worth|if that helps)[.!]*)+\s*$", re.IGNORECASE)
 _REPORTED = re.compile(
     r"^(?:(?:you|the (?:answer|assistant|bot|article))\s+(?:said|says|say|wrote|claimed|"
-    r"claims|suggested|suggests|mentioned|mentions)\b)", re.IGNORECASE)
+    r"claims|suggested|suggests|mentioned|mentions|(?:keep|kept|always)\s+(?:telling|saying|"
+    r"suggesting|sending|pointing))\b)", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -206,17 +229,27 @@ class LocalActionability:
         complaining = any(k == "opinion" and v.negative and not (
             v.about_answer or v.positive or v.personal)
             for k, (_, v) in zip(kinds, views, strict=True))
+        # A message unsure of its facts ("not sure though", "something like ...") makes
+        # the sentences next to it guesses too, unless they state a firm rule. ("I
+        # think this is not correct" is politeness about the answer, not doubt.)
+        hedged = any(_UNSURE.search(v.text) for _, v in views)
         anchored = on_topic and any(k == "claim" for k in kinds)
         out = []
         for (raw, v), k in zip(views, kinds, strict=True):
             if k == "claim" and not on_topic:
                 k = "offtopic"
-            elif k == "claim" and praising and not v.rule and (
-                    v.words <= 5 or not novel_items([*v.strong, *v.names], ctx.answer)):
-                k = "praise"  # in a message that praises, nothing new is part of the praise
+            elif k == "claim" and praising and ((not v.rule and (
+                    v.words <= 5 or not novel_items([*v.strong, *v.names], ctx.answer))) or (
+                    v.personal and past_tense(v.text) and not _strict_policy(v))):
+                # In a message that praises, nothing new is part of the praise, and so is
+                # the writer's story of how it went ("My 3rd graders typed their poems").
+                k = "praise"
             elif k == "claim" and complaining and not (v.firm_modal or _strict_policy(v) or (
-                    v.negation and not _NO_WAY.search(v.text))):
+                    v.negation and not _NO_WAY.search(v.text)) or len([
+                        i for i in novel_items(list(v.strong), ctx.answer)]) >= 2):
                 k = "opinion"  # "sbuild takes 40 minutes every single time. Ridiculous."
+            elif k == "claim" and hedged and not (v.firm_modal or _strict_policy(v)):
+                k = "opinion"  # "Something like B-Hall-something... not sure though"
             elif k == "chatter" and anchored and _support(v, ctx):
                 k = "support"
             out.append(Sentence(raw, v, k))
@@ -307,9 +340,12 @@ class LocalActionability:
             # Every clause is talk: "I have a deadline on Thursday", "I lost an hour on
             # this", "Thanks, that was the real problem".
             return "chatter"
-        if _SYMPTOM.search(v.text) and not (v.firm_modal or _strict_policy(v)):
-            return "chatter"  # "TimeTabler hangs every single time I open Year 9"
-        if _MENTAL.search(v.text) and not v.strong:
+        if (_SYMPTOM.search(v.text) or _INCIDENT.search(v.text)) and not (
+                v.firm_modal or _strict_policy(v)):
+            return "chatter"  # "TimeTabler hangs every single time", "the projector died"
+        if _PLAN.search(v.text) and not (v.roles or _strict_policy(v)):
+            return "chatter"  # "I'm presenting to 40 families", "still waiting to hear back"
+        if _MENTAL.search(v.text) and not _strict_policy(v):
             return "opinion"  # "nobody at the desk understands the refund screen"
         if _PERSONAL_NEED.match(v.text) and not (v.roles or any(
                 t in ("we", "our", "all", "every", "everyone") for t in tokens(v.text))):
@@ -516,7 +552,8 @@ _LEAD_EVAL = re.compile(
 #: and the concrete item is the value the answer got wrong: the sentence is kept (in the
 #: user's words, without "please"), not dropped as a remark to the assistant.
 _DONT_TELL = re.compile(
-    r"^(?:please\s+)?(?:(?:stop|quit)\s+(?:telling\s+(?:people|users|everyone|anyone|"
+    r"^(?:please\s+)?(?:tell\s+(?:people|ppl|users|everyone|them|staff|students)\s+to|"
+    r"(?:stop|quit)\s+(?:telling\s+(?:people|users|everyone|anyone|"
     r"them|staff)\s+to|suggesting|recommending|advising)|(?:don't|do not|never)\s+(?:tell\s+"
     r"(?:people|users|everyone|anyone|them|staff)\s+to|suggest|recommend|advise))\s+"
     r"(?=\S*[A-Z0-9_./-])", re.IGNORECASE)
@@ -548,7 +585,7 @@ def clean_sentence(sentence: str, context: str = "", topic: str = "") -> str:
     head, colon, tail = s.partition(": ")
     if colon and len(tokens(head)) <= 3 and len(tokens(tail)) >= 4 and not items(head) and \
             not (content_stems(head) & content_stems(topic) - _GENERIC
-                 and not view(head).evaluative):
+                 and not (set(tokens(head)) & EVALUATIVE) - set(tokens(topic))):
         s = tail  # "It can:", "Quicker way:" (but "Lost badges:" names the topic asked about)
     clauses = re.split(r",\s+", s)
     if len(clauses) > 1:
@@ -563,7 +600,7 @@ def clean_sentence(sentence: str, context: str = "", topic: str = "") -> str:
     if len(parts) > 1:
         kept = [p for p in parts[::2] if not _ANECDOTE.search(p) or len(parts) == 1]
         s = "; ".join(p.strip() for p in kept if p.strip())
-    s = _TRAILING_CHATTER.sub("", s).strip(" ,;").rstrip("-")
+    s = re.sub(r"\s+[-\u2013\u2014]+$", "", _TRAILING_CHATTER.sub("", s).strip(" ,;"))
     s = strip_residue(s)
     if not s or len(tokens(s)) < 2:
         return ""

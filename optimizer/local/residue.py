@@ -38,7 +38,7 @@ from optimizer.claims import (
 ACKNOWLEDGEMENTS = frozenset("""thanks thank thx ty cheers appreciate appreciated ok okay
 fine sure right great nice good close almost ha haha hah heh lol yes yeah yep yup well
 hmm wow true fair agreed gotcha understood alright cool indeed exactly correct careful
-beware""".split())
+beware mostly partly partially half""".split())
 
 #: Nouns and fillers of talk about the conversation itself.
 _CONVERSATION = frozenset("""answer answers reply replies response responses help tip tips
@@ -135,7 +135,12 @@ goes come comes remain remains show shows live lives run runs use uses""".split(
 _NOT_START = re.compile(r"^not\b(?!\s+(?:all|every|everyone|everything|many|much|even|only|"
                         r"one|a single|any|every)\b)", re.IGNORECASE)
 
+# A sign-off: "- Ms. Kowalski", "Mr. Haddad (Science, Lakeside MS)".
+_SIGNATURE = re.compile(r"^[-\u2013\u2014~]*\s*(?:mr|mrs|ms|miss|dr|prof)\.?\s+[A-Z][\w'-]+"
+                        r"(?:\s+[A-Z][\w'-]+)?\s*(?:\([^)]*\))?\s*[.!]*$", re.IGNORECASE)
 _NOTE = re.compile(r"^(?i:note|nb|remember|important)\s+(?=[A-Z])")
+
+_EMOJI = re.compile("[\U0001F000-\U0001FAFF\u2600-\u26FF\u2700-\u27BF\uFE0F\u200D]+\\s*")
 
 _SWAP = {"i": "you", "me": "you", "my": "your", "mine": "yours", "myself": "yourself",
          "i'm": "you're", "i've": "you've", "i'd": "you'd", "i'll": "you'll"}
@@ -150,6 +155,8 @@ def acknowledgement(text: str) -> bool:
     acknowledgement ("Thanks", "Fine", "Ha", "Close") and holds nothing but words about
     the conversation and judgements ("Thanks for the quick answer")."""
     toks = tokens(text)
+    if toks[:1] and toks[0] in ("you're", "that's", "it's", "you") and len(toks) <= 4:
+        toks = toks[1:] if toks[0] != "you" else toks[2:]  # "You're half right"
     named = [i for i in items(text) if i.kind != "role" and not (
         i.kind == "name" and i.start == 0)]  # "Cheers" opens the clause: not a name
     if not toks or toks[0] not in ACKNOWLEDGEMENTS or len(toks) > 8 or named:
@@ -191,6 +198,13 @@ def residue(clause: str, first: bool = True) -> str:
     if any(t in _POINTING_VERBS for t in toks) and any(t in _DEICTIC for t in toks) and \
             any(t in _ADDRESSEES for t in toks) and not items(c) and len(toks) <= 10:
         return "addressed to the assistant"
+    if _SIGNATURE.match(c):
+        return "a signature"
+    if toks[0] in ("i", "my") and _narrative(c) and not _states_rule(c) and not (
+            set(toks) & _PRESENT) and not any(t in _ORGANISATION for t in toks):
+        # The writer's story, whatever it names: "I tried this with 28 fourth graders
+        # staring at me" (nothing in it is in the present).
+        return "the writer's own story or opinion"
     if "us" in toks and _narrative(c) and not strong and not _states_rule(c):
         return "the writer's own story or opinion"  # "this bit us in the audit last month"
     if set(toks) & {"we", "our", "ours"} and _narrative(c) and not items(c) and \
@@ -275,6 +289,9 @@ def second_person(text: str) -> str:
     it). Only possessives, objects and a present-tense experience ("I get", "I see", "I
     can't", "I have to") change; "I've disabled it on all laptops" is the writer's own
     act and stays for the reviewer."""
+    if re.search(r"\bI\b(?!\s+(?:get|see|need|have to|can|can't|cannot|must|only|also|"
+                 r"don't|do not|am not)\b)", text):
+        return text  # the writer is the subject here: "you" would garble the sentence
     spans = [(i.start, i.end) for i in items(text) if i.kind != "role"]
 
     def swap(m: re.Match[str]) -> str:
@@ -339,6 +356,8 @@ def strip_residue(sentence: str) -> str:
     if not kept:
         return ""
     out = "".join(sep + clause for sep, clause in kept).strip(" ,;:")
+    out = _EMOJI.sub("", out)
+    out = re.sub(r"\s*!{2,}", ".", out).strip()
     out = _LEAD.sub("", out)
     note = _NOTE.match(out)
     if note and len(tokens(out[note.end():])) >= 4:

@@ -135,3 +135,10 @@ def test_clauses_and_tokens() -> None:
         "Returns take 14 days", "gift cards are final", "ask the desk."]
     assert tokens("dont use the old kiosk, it isnt supported") == [
         "don't", "use", "the", "old", "kiosk", "it", "isn't", "supported"]
+
+
+def test_a_label_with_an_ellipsis_and_a_numbered_abbreviation_do_not_end_sentences() -> None:
+    assert split_sentences("Send to… doesn't work here. Call ext. 2240 or room no. 5 now.") \
+        == ["Send to… doesn't work here.", "Call ext. 2240 or room no. 5 now."]
+    assert split_sentences("Just say no. The kiosk is locked.") == [
+        "Just say no.", "The kiosk is locked."]

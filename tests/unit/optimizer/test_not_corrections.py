@@ -54,6 +54,38 @@ CASES = {
         "Re-run the sort job from the dashboard.",
         "The night sort at hub 2 crashed at 03:10 with a label printer timeout. Amir is on "
         "it, will report back.", False),
+    "an-incident": (
+        "label printer at dock 5 prints blank labels",
+        "Replace the ribbon.",
+        "The label printer at dock 5 crashed twice this morning, had to restart it.", False),
+    "incident-twin-rule": (
+        "label printer at dock 5 prints blank labels",
+        "Replace the ribbon.",
+        "Dock 5 printers only take 4x6 label stock; 4x8 rolls jam the feeder.", True),
+    "a-plan": (
+        "how do I connect the hall microphone",
+        "Pair it in Bluetooth settings.",
+        "I'm running the spring assembly on Friday and the hall mic has to work by 9.", False),
+    "still-waiting": (
+        "scanner in the staff room is offline",
+        "Restart the scanner.",
+        "Opened ticket 5521 about it on Tuesday, still waiting for a reply.", False),
+    "praise-with-a-story": (
+        "how do I print certificates on card stock",
+        "Choose Card Stock as the paper type.",
+        "Worked right away! My year 5s printed all 60 certificates before lunch.", False),
+    "what-others-believe": (
+        "what does the red button on the desk phone do",
+        "It puts the call on hold.",
+        "Half my class think the red button is the fire alarm, honestly.", False),
+    "unsure-of-the-value": (
+        "when is the cut-off for same-day dispatch",
+        "Orders before 2pm ship the same day.",
+        "Pretty sure it moved to 4pm or something, don't quote me on that.", False),
+    "symptom-at-a-time-of-day": (
+        "hall projector image problems",
+        "Check the cable.",
+        "The hall projector flickers every afternoon when the blinds come down.", False),
 }
 
 
@@ -76,6 +108,25 @@ def test_look_alikes_and_their_twins(name: str, role: LocalActionability) -> Non
 ])
 def test_credentials_in_a_url_are_a_secret(text: str) -> None:
     assert addressed_to_system(text) == "a secret value (credentials in a URL)"
+
+
+@pytest.mark.parametrize("text", [
+    "the activation code they sent is ABCD-12EF-GH34-5678",
+    "voucher: 7KQ2-PP91-ZX8M-44TT, use it at the kiosk",
+])
+def test_a_dash_grouped_code_is_a_secret(text: str) -> None:
+    assert addressed_to_system(text) == "a secret value (a key or token)"
+
+
+@pytest.mark.parametrize("text", [
+    "the asset tag is LT-04123",
+    "the error was E-1042 on the till",
+    "use the 2024-03-15 build",
+])
+def test_tags_and_dates_are_not_secrets(text: str) -> None:
+    assert addressed_to_system(text) == ""
+
+
 
 
 @pytest.mark.parametrize("text", [

@@ -142,6 +142,23 @@ MESSAGES = {
         ("Files over 50 MB time out in the import wizard.",
          "The night loader on etl-02 takes files over 50 MB."),
         ("Yes the",)),
+    "a teachers story with numbers and a signature": Message(
+        "projector shows only my desktop background",
+        "Drag the slides window onto the projector.",
+        "OK so I tried this with 30 kids watching me and the projector kept showing my "
+        "wallpaper 🙃. Mostly right, but here you pick Mirror in Settings > Displays, "
+        "the room projectors are set up for mirroring only!! Call the AV desk, ext. 4410, "
+        "if Mirror is missing.\n- Mr. Okafor (Maths)",
+        ("Room projectors are set up for mirroring only; pick Mirror in Settings > "
+         "Displays.", "If Mirror is missing, call the AV desk at extension 4410."),
+        ("30 kids", "wallpaper", "Okafor", "Mostly right", "!!", "\U0001F643")),
+    "tell-people-and-keys-that-end-in-a-dash": Message(
+        "zoom the whole screen",
+        "Use Ctrl and the scroll wheel.",
+        "You keep telling people to use Ctrl+scroll, and every time they come to my desk. "
+        "Tell people to use Alt+Super+8 to toggle zoom, and zoom out is Alt+Super+-",
+        ("Alt+Super+8 toggles zoom.", "Zoom out is Alt+Super+-."),
+        ("You keep telling", "my desk")),
     "thanks-then-an-easier-way": Message(
         "how do I see who edited a contract last",
         "Export the audit log and search it for the file name.",
