@@ -725,14 +725,7 @@ def sentence_case(sentence: str, context: str = "") -> str:
     identifier keeps its case ("lxc isn't used here", "ssh-copy-id won't work"): one with
     a digit or a symbol, or one written in lower case that is no English word.
     ``context`` is kept for callers that have it; the decision does not need it."""
-    def restore(m: re.Match[str]) -> str:
-        word = m.group(0)
-        fixed = CONTRACTIONS.get(word.lower())
-        if fixed is None or word.lower() in ("im", "ive"):
-            return word
-        return fixed[0].upper() + fixed[1:] if word[0].isupper() else fixed
-
-    s = re.sub(r"\b[A-Za-z]+\b", restore, sentence.strip())
+    s = restore_contractions(sentence.strip())
     if not s:
         return s
     first = s.split(" ", 1)[0]
