@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import faust
@@ -45,6 +46,9 @@ def create_app(settings: Settings, **overrides: Any) -> faust.App:
         "producer_acks": -1,
         "stream_wait_empty": True,
         "worker_redirect_stdouts": False,
+        # Faust's own state (its default is "<app id>-data" in the working directory,
+        # which left one folder per consumer group wherever a worker was started).
+        "datadir": str(Path("var") / "faust" / group_id(settings)),
     }
     conf.update(overrides)
     return faust.App(group_id(settings), **conf)

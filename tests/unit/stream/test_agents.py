@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -140,3 +141,10 @@ def test_recently_handled_remembers_the_latest_records() -> None:
     memo.add(c)
     assert a not in memo and b in memo and c in memo
     assert Record(b"", None, "t", 1, 1) not in memo
+
+
+def test_faust_keeps_its_state_under_var_not_in_the_working_directory(
+        stream_settings: Settings) -> None:
+    app = create_app(stream_settings)
+    datadir = Path(app.conf.datadir)
+    assert datadir.parts[:2] == ("var", "faust") and datadir.name == app.conf.id
