@@ -51,6 +51,8 @@ def create_app(settings: Settings, **overrides: Any) -> faust.App:
         "datadir": str(Path("var") / "faust" / group_id(settings)),
     }
     conf.update(overrides)
+    # Faust creates its datadir without parents.
+    Path(conf["datadir"]).parent.mkdir(parents=True, exist_ok=True)
     return faust.App(group_id(settings), **conf)
 
 
