@@ -9,7 +9,7 @@ Stdlib only.  The checks are the format rules of ``bench/data/*/README.md``:
 * a non-actionable case has no held-out queries, facts or negatives and no competitor;
 * every id in ``cited`` and ``competitor`` exists in ``corpus.jsonl``;
 * corpus ids are unique, and ``titles.txt`` (when present) lists the corpus titles in
-  order, each once.
+  order.
 
 Command line::
 
@@ -132,11 +132,10 @@ def check_folder(folder: str | Path, *, heldout: int | None = None,
     titles_path = root / "titles.txt"
     if titles_path.exists():
         titles = titles_path.read_text(encoding="utf-8").splitlines()
+        # Pages may share a title (GNOME Help has four "Wireless network troubleshooter"
+        # pages); titles.txt is traffic, so it keeps them as the corpus has them.
         if titles != [str(r.get("title")) for r in corpus]:
             problems.append("titles.txt is not the corpus titles in order")
-        for dup, k in Counter(titles).items():
-            if k > 1:
-                problems.append(f"title {dup!r} occurs {k} times in titles.txt")
     cases = _read_jsonl(root / "cases.jsonl", problems)
     for dup, k in Counter(str(c.get("id")) for c in cases).items():
         if k > 1:

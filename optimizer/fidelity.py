@@ -31,6 +31,7 @@ import numpy as np
 from optimizer.claims import (
     STRONG_KINDS,
     Item,
+    clause_of,
     content_stems,
     is_negated,
     items,
@@ -195,6 +196,51 @@ def _context(text: str, item: Item, width: int = 3) -> set[str]:
     return content_stems(" ".join(before + after))
 
 
+#: Verbs that change a setting: "staff cannot change the Automatic Suspend delays",
+#: "Automatic Screen Lock cannot be switched off" deny a change and leave the setting
+#: they name standing, so that name is the topic, not an overturned value.
+_CHANGE_VERB = re.compile(
+    r"\b(?:can ?not|can't|cannot|won't|will not|may not|must not|mustn't|are not|aren't|"
+    r"is not|isn't|not|never|no one can|nobody can)\s+(?:be\s+|been\s+|get\s+)?"
+    r"(?:\w+ly\s+)?(?:chang|modif|edit|alter|adjust|lengthen|shorten|extend|rais|lower|"
+    r"increas|decreas|overrid|overridden|switch(?:ed)? off|turn(?:ed)? off|switch(?:ed)? on|"
+    r"turn(?:ed)? on|disabl|enabl|unset|reset|customi[sz]|renam|mov|delet|remov|uninstall)\w*",
+    re.IGNORECASE)
+
+
+def _negates_value(fact: str, item: Item) -> bool:
+    """``is_negated`` for a value, except where the negation denies a change to what the
+    item names ("cannot be switched off"), or where it belongs to another value that only
+    places this one: "does not appear under Networks in Other Locations" and "Night Light
+    is not in Displays" overturn Networks and Displays, not Other Locations or Night
+    Light."""
+    if not is_negated(fact, item) or _CHANGE_VERB.search(clause_of(fact, item)):
+        return False
+    clause = clause_of(fact, item)
+    at = fact.find(clause)
+    if at < 0:
+        return True
+    others = [o for o in items(fact) if o.start != item.start and o.kind != "role"
+              and at <= o.start and o.end <= at + len(clause)]
+    for neg in _NEGATION.finditer(fact, at, at + len(clause)):
+        if neg.end() <= item.start:
+            # "not ... Networks in Other Locations": a nearer value is the negated one.
+            if any(neg.end() <= o.start and o.end <= item.start and
+                   not re.fullmatch(r"[\s,]*(?:or|nor|and)?\s*", fact[o.end:item.start])
+                   for o in others):
+                return False
+        elif neg.start() >= item.end and any(
+                o.start >= neg.end() and _PLACE.fullmatch(fact[neg.end():o.start])
+                for o in others):
+            return False  # "Night Light is not in Displays": the place is negated
+    return True
+
+
+_NEGATION = re.compile(r"\b(?:not|no|never|nor|cannot)\b|n't\b", re.IGNORECASE)
+_PLACE = re.compile(r"\s*(?:longer\s+|anymore\s+)?(?:in|under|on|at|inside|within|part of|"
+                    r"listed (?:in|under))\s+(?:the\s+)?", re.IGNORECASE)
+
+
 def overturned_values(answer: str, facts: Sequence[str], feedback: str = "") -> set[str]:
     """Keys of the answer's values that the gold facts overturn (see the module
     docstring); the last part of a menu path counts as a value of its own.
@@ -210,7 +256,7 @@ def overturned_values(answer: str, facts: Sequence[str], feedback: str = "") -> 
     for fact in facts:
         for it in items(fact):
             keys = _value_keys(it)
-            (negative if is_negated(fact, it) else positive).update(keys)
+            (negative if _negates_value(fact, it) else positive).update(keys)
             if it.key not in answer_norm:
                 new_values.append((it.kind, _context(fact, it)))
     stated = {it.key for it in items(feedback) if not is_negated(feedback, it)} \

@@ -93,6 +93,30 @@ def test_stale_claims_are_overturned_values_stated_without_negation() -> None:
     assert stale_claims("Freezer log", "The report covers 30 days.", ANSWER, FACTS) == ["30"]
 
 
+def test_a_setting_that_cannot_be_changed_is_the_topic_not_an_overturned_value() -> None:
+    answer = ("Raise the Idle Timeout in Preferences > Session, or turn Idle Timeout off "
+              "for the kiosk.")
+    facts = ["The Idle Timeout of the kiosks is 3 minutes and cannot be turned off.",
+             "Clerks cannot change the Idle Timeout; the facilities team sets it."]
+    assert "idle timeout" not in overturned_values(answer, facts)
+    assert stale_claims("Kiosk idle timeout", "The Idle Timeout of the kiosks is 3 minutes "
+                        "and cannot be turned off.", answer, facts) == []
+    # Refusing a tool still overturns the tool the answer recommended.
+    assert overturned_values("Install Dconf Editor and edit the key.",
+                             ["Dconf Editor is not allowed on office PCs."]) >= {
+        "dconf editor"}
+
+
+def test_the_negation_belongs_to_the_nearer_value_of_two() -> None:
+    answer = "Open Files > Other Locations and pick the archive under Windows Network."
+    facts = ["The archive does not appear under Windows Network in Other Locations."]
+    assert overturned_values(answer, facts) == {"windows network"}
+    facts = ["Screen Reader is not in Settings > Universal Access; it is in Settings > "
+             "Accessibility > Seeing."]
+    out = overturned_values("Turn on Settings > Universal Access > Screen Reader.", facts)
+    assert "screen reader" not in out and "settings > universal access > screen reader" in out
+
+
 def test_judge_nugget_combines_the_three(embedder: MiniLMEmbedder) -> None:
     fid = judge_nugget("Where do I export the freezer temperatures?",
                        "Freezer temperatures are exported from Tools > Export > Temperature "
