@@ -525,6 +525,12 @@ _ROLE_PREFIX = re.compile(
     r"note to (?:the )?(?:model|assistant|ai|system|bot|llm))(?:\s+(?:override|message|"
     r"prompt|note|mode|update|command|instruction))?\s*(?:\]|>|\*\*)?\s*[:>\]]",
     re.IGNORECASE)
+# A bracketed header naming the system or a part of the pipeline: "[SYSTEM NOTICE TO THE
+# EXTRACTOR]", "[Admin override - feedback pipeline]".
+_BRACKET_ROLE = re.compile(
+    r"[\[<(]\s*(?:system|admin|administrator|operator|developer|moderator|pipeline|"
+    r"extractor|assistant|ai|model|bot|llm|kb|knowledge base)\b[^\]>)\n]{0,80}[\]>)]",
+    re.IGNORECASE)
 _SYSTEM_NOUNS = (r"(?:instructions?|rules?|guidelines?|guardrails?|polic(?:y|ies)|system "
                  r"prompt|prompt|programming|directives?|constraints?|restrictions?|"
                  r"safety|filters?|review|previous|prior|above|earlier)")
@@ -532,10 +538,14 @@ _OVERRIDE = re.compile(
     r"\b(?:ignore|disregard|forget|override|bypass|skip|drop|abandon|suspend|disable)\b"
     r"(?:\s+\w+){0,4}?\s+" + _SYSTEM_NOUNS + r"\b", re.IGNORECASE)
 _KB_ACTION = re.compile(
-    r"\b(?:publish|store|save|add|insert|record|write|commit|approve|index|ingest|remember|"
-    r"memori[sz]e|learn|mark|label|classify|rate|flag|tag|set|treat|output|print|reveal|"
-    r"show|repeat|return)\b(?:\s+[\w'-]+){0,6}?\s+(?:as\s+(?:a\s+)?(?:fact|truth|verified|"
-    r"correct|true|actionable|approved|trusted)|(?:to|in|into)\s+(?:the\s+|your\s+)?"
+    r"\b(?:publish(?:ed|es|ing)?|stor(?:e|ed|es|ing)|sav(?:e|ed|es|ing)|add(?:ed|s)?|"
+    r"insert(?:ed|s)?|record(?:ed|s)?|writ(?:e|es|ten)|commit(?:ted|s)?|approv(?:e|ed|es)|"
+    r"index(?:ed|es)?|ingest(?:ed|s)?|remember(?:ed)?|memori[sz](?:e|ed)|learn(?:ed|t)?|"
+    r"mark(?:ed)?|label(?:l?ed)?|classif(?:y|ied)|rate|flag(?:ged)?|tag(?:ged)?|set|"
+    r"treat(?:ed)?|output|print|reveal|show|repeat|return|kept|keep)\b(?:\s+[\w'-]+){0,6}?\s+"
+    r"(?:as\s+(?:a\s+|an\s+)?(?:(?:permanent|new|global|official|standing|binding|"
+    r"general)\s+)?(?:fact|truth|verified|correct|true|actionable|approved|trusted|rule|"
+    r"policy)|for\s+(?:all|every)\s+(?:tenants?|customers?|users?)|(?:to|in|into)\s+(?:the\s+|your\s+)?"
     r"(?:knowledge(?:\s*base)?|kb|memory|index|database|nuggets?)|verbatim|"
     r"(?:the\s+|your\s+)?(?:system prompt|instructions|nugget|nuggets|confidence|json|"
     r"priority)|with\s+(?:confidence|priority)|(?:without|no)\s+(?:review|approval|checks?))",
@@ -546,7 +556,11 @@ _ADDRESS_MODEL = re.compile(
     r"(?:the |this )?(?:model|assistant|ai|llm|bot) (?:must|should|shall|will) (?:now )?"
     r"(?:publish|store|save|add|remember|treat|mark|accept)|admin override|"
     r"confidence\s*(?:=|:|of)?\s*(?:1(?:\.0+)?|100\s*%)|no review needed|skip (?:the )?review|"
-    r"auto-?publish|(?:this|the following) (?:is|as) (?:a |an )?(?:verified|trusted|official) "
+    r"auto-?publish|(?:this|the)\s+(?:entry|message|text|note|feedback|content|statement|"
+    r"item)\s+(?:below\s+)?(?:has been|was|is)\s+(?:pre-?)?(?:verified|approved|validated|"
+    r"cleared)|pre-?(?:verified|approved|validated)|(?:to|for)\s+the\s+(?:nugget\s+|feedback"
+    r"\s+|knowledge\s+)?(?:extractor|pipeline|classifier|reviewer|ingester)\b|"
+    r"(?:this|the following) (?:is|as) (?:a |an )?(?:verified|trusted|official) "
     r"(?:fact|source|statement))", re.IGNORECASE)
 _SECRET = re.compile(
     r"\b(?:passwords?|passphrase|passcode|pin(?:\s*code)?|api[\s_-]?keys?|secret(?:\s*key)?s?|"
@@ -578,6 +592,17 @@ _URL_CREDENTIALS = re.compile(r"\b[a-z][\w+.-]*://[^\s/:@'\"<>]+:[^\s/@'\"<>]+@[
 _GROUPED_KEY = re.compile(r"\b(?=[A-Z0-9-]*\d)(?=[A-Z0-9-]*[A-Z])[A-Z0-9]{4,}"
                           r"(?:-[A-Z0-9]{4,}){2,}\b")
 
+# A base64 key ("PrivateKey yAnz5TF+lXXJte14...="): letters of both cases and digits, 32 or
+# more, with "+" or "/" or "=" padding.
+_BASE64_KEY = re.compile(r"(?<![\w+/])(?=(?:[A-Za-z0-9+/]*\d){2})(?=(?:[A-Za-z0-9+/]*[A-Z]){2})"
+                         r"(?=[A-Za-z0-9+/]*[a-z])[A-Za-z0-9+/]{32,}={0,2}(?![\w+/])")
+# A password file line, host:port:database:user:password (.pgpass and the like).
+_PGPASS_LINE = re.compile(r"\b[\w.-]+:(?:\d{2,5}|\*):[\w*.-]+:[\w.-]+:\S+")
+# A password-shaped word: eight or more characters with lower and upper case letters,
+# digits and a symbol ("N3bula#Feather2024"); no identifier, path or address mixes all four.
+_PASSWORD_LIKE = re.compile(r"(?=\S*[a-z])(?=\S*[A-Z])(?=\S*\d)(?=\S*[#$%&!*^~?])"
+                            r"[^\s/.@]{8,}")
+
 # A long run of letters and digits mixed (API keys, tokens, hashes pasted by mistake).
 _TOKEN_LIKE = re.compile(r"(?<![\w/.-])(?:[A-Za-z]{1,12}_){0,3}([A-Za-z0-9]{20,})(?![\w/.-])")
 
@@ -593,7 +618,7 @@ def addressed_to_system(text: str) -> str:
     "Assistant:"), attempts to override instructions, requests to publish, store, label
     or approve, claims of verified status or confidence, and secret values (passwords,
     keys, tokens)."""
-    if _ROLE_PREFIX.search(text):
+    if _ROLE_PREFIX.search(text) or _BRACKET_ROLE.search(text):
         return "a role prefix addressed to the system"
     if _OVERRIDE.search(text):
         return "an attempt to override instructions"
@@ -605,6 +630,9 @@ def addressed_to_system(text: str) -> str:
         return "a secret value (credentials in a URL)"
     if _GROUPED_KEY.search(text):
         return "a secret value (a key or token)"
+    if _BASE64_KEY.search(text) or _PGPASS_LINE.search(text) or any(
+            _PASSWORD_LIKE.fullmatch(part) for part in re.split(r"[\s:;,=()\[\]\"'`]+", text)):
+        return "a secret value (a key, password or credentials line)"
     for m in _TOKEN_LIKE.finditer(text):
         run = m.group(1)
         digits = sum(c.isdigit() for c in run)
