@@ -113,6 +113,11 @@ _DISCOURSE = re.compile(
 
 _INTERROGATIVE = re.compile(r"^(?:what|why|how|where|when|which|who|whom|whose)\b",
                             re.IGNORECASE)
+# "I wonder whether anyone has tried X", "We were wondering if ...": a question put as a
+# statement.
+_WONDER = re.compile(r"^(?:i|we)\s+(?:\w+\s+)?(?:wonder|am wondering|are wondering|was wondering|"
+                     r"were wondering|would like to know|'d like to know)\s+(?:whether|if|why|"
+                     r"how|what|when|who|where|which)\b", re.IGNORECASE)
 # "Does trash empty itself", "Is there a way to ...": an auxiliary verb opening a short
 # sentence, unless what follows shows a statement with its subject left out.
 _YESNO = re.compile(r"^(?i:do|does|did|is|are|was|were|will|would|should|could|can|may|has|"
@@ -197,7 +202,7 @@ def is_question(sentence: str) -> bool:
     """A question: ends with "?" or opens like one (interrogative word, or an auxiliary
     followed by its subject: "Does this also work ...")."""
     s = strip_discourse(sentence).strip()
-    if s.rstrip(" \"'”’)").endswith("?"):
+    if s.rstrip(" \"'”’)").endswith("?") or _WONDER.match(s):
         return True
     if _YESNO.match(s) and len(s.split()) <= 14:
         return True
@@ -210,7 +215,7 @@ def is_question(sentence: str) -> bool:
 # Concrete items
 # ---------------------------------------------------------------------------------------
 
-_URL = re.compile(r"\b(?:https?|smb|ftp|sftp|ssh|file|nfs|git)://[^\s<>\"'“”]+")
+_URL = re.compile(r"\b(?:https?|smb|ftp|sftp|ssh|file|nfs|git)://[^\s<>\"'“”`]+")
 _EMAIL = re.compile(r"\b[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
 _PATH = re.compile(r"(?<![\w/.])(?:~|\.{1,2})?/[\w.@%+=:-]+(?:/[\w.@%+=:-]*)*|"
                    r"\b[A-Za-z]:\\[\w\\. -]+|\\\\[\w.-]+\\[\w\\.$-]+")

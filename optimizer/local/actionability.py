@@ -156,10 +156,43 @@ _MENTAL = re.compile(
     r"^(?:[\w'-]+\s+){1,4}(?:think|thinks|thought|believe|believes|assume|assumes)\b",
     re.IGNORECASE)
 #: Doubt about one's own facts.
+# ("afaik", "iirc" hedge only the sentence they stand in: see _HEDGE.)
 _UNSURE = re.compile(r"\b(?:not (?:100% |entirely |totally )?sure|no idea|might be mixing|"
                      r"may be (?:wrong|mixing)|might be wrong|don't quote me|something like|"
-                     r"or something|if i remember (?:right|correctly)|iirc|afaik)\b",
-                     re.IGNORECASE)
+                     r"or something)\b", re.IGNORECASE)
+#: Doubt about what the same sentence reports: "the old wiki says X, no idea if that's
+#: still true".
+_DOUBT = re.compile(r"\b(?:no idea|not sure|don't know|do not know|dunno|unsure|can't say|"
+                    r"cannot say|not certain)\s+(?:if|whether)\b", re.IGNORECASE)
+#: A wish or a feature request: "it would be great if the assistant could ...", "I wish
+#: the kiosk remembered me".
+_WISH = re.compile(r"\b(?:it\s+(?:would|'d)\s+be\s+(?:\w+\s+)?(?:great|nice|good|helpful|handy|"
+                   r"useful|awesome|lovely|amazing|ideal|better|cool|brilliant)\s+(?:if|to)\b|"
+                   r"(?:i|we)\s+wish\b|(?:would|'d)\s+love\s+(?:it\s+)?(?:if|to)\b|"
+                   r"feature request|(?:could|can) you (?:please )?add\b)", re.IGNORECASE)
+#: The words of a test message ("test test 123", "testing, please ignore").
+_TEST_WORDS = frozenset("""test tests testing ping hello hi hey ignore please pls this is a
+just only""".split())
+#: What the writer owns or does as a habit: "We've got 14 of them in Planning", "I print
+#: them out for our volunteers". Context for the writer's question, not a rule.
+_HOLDINGS = re.compile(r"^(?:we|i)(?:'ve\s+got|\s+have\s+got|\s+have|\s+got|\s+own)\s+"
+                       r"(?:\d+|a few|several|some|many|lots|loads|two|three|four|five|six|"
+                       r"seven|eight|nine|ten|dozens?)\b|^i(?:'ve\s+got|\s+have\s+got|"
+                       r"\s+have|\s+got)\s+(?:a|an|my|the|no|two|three)\b(?!\s+to\b)",
+                       re.IGNORECASE)
+#: What the writer sees go wrong: "I get a syntax error at RETURNING", "we keep seeing a
+#: timeout".
+_SEEN_ERROR = re.compile(r"\b(?:i|we)\s+(?:still\s+|now\s+|keep\s+)?(?:get|got|see|saw|seeing|"
+                         r"getting|hit|receive|received)\s+(?:a|an|the|this|that|some)?\s*"
+                         r"(?:[\w-]+\s+){0,3}?(?:error|exception|warning|failure|timeout|"
+                         r"crash)s?\b", re.IGNORECASE)
+#: A judgement of how something reads: "the docs are impossible to read".
+_HARD_TO = re.compile(r"\b(?:impossible|hard|difficult|painful|a pain|confusing)\s+to\s+"
+                      r"(?:read|follow|understand|use|find|navigate|parse)\b|\bunreadable\b",
+                      re.IGNORECASE)
+_HABIT = re.compile(r"^i\s+(?:usually\s+|always\s+|often\s+|normally\s+|just\s+)?(?!can|"
+                    r"cannot|can't|must|have to|need|am|was|will|won't|would|should|don't|do|"
+                    r"did|didn't|had|think|guess|believe|know)[a-z]+\b", re.IGNORECASE)
 #: A malfunction that happened ("froze twice during 2nd period", "the projector died"):
 #: an incident to report, not a rule.
 _INCIDENT = re.compile(r"\b(?:froze|crashed|died|broke|hung|went down|went dark|stopped "
@@ -167,6 +200,9 @@ _INCIDENT = re.compile(r"\b(?:froze|crashed|died|broke|hung|went down|went dark|
 #: The writer's plan or wait ("I'm presenting to 40 families", "still waiting to hear
 #: back").
 _PLAN = re.compile(r"^(?:i'm|i am)\s+(?:\w+ly\s+)?\w+ing\b|"
+                   r"^(?:i'm|i am|i'll be|i will be)\s+(?:off|away|out of (?:the )?office|on "
+                   r"(?:leave|holiday|vacation|annual leave))\b|\b(?:i'll|i will) (?:need|have) "
+                   r"to\b|^(?:will|i'll) (?:come back|get back|look) (?:to|at|into) (?:this|it)\b|"
                    r"\b(?:still\s+)?waiting\s+(?:for|to|on)\b", re.IGNORECASE)
 
 
@@ -262,6 +298,8 @@ class LocalActionability:
         kind = self._kind(v, ctx)
         if kind in ("system", "question"):
             return kind
+        if _DOUBT.search(v.text) or _WISH.search(v.text):
+            return kind  # its clauses stand under the doubt or the wish
         clauses = [c for c in clause_split(v.text) if tokens(c)]
         if len(clauses) < 2:
             return kind
@@ -280,8 +318,8 @@ class LocalActionability:
             return "claim"
         # Every clause is an opinion, a remark on the answer or praise: so is the
         # sentence ("apt on build-03 is painfully slow, this answer didn't help").
-        if kind == "claim" and all(k in ("opinion", "meta", "verdict", "praise")
-                                   for k in kinds):
+        if kind == "claim" and all(k in ("opinion", "meta", "verdict", "praise", "chatter")
+                                   for k in kinds) and any(k != "chatter" for k in kinds):
             return next(k for k in kinds if k != "chatter")
         return kind
 
@@ -297,8 +335,16 @@ class LocalActionability:
             return "meta"
         if verdict(v.text) and not v.strong:
             return "verdict"
-        if _HEDGE.search(v.text):
+        if _HEDGE.search(v.text) or _DOUBT.search(v.text):
             return "opinion"  # a guess is not a fact to publish
+        toks = tokens(v.text)
+        if toks and all(t in _TEST_WORDS or t.isdigit() for t in toks):
+            return "chatter"  # "test test 123"
+        if _WISH.search(v.text) and not (v.firm_modal or _strict_policy(v)):
+            return "meta"  # "it would be great if the assistant could book it for me"
+        if (_HOLDINGS.match(v.text) and not (v.policy or v.negation)) or (
+                _HABIT.match(v.text) and not (v.firm_modal or v.policy or v.negation)):
+            return "chatter"  # "we've got 14 of them", "I print them out for volunteers"
         if v.words >= 4 and not v.strong and not set(tokens(v.text)) & STOPWORDS:
             return "chatter"  # no English function word: not a sentence we can read
         novel = novel_items([*v.strong, *v.names], ctx.answer)
@@ -340,7 +386,10 @@ class LocalActionability:
             # Every clause is talk: "I have a deadline on Thursday", "I lost an hour on
             # this", "Thanks, that was the real problem".
             return "chatter"
-        if (_SYMPTOM.search(v.text) or _INCIDENT.search(v.text)) and not (
+        if _HARD_TO.search(v.text) and not (v.firm_modal or _strict_policy(v)):
+            return "opinion"  # "the docs on window functions are impossible to read"
+        if (_SYMPTOM.search(v.text) or _INCIDENT.search(v.text) or _SEEN_ERROR.search(
+                v.text)) and not (
                 v.firm_modal or _strict_policy(v)):
             return "chatter"  # "TimeTabler hangs every single time", "the projector died"
         if _PLAN.search(v.text) and not (v.roles or _strict_policy(v)):
@@ -468,10 +517,16 @@ _VERDICT = re.compile(
     r"exist)|no longer (?:works|true|correct|applies))\b[^,:;]{0,40}[.!]?$", re.IGNORECASE)
 
 
+#: A verdict that names what was wrong: "Wrong server name.", "Outdated info!".
+_NAMED_VERDICT = re.compile(r"^(?:wrong|incorrect|outdated|obsolete|inaccurate|bad|old)\s+"
+                            r"(?:[\w-]+\s+){0,2}[\w-]+\s*[.!]*$", re.IGNORECASE)
+
+
 def verdict(text: str) -> bool:
     """A verdict on the answer with nothing else in it ("In our fleet that doesn't
-    help.", "That's not it.")."""
-    return bool(_VERDICT.match(strip_discourse(text).strip()))
+    help.", "That's not it.", "Wrong printer name.")."""
+    text = strip_discourse(text).strip()
+    return bool(_VERDICT.match(text) or _NAMED_VERDICT.match(text))
 
 
 def _support(v: SentenceView, ctx: FeedbackContext) -> bool:

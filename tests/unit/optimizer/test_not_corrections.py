@@ -82,6 +82,54 @@ CASES = {
         "when is the cut-off for same-day dispatch",
         "Orders before 2pm ship the same day.",
         "Pretty sure it moved to 4pm or something, don't quote me on that.", False),
+    "wondering-aloud": (
+        "how do I reprint a parcel label",
+        "Open the parcel in ShipDesk and click Reprint.",
+        "I wonder if anybody at hub 3 has ever reprinted a label for a parcel over 30 kg.",
+        False),
+    "a-wish": (
+        "how do I book the minibus",
+        "Use the booking form on the intranet.",
+        "Would love it if the bot could just book minibus MB-2 for the Year 8 trip itself.",
+        False),
+    "a-test-message": ("hello", "Hi! How can I help?", "testing 1 2 3, please ignore", False),
+    "what-we-own": (
+        "do the new scanners support 2D codes",
+        "Yes, the TC52 reads 2D codes.",
+        "Do the TC58s read 2D codes as well? We have 30 of them at the north depot.", False),
+    "my-habit": (
+        "how do I export the visitor numbers",
+        "Use Reports > Visitors > Export.",
+        "I copy them into a spreadsheet for the trustees every Friday at the Mill Street "
+        "site.", False),
+    "away-on-leave": (
+        "laptop updates before holidays",
+        "Connect to the VPN once a week to get updates.",
+        "I'm away from 3 to 17 August, so I'll need to sort my laptop before then.", False),
+    "an-error-i-get": (
+        "why does the fare export fail",
+        "Check that the date range is valid.",
+        "We're on FareSuite 7.2 at the kiosk and I get a checksum error on every export.",
+        False),
+    "hard-to-read": (
+        "how do the museum's loan agreements work",
+        "Loans are handled by the registrar.",
+        "The LoanTrack manual is impossible to follow. Why is it all in legalese?", False),
+    "doubtful-source": (
+        "how long do we keep CCTV footage",
+        "Footage is kept for 30 days.",
+        "An old poster in the control room says 14 days, not sure if that still applies.",
+        False),
+    "named-verdict-then-facts": (
+        "where is the timetable share",
+        "It is at smb://timetable/share.",
+        "Wrong share name. It's `smb://files.school.example/timetable` and you sign in "
+        "with your school account.", True),
+    "afaik-hedges-only-its-sentence": (
+        "how long are parcel photos kept",
+        "Parcel photos are kept for a year.",
+        "not a year. parcel photos are kept for 45 days and then purged by `photoreaper`. "
+        "the signed delivery notes are kept longer afaik", True),
     "symptom-at-a-time-of-day": (
         "hall projector image problems",
         "Check the cable.",
