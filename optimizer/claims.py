@@ -128,7 +128,7 @@ _AUX_QUESTION = re.compile(
     r"^(?i:do|does|did|is|are|was|were|can|could|should|would|will|shall|may|might|has|have|"
     r"am|isn't|aren't|doesn't|don't|can't|won't)\s+(?:(?i:i|we|you|it|they|he|she|this|that|"
     r"these|those|there|the|a|an|my|our|your|their|any|anyone|someone|anybody|somebody)\b|"
-    r"[A-Z0-9][\w.-]*\b)")
+    r"(?!(?i:not|never)\b)[A-Z0-9][\w.-]*\b)")  # "Do NOT reboot" commands
 
 # ---------------------------------------------------------------------------------------
 # Markup and untrusted text
@@ -143,17 +143,48 @@ _ABBREV = re.compile(r"\b(?:e\.g|i\.e|etc|vs|approx|incl|esp|cf|nr|fig|mr|mrs|ms
 _BULLET = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s+")
 
 
+#: Emoji, and chat short codes (":sweat_smile:", ":+1:").
+EMOJI = re.compile("(?:[\U0001F000-\U0001FAFF\u2600-\u26FF\u2700-\u27BF\uFE0F\u200D]|"
+                   "(?<!\\S):[a-z][a-z0-9_+-]{1,30}:(?!\\S))+")
+#: Emoji that say the words before them mean the opposite: eye roll, upside-down face,
+#: unamused face, smirk.
+_SARCASM = re.compile("[\U0001F644\U0001F643\U0001F612\U0001F60F]")
+
+
+def _emoji_breaks(line: str) -> str:
+    """The line with its emoji read as punctuation: an emoji between words ends a sentence
+    ("no 😬 store purchase txns run ..." is "no." and a sentence), and the words before a
+    sarcasm emoji are dropped ("it's free 🙄")."""
+    out = []
+    last = 0
+    for m in EMOJI.finditer(line):
+        before = line[last:m.start()]
+        if _SARCASM.search(m.group(0)):
+            # Back to the start of the sentence the emoji closes.
+            cut = max(before.rfind(". "), before.rfind("! "), before.rfind("? "))
+            before = before[:cut + 1] if cut >= 0 else ""
+        out.append(before.rstrip())
+        rest = line[m.end():]
+        if rest.strip() and re.match(r"\s*[^\W_]", rest):
+            tail = "".join(out).rstrip()
+            out.append("" if not tail or tail[-1] in ".!?,;:" else ".")
+            out.append(" ")
+        last = m.end()
+    out.append(line[last:])
+    return "".join(out)
+
+
 def split_sentences(text: str) -> list[str]:
     """Sentences of a message: split at . ! ? followed by space and a capital, a digit or
     a quote, and at line breaks and bullets; not inside versions, paths, hostnames or
     abbreviations ("e.g."). Semicolons stay inside their sentence."""
     out: list[str] = []
     for line in re.split(r"\n+", text):
-        line = _BULLET.sub("", line).strip()
+        line = _emoji_breaks(_BULLET.sub("", line)).strip()
         if not line:
             continue
         start = 0
-        for m in re.finditer(r"[.!?…]+[\"'”’)]*\s+(?=[^\W_]|[\"'“‘(`~/<\[])", line):
+        for m in re.finditer(r"[.!?…]+[\"'”’)]*\s+(?=[^\W_]|[\"'“‘(`~/<\[@#])", line):
             chunk = line[start:m.end()].strip()
             if _ABBREV.search(chunk.rstrip(" \"'”’)")):
                 continue
@@ -229,6 +260,12 @@ _MENU = re.compile(_SEGMENT + r"(?:\s*(?:>|→|->|»|›)\s*" + _SEGMENT + r")+"
 _QUOTED = re.compile(r"\"([^\"\n]{2,80})\"|“([^”\n]{2,80})”|‘([^’\n]{2,80})’|`([^`\n]{1,120})`"
                      r"|(?<![\w])'([^'\n]{2,60})'(?![\w])")
 _DOTTED = re.compile(r"\b[\w-]*[A-Za-z][\w-]*(?:\.[\w-]+)+\b")
+# A number written as a word before a unit: "fixed at five minutes", "kept two weeks".
+_WORD_NUMBER = re.compile(
+    r"\b(one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|fifteen|twenty|"
+    r"thirty|forty|fifty|sixty|ninety|hundred)\s+(?=(?:seconds?|minutes?|hours?|days?|weeks?|"
+    r"months?|years?|times|gb|mb|tb|pages|copies|attempts|tries|characters|digits)\b)",
+    re.IGNORECASE)
 _NUMBER = re.compile(r"(?<![\w.])(?<!\w-)(?:v|V)?\d+(?:[.,:/]\d+)*(?:\s?%|(?!\w|\.\w))")
 _TECH = re.compile(r"\b(?:[a-z]+[A-Z]\w*|[A-Z][a-z]+[A-Z]\w*|[A-Za-z]+_\w+|"
                    r"[A-Za-z]*\d[A-Za-z\d]*[A-Za-z]\w*|"
@@ -326,6 +363,8 @@ def items(text: str) -> list[Item]:
             add("dotted", m.start(), m.end())
     for m in _NUMBER.finditer(text):
         add("number", m.start(), m.end())
+    for m in _WORD_NUMBER.finditer(text):
+        add("number", m.start(1), m.end(1))  # "five minutes": the number, as written
     for m in _TECH.finditer(text):
         add("tech", m.start(), m.end())
     shouting = _shouting(text)
@@ -380,7 +419,8 @@ def item_keys(text: str, kinds: Iterable[str] | None = None) -> set[str]:
 # Words, stems, negation
 # ---------------------------------------------------------------------------------------
 
-_TOKEN = re.compile(r"[^\W_]+(?:['’.-][^\W_]+)*")
+# ("I&O", "R&D" are one word: their "I" is not the writer.)
+_TOKEN = re.compile(r"[^\W_]+(?:['’.-][^\W_]+|&[^\W_]+)*")
 
 
 #: Contractions typed without their apostrophe ("dont", "isnt"), read as written out.
@@ -506,7 +546,7 @@ came chose cut did drew drove fell felt fought found flew forgot froze gave got 
 had heard hid hit held hurt kept knew laid led left lent let lost made meant met paid put
 quit ran rang read rode rose said sat saw sent set shook shot showed shut sang sank slept
 slid spent split spoke stood stole stuck struck swore took taught tore told thought threw
-understood woke wore won wrote""".split())
+understood went woke wore won wrote""".split())
 
 
 def past_tense(text: str) -> bool:
@@ -656,7 +696,8 @@ def addressed_to_system(text: str) -> str:
 # Sentences as claims
 # ---------------------------------------------------------------------------------------
 
-_PERSONAL = re.compile(r"\b(?:i|me|my|mine|i'm|i've|i'll|i'd)\b", re.IGNORECASE)
+_PERSONAL = re.compile(r"(?<![&/])\b(?:i|me|my|mine|i'm|i've|i'll|i'd)\b(?![&/]\w)",
+                       re.IGNORECASE)
 _ORGANISATIONAL = re.compile(r"\b(?:we|our|us|all|every|each|company|corporate|org|"
                              r"organi[sz]ation|policy|staff|team|site|office|here|everyone|"
                              r"nobody|anyone|users?)\b", re.IGNORECASE)

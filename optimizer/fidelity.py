@@ -123,7 +123,9 @@ def unsupported_text(title: str, body: str, feedback: str, query: str) -> list[s
     return out
 
 
-_FIRST_PERSON_SINGULAR = re.compile(r"\b(?:I|I'm|I've|I'd|I'll|(?i:me|my|mine|myself))\b")
+# ("I&O", "I/O" are names, not the writer.)
+_FIRST_PERSON_SINGULAR = re.compile(r"\b(?:I|I'm|I've|I'd|I'll|(?i:me|my|mine|myself))\b"
+                                    r"(?![&/])")
 _THANKS = re.compile(r"\b(?:thanks|thank you|thx|cheers|hi|hello|hey|sorry)\b", re.IGNORECASE)
 _CONVERSATION_REF = re.compile(
     r"\b(?:(?:your|the|this|that) (?:answer|reply|response|suggestion)|you (?:said|wrote|"

@@ -244,11 +244,16 @@ def has_markup(text: str) -> bool:
                for t in (text, html.unescape(text)))
 
 
+_MD_STRONG = re.compile(r"(\*\*|__)(?=\S)(.+?)(?<=\S)\1")
+_MD_FENCE = re.compile(r"^[ \t]*(?:```|~~~)[\w+-]*[ \t]*$", re.MULTILINE)
+
+
 def plain_text(text: str, *, keep_lines: bool = False) -> str:
     """Text without HTML: scripts, styles and comments dropped, tags removed, entities
     decoded, whitespace collapsed (within lines only, with ``keep_lines``: a message's
     bullets, greeting and sign-off are lines of their own). Nuggets are stored as plain
-    text; whatever renders them escapes on the way out."""
+    text; whatever renders them escapes on the way out. Markdown emphasis markers and
+    code-fence lines go too (what they enclose stays)."""
     text = _SCRIPT.sub(" ", text)
     text = _COMMENT.sub(" ", text)
     text = _TAG.sub(" ", text)
@@ -256,6 +261,9 @@ def plain_text(text: str, *, keep_lines: bool = False) -> str:
     text = _SCRIPT.sub(" ", text)  # markup that was entity-encoded
     text = _COMMENT.sub(" ", text)
     text = _TAG.sub(" ", text)
+    # Markdown that only styles: **bold**, __bold__ and code-fence lines (```sql).
+    text = _MD_STRONG.sub(r"\2", text)
+    text = _MD_FENCE.sub("", text)
     if keep_lines:
         lines = (" ".join(line.split()) for line in text.splitlines())
         return "\n".join(line for line in lines if line)

@@ -37,6 +37,7 @@ from optimizer.claims import (
     SentenceView,
     clause_split,
     content_stems,
+    english_word,
     is_negated,
     items,
     normalize,
@@ -50,7 +51,12 @@ from optimizer.claims import (
     tokens,
     view,
 )
-from optimizer.local.residue import strip_frame, strip_residue
+from optimizer.local.residue import (
+    apply_self_corrections,
+    strip_frame,
+    strip_residue,
+    strip_sign_off,
+)
 from optimizer.local.titles import scope_of, task_of, title_for
 from optimizer.types import Extraction, FeedbackContext
 from query.embeddings import CachedVectors, Embedder
@@ -170,6 +176,14 @@ _WISH = re.compile(r"\b(?:it\s+(?:would|'d)\s+be\s+(?:\w+\s+)?(?:great|nice|good
                    r"useful|awesome|lovely|amazing|ideal|better|cool|brilliant)\s+(?:if|to)\b|"
                    r"(?:i|we)\s+wish\b|(?:would|'d)\s+love\s+(?:it\s+)?(?:if|to)\b|"
                    r"feature request|(?:could|can) you (?:please )?add\b)", re.IGNORECASE)
+#: A remark to a colleague in the thread: "@Kenji this bit you last week" (not "@here").
+_TO_COLLEAGUE = re.compile(r"^@(?!(?:here|channel|everyone|all)\b)[\w.-]+", re.IGNORECASE)
+#: The assistant as the subject: "the bot could at least pretend", "one might have hoped
+#: the assistant would know".
+_ASSISTANT_SUBJECT = re.compile(
+    r"\b(?:the|this|your|our)\s+(?:bot|assistant|chatbot|ai|tool|model)\s+(?:could|should|"
+    r"would|might|must|needs?|has to|ought|is|was|keeps|doesn't|does not|can't|cannot)\b",
+    re.IGNORECASE)
 #: The words of a test message ("test test 123", "testing, please ignore").
 _TEST_WORDS = frozenset("""test tests testing ping hello hi hey ignore please pls this is a
 just only""".split())
@@ -255,9 +269,13 @@ class LocalActionability:
         shows a small workspace indicator") are kept as support. In a message that
         praises the answer, a short status remark without a rule ("db-01 is back") is
         part of the praise."""
-        text = restore_contractions(plain_text(ctx.comment, keep_lines=True))
-        views = [(raw, view(raw)) for raw in split_sentences(text)]
-        kinds = [self._sentence_kind(v, ctx) for _, v in views]
+        text = strip_sign_off(apply_self_corrections(restore_contractions(
+            plain_text(ctx.comment, keep_lines=True))))
+        parts = [(raw, kind) for s in split_sentences(text) for raw, kind in
+                 self._after_colon(s, ctx)]
+        views = [(raw, view(raw)) for raw, _ in parts]
+        kinds = [kind or self._sentence_kind(v, ctx)
+                 for (_, kind), (_, v) in zip(parts, views, strict=True)]
         on_topic = self._on_topic([v.text for _, v in views], ctx)
         praising = "praise" in kinds
         # A complaint about the world ("This is ridiculous.", "The panel is a mess.")
@@ -290,6 +308,24 @@ class LocalActionability:
                 k = "support"
             out.append(Sentence(raw, v, k))
         return out
+
+    def _after_colon(self, sentence: str, ctx: FeedbackContext) -> list[tuple[str, str]]:
+        """The sentence, or its two parts when it opens with talk before a colon: "My
+        lead walked me through this yesterday: all our servers run in UTC" is a story and
+        a claim, each read on its own. A head that names something ("Ours is
+        /etc/logrotate.d/site: ..."), states a claim or judges the answer keeps the
+        sentence whole."""
+        head, sep, tail = sentence.partition(": ")
+        if not sep or any(i.kind in STRONG_KINDS for i in items(head)) or \
+                len(tokens(head)) < 3 or len(tokens(tail)) < 4:
+            return [(sentence, "")]
+        hv = view(head)
+        story = hv.personal and past_tense(head) and not hv.about_answer
+        kind = self._kind(hv, ctx)
+        if kind not in ("chatter", "praise") and not story:
+            return [(sentence, "")]  # a claim, or a verdict announcing one ("X is pointless:")
+        return [(head + ":", "praise" if kind == "praise" else "chatter"),
+                (tail[:1].upper() + tail[1:], "")]
 
     def _sentence_kind(self, v: SentenceView, ctx: FeedbackContext) -> str:
         unframed = strip_frame(v.text)
@@ -337,6 +373,10 @@ class LocalActionability:
             return "verdict"
         if _HEDGE.search(v.text) or _DOUBT.search(v.text):
             return "opinion"  # a guess is not a fact to publish
+        if _TO_COLLEAGUE.match(v.text) and not _strict_policy(v):
+            return "chatter"  # "@Kenji this is the thing that bit you last week"
+        if _ASSISTANT_SUBJECT.search(v.text) and not v.strong:
+            return "meta"  # "the bot could at least pretend"
         toks = tokens(v.text)
         if toks and all(t in _TEST_WORDS or t.isdigit() for t in toks):
             return "chatter"  # "test test 123"
@@ -376,7 +416,7 @@ class LocalActionability:
             v.evaluative == 1 and not firm and not novel)
         if opinion or _SCORE.search(v.text):
             return "praise" if v.success or v.positive else "opinion"
-        if v.about_answer and not (v.modal or v.policy or (v.negation and strong_novel)):
+        if v.about_answer and not (v.modal or _strict_policy(v) or (v.negation and strong_novel)):
             return "meta" if _TONE.search(v.text) or not (v.evaluative or v.negation) \
                 else "verdict"
         if (_EPISODIC.search(v.text) or (_WHEN.search(v.text) and past_tense(v.text))) and not (
@@ -532,8 +572,11 @@ def verdict(text: str) -> bool:
 def _support(v: SentenceView, ctx: FeedbackContext) -> bool:
     """A declarative sentence that adds detail to the message's claim: not personal,
     not an anecdote, not about the answer, at least six words of which three are new."""
-    if v.question or v.system or v.about_answer or v.evaluative >= 2 or v.words < 2:
-        return False
+    if v.question or v.system or v.about_answer or v.evaluative >= 2 or v.words < 2 or \
+            v.text.rstrip().endswith(":") or _TO_COLLEAGUE.match(v.text) or (
+                v.personal and past_tense(v.text) and not (
+                    v.firm_modal or _strict_policy(v))):
+        return False  # also a label, "@Kenji this bit you", "I went through all of that"
     if v.words < 6:
         # A short statement counts only when it negates something ("It doesn't always
         # switch."), the usual way a correction says what the answer got wrong.
@@ -662,8 +705,18 @@ def clean_sentence(sentence: str, context: str = "", topic: str = "") -> str:
     return sentence_case(s, context)
 
 
+#: The subject of a yes/no question: "Doesn't Airplane Mode kill Bluetooth too?"
+_QUESTION_NP = re.compile(
+    r"^(?i:do|does|did|doesn't|didn't|don't|is|isn't|are|aren't|was|wasn't|can|can't|will|"
+    r"won't|has|hasn't|have|haven't|should|shouldn't)\s+((?:the|this|that|our|your|a|an)\s+"
+    r"(?:[\w&'-]+\s+){0,3}?[\w&'-]+|(?:[A-Z][\w&'-]*\s+){0,3}[A-Z][\w&'-]*)\s+[a-z]")
+
+
 def _resolve(sentence: str, antecedent: str) -> str:
-    m = _SUBJECT_NP.match(strip_discourse(antecedent))
+    """"It turns off ..." after "Airplane Mode is ..." or "Doesn't Airplane Mode ...?"
+    reads "Airplane Mode turns off ..."."""
+    m = _SUBJECT_NP.match(strip_discourse(antecedent)) or _QUESTION_NP.match(
+        strip_discourse(antecedent))
     if not m:
         return sentence
     subject = m.group(1)
@@ -687,7 +740,7 @@ def merge_to(sentences: Sequence[str], limit: int) -> list[str]:
         second = out[i + 1]
         first_word = second.split(" ", 1)[0]
         if not (first_word.isupper() or first_word[1:].lower() != first_word[1:]
-                or _is_name_start(second)):
+                or _is_name_start(second) or not english_word(first_word)):  # "Priya"
             second = second[0].lower() + second[1:]
         out[i:i + 2] = [out[i].rstrip(".!") + "; " + second]
     return out

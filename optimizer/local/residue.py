@@ -89,6 +89,15 @@ _FRAME = re.compile(
     r"^(?:(?:my|our|a|one|the|some)\s+)?(?:[\w-]+\s+){0,2}?(?:told|tell|tells|said|says|"
     r"explained|confirmed|mentioned)\s+(?:to\s+)?(?:me|us)\s+(?:that\s+)?(?=\S)|"
     r"^(?:i|we)\s+(?:was|were|have been|'ve been|got)\s+told\s+(?:that\s+)?(?=\S)|"
+    # "Having tried twice, I was at length informed by a clerk from IT that X"
+    r"^(?:[^.;]{0,200}?,\s*)?(?:i|we)\s+(?:was|were|have been|'ve been|got)\s+(?:\w+\s+){0,3}?"
+    r"(?:told|informed|advised|assured|notified|reminded)\s+(?:[^.;]{0,100}?\s+)?that\s+(?=\S)|"
+    # "She also said X", "Marisol said that X"
+    r"^(?:she|he|they|(?-i:[A-Z][a-z]+))\s+(?:also\s+)?(?:said|says|confirmed|explained|"
+    r"mentioned)\s+(?:that\s+)?(?=\S)|"
+    # "I must say, X", "I'd add that X", "I should mention that X"
+    r"^(?:i|we)\s+(?:must|have to|should|would|'d|will|'ll|might)\s+(?:say|add|admit|mention|"
+    r"point out|note)\s*,?\s*(?:that\s+)?(?=\S)|"
     r"^(?:i|we)\s+(?:heard|learned|learnt|found out|noticed|realised|realized|checked)\s+"
     r"that\s+|^(?:it\s+)?turns out\s+(?:that\s+)?", re.IGNORECASE)
 # Agreeing with part of the answer: "(You're) right that X, but Y" publishes "X, but Y".
@@ -138,6 +147,30 @@ _NOT_START = re.compile(r"^not\b(?!\s+(?:all|every|everyone|everything|many|much
 # A sign-off: "- Ms. Kowalski", "Mr. Haddad (Science, Lakeside MS)".
 _SIGNATURE = re.compile(r"^[-\u2013\u2014~]*\s*(?:mr|mrs|ms|miss|dr|prof)\.?\s+[A-Z][\w'-]+"
                         r"(?:\s+[A-Z][\w'-]+)?\s*(?:\([^)]*\))?\s*[.!]*$", re.IGNORECASE)
+# "Hi all", "Hello po", "Hey there", "Dear DS team", "Good morning everyone".
+_GREETING = re.compile(r"^(?:hi|hello|hey|hiya|dear|greetings|good (?:morning|afternoon|"
+                       r"evening)|morning|afternoon)\b(?:\s+[\w&.'-]+){0,3}$", re.IGNORECASE)
+# "hope everyone had a lovely Easter", "hope you're well", "sorry in advance".
+_WELL_WISHING = re.compile(r"^(?:i\s+)?(?:hope|trust)\s+(?:you|you're|everyone|everybody|all|"
+                           r"this finds)\b|^sorry in advance\b|^have a (?:good|great|nice|"
+                           r"lovely)\b", re.IGNORECASE)
+# "Just a quick one from us", "small correction", "just to add", "fun fact", "side note".
+_ANNOUNCING = re.compile(
+    r"^(?:(?:just|only)\s+)?(?:a\s+)?(?:quick|small|tiny|minor|little|brief)\s+(?:one|note|"
+    r"correction|update|fix|thing|point|addition|heads-up)\b(?:\s+(?:from|here|for|lang|po)"
+    r"\b.*)?$|^(?:just\s+)?to add(?:\s+\w+)?$|^(?:fun fact|pro tip|protip|side note|"
+    r"one more thing|also worth knowing|for the record|for reference|for info)$",
+    re.IGNORECASE)
+# "Yes they did", "It does", "No it isn't": an answer to a question with nothing else.
+_AUX_REPLY = re.compile(r"^(?:(?:yes|yeah|yep|no|nope|indeed)\s*,?\s+)?(?:it|they|he|she|we|"
+                        r"that|this|you|there)\s+(?:do|does|did|is|are|was|were|can|could|will|"
+                        r"would|has|have|had)(?:n't| not)?(?:\s+(?:indeed|too|though))?$",
+                        re.IGNORECASE)
+# "Made no difference, obviously", "Didn't help", "No luck": what a try came to.
+_NO_EFFECT = re.compile(r"^(?:(?:it|that|this|which)\s+)?(?:made|makes|make) no difference\b|"
+                        r"^no (?:luck|joy|dice)\b|^(?:it\s+|that\s+)?did nothing\b|^(?:it\s+|"
+                        r"that\s+)?(?:didn't|did not) (?:help|work|change anything)\b",
+                        re.IGNORECASE)
 _NOTE = re.compile(r"^(?i:note|nb|remember|important)\s+(?=[A-Z])")
 
 _EMOJI = re.compile("[\U0001F000-\U0001FAFF\u2600-\u26FF\u2700-\u27BF\uFE0F\u200D]+\\s*")
@@ -177,7 +210,17 @@ def residue(clause: str, first: bool = True) -> str:
     strong = _strong(c)
     if first and acknowledgement(c):
         return "acknowledgement"
+    if first and _GREETING.match(c) and not strong:
+        return "a greeting"
+    if _WELL_WISHING.match(c) and not strong:
+        return "a greeting"
+    if _ANNOUNCING.match(c) and not strong:
+        return "a label"
+    if first and _AUX_REPLY.match(c):
+        return "elliptical reply"
     if _EMPTY_VERDICT.match(c) and not strong:
+        return "verdict"
+    if _NO_EFFECT.match(c) and not strong:
         return "verdict"
     if first and _NOT_START.match(c) and len(toks) <= 5 and not strong and not any(
             t in ("anymore", "longer", "since", "until", "yet") for t in toks):
@@ -289,7 +332,7 @@ def second_person(text: str) -> str:
     it). Only possessives, objects and a present-tense experience ("I get", "I see", "I
     can't", "I have to") change; "I've disabled it on all laptops" is the writer's own
     act and stays for the reviewer."""
-    if re.search(r"\bI\b(?!\s+(?:get|see|need|have to|can|can't|cannot|must|only|also|"
+    if re.search(r"\bI\b(?![&/]\w)(?!\s+(?:get|see|need|have to|can|can't|cannot|must|only|also|"
                  r"don't|do not|am not)\b)", text):
         return text  # the writer is the subject here: "you" would garble the sentence
     spans = [(i.start, i.end) for i in items(text) if i.kind != "role"]
@@ -305,6 +348,57 @@ def second_person(text: str) -> str:
                   r"can|can't|cannot|must|only|also|don't|do not|am not)\b)", swap, text)
 
 
+_CLOSING = (r"(?:thanks|thank you|many thanks|cheers|regards|kind regards|best regards|best|"
+            r"best wishes|all the best|ta|salamat|yours(?: sincerely| truly| faithfully)?|"
+            r"i remain|sent from my \w+)")
+_TITLE = r"(?:mr|mrs|ms|miss|dr|prof|cllr|sr|fr)\.?"
+# A sign-off at the end of a message: a closing word then a name, a dash then a name, or
+# a titled name, optionally with a role ("Cheers,\nRhiannon (Fenmoor depot)", "— Mr.
+# Okafor, Video Production, North HS", "I remain, yours &c., Cllr Harold").
+_SIGN_OFF = re.compile(
+    r"(?:^|(?<=[.!?\n])|\s)\s*(?:" + _CLOSING + r"\b[^\n]{0,40}?[,!.]?\s*(?:[-–—~]\s*)?"
+    r"(?:" + _TITLE + r"\s+)?|[-–—~]\s*(?:" + _TITLE + r"\s+)?|" + _TITLE + r"\s+)"
+    r"(?-i:[A-Z][\w'-]+)(?:\s+(?-i:[A-Z][\w'.-]*)){0,2}\s*(?:\([^)\n]{0,60}\)|,\s*[^\n.!?]{0,60})?"
+    r"\s*[.!]*\s*$", re.IGNORECASE)
+
+
+def strip_sign_off(message: str) -> str:
+    """The message without the sign-off at its end (see ``_SIGN_OFF``)."""
+    m = _SIGN_OFF.search(message)
+    if not m or len(tokens(message[:m.start()])) < 3:
+        return message
+    return message[:m.start()].rstrip()
+
+
+_VALUE = r"\d[\w.:/%+-]*"
+_REPAIR_WORDS = r"(?:sorry|i mean|i meant|correction|make that|no wait|wait|or rather|rather|edit)"
+# "valid 30 days — sorry, 14 days": the writer corrects a value in passing.
+_INLINE_REPAIR = re.compile(r"\b(" + _VALUE + r")(\s+[a-z]+)?\s*(?:[-–—,(;]\s*)?" + _REPAIR_WORDS
+                            + r"\s*[:,]?\s+(" + _VALUE + r")(\s+[a-z]+)?\)?", re.IGNORECASE)
+# "... after 90 days. edit: 60 days, not 90 — 90 was before the cut.": a later note.
+_EDIT_NOTE = re.compile(r"(?:^|(?<=[.!?\n])\s*)\s*(?:edit|update|correction|ps)\s*:\s*(" + _VALUE
+                        + r")(\s+[a-z]+)?,?\s+not\s+(" + _VALUE + r")\b[^.!?\n]*[.!?]?",
+                        re.IGNORECASE)
+
+
+def apply_self_corrections(message: str) -> str:
+    """The message with the writer's own repairs applied: "valid 30 days — sorry, 14
+    days" reads "valid 14 days"; an "edit: 60 days, not 90" note replaces 90 days where
+    the message said it, and goes."""
+    def inline(m: re.Match[str]) -> str:
+        unit = m.group(4) or m.group(2) or ""
+        return f"{m.group(3)}{unit}"
+    text = _INLINE_REPAIR.sub(inline, message)
+    for m in list(_EDIT_NOTE.finditer(text)):
+        new, unit, old = m.group(1), (m.group(2) or "").strip(), m.group(3)
+        head = text[:m.start()]
+        pattern = rf"\b{re.escape(old)}(?=\s+{re.escape(unit)}\b)" if unit else \
+            rf"\b{re.escape(old)}\b"
+        if re.search(pattern, head):
+            text = re.sub(pattern, new, head) + " " + text[m.end():].lstrip()
+    return text.strip()
+
+
 def strip_frame(sentence: str) -> str:
     """The sentence without a frame that reports someone's words as the fact ("Our
     manager told me that X" -> "X"; "The reason they gave me is X" -> "The reason is
@@ -318,6 +412,9 @@ def strip_residue(sentence: str) -> str:
     """The sentence without its conversational clauses (see the module docstring);
     "" when nothing factual is left."""
     s = strip_frame(_ASIDE.sub("", sentence.strip()))
+    # "I tried all of that and still nothing": the outcome of the story is talk too.
+    s = re.sub(r",?\s+(?:and|but)\s+(?:still\s+)?nothing(?:\s+happened)?\s*(?=[.!]*$)", "", s,
+               flags=re.IGNORECASE)
     agree = _AGREE.match(s)
     if agree and len(tokens(s[agree.end():])) >= 3:
         s = s[agree.end():]

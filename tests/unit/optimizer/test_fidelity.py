@@ -149,3 +149,9 @@ def test_word_recall_counts_only_the_fact_words_the_user_wrote() -> None:
     assert fact_coverage(fact, body, source=source).covered
     # A body that drops what the user wrote is still a miss.
     assert not fact_coverage(fact, "Every pg_hba entry is scram-sha-256.", source=source).covered
+
+
+def test_a_team_name_with_an_ampersand_is_not_the_writer() -> None:
+    from optimizer.fidelity import conversational_text
+    assert conversational_text("", "Access requests go to I&O and R&D signs them off.") == []
+    assert conversational_text("", "I&O installs it, and I checked.") != []

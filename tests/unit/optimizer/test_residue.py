@@ -167,6 +167,98 @@ MESSAGES = {
         ("The History tab of each matter in CaseBox shows every edit with the user and "
          "time.",),
         ("Thanks", "quicker way")),
+    # Chat voices: emoji as punctuation, sarcasm, a colleague tagged in the thread.
+    "emoji-ends-a-reply": Message(
+        "when do the canteen tills close",
+        "The tills close at 16:00 every day.",
+        "nope \U0001F62C the canteen tills close at 14:30 on Fridays, 16:00 otherwise",
+        ("The canteen tills close at 14:30 on Fridays.",
+         "The canteen tills close at 16:00 on other days."),
+        ("nope",)),
+    "sarcasm-before-the-rule": Message(
+        "can I restart the ticket server during the day",
+        "Yes, restart tix-01 whenever it is slow.",
+        "great plan, restart the ticket server at 9am, it's not like anyone sells tickets "
+        "then \U0001F644 tix-01 is only restarted on Sundays at 06:00.",
+        ("tix-01 is only restarted on Sundays at 06:00.",),
+        ("great plan", "9am")),
+    "a-colleague-tagged": Message(
+        "who can use the level 3 lockers",
+        "Anyone with a staff badge.",
+        "lockers on level 3 are for contractors only. @Sam this is the one that caught you "
+        "out last month :grimacing:",
+        ("Lockers on level 3 are for contractors only.",),
+        ("@sam", "caught you", ":grimacing:")),
+    "the-assistant-as-subject": Message(
+        "when are archive boxes collected",
+        "Archive boxes are collected on request.",
+        "Archive boxes are collected from the loading bay every Thursday at 10:00. The "
+        "assistant should really know this by now.",
+        ("Archive boxes are collected every Thursday at 10:00.",),
+        ("assistant",)),
+    # Sign-offs the message ends with.
+    "closing-and-name-lines": Message(
+        "where do damaged pallets go",
+        "Leave them at the dock door.",
+        "Damaged pallets go to quarantine bay Q2 and get a red tag.\n\nBest regards,\n"
+        "Tomasz (Goods-in, Leeds)",
+        ("Damaged pallets go to quarantine bay Q2.",),
+        ("Tomasz", "regards", "Leeds")),
+    "dash-and-titled-name": Message(
+        "how long are blood samples kept",
+        "Samples are discarded after 3 days.",
+        "Blood samples are kept for 7 days in fridge F3 before disposal. — Dr. Amani, "
+        "Pathology Lab",
+        ("Blood samples are kept for 7 days in fridge F3.",),
+        ("Amani", "Pathology Lab")),
+    # The writer repairs a value.
+    "a-value-repaired-in-passing": Message(
+        "how often do locker codes reset",
+        "Locker codes never reset.",
+        "Locker codes reset every 7 days — sorry, 10 days — at midnight.",
+        ("Locker codes reset every 10 days.",),
+        ("7 days", "sorry")),
+    "an-edit-note-at-the-end": Message(
+        "how long are kiosk receipts archived",
+        "Receipts are deleted after a week.",
+        "Kiosk receipts are archived after 30 days and then purged.\nedit: 45 days, not 30",
+        ("Kiosk receipts are archived after 45 days.",),
+        ("30 days", "edit")),
+    # Talk before a colon, a question answered by the writer, greetings and labels.
+    "a-story-before-a-colon": Message(
+        "do refunds need approval at the till",
+        "No, any cashier can refund.",
+        "My supervisor showed me on Tuesday: refunds over 50 EUR need a manager PIN at "
+        "the till.",
+        ("Refunds over 50 EUR need a manager PIN at the till.",),
+        ("supervisor showed",)),
+    "the-writer-answers-their-own-question": Message(
+        "does quiet hours affect the tills",
+        "Quiet Hours only affects phones.",
+        "Doesn't Quiet Hours mute the tills too? It does \u2014 it silences every till "
+        "speaker from 20:00.",
+        ("Quiet Hours silences every till speaker from 20:00.",),
+        ("it does",)),
+    "greeting-wish-and-announcement": Message(
+        "which bay takes heavy pallets",
+        "Any bay can take heavy pallets.",
+        "Hi team, hope you're all well! Quick one from stores \u2014 pallets over 800 kg go "
+        "to bay 4 only.",
+        ("Pallets over 800 kg go to bay 4 only.",),
+        ("hope", "quick one", "hi team")),
+    "markdown-emphasis": Message(
+        "can the level 2 fire door be propped open",
+        "Yes, during deliveries.",
+        "- **never** prop the fire door on level 2, not even for deliveries",
+        ("Never prop the fire door on level 2.",),
+        ("**",)),
+    "told-that-in-a-long-sentence": Message(
+        "can I change the lock time on my council laptop",
+        "Yes, under Settings.",
+        "Having tried twice, I was at length informed by a courteous officer from the "
+        "service desk that the lock time on council laptops is fixed at ten minutes.",
+        ("The lock time on council laptops is fixed at ten minutes.",),
+        ("informed", "having tried")),
 }
 
 
