@@ -361,6 +361,10 @@ async def evaluate(store: IndexStore, embedder: Embedder, roles: Roles, settings
             "false_positive": sum(predicted[c.id] and not c.actionable for c in cases),
             "false_negative": sum(not predicted[c.id] and c.actionable for c in cases),
             "true_negative": sum(not predicted[c.id] and not c.actionable for c in cases)},
+        # Which cases were misread, so a reader can open them.
+        "actionability_errors": {
+            "false_positive": [c.id for c in cases if predicted[c.id] and not c.actionable],
+            "false_negative": [c.id for c in cases if not predicted[c.id] and c.actionable]},
         "preservation_violations": violations,
         "guard_rejected_revisions": rejected,
         "iterations_histogram": dict(sorted(iterations.items())),

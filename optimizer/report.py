@@ -193,7 +193,11 @@ def markdown(f: dict[str, Any], name: str) -> list[str]:
         "",
         f"Actionability accuracy: {100 * f['actionability_accuracy']:.1f}% "
         f"(TP {conf['true_positive']}, FP {conf['false_positive']}, "
-        f"FN {conf['false_negative']}, TN {conf['true_negative']}).",
+        f"FN {conf['false_negative']}, TN {conf['true_negative']})"
+        + "".join(f"; {label} {', '.join(ids)}" for label, ids in (
+            ("false positives:", f.get("actionability_errors", {}).get("false_positive", [])),
+            ("false negatives:", f.get("actionability_errors", {}).get("false_negative", [])))
+            if ids) + ".",
         f"Fidelity of the final nuggets: fact recall {100 * f.get('fact_recall', 0):.1f}% "
         f"({100 * f.get('fact_recall_extracted', 0):.1f}% of extracted nuggets), unsupported "
         f"text {100 * f.get('unsupported_text_rate', 0):.1f}%, stale claims "

@@ -82,6 +82,9 @@ async def test_evaluate_reports_fidelity_compliance_and_every_nugget(
     conf = f["actionability_confusion"]
     assert f["actionability_accuracy"] == (conf["true_positive"] + conf["true_negative"]) / 4
     assert conf["false_positive"] == 0  # neither praise nor the injection made a nugget
+    errors = f["actionability_errors"]
+    assert len(errors["false_negative"]) == conf["false_negative"]
+    assert errors["false_positive"] == []
     for v in ("A", "E"):
         d = f["variants"][v]
         for key in ("fact_recall", "fact_recall_extracted", "unsupported_text_rate",
