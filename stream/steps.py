@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import json
 import random
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TypeVar
@@ -41,7 +42,7 @@ from nuggetflow.errors import (
     NuggetflowError,
     ValidationError,
 )
-from nuggetflow.logging import get_logger
+from nuggetflow.logging import clip, get_logger
 from nuggetflow.settings import Settings
 from optimizer.events import parse_event, to_context
 from optimizer.pipeline import Outcome
@@ -63,6 +64,23 @@ from stream.records import (
 from stream.topics import TopicKind
 
 log = get_logger(__name__)
+
+
+def ids_in(value: bytes) -> tuple[str, str]:
+    """Best effort (tenant, event id) of a record that failed validation, for its log
+    line: read from the JSON object, or its "event" object, when there is one."""
+    try:
+        doc = json.loads(value)
+    except (ValueError, UnicodeDecodeError):
+        return "", ""
+    if isinstance(doc, dict) and isinstance(doc.get("event"), dict):
+        doc = doc["event"]
+    if not isinstance(doc, dict):
+        return "", ""
+    event_id = next((doc[k] for k in ("eventId", "event_id") if isinstance(doc.get(k), str)),
+                    "")
+    tenant = doc["tenant"] if isinstance(doc.get("tenant"), str) else ""
+    return clip(tenant), clip(event_id)
 T = TypeVar("T")
 
 AUTO_REVIEWER = "auto-publish"
@@ -156,7 +174,9 @@ class Steps:
             try:
                 parsed.append((i, parse_event(rec.value)))
             except ValidationError as exc:
-                results[i] = self._dead(rec, "actionability", exc)
+                tenant, event_id = ids_in(rec.value)
+                results[i] = self._dead(rec, "actionability", exc, tenant=tenant,
+                                        event_id=event_id)
         contexts = [to_context(msg) for _, msg in parsed]
         done: list[ExtractResult] = []
         attempt = 0
@@ -183,6 +203,8 @@ class Steps:
                     "correction", (Emit(TopicKind.CORRECTIONS, msg.tenant.encode(), value),),
                     tenant=msg.tenant, event_id=msg.event_id)
             else:
+                log.info("not actionable", tenant=clip(msg.tenant), event=clip(msg.event_id),
+                         label=ex.usefulness, reason=clip(ex.reason, 300))
                 results[i] = StepResult("not_actionable", tenant=msg.tenant,
                                         event_id=msg.event_id, detail=ex.usefulness)
         return [self._count("actionability", r) for r in results if r is not None]
@@ -197,7 +219,8 @@ class Steps:
         try:
             corr = Correction.from_bytes(record.value)
         except ValidationError as exc:
-            return self._dead(record, "optimize", exc)
+            tenant, event_id = ids_in(record.value)
+            return self._dead(record, "optimize", exc, tenant=tenant, event_id=event_id)
         tenant, event_id = corr.event.tenant, corr.event.event_id
         existing = await self._retrying(
             "optimize", lambda: self.index.store.find_by_event(tenant, event_id))

@@ -86,6 +86,28 @@ async def test_ingest_sorts_events_and_keeps_order(steps: Steps, metrics: Metric
                  reason="decode") == 4
 
 
+def fields_of(caplog: pytest.LogCaptureFixture, message: str) -> list[dict[str, object]]:
+    return [dict(getattr(r, "fields", {}) or {}) for r in caplog.records
+            if r.getMessage() == message]
+
+
+async def test_every_decision_is_logged_with_its_reason(
+        steps: Steps, caplog: pytest.LogCaptureFixture) -> None:
+    """A not-actionable event says its label and reason; a dead letter says the tenant
+    and event id the record carried, even when one of its fields is invalid."""
+    bad = json.loads(vague("e-bad", tenant="initech"))
+    bad["query"] = ""  # invalid field, ids still readable
+    caplog.set_level("INFO")
+    results = await steps.ingest([rec(vague("e-vague", tenant="initech")),
+                                  rec(json.dumps(bad).encode(), offset=1)])
+    assert [r.outcome for r in results] == ["not_actionable", "dead_letter"]
+    [na] = fields_of(caplog, "not actionable")
+    assert na["tenant"] == "initech" and na["event"] == "e-vague"
+    assert na["label"] == "vague_negative" and na["reason"]
+    [dl] = fields_of(caplog, "record dead-lettered")
+    assert dl["tenant"] == "initech" and dl["event"] == "e-bad" and dl["reason"]
+
+
 async def test_ingest_accepts_protobuf_binary(steps: Steps) -> None:
     binary = parse_event(fb("e-bin")).SerializeToString()
     [result] = await steps.ingest([rec(binary)])
