@@ -74,3 +74,18 @@ def test_nuggetflow_run_command(tmp_path: Path, stream_settings: Settings) -> No
     assert len(letters) == summary["dead_letters"] == len(mix.malformed)
     assert all(d["reason"] and d["error"] for d in letters)
     assert "correction" in proc.stderr and "candidate n-" in proc.stderr
+
+
+async def test_the_shipped_sample_feedback_runs_through_the_steps(
+        steps: Steps, index: NuggetIndex) -> None:
+    """examples/feedback.jsonl (the README's sample for `publish` and `run`): every line
+    is a valid event; the four corrections become nuggets, the question, the praise,
+    the vague complaint and the injected instruction do not."""
+    from optimizer.events import read_events
+
+    lines = [raw for _, raw in read_events(ROOT / "examples" / "feedback.jsonl")]
+    report = await EmbeddedRunner(steps, Topics(), batch=4).run(enumerate(lines, 1))
+    assert report.events == len(lines) == 8 and not report.dead_letters
+    made = {e for e in ("ex-001", "ex-002", "ex-003", "ex-004", "ex-005", "ex-006", "ex-007",
+                        "ex-008") if await index.store.find_by_event("gnome", e)}
+    assert made == {"ex-001", "ex-002", "ex-003", "ex-007"}
