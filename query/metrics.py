@@ -103,13 +103,15 @@ class QueryMetrics:
 
     def observe_retrieve(self, tenant: str, nuggets: int, documents: int,
                          suppressed: int) -> None:
-        """Record one successful Retrieve."""
+        """Record one successful Retrieve. A tenant's series start at 0 on its first
+        request, so a tenant whose queries never reached a nugget shows a 0% retrieval
+        rate instead of no series."""
         self.retrieve_requests.labels(tenant).inc()
-        if nuggets:
-            self.retrieve_requests_with_nuggets.labels(tenant).inc()
-            self.retrieved_items.labels(tenant, "nugget").inc(nuggets)
-        if documents:
-            self.retrieved_items.labels(tenant, "document").inc(documents)
+        self.retrieve_requests_with_nuggets.labels(tenant).inc(1 if nuggets else 0)
+        self.retrieved_items.labels(tenant, "nugget").inc(nuggets)
+        self.retrieved_items.labels(tenant, "document").inc(documents)
+        self.cited_items.labels(tenant, "nugget").inc(0)
+        self.cited_items.labels(tenant, "document").inc(0)
         if suppressed:
             self.governance_suppressed.labels(tenant).inc(suppressed)
 

@@ -41,6 +41,16 @@ def test_retrieval_and_citation_rates_are_computable() -> None:
     assert value(r, "nuggetflow_query_governance_suppressed_total", tenant="acme") == 1
 
 
+def test_a_tenant_without_nugget_hits_has_zero_series_not_none() -> None:
+    m = Metrics.create()
+    m.query.observe_retrieve("initech", nuggets=0, documents=4, suppressed=0)
+    r = m.registry
+    for name, labels in (("nuggetflow_query_retrieve_requests_with_nuggets_total", {}),
+                         ("nuggetflow_query_retrieved_items_total", {"type": "nugget"}),
+                         ("nuggetflow_query_cited_items_total", {"type": "nugget"})):
+        assert r.get_sample_value(name, {"tenant": "initech", **labels}) == 0.0, name
+
+
 def test_pipeline_metrics_names_and_units() -> None:
     m = Metrics.create()
     p = m.pipeline
