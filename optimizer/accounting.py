@@ -34,6 +34,8 @@ class Meter:
     retries: int = 0
     estimated: bool = False
     started: float = field(default_factory=time.perf_counter)
+    #: role -> [prompt tokens, completion tokens, cost in USD]
+    usage: dict[str, list[float]] = field(default_factory=dict)
 
     @property
     def total_calls(self) -> int:
@@ -64,6 +66,10 @@ class Meter:
                cost_usd: float = 0.0, estimated: bool = False) -> None:
         """Count one completed call."""
         self.calls[role] += 1
+        used = self.usage.setdefault(role, [0, 0, 0.0])
+        used[0] += prompt_tokens
+        used[1] += completion_tokens
+        used[2] += cost_usd
         self.prompt_tokens += prompt_tokens
         self.completion_tokens += completion_tokens
         self.cost_usd += cost_usd
@@ -75,7 +81,10 @@ class Meter:
                 "prompt_tokens": self.prompt_tokens,
                 "completion_tokens": self.completion_tokens, "tokens": self.tokens,
                 "tokens_estimated": self.estimated, "cost_usd": round(self.cost_usd, 6),
-                "retries": self.retries, "seconds": round(self.seconds, 3)}
+                "retries": self.retries, "seconds": round(self.seconds, 3),
+                "usage_by_role": {r: {"prompt_tokens": int(u[0]), "completion_tokens": int(u[1]),
+                                      "cost_usd": round(u[2], 6)}
+                                  for r, u in sorted(self.usage.items())}}
 
 
 def estimate_tokens(*texts: str) -> int:

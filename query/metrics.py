@@ -191,6 +191,22 @@ class PipelineMetrics:
         if cost_dollars:
             self.llm_cost.labels(role).inc(cost_dollars)
 
+    def observe_usage(self, summary: dict[str, object]) -> None:
+        """Record the LLM calls, tokens and cost of one meter (``Meter.summary()``), per
+        role: an INO run or an actionability call."""
+        calls = summary.get("calls_by_role", {})
+        usage = summary.get("usage_by_role", {})
+        if not isinstance(calls, dict) or not isinstance(usage, dict):
+            return
+        for role, n in calls.items():
+            self.llm_calls.labels(role, "ok").inc(n)
+            used = usage.get(role, {})
+            for kind in ("prompt", "completion"):
+                if used.get(f"{kind}_tokens"):
+                    self.llm_tokens.labels(role, kind).inc(used[f"{kind}_tokens"])
+            if used.get("cost_usd"):
+                self.llm_cost.labels(role).inc(used["cost_usd"])
+
     def observe_event(self, agent: str, outcome: str) -> None:
         """Record one event handled by an agent (outcome: ok, skipped, dead_letter, ...)."""
         self.events.labels(agent, outcome).inc()

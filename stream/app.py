@@ -142,7 +142,8 @@ def build_worker(settings: Settings, *, metrics: Metrics | None = None,
                             lambda: make_roles(settings, embedder=index.embedder,
                                                on_retry=on_llm_retry),
                             settings.stream_optimize_concurrency
-                            if "optimize" in enabled_agents(settings) else 0)
+                            if "optimize" in enabled_agents(settings) else 0,
+                            on_usage=pipeline.observe_usage)
     steps = Steps(index, engine, settings, pipeline)
     app = create_app(settings)
     topics = Topics.from_settings(settings)

@@ -73,16 +73,24 @@ class _Extracted:
         return self.extraction
 
 
-def _extract_batch(roles: Roles, budget: Budget,
-                   contexts: Sequence[FeedbackContext]) -> list[ExtractResult]:
+#: Called with ``Meter.summary()`` of every actionability call (the worker's metrics).
+UsageHook = Callable[[dict[str, object]], None]
+
+
+def _extract_batch(roles: Roles, budget: Budget, contexts: Sequence[FeedbackContext],
+                   on_usage: UsageHook | None = None) -> list[ExtractResult]:
     out: list[ExtractResult] = []
     for ctx in contexts:
+        meter = Meter(budget)
         try:
-            out.append(roles.actionability.extract(ctx, Meter(budget)))
+            out.append(roles.actionability.extract(ctx, meter))
         except Exception as exc:  # reported per event: one bad event must not stop others
             out.append(exc)
             if isinstance(exc, NuggetflowError) and exc.retriable:
                 break
+        finally:
+            if on_usage is not None and meter.total_calls:
+                on_usage(meter.summary())
     return out
 
 
@@ -105,7 +113,8 @@ class InlineEngine:
     """Everything in the caller's event loop (embedded runner, unit tests)."""
 
     def __init__(self, store: IndexStore, embedder: Embedder, roles: Roles,
-                 settings: Settings) -> None:
+                 settings: Settings, on_usage: UsageHook | None = None) -> None:
+        self.on_usage = on_usage
         self.store = store
         self.embedder = embedder
         self.roles = roles
@@ -121,7 +130,8 @@ class InlineEngine:
     async def extract(self, contexts: Sequence[FeedbackContext]) -> list[ExtractResult]:
         """See :meth:`Engine.extract`."""
         return _extract_batch(self.roles, Budget(self.settings.budget_calls,
-                                                 self.settings.budget_tokens), contexts)
+                                                 self.settings.budget_tokens), contexts,
+                              self.on_usage)
 
     async def optimize(self, ctx: FeedbackContext, extraction: Extraction) -> Outcome:
         """See :meth:`Engine.optimize`."""
@@ -158,7 +168,9 @@ class ThreadedEngine:
 
     def __init__(self, settings: Settings, embedder: Embedder,
                  store_factory: Callable[[], IndexStore],
-                 roles_factory: Callable[[], Roles], concurrency: int) -> None:
+                 roles_factory: Callable[[], Roles], concurrency: int,
+                 on_usage: UsageHook | None = None) -> None:
+        self.on_usage = on_usage
         self.settings = settings
         self.embedder = embedder
         self.store_factory = store_factory
@@ -211,7 +223,8 @@ class ThreadedEngine:
             raise RuntimeError("ThreadedEngine.start() was not called")
         budget = Budget(self.settings.budget_calls, self.settings.budget_tokens)
         return await asyncio.get_running_loop().run_in_executor(
-            self._executor, _extract_batch, self._roles, budget, list(contexts))
+            self._executor, _extract_batch, self._roles, budget, list(contexts),
+            self.on_usage)
 
     async def optimize(self, ctx: FeedbackContext, extraction: Extraction) -> Outcome:
         """See :meth:`Engine.optimize` (runs on a free slot; waits for one)."""

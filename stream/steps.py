@@ -261,10 +261,7 @@ class Steps:
         for it in r.history:
             for p in it.probes:
                 self.metrics.observe_probe(tenant, r.variant, p.passed)
-        calls = outcome.accounting.get("calls_by_role", {})
-        if isinstance(calls, dict):
-            for role, n in calls.items():
-                self.metrics.llm_calls.labels(role, "ok").inc(n)
+        self.metrics.observe_usage(outcome.accounting)
 
     # --- nuggets.candidates -> nuggets.reviews (review policy) ------------------------
 

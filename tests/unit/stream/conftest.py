@@ -75,7 +75,8 @@ def make_steps(index: NuggetIndex, engine: Engine, settings: Settings, metrics: 
 async def steps(index: NuggetIndex, stream_settings: Settings, metrics: Metrics,
                 sleeps: list[float]) -> AsyncIterator[Steps]:
     """The steps on the index, with the local backend run inline."""
-    engine = InlineEngine(index.store, index.embedder, local_roles(), stream_settings)
+    engine = InlineEngine(index.store, index.embedder, local_roles(), stream_settings,
+                          on_usage=metrics.pipeline.observe_usage)
     await engine.start()
     yield make_steps(index, engine, stream_settings, metrics, sleeps)
     await engine.stop()

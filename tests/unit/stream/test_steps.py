@@ -108,6 +108,23 @@ async def test_every_decision_is_logged_with_its_reason(
     assert dl["tenant"] == "initech" and dl["event"] == "e-bad" and dl["reason"]
 
 
+async def test_llm_calls_tokens_per_role_include_actionability(
+        steps: Steps, metrics: Metrics) -> None:
+    """Every role's calls and tokens reach the metrics: the actionability call of each
+    event and the INO roles of each nugget (the local backend's tokens are estimates)."""
+    record = await correction_record(steps, fb("e-usage"))
+    assert value(metrics, "nuggetflow_llm_calls_total", role="actionability",
+                 outcome="ok") == 1
+    assert value(metrics, "nuggetflow_llm_tokens_total", role="actionability",
+                 direction="prompt") > 0
+    result = await steps.optimize(record)
+    assert result.outcome == "candidate", result
+    for role in ("generator", "anchors"):
+        assert value(metrics, "nuggetflow_llm_calls_total", role=role, outcome="ok") >= 1
+        assert value(metrics, "nuggetflow_llm_tokens_total", role=role,
+                     direction="prompt") > 0
+
+
 async def test_ingest_accepts_protobuf_binary(steps: Steps) -> None:
     binary = parse_event(fb("e-bin")).SerializeToString()
     [result] = await steps.ingest([rec(binary)])
