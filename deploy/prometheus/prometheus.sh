@@ -21,6 +21,9 @@ Commands:
   status          print whether it runs (exit 0 running, 3 not)
   reload          ask the running server to re-read its config (POST /-/reload)
   check CONFIG    promtool check config CONFIG
+  targets JOB ADDR...
+                  write deploy/prometheus/targets/JOB.json (JOB: query or worker)
+                  with these host:port addresses; a running server picks it up
   reset           stop and wipe the TSDB data
   env             print the effective settings
 
@@ -32,6 +35,8 @@ Config file for start (first that applies):
 Environment (defaults in brackets):
   NUGGETFLOW_PROMETHEUS_PORT           listen port on 127.0.0.1     [19090]
   NUGGETFLOW_PROMETHEUS_CONFIG         config file (see above)
+  NUGGETFLOW_PROMETHEUS_TARGETS        folder the targets command writes
+                                       [deploy/prometheus/targets]
   NUGGETFLOW_PROMETHEUS_RETENTION      --storage.tsdb.retention.time [7d]
   NUGGETFLOW_PROMETHEUS_START_TIMEOUT  seconds to wait for /-/ready  [60]
   NUGGETFLOW_PROMETHEUS_STOP_TIMEOUT   seconds before SIGKILL        [30]
@@ -232,6 +237,22 @@ cmd_reload() {
   log "config reloaded"
 }
 
+cmd_targets() {
+  [[ $# -ge 2 ]] || die "usage: targets query|worker HOST:PORT..."
+  local job="$1"; shift
+  [[ "$job" == "query" || "$job" == "worker" ]] || die "job must be query or worker, not '$job'"
+  local addr list=""
+  for addr in "$@"; do
+    [[ "$addr" =~ ^[A-Za-z0-9_.-]+:[0-9]{1,5}$ ]] || die "not a host:port address: '$addr'"
+    list+="${list:+, }\"$addr\""
+  done
+  local dir="${NUGGETFLOW_PROMETHEUS_TARGETS:-$SCRIPT_DIR/targets}"
+  local file="$dir/$job.json"
+  mkdir -p "$dir"
+  printf '[\n  {"targets": [%s]}\n]\n' "$list" >"$file.tmp" && mv "$file.tmp" "$file"
+  log "wrote $file: $*"
+}
+
 cmd_reset() {
   cmd_stop
   log "wiping $DATA_DIR"
@@ -260,6 +281,7 @@ case "$cmd" in
   status) cmd_status ;;
   reload) cmd_reload ;;
   check) cmd_check "$@" ;;
+  targets) cmd_targets "$@" ;;
   reset) cmd_reset ;;
   env) cmd_env "$@" ;;
   -h|--help|help) usage ;;

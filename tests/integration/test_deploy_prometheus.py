@@ -156,14 +156,20 @@ async def target(tmp_path: Path, embedder: MiniLMEmbedder,
 def prometheus(tmp_path: Path, target: Target) -> Iterator[Prometheus]:
     port = free_port()
     config = tmp_path / "prometheus.yml"
+    # Targets come from a file the script writes, as in deploy/prometheus/prometheus.yml.
     config.write_text(
         "global: {scrape_interval: 1s, evaluation_interval: 1s}\n"
         f"rule_files: ['{DEPLOY / 'prometheus' / 'alerts.yml'}']\n"
         "scrape_configs:\n"
         "  - job_name: nuggetflow-query\n"
-        f"    static_configs: [{{targets: ['127.0.0.1:{target.metrics_port}']}}]\n")
+        f"    file_sd_configs: [{{files: ['{tmp_path / 'targets'}/query*.json'],"
+        " refresh_interval: 1s}]\n")
     env = {**os.environ, "NUGGETFLOW_PROMETHEUS_PORT": str(port),
-           "NUGGETFLOW_VAR_DIR": str(tmp_path / "var")}
+           "NUGGETFLOW_VAR_DIR": str(tmp_path / "var"),
+           "NUGGETFLOW_PROMETHEUS_TARGETS": str(tmp_path / "targets")}
+    wrote = run(str(PROMETHEUS_SH), "targets", "query", f"127.0.0.1:{target.metrics_port}",
+                env=env)
+    assert wrote.returncode == 0, wrote.stderr
     proc = run(str(PROMETHEUS_SH), "start", str(config), env=env)
     if proc.returncode != 0:
         pytest.fail("Prometheus did not start:\n" + proc.stdout + proc.stderr)
