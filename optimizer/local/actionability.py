@@ -54,6 +54,7 @@ from optimizer.claims import (
 from optimizer.local.residue import (
     apply_self_corrections,
     strip_frame,
+    strip_quoted,
     strip_residue,
     strip_sign_off,
 )
@@ -83,7 +84,8 @@ _PRAISE = re.compile(
     r"saved|did the trick)\s+(?:it|that|this|me|my|us|our|for me|for us|like a charm|"
     r"perfectly|great|fine|first try|the first time|first time|right away|straight away|"
     r"instantly|immediately)\b|\b(?:it|that|this|which)\s+(?:worked|works|helped|fixed it|did "
-    r"it|did the trick)\b|\bworks? now\b|\ball good\b|\bfine again\b|\bback to normal\b",
+    r"it|did the trick)\b|\bworks? now\b|\ball good\b|\bfine again\b|\bback to normal\b|"
+    r"\b(?:loving|love) (?:the|this|it|your)\b|\bkeep (?:it up|up the good work)\b",
     re.IGNORECASE)
 #: Agreement with the answer.
 _CONFIRM = re.compile(r"^(?:yes|yep|yeah|exactly|correct|right|indeed|true|agreed)\b",
@@ -157,7 +159,8 @@ _SYMPTOM = re.compile(
 #: pupils think the corner is a magic trick"): an opinion.
 _MENTAL = re.compile(
     r"\b(?:nobody|no one|everyone|everybody|people|anyone|i|we|they)\s+(?:[\w-]+\s+){0,4}?"
-    r"(?:understands?|knows?|remembers?|cares?|gets it|realises?|realizes?)\b|"
+    r"(?:understands?|knows?|remembers?|cares?|gets it|realises?|realizes?|"
+    r"(?:has|have|had) (?:ever )?heard of)\b|"
     r"\b(?:can't|cannot|don't|do not)\s+remember\b|"
     r"^(?:[\w'-]+\s+){1,4}(?:think|thinks|thought|believe|believes|assume|assumes)\b",
     re.IGNORECASE)
@@ -176,13 +179,23 @@ _WISH = re.compile(r"\b(?:it\s+(?:would|'d)\s+be\s+(?:\w+\s+)?(?:great|nice|good
                    r"useful|awesome|lovely|amazing|ideal|better|cool|brilliant)\s+(?:if|to)\b|"
                    r"(?:i|we)\s+wish\b|(?:would|'d)\s+love\s+(?:it\s+)?(?:if|to)\b|"
                    r"feature request|(?:could|can) you (?:please )?add\b)", re.IGNORECASE)
+#: Context offered for a question: "we're on 13.0.1 if that matters", "fwiw".
+_CONTEXT_NOTE = re.compile(r"\b(?:if (?:that|it|this) (?:matters|helps)|in case (?:that|it|this) "
+                           r"(?:matters|helps)|for context|fwiw|for what it's worth)\b",
+                           re.IGNORECASE)
+#: What the writer needs from someone: "I need the number of accounts with sudo".
+_NEED = re.compile(r"\b(?:i|we)\s+(?:urgently\s+|really\s+|still\s+)?need\s+(?:the|a|an|some|"
+                   r"all|evidence|confirmation|a list|to know|to get|to have|to see)\b|"
+                   r"\bplease advise\b|^(?:please\s+)?(?:advise|let (?:me|us) know|get back to "
+                   r"(?:me|us))\b", re.IGNORECASE)
 #: A remark to a colleague in the thread: "@Kenji this bit you last week" (not "@here").
 _TO_COLLEAGUE = re.compile(r"^@(?!(?:here|channel|everyone|all)\b)[\w.-]+", re.IGNORECASE)
 #: The assistant as the subject: "the bot could at least pretend", "one might have hoped
 #: the assistant would know".
 _ASSISTANT_SUBJECT = re.compile(
     r"\b(?:the|this|your|our)\s+(?:bot|assistant|chatbot|ai|tool|model)\s+(?:could|should|"
-    r"would|might|must|needs?|has to|ought|is|was|keeps|doesn't|does not|can't|cannot)\b",
+    r"would|might|must|needs?|has to|ought|is|was|keeps|doesn't|does not|can't|cannot|told|"
+    r"said|says|suggested|wrote|gave)\b",
     re.IGNORECASE)
 #: The words of a test message ("test test 123", "testing, please ignore").
 _TEST_WORDS = frozenset("""test tests testing ping hello hi hey ignore please pls this is a
@@ -270,7 +283,7 @@ class LocalActionability:
         praises the answer, a short status remark without a rule ("db-01 is back") is
         part of the praise."""
         text = strip_sign_off(apply_self_corrections(restore_contractions(
-            plain_text(ctx.comment, keep_lines=True))))
+            strip_quoted(plain_text(ctx.comment, keep_lines=True)))))
         parts = [(raw, kind) for s in split_sentences(text) for raw, kind in
                  self._after_colon(s, ctx)]
         views = [(raw, view(raw)) for raw, _ in parts]
@@ -317,12 +330,13 @@ class LocalActionability:
         sentence whole."""
         head, sep, tail = sentence.partition(": ")
         if not sep or any(i.kind in STRONG_KINDS for i in items(head)) or \
-                len(tokens(head)) < 3 or len(tokens(tail)) < 4:
+                len(tokens(head)) < 3 or len(tokens(_without_items(tail))) < 3 or \
+                _instruction(head):
             return [(sentence, "")]
         hv = view(head)
         story = hv.personal and past_tense(head) and not hv.about_answer
         kind = self._kind(hv, ctx)
-        if kind not in ("chatter", "praise") and not story:
+        if kind not in ("chatter", "praise", "meta") and not story:
             return [(sentence, "")]  # a claim, or a verdict announcing one ("X is pointless:")
         return [(head + ":", "praise" if kind == "praise" else "chatter"),
                 (tail[:1].upper() + tail[1:], "")]
@@ -373,6 +387,13 @@ class LocalActionability:
             return "verdict"
         if _HEDGE.search(v.text) or _DOUBT.search(v.text):
             return "opinion"  # a guess is not a fact to publish
+        if _CONTEXT_NOTE.search(v.text) and not (v.firm_modal or _strict_policy(v)):
+            return "chatter"  # "we're on bacula 13.0.1 if that matters"
+        if _NEED.search(v.text) and not _strict_policy(v):
+            return "chatter"  # "for the audit I need the number of sudo accounts by 12 May"
+        if past_tense(v.text) and re.search(r"\bagain\b", v.text, re.IGNORECASE) and not (
+                v.modal or v.policy):
+            return "chatter"  # "apt update on ps09 took 14 minutes AGAIN"
         if _TO_COLLEAGUE.match(v.text) and not _strict_policy(v):
             return "chatter"  # "@Kenji this is the thing that bit you last week"
         if _ASSISTANT_SUBJECT.search(v.text) and not v.strong:
@@ -710,6 +731,15 @@ _QUESTION_NP = re.compile(
     r"^(?i:do|does|did|doesn't|didn't|don't|is|isn't|are|aren't|was|wasn't|can|can't|will|"
     r"won't|has|hasn't|have|haven't|should|shouldn't)\s+((?:the|this|that|our|your|a|an)\s+"
     r"(?:[\w&'-]+\s+){0,3}?[\w&'-]+|(?:[A-Z][\w&'-]*\s+){0,3}[A-Z][\w&'-]*)\s+[a-z]")
+
+
+def _without_items(text: str) -> str:
+    """The text with its concrete items blanked out ("expire it: `usermod -e 1 x`" leaves
+    "expire it:")."""
+    for it in sorted(items(text), key=lambda i: -i.start):
+        if it.kind in STRONG_KINDS:
+            text = text[:it.start] + " " + text[it.end:]
+    return text
 
 
 def _resolve(sentence: str, antecedent: str) -> str:

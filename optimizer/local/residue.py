@@ -110,7 +110,10 @@ _AGREE = re.compile(
 _GIVEN_BY = re.compile(
     r"\s+(?:that\s+)?(?:they|he|she|someone|somebody|people)\s+(?:gave|told|sent|showed|"
     r"offered)\s+(?:me|us)(?=\s+(?:is|was|are|were)\b)", re.IGNORECASE)
-_ASIDE = re.compile(r",\s*(?:though|however|anyway|honestly|frankly)\s*,", re.IGNORECASE)
+_ASIDE = re.compile(r",\s*(?:though|however|anyway|honestly|frankly|sorry)\s*,|"
+                    # "(that one bit us on kvm03)": a story in brackets
+                    r"\s*\((?:that|this|which|it)?\s*(?:one\s+)?(?:bit|caught|burned|burnt|got)"
+                    r"\s+(?:us|me)\b[^)]*\)", re.IGNORECASE)
 # A copula with nothing after it but a verdict: "Our guideline is different", "that was
 # the real problem", "Not a bug".
 _EMPTY_VERDICT = re.compile(
@@ -287,9 +290,17 @@ def _possession(toks: list[str], i: int) -> bool:
 
 
 def _states_rule(clause: str) -> bool:
+    """A negation, a modal, or a state word after a form of "be" ("is locked", "are
+    blocked"): "I locked myself out" is the writer's act, not a rule."""
     toks = tokens(clause)
-    return negated(clause) or any(t in _RULE_WORDS and not _possession(toks, i)
-                                  for i, t in enumerate(toks))
+    return negated(clause) or any(
+        (t in MODALS and not _possession(toks, i)) or (
+            t in _RULE_WORDS and any(b in _BE for b in toks[max(0, i - 3):i]))
+        for i, t in enumerate(toks))
+
+
+_BE = frozenset("""is are was were be been being stays stay remain remains get gets 's
+'re""".split())
 
 
 def _narrative(clause: str) -> bool:
@@ -362,8 +373,30 @@ _SIGN_OFF = re.compile(
     r"\s*[.!]*\s*$", re.IGNORECASE)
 
 
+# Where a reply's own text ends: a forwarded or original message, or "On ... wrote:".
+_QUOTED_START = re.compile(r"^\s*(?:-{2,}\s*(?:forwarded message|original message)\b.*|"
+                           r"on .{5,100} wrote:\s*|begin forwarded message:?\s*)$",
+                           re.IGNORECASE | re.MULTILINE)
+# A name alone on the last line ("Oskar", "Ana Lima").
+_NAME_LINE = re.compile(r"\n\s*[-–—~]?\s*(?-i:[A-Z][a-z'-]+)(?:\s+(?-i:[A-Z][a-z'-]+))?\s*$")
+
+
+def strip_quoted(message: str) -> str:
+    """The writer's own text of a reply: what follows a forwarded-message or "On ...
+    wrote:" line goes, and so do lines quoted with ">"."""
+    m = _QUOTED_START.search(message)
+    if m and len(tokens(message[:m.start()])) >= 3:
+        message = message[:m.start()]
+    return "\n".join(line for line in message.splitlines()
+                     if not line.lstrip().startswith(">")).strip()
+
+
 def strip_sign_off(message: str) -> str:
-    """The message without the sign-off at its end (see ``_SIGN_OFF``)."""
+    """The message without the sign-off at its end (see ``_SIGN_OFF``), or a name alone
+    on its last line."""
+    name = _NAME_LINE.search(message)
+    if name and len(tokens(message[:name.start()])) >= 3:
+        message = message[:name.start()].rstrip()
     m = _SIGN_OFF.search(message)
     if not m or len(tokens(message[:m.start()])) < 3:
         return message
@@ -381,6 +414,28 @@ _EDIT_NOTE = re.compile(r"(?:^|(?<=[.!?\n])\s*)\s*(?:edit|update|correction|ps)\
                         re.IGNORECASE)
 
 
+_EDIT_SENTENCE = re.compile(r"(?:^|(?<=[.!?\n]))\s*(?:edit|update|correction)\s*:\s*([^\n]*?"
+                            r"(?:[.!?](?=\s)|$))", re.IGNORECASE | re.MULTILINE)
+
+
+def _apply_edit_sentences(text: str) -> str:
+    """"edit: the window is 23:30 to 03:00, not 00:00, sorry" after "between 00:00 and
+    03:00": the one value of the note the message did not have replaces the one it
+    overturns ("not 00:00"), and the note goes."""
+    for m in list(_EDIT_SENTENCE.finditer(text))[::-1]:
+        note, head = m.group(1), text[:m.start()]
+        neg = re.search(r"\bnot\s+(" + _VALUE + r")", note, re.IGNORECASE)
+        if not neg:
+            continue
+        old = neg.group(1).rstrip(".,;")
+        new = {v.rstrip(".,;") for v in re.findall(_VALUE, note[:neg.start()])}
+        new = {v for v in new if not re.search(rf"(?<![\w.:]){re.escape(v)}(?![\w:])", head)}
+        pattern = rf"(?<![\w.:]){re.escape(old)}(?![\w:])"
+        if len(new) == 1 and re.search(pattern, head):
+            text = re.sub(pattern, new.pop(), head).rstrip() + " " + text[m.end():].lstrip()
+    return text.strip()
+
+
 def apply_self_corrections(message: str) -> str:
     """The message with the writer's own repairs applied: "valid 30 days — sorry, 14
     days" reads "valid 14 days"; an "edit: 60 days, not 90" note replaces 90 days where
@@ -389,6 +444,7 @@ def apply_self_corrections(message: str) -> str:
         unit = m.group(4) or m.group(2) or ""
         return f"{m.group(3)}{unit}"
     text = _INLINE_REPAIR.sub(inline, message)
+    text = _apply_edit_sentences(text)
     for m in list(_EDIT_NOTE.finditer(text)):
         new, unit, old = m.group(1), (m.group(2) or "").strip(), m.group(3)
         head = text[:m.start()]

@@ -130,6 +130,25 @@ CASES = {
         "Parcel photos are kept for a year.",
         "not a year. parcel photos are kept for 45 days and then purged by `photoreaper`. "
         "the signed delivery notes are kept longer afaik", True),
+    "context-for-a-question": (
+        "does the nightly sync cover the archive share",
+        "The nightly sync covers every share.",
+        "does the 02:00 sync on fs-03 also cover the archive share? we run syncd 4.2 if "
+        "that matters", False),
+    "slow-again": (
+        "why is the till update slow",
+        "Updates come from the central mirror.",
+        "The till update on till-07 took 25 minutes over the shop wifi again. Painful.",
+        False),
+    "never-heard-of-it": (
+        "how do I book a pool car",
+        "Use FleetDesk to book a pool car.",
+        "Way too long an answer. Nobody in our depot has ever heard of FleetDesk.", False),
+    "the-writer-needs-numbers": (
+        "list admin accounts on the payroll server",
+        "Run getent group admin on pay-01.",
+        "For the annual audit we need the number of admin accounts on pay-01 and pay-02. "
+        "Please advise by Friday.", False),
     "symptom-at-a-time-of-day": (
         "hall projector image problems",
         "Check the cable.",

@@ -259,6 +259,41 @@ MESSAGES = {
         "service desk that the lock time on council laptops is fixed at ten minutes.",
         ("The lock time on council laptops is fixed at ten minutes.",),
         ("informed", "having tried")),
+    # Mail: a forwarded thread below the reply, a name alone on the last line.
+    "a-reply-above-a-forwarded-thread": Message(
+        "reload the intranet after a theme change",
+        "Run systemctl restart lighttpd on intra-01.",
+        "Quick correction to what the assistant told Priya below: intra-01 runs Caddy, "
+        "not lighttpd. Run `systemctl reload caddy` instead.\n\nMarek\n\n"
+        "---------- Forwarded message ---------\nFrom: Priya <priya@example.org>\n"
+        "Date: Tue, 4 Feb, 10:12\nSubject: theme\n\nHi Marek, the assistant says restart "
+        "lighttpd. We'd like the new logo live by Thursday 08:00.\n"
+        "> From: Comms <comms@example.org>\n> Can the logo change please?",
+        ("intra-01 runs Caddy, not lighttpd.",),
+        ("Marek", "Thursday", "Priya", "logo", "10:12")),
+    "an-edit-note-with-a-range": Message(
+        "when can I schedule the payroll export",
+        "Any time except midnight.",
+        "Nothing may be scheduled on pay-01 between 01:00 and 04:00, that's the payroll "
+        "run.\n\nedit: the payroll window is 22:00 to 04:00, not 01:00, sorry, it changed "
+        "in spring.",
+        ("Nothing may be scheduled on pay-01 between 22:00 and 04:00.",),
+        ("01:00", "sorry", "edit")),
+    "a-story-in-brackets": Message(
+        "do I need to rebuild the initramfs after editing crypttab",
+        "No, crypttab is read at boot.",
+        "Yes: after editing /etc/crypttab run `update-initramfs -u` (that one bit us on "
+        "db-07 last winter).",
+        ("After editing /etc/crypttab run update-initramfs -u.",),
+        ("bit us", "winter")),
+    "locked-myself-out-and-praise": Message(
+        "give a contractor shell access on build-02",
+        "Add them to the admin group.",
+        "Thanks! My second day here I did exactly that and locked myself out of build-02, "
+        "so careful. Contractors get shell access only through the bastion host "
+        "bastion-01. Loving the new search, keep it up!",
+        ("Contractors get shell access only through bastion-01.",),
+        ("locked myself", "loving", "keep it up")),
 }
 
 
