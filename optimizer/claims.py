@@ -184,7 +184,7 @@ def split_sentences(text: str) -> list[str]:
         if not line:
             continue
         start = 0
-        for m in re.finditer(r"[.!?…]+[\"'”’)]*\s+(?=[^\W_]|[\"'“‘(`~/<\[@#])", line):
+        for m in re.finditer(r"[.!?…]+[\"'”’)]*\s+(?=[^\W_]|[\"'“‘(`~/<\[@#\\])", line):
             chunk = line[start:m.end()].strip()
             if _ABBREV.search(chunk.rstrip(" \"'”’)")):
                 continue
@@ -479,7 +479,7 @@ _NEG_BEFORE = NEGATIONS - {"instead", "rather", "replaced", "removed", "disabled
                           "forbidden", "prohibited", "denied", "unavailable", "gone",
                           "deprecated", "discontinued", "retired", "dropped", "unsupported",
                           "obsolete", "outdated"} | {"except", "previously", "formerly",
-                                                    "legacy"}
+                                                    "legacy", "stopped", "ceased"}
 _NEG_AFTER = frozenset("""not never longer anymore disabled removed blocked forbidden
 prohibited gone deprecated discontinued retired unavailable unsupported obsolete outdated
 replaced dropped denied end-of-life eol unmaintained""".split())

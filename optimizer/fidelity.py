@@ -232,12 +232,25 @@ def _negates_value(fact: str, item: Item) -> bool:
                    for o in others):
                 return False
         elif neg.start() >= item.end and any(
-                o.start >= neg.end() and _PLACE.fullmatch(fact[neg.end():o.start])
+                o.start >= neg.end() and (_PLACE.fullmatch(fact[neg.end():o.start]) or
+                                          _object_of(fact[neg.end():o.start]))
                 for o in others):
-            return False  # "Night Light is not in Displays": the place is negated
+            # "Night Light is not in Displays", "gw-2 no longer accepts RSA keys": what
+            # follows the negation is negated, not the subject ("X is not allowed on
+            # office PCs" still negates X: the PCs only scope it).
+            return False
     return True
 
 
+def _object_of(between: str) -> bool:
+    """The words between a negation and a value make the value a verb's object ("no
+    longer accepts"), not a scope after a participle ("not allowed on")."""
+    toks = tokens(between)
+    return 0 < len(toks) <= 3 and not set(toks) & _PREPOSITIONS
+
+
+_PREPOSITIONS = frozenset("""on in at for to under from by with within inside across via
+into onto""".split())
 _NEGATION = re.compile(r"\b(?:not|no|never|nor|cannot)\b|n't\b", re.IGNORECASE)
 _PLACE = re.compile(r"\s*(?:longer\s+|anymore\s+)?(?:in|under|on|at|inside|within|part of|"
                     r"listed (?:in|under))\s+(?:the\s+)?", re.IGNORECASE)

@@ -118,10 +118,11 @@ _HEDGE = re.compile(r"\b(?:maybe|perhaps|probably|possibly|i think|i guess|i bel
                     r"afaik|iirc|i'm not certain|might be mixing|i may be wrong|don't quote me)\b",
     re.IGNORECASE)
 #: A time of one event: what happened then is an incident, not a standing rule.
-_EPISODIC = re.compile(r"\b(?:yesterday|last (?:night|week|month|time|friday|monday|"
+_EPISODIC = re.compile(r"\b(?:yesterday|last (?:night|week|month|year|time|friday|monday|"
                        r"tuesday|wednesday|thursday|saturday|sunday)|this (?:morning|"
                        r"afternoon|evening)|earlier today|tonight|just now|\d+ (?:minutes?|"
-                       r"hours?|days?) ago|an? (?:hour|minute|day) ago)\b", re.IGNORECASE)
+                       r"hours?|days?) ago|an? (?:hour|minute|day) ago|in the end)\b",
+                       re.IGNORECASE)
 #: When something happened: a clock time or "today" (with a verb in the past tense).
 _WHEN = re.compile(r"\b(?:today|(?:at|around|about|since)\s+\d{1,2}[:.]\d{2})\b",
                    re.IGNORECASE)
@@ -350,6 +351,9 @@ class LocalActionability:
             return kind
         if _DOUBT.search(v.text) or _WISH.search(v.text):
             return kind  # its clauses stand under the doubt or the wish
+        if kind == "chatter" and _EPISODIC.search(v.text) and past_tense(v.text) and not (
+                v.firm_modal or _strict_policy(v)):
+            return kind  # a story with its date: "Last week ... nobody could save it"
         clauses = [c for c in clause_split(v.text) if tokens(c)]
         if len(clauses) < 2:
             return kind
@@ -441,7 +445,9 @@ class LocalActionability:
             return "meta" if _TONE.search(v.text) or not (v.evaluative or v.negation) \
                 else "verdict"
         if (_EPISODIC.search(v.text) or (_WHEN.search(v.text) and past_tense(v.text))) and not (
-                v.modal or v.policy):
+                (v.modal and not re.search(r"\b(?:could|would)(?:n't| not)?\b", v.text,
+                                           re.IGNORECASE)) or _strict_policy(v)):
+            # ("nobody could save the plan last week": a past "could" is the story's)
             return "chatter"  # what happened once ("hung around 14:20 today") is no rule
         if not strip_residue(v.text):
             # Every clause is talk: "I have a deadline on Thursday", "I lost an hour on
@@ -595,6 +601,7 @@ def _support(v: SentenceView, ctx: FeedbackContext) -> bool:
     not an anecdote, not about the answer, at least six words of which three are new."""
     if v.question or v.system or v.about_answer or v.evaluative >= 2 or v.words < 2 or \
             v.text.rstrip().endswith(":") or _TO_COLLEAGUE.match(v.text) or (
+                past_tense(v.text) and not (v.firm_modal or _strict_policy(v))) or (
                 v.personal and past_tense(v.text) and not (
                     v.firm_modal or _strict_policy(v))):
         return False  # also a label, "@Kenji this bit you", "I went through all of that"

@@ -155,3 +155,13 @@ def test_a_team_name_with_an_ampersand_is_not_the_writer() -> None:
     from optimizer.fidelity import conversational_text
     assert conversational_text("", "Access requests go to I&O and R&D signs them off.") == []
     assert conversational_text("", "I&O installs it, and I checked.") != []
+
+
+def test_stopped_accepting_negates_what_follows() -> None:
+    answer = "Create an RSA key with ssh-keygen -t rsa and copy it to gw-2."
+    facts = ["gw-2 no longer accepts RSA keys."]
+    assert "rsa" in overturned_values(answer, facts)
+    assert stale_claims("Keys for gw-2", "gw-2 stopped accepting RSA keys in May.", answer,
+                        facts) == []
+    assert stale_claims("Keys for gw-2", "Copy your RSA key to gw-2.", answer,
+                        facts) == ["rsa"]

@@ -294,6 +294,15 @@ MESSAGES = {
         "bastion-01. Loving the new search, keep it up!",
         ("Contractors get shell access only through bastion-01.",),
         ("locked myself", "loving", "keep it up")),
+    "a-dated-story-then-a-windows-path": Message(
+        "where does the scanner share live on the server",
+        "It is under /srv/samba/scans.",
+        "Morning! Last month at the Leeds depot the night shift filled the scanner share "
+        "and nobody could upload manifests, so I spent an hour on fs-02 tracing it. "
+        "\\\\fs-02\\scans is /srv/scans, not under /srv/samba, and it is capped at 100 GB. "
+        "The old manifests went to tape in the end.",
+        ("The scanner share is /srv/scans, capped at 100 GB.",),
+        ("last month", "went to tape", "nobody could")),
 }
 
 
