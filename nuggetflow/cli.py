@@ -126,8 +126,8 @@ def cmd_search(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def cmd_history(args: argparse.Namespace, settings: Settings) -> int:
-    """Print every version of a nugget's lineage, a page at a time (memory stays bounded
-    however long the lineage)."""
+    """Print every version of a nugget's lineage with its title and body, a page at a time
+    (memory stays bounded however long the lineage)."""
     if args.page_size < 1:
         raise ValidationError("must be >= 1", field="--page-size")
 
@@ -141,6 +141,8 @@ def cmd_history(args: argparse.Namespace, settings: Settings) -> int:
                 print(f"v{v.version} {v.id} parent={v.parent_id or '-'} {v.publication.name} "
                       f"{v.state.name} [{v.validity.start.isoformat()}, {end}) "
                       f"sources={len(v.sources)} :: {v.change_reason}")
+                print(f"    title: {v.title}")
+                print(f"    body:  {v.body}")
             if len(page) < args.page_size:
                 return 0
             after = page[-1].id

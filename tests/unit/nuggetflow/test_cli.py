@@ -92,13 +92,15 @@ def test_history_pages_and_review_request_ids(tmp_path: Path) -> None:
 
     ids = asyncio.run(build())
     out = run(["history", ids[3], "--tenant", "acme", "--page-size", "10"], tmp_path).stdout
-    lines = out.splitlines()
+    lines = [line for line in out.splitlines() if not line.startswith(" ")]
     assert [line.split()[1] for line in lines] == ids
     assert lines[0].startswith("v1 ") and lines[-1].startswith("v25 ")
+    # Each version shows what it says: its title and body on the lines below it.
+    assert out.count("\n    title: ") == 25 and "\n    body:  Body 23.\n" in out
     review = ["review", ids[0], "--tenant", "acme", "--action", "approve",
               "--request-id", "cli-1"]
     first = json.loads(run(review, tmp_path).stdout)
     again = json.loads(run(review, tmp_path).stdout)
     assert first == again and first["requestId"] == "cli-1" and first["version"] == 26
     out = run(["history", ids[0], "--tenant", "acme", "--page-size", "25"], tmp_path).stdout
-    assert len(out.splitlines()) == 26
+    assert len([line for line in out.splitlines() if line.startswith("v")]) == 26
