@@ -599,10 +599,12 @@ def verdict(text: str) -> bool:
 def _support(v: SentenceView, ctx: FeedbackContext) -> bool:
     """A declarative sentence that adds detail to the message's claim: not personal,
     not an anecdote, not about the answer, at least six words of which three are new."""
+    first = re.split(r";\s+", v.text)[0]
     if v.question or v.system or v.about_answer or v.evaluative >= 2 or v.words < 2 or \
             v.text.rstrip().endswith(":") or _TO_COLLEAGUE.match(v.text) or (
-                past_tense(v.text) and not (v.firm_modal or _strict_policy(v))) or (
-                v.personal and past_tense(v.text) and not (
+                past_tense(v.text) and bool(_EPISODIC.search(v.text)) and not (
+                    v.firm_modal or _strict_policy(v))) or (
+                _PERSONAL_WORD.search(first) and past_tense(first) and not (
                     v.firm_modal or _strict_policy(v))):
         return False  # also a label, "@Kenji this bit you", "I went through all of that"
     if v.words < 6:
@@ -610,7 +612,6 @@ def _support(v: SentenceView, ctx: FeedbackContext) -> bool:
         # switch."), the usual way a correction says what the answer got wrong.
         return v.negation and not verdict(v.text) and not v.personal and bool(
             content_stems(v.text) - content_stems(ctx.answer) - _GENERIC)
-    first = re.split(r";\s+", v.text)[0]
     if (v.personal and not v.organisational and _PERSONAL_WORD.search(first)) or \
             _ANECDOTE.search(first) or verdict(first):
         return False

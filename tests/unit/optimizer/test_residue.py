@@ -303,6 +303,14 @@ MESSAGES = {
         "The old manifests went to tape in the end.",
         ("The scanner share is /srv/scans, capped at 100 GB.",),
         ("last month", "went to tape", "nobody could")),
+    "a-rule-then-the-writers-case-after-a-semicolon": Message(
+        "kiosk goes to sleep during the exhibition",
+        "Set a longer blank-screen delay in Settings.",
+        "Screen Blank is locked on gallery kiosks. With the motion sensor plugged in and "
+        "mains power the kiosk "
+        "stays awake all day; mine slept because the sensor cable was loose.",
+        ("With the motion sensor plugged in and mains power the kiosk stays awake all day.",),
+        ()),
 }
 
 
