@@ -111,9 +111,20 @@ def test_dockerfile_copies_existing_paths_and_runs_the_cli() -> None:
             assert f"!{src.rstrip('/')}" in ignore or f"!{src.rstrip('/')}/" in ignore, src
 
 
-def scrape_targets(config: dict[str, Any]) -> dict[str, list[str]]:
-    return {job["job_name"]: [t for sc in job["static_configs"] for t in sc["targets"]]
-            for job in config["scrape_configs"]}
+def scrape_targets(config: dict[str, Any],
+                   base: Path = DEPLOY / "prometheus") -> dict[str, list[str]]:
+    """Targets per job: static ones, and those of file discovery (the files a job's glob
+    names, relative to the config's folder)."""
+    out: dict[str, list[str]] = {}
+    for job in config["scrape_configs"]:
+        targets = [t for sc in job.get("static_configs", []) for t in sc["targets"]]
+        for sd in job.get("file_sd_configs", []):
+            files = [f for pattern in sd["files"] for f in sorted(base.glob(pattern))]
+            assert files, f"{job['job_name']}: no file matches {sd['files']}"
+            targets += [t for f in files for group in json.loads(f.read_text())
+                        for t in group["targets"]]
+        out[job["job_name"]] = targets
+    return out
 
 
 def test_prometheus_configs_scrape_the_services(compose: dict[str, Any]) -> None:
