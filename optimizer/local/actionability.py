@@ -372,8 +372,8 @@ class LocalActionability:
             return "claim"
         # Every clause is an opinion, a remark on the answer or praise: so is the
         # sentence ("apt on build-03 is painfully slow, this answer didn't help").
-        if kind == "claim" and all(k in ("opinion", "meta", "verdict", "praise", "chatter")
-                                   for k in kinds) and any(k != "chatter" for k in kinds):
+        if kind == "claim" and all(k in ("opinion", "meta", "verdict", "praise")
+                                   for k in kinds):
             return next(k for k in kinds if k != "chatter")
         return kind
 

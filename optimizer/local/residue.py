@@ -368,7 +368,7 @@ _TITLE = r"(?:mr|mrs|ms|miss|dr|prof|cllr|sr|fr)\.?"
 # Okafor, Video Production, North HS", "I remain, yours &c., Cllr Harold").
 _SIGN_OFF = re.compile(
     r"(?:^|(?<=[.!?\n])|\s)\s*(?:" + _CLOSING + r"\b[^\n]{0,40}?[,!.]?\s*(?:[-–—~]\s*)?"
-    r"(?:" + _TITLE + r"\s+)?|[-–—~]\s*(?:" + _TITLE + r"\s+)?|" + _TITLE + r"\s+)"
+    r"(?:" + _TITLE + r"\s+)?|(?:-\s+|[–—~]\s*)(?:" + _TITLE + r"\s+)?|" + _TITLE + r"\s+)"
     r"(?-i:[A-Z][\w'-]+)(?:\s+(?-i:[A-Z][\w'.-]*)){0,2}\s*(?:\([^)\n]{0,60}\)|,\s*[^\n.!?]{0,60})?"
     r"\s*[.!]*\s*$", re.IGNORECASE)
 

@@ -311,6 +311,13 @@ MESSAGES = {
         "stays awake all day; mine slept because the sensor cable was loose.",
         ("With the motion sensor plugged in and mains power the kiosk stays awake all day.",),
         ()),
+    "a-flag-at-the-end-is-not-a-sign-off": Message(
+        "make the archive restore faster",
+        "Use -j 16 on any host.",
+        "Parallel restore needs a directory-format archive. Our archives are -Fd, so -j 8 "
+        "is fine on arc-02, which has 8 cores.",
+        ("-j 8 is fine on arc-02, which has 8 cores.",),
+        ()),
 }
 
 
