@@ -21,6 +21,7 @@ from __future__ import annotations
 import re
 
 from optimizer.claims import (
+    EMOJI,
     EVALUATIVE,
     INTENSIFIERS,
     IRREGULAR_PAST,
@@ -174,9 +175,9 @@ _NO_EFFECT = re.compile(r"^(?:(?:it|that|this|which)\s+)?(?:made|makes|make) no 
                         r"^no (?:luck|joy|dice)\b|^(?:it\s+|that\s+)?did nothing\b|^(?:it\s+|"
                         r"that\s+)?(?:didn't|did not) (?:help|work|change anything)\b",
                         re.IGNORECASE)
+_EMOJI_RUN = re.compile(EMOJI.pattern + r"\s*")  # the emoji of claims.py and the space after
 _NOTE = re.compile(r"^(?i:note|nb|remember|important)\s+(?=[A-Z])")
 
-_EMOJI = re.compile("[\U0001F000-\U0001FAFF\u2600-\u26FF\u2700-\u27BF\uFE0F\u200D]+\\s*")
 
 _SWAP = {"i": "you", "me": "you", "my": "your", "mine": "yours", "myself": "yourself",
          "i'm": "you're", "i've": "you've", "i'd": "you'd", "i'll": "you'll"}
@@ -509,7 +510,7 @@ def strip_residue(sentence: str) -> str:
     if not kept:
         return ""
     out = "".join(sep + clause for sep, clause in kept).strip(" ,;:")
-    out = _EMOJI.sub("", out)
+    out = _EMOJI_RUN.sub("", out)
     out = re.sub(r"\s*!{2,}", ".", out).strip()
     out = _LEAD.sub("", out)
     note = _NOTE.match(out)
