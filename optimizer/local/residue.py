@@ -161,7 +161,7 @@ _WELL_WISHING = re.compile(r"^(?:i\s+)?(?:hope|trust)\s+(?:you|you're|everyone|e
 # "Just a quick one from us", "small correction", "just to add", "fun fact", "side note".
 _ANNOUNCING = re.compile(
     r"^(?:(?:just|only)\s+)?(?:a\s+)?(?:quick|small|tiny|minor|little|brief)\s+(?:one|note|"
-    r"correction|update|fix|thing|point|addition|heads-up)\b(?:\s+(?:from|here|for|lang|po)"
+    r"correction|update|fix|thing|point|addition|heads-up)\b(?:\s+(?:from|here|for)"
     r"\b.*)?$|^(?:just\s+)?to add(?:\s+\w+)?$|^(?:fun fact|pro tip|protip|side note|"
     r"one more thing|also worth knowing|for the record|for reference|for info)$",
     re.IGNORECASE)
@@ -361,7 +361,7 @@ def second_person(text: str) -> str:
 
 
 _CLOSING = (r"(?:thanks|thank you|many thanks|cheers|regards|kind regards|best regards|best|"
-            r"best wishes|all the best|ta|salamat|yours(?: sincerely| truly| faithfully)?|"
+            r"best wishes|all the best|ta|yours(?: sincerely| truly| faithfully)?|"
             r"i remain|sent from my \w+)")
 _TITLE = r"(?:mr|mrs|ms|miss|dr|prof|cllr|sr|fr)\.?"
 # A sign-off at the end of a message: a closing word then a name, a dash then a name, or
