@@ -246,14 +246,61 @@ def has_markup(text: str) -> bool:
 
 _MD_STRONG = re.compile(r"(\*\*|__)(?=\S)(.+?)(?<=\S)\1")
 _MD_FENCE = re.compile(r"^[ \t]*(?:```|~~~)[\w+-]*[ \t]*$", re.MULTILINE)
+_MD_HEADING = re.compile(r"^[ \t]*#{1,6}[ \t]+", re.MULTILINE)
+# Wiki markup of issue trackers (Jira, Confluence): {code:sql} ... {code} and {noformat}
+# blocks, {quote} blocks, h3. headings, bq. quotes, {{monospace}}, *bold*, [~user]
+# mentions and [label|https://...] links.
+_WIKI_BLOCK = re.compile(r"\{(?:code|noformat|panel)(?::[^{}\n]*)?\}")
+_WIKI_QUOTE = re.compile(r"\{quote\}(.*?)\{quote\}", re.DOTALL)
+_WIKI_HEADING = re.compile(r"^[ \t]*h[1-6]\.[ \t]+", re.MULTILINE)
+_WIKI_BQ = re.compile(r"^[ \t]*bq\.[ \t]+", re.MULTILINE)
+_WIKI_MONO = re.compile(r"\{\{([^{}\n]+?)\}\}")
+_WIKI_STRONG = re.compile(r"(?<![\w*`])\*(?=[^\s*])([^*`\n]+?)(?<=[^\s*])\*(?![\w*])")
+_WIKI_MENTION = re.compile(r"\[~([\w.-]+)\]")
+_WIKI_LINK = re.compile(r"\[([^\[\]|\n]+)\|((?:https?|mailto):[^\[\]\s]+)\]")
+_CODE_SPAN = re.compile(r"(`+)[^`\n]*?\1")
+
+
+def _outside_code(pattern: re.Pattern[str], repl: str, text: str) -> str:
+    """``pattern.sub(repl, ...)`` on the parts of text outside `code spans`."""
+    out, last = [], 0
+    for m in _CODE_SPAN.finditer(text):
+        out.append(pattern.sub(repl, text[last:m.start()]))
+        out.append(m.group())
+        last = m.end()
+    out.append(pattern.sub(repl, text[last:]))
+    return "".join(out)
+
+
+def _wiki_quote(m: re.Match[str]) -> str:
+    return "\n".join("> " + line for line in m.group(1).strip().splitlines()) + "\n"
+
+
+def plain_markup(text: str) -> str:
+    """Text with the markup that only styles or frames it taken out: Markdown emphasis
+    (**bold**, __bold__), code-fence lines and ATX headings, and issue-tracker wiki
+    markup (code/noformat block lines, h1.-h6. headings, *bold*, {{monospace}} as a
+    `code span`, [~user] as @user, [label|url] as "label (url)"; {quote} blocks and bq.
+    lines become "> " quoted lines). What the markup enclosed stays."""
+    text = _WIKI_QUOTE.sub(_wiki_quote, text)
+    text = _WIKI_BQ.sub("> ", text)
+    text = _WIKI_BLOCK.sub("\n", text)
+    text = _WIKI_MONO.sub(r"`\1`", text)
+    text = _WIKI_MENTION.sub(r"@\1", text)
+    text = _WIKI_LINK.sub(r"\1 (\2)", text)
+    text = _WIKI_HEADING.sub("", text)
+    text = _MD_HEADING.sub("", text)
+    text = _outside_code(_MD_STRONG, r"\2", text)
+    text = _outside_code(_WIKI_STRONG, r"\1", text)
+    return _MD_FENCE.sub("", text)
 
 
 def plain_text(text: str, *, keep_lines: bool = False) -> str:
     """Text without HTML: scripts, styles and comments dropped, tags removed, entities
     decoded, whitespace collapsed (within lines only, with ``keep_lines``: a message's
     bullets, greeting and sign-off are lines of their own). Nuggets are stored as plain
-    text; whatever renders them escapes on the way out. Markdown emphasis markers and
-    code-fence lines go too (what they enclose stays)."""
+    text; whatever renders them escapes on the way out. Markup that only styles goes too
+    (``plain_markup``)."""
     text = _SCRIPT.sub(" ", text)
     text = _COMMENT.sub(" ", text)
     text = _TAG.sub(" ", text)
@@ -261,9 +308,7 @@ def plain_text(text: str, *, keep_lines: bool = False) -> str:
     text = _SCRIPT.sub(" ", text)  # markup that was entity-encoded
     text = _COMMENT.sub(" ", text)
     text = _TAG.sub(" ", text)
-    # Markdown that only styles: **bold**, __bold__ and code-fence lines (```sql).
-    text = _MD_STRONG.sub(r"\2", text)
-    text = _MD_FENCE.sub("", text)
+    text = plain_markup(text)
     if keep_lines:
         lines = (" ".join(line.split()) for line in text.splitlines())
         return "\n".join(line for line in lines if line)

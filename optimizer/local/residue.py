@@ -465,10 +465,26 @@ def strip_frame(sentence: str) -> str:
     return s[m.end():] if m and len(tokens(s[m.end():])) >= 3 else s
 
 
+#: "@tomasz for new tables ...": a mention that addresses someone, not the subject of the
+#: clause after it ("@dp-oncall gets paged first", "@ops owns the list" keep it).
+_MENTION_LEAD = re.compile(r"^@[\w.-]+\s*[,:]?\s+(?=(\S+))")
+
+
+def _strip_mention(sentence: str) -> str:
+    m = _MENTION_LEAD.match(sentence)
+    if not m:
+        return sentence
+    nxt = m.group(1).lower().strip(",.;:")
+    verb = nxt in _VERBS or nxt in MODALS or (
+        len(nxt) > 3 and nxt.endswith("s") and not nxt.endswith(("ss", "us", "is")))
+    rest = sentence[m.end():]
+    return sentence if verb or len(tokens(rest)) < 3 else rest[0].upper() + rest[1:]
+
+
 def strip_residue(sentence: str) -> str:
     """The sentence without its conversational clauses (see the module docstring);
     "" when nothing factual is left."""
-    s = strip_frame(_ASIDE.sub("", sentence.strip()))
+    s = strip_frame(_ASIDE.sub("", _strip_mention(sentence.strip())))
     # "I tried all of that and still nothing": the outcome of the story is talk too.
     s = re.sub(r",?\s+(?:and|but)\s+(?:still\s+)?nothing(?:\s+happened)?\s*(?=[.!]*$)", "", s,
                flags=re.IGNORECASE)

@@ -318,6 +318,14 @@ MESSAGES = {
         "is fine on arc-02, which has 8 cores.",
         ("-j 8 is fine on arc-02, which has 8 cores.",),
         ()),
+    "tracker-markup-and-a-mention": Message(
+        "which label printer does the returns desk use",
+        "Use the default office printer.",
+        "h3. Returns desk\n[~okafor] returns labels print on *lbl-returns-02* (Zebra ZD421), "
+        "not the office printer. The label size is {{100x150 mm}}.\n{noformat}\n"
+        "lpstat -p lbl-returns-02\n{noformat}",
+        ("Returns labels print on lbl-returns-02.", "The label size is 100x150 mm."),
+        ("okafor", "[~", "*", "{{", "noformat")),
 }
 
 
@@ -379,6 +387,13 @@ def test_residue_names_what_a_clause_is(clause: str, first: bool, why: str) -> N
 ])
 def test_facts_are_not_residue(clause: str) -> None:
     assert residue(clause, first=True) == ""
+
+
+def test_a_mention_that_addresses_someone_goes_and_a_handle_as_subject_stays() -> None:
+    assert strip_residue("@lena for the spring intake the deadline is 14 March") == \
+        "For the spring intake the deadline is 14 March"
+    assert strip_residue("@facilities owns the key safe in room B12") == \
+        "@facilities owns the key safe in room B12"
 
 
 def test_strip_residue_keeps_menus_and_speaks_to_the_reader() -> None:

@@ -66,3 +66,19 @@ def test_plain_text_can_keep_a_messages_lines() -> None:
     assert plain_text(msg) == "Hi all, - Broken chargers: B-104 - Spare ones: 65 W Cheers"
     assert plain_text(msg, keep_lines=True) == (
         "Hi all,\n- Broken chargers: B-104\n- Spare ones: 65 W\nCheers")
+
+
+def test_plain_text_takes_out_issue_tracker_markup_and_keeps_what_it_encloses() -> None:
+    msg = ("h2. Printer queue\n[~mbauer] the default tray is *tray 2* on {{prn-lab-3}}"
+           " ([setup notes|https://wiki.example.org/prn]).\n{noformat}\nlpstat -p prn-lab-3\n"
+           "{noformat}\n{quote}Tray 1 is the default.{quote}\nbq. use tray 1")
+    assert plain_text(msg, keep_lines=True) == (
+        "Printer queue\n@mbauer the default tray is tray 2 on `prn-lab-3`"
+        " (setup notes (https://wiki.example.org/prn)).\nlpstat -p prn-lab-3\n"
+        "> Tray 1 is the default.\n> use tray 1")
+
+
+def test_plain_text_leaves_globs_products_and_code_spans_alone() -> None:
+    msg = "### Cleanup\nDelete *.tmp and *.bak, keep `find . -name '*.log*'`; 3*4*5 is 60"
+    assert plain_text(msg, keep_lines=True) == (
+        "Cleanup\nDelete *.tmp and *.bak, keep `find . -name '*.log*'`; 3*4*5 is 60")
