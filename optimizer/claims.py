@@ -705,7 +705,10 @@ _ABOUT_ANSWER = re.compile(
     r"\b(?:(?:this|the|your|that|an?|useful|good|great|clear|nice|very|right|correct|"
     r"better|first|last|previous)\s+(?:[\w-]+\s+){0,3}?(?:answers?|repl(?:y|ies)|"
     r"responses?|suggestions?|advice|tips?|article|bot|assistant|chatbot|"
-    r"explanations?|examples?|walkthrough|summary|write-?up|rewrite)|"
+    r"explanations?|examples?|walkthrough|summary|write-?up)|"
+    # "rewrite" is the answer's only after "this/your/that" ("the whole rewrite" of a
+    # table is not).
+    r"(?:this|your|that)\s+(?:[\w-]+\s+){0,2}?rewrite|"
     r"^(?:explanation|example|summary|"
     r"the part)\s+(?:of|about)\b|you\s+(?:said|say|wrote|claim|describe|described|mention|"
     r"mentioned|suggest|suggested|told|tell)|answer(?:ed)?\s+(?:my|the)\s+question|every\s+(?:answer|reply|"

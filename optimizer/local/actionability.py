@@ -51,6 +51,7 @@ from optimizer.claims import (
     tokens,
     view,
 )
+from optimizer.local.layout import config_as_statements, states_pairs, tables_as_statements
 from optimizer.local.residue import (
     apply_self_corrections,
     strip_frame,
@@ -282,9 +283,10 @@ class LocalActionability:
         a whole. Declarative sentences that add detail to a claim ("the top-left now
         shows a small workspace indicator") are kept as support. In a message that
         praises the answer, a short status remark without a rule ("db-01 is back") is
-        part of the praise."""
-        text = strip_sign_off(apply_self_corrections(restore_contractions(
-            strip_quoted(plain_text(ctx.comment, keep_lines=True)))))
+        part of the praise. Table rows and configuration lines are read as statements
+        (``layout``)."""
+        text = strip_sign_off(apply_self_corrections(restore_contractions(tables_as_statements(
+            config_as_statements(strip_quoted(plain_text(ctx.comment, keep_lines=True)))))))
         parts = [(raw, kind) for s in split_sentences(text) for raw, kind in
                  self._after_colon(s, ctx)]
         views = [(raw, view(raw)) for raw, _ in parts]
@@ -332,7 +334,7 @@ class LocalActionability:
         head, sep, tail = sentence.partition(": ")
         if not sep or any(i.kind in STRONG_KINDS for i in items(head)) or \
                 len(tokens(head)) < 3 or len(tokens(_without_items(tail))) < 3 or \
-                _instruction(head):
+                _instruction(head) or states_pairs(tail):
             return [(sentence, "")]
         hv = view(head)
         story = hv.personal and past_tense(head) and not hv.about_answer
@@ -711,6 +713,7 @@ def clean_sentence(sentence: str, context: str = "", topic: str = "") -> str:
     # ("..., that's not it") carries nothing the rest does not say better.
     head, colon, tail = s.partition(": ")
     if colon and len(tokens(head)) <= 3 and len(tokens(tail)) >= 4 and not items(head) and \
+            not states_pairs(tail) and \
             not (content_stems(head) & content_stems(topic) - _GENERIC
                  and not (set(tokens(head)) & EVALUATIVE) - set(tokens(topic))):
         s = tail  # "It can:", "Quicker way:" (but "Lost badges:" names the topic asked about)

@@ -202,6 +202,10 @@ def acknowledgement(text: str) -> bool:
     return all(t in allowed for t in toks)
 
 
+_BARE_REPLY = frozenset("""please don't dont do not no nope nah never just really
+    definitely absolutely yes yeah yep sure ok okay""".split())
+
+
 def residue(clause: str, first: bool = True) -> str:
     """Why a clause of a claim sentence is talk rather than fact ("" when it is fact).
 
@@ -229,6 +233,8 @@ def residue(clause: str, first: bool = True) -> str:
     if first and _NOT_START.match(c) and len(toks) <= 5 and not strong and not any(
             t in ("anymore", "longer", "since", "until", "yet") for t in toks):
         return "elliptical reply"
+    if first and set(tokens(re.sub(r"\([^()]*\)", " ", c))) <= _BARE_REPLY:
+        return "elliptical reply"  # "Please don't (not tonight anyway)", "Nope!"
     if first and (_BARE_NEGATION.match(c) or re.fullmatch(
             r"(?i)no\s+need(?:\s+(?:for\s+(?:that|it|this)|to))?|(?:nope|nah),?\s+not\s+\w+", c)):
         return "elliptical reply"
@@ -313,10 +319,10 @@ def _narrative(clause: str) -> bool:
 
 
 # A label addressed to later readers: "For anyone who finds this later:", "For future
-# reference:", "To whoever reads this next:".
+# reference:", "To whoever reads this next:", "The long version, for newcomers:".
 _FOR_READERS = re.compile(
-    r"^(?:so\s+)?(?:for|to)\s+(?:the\s+|all\s+)?(?:next|future|other|anyone|anybody|everyone|"
-    r"everybody|whoever|those|others|people|readers?|colleagues?|newcomers?|record)\b",
+    r"(?:^|\s)(?:so\s+)?(?:for|to)\s+(?:the\s+|all\s+)?(?:next|future|other|anyone|anybody|"
+    r"everyone|everybody|whoever|those|others|people|readers?|colleagues?|newcomers?|record)\b",
     re.IGNORECASE)
 
 
@@ -326,7 +332,7 @@ _ANNOUNCEMENTS = frozenset("""heads-up heads psa fyi reminder announcement""".sp
 def _label(head: str) -> bool:
     """A short label before a colon that only announces what follows."""
     toks = tokens(head)
-    if (_FOR_READERS.match(head.strip()) or set(toks) & _ANNOUNCEMENTS) and len(toks) <= 10 \
+    if (_FOR_READERS.search(head.strip()) or set(toks) & _ANNOUNCEMENTS) and len(toks) <= 10 \
             and not items(head):
         return True  # "For anyone who finds this:", "Just a heads-up from facilities:"
     if not toks or len(toks) > 7 or items(head) or any(
@@ -407,8 +413,10 @@ def strip_sign_off(message: str) -> str:
 _VALUE = r"\d[\w.:/%+-]*"
 _REPAIR_WORDS = r"(?:sorry|i mean|i meant|correction|make that|no wait|wait|or rather|rather|edit)"
 # "valid 30 days — sorry, 14 days": the writer corrects a value in passing.
-_INLINE_REPAIR = re.compile(r"\b(" + _VALUE + r")(\s+[a-z]+)?\s*(?:[-–—,(;]\s*)?" + _REPAIR_WORDS
-                            + r"\s*[:,]?\s+(" + _VALUE + r")(\s+[a-z]+)?\)?", re.IGNORECASE)
+_INLINE_VALUE = r"\d(?:[\w.:/%+-]*[\w%])?"  # a value that does not end a sentence
+_INLINE_REPAIR = re.compile(r"\b(" + _INLINE_VALUE + r")([ \t]+[a-z]+)?[ \t]*(?:[-–—,(;][ \t]*)?"
+                            + _REPAIR_WORDS + r"[ \t]*[:,]?[ \t]+(" + _INLINE_VALUE
+                            + r")([ \t]+[a-z]+)?\)?", re.IGNORECASE)
 # "... after 90 days. edit: 60 days, not 90 — 90 was before the cut.": a later note.
 _EDIT_NOTE = re.compile(r"(?:^|(?<=[.!?\n])\s*)\s*(?:edit|update|correction|ps)\s*:\s*(" + _VALUE
                         + r")(\s+[a-z]+)?,?\s+not\s+(" + _VALUE + r")\b[^.!?\n]*[.!?]?",
@@ -419,6 +427,29 @@ _EDIT_SENTENCE = re.compile(r"(?:^|(?<=[.!?\n]))\s*(?:edit|update|correction)\s*
                             r"(?:[.!?](?=\s)|$))", re.IGNORECASE | re.MULTILINE)
 
 
+_NOTE_VALUE = re.compile(r"\s*(?:(?:it'?s|it is|that'?s|make (?:it|that)|should (?:be|read))\s+)?"
+                         r"(" + _VALUE + r")\s+([a-z]+)\b", re.IGNORECASE)
+
+
+def _apply_value_note(note: str, head: str, tail: str) -> str:
+    """"kept 7 days. edit: 14 days, it was raised in Q1": a note that opens with a value
+    and its unit replaces the one other value with that unit in the message, and goes
+    ("" when the note does not, or that value is not unique)."""
+    m = _NOTE_VALUE.match(note)
+    if not m:
+        return ""
+    new, unit = m.group(1).rstrip(".,;"), m.group(2).lower().rstrip("s")
+    olds = {o.rstrip(".,;") for o, u in re.findall(
+        r"(?<![\w.:])(" + _VALUE + r")\s+([a-z]+)\b", head, re.IGNORECASE)
+        if u.lower().rstrip("s") == unit} - {new}
+    if len(olds) != 1:
+        return ""
+    old = olds.pop()
+    head = re.sub(rf"(?<![\w.:]){re.escape(old)}(?=\s+{re.escape(m.group(2)[:len(unit)])})",
+                  new, head, flags=re.IGNORECASE)
+    return head.rstrip() + " " + tail.lstrip()
+
+
 def _apply_edit_sentences(text: str) -> str:
     """"edit: the window is 23:30 to 03:00, not 00:00, sorry" after "between 00:00 and
     03:00": the one value of the note the message did not have replaces the one it
@@ -427,6 +458,7 @@ def _apply_edit_sentences(text: str) -> str:
         note, head = m.group(1), text[:m.start()]
         neg = re.search(r"\bnot\s+(" + _VALUE + r")", note, re.IGNORECASE)
         if not neg:
+            text = _apply_value_note(note, head, text[m.end():]) or text
             continue
         old = neg.group(1).rstrip(".,;")
         new = {v.rstrip(".,;") for v in re.findall(_VALUE, note[:neg.start()])}
@@ -434,6 +466,18 @@ def _apply_edit_sentences(text: str) -> str:
         pattern = rf"(?<![\w.:]){re.escape(old)}(?![\w:])"
         if len(new) == 1 and re.search(pattern, head):
             text = re.sub(pattern, new.pop(), head).rstrip() + " " + text[m.end():].lstrip()
+    return text.strip()
+
+
+# "They are kept 7 days. 14 days, sorry.": a repair as a sentence of its own.
+_REPAIR_SENTENCE = re.compile(r"(?:^|(?<=[.!?\n]))[ \t]*(" + _INLINE_VALUE + r"[ \t]+[a-z]+)[ \t]*"
+                              r"[,;:–—-]?[ \t]*(?:sorry|my bad|typo|oops|i mean|i meant)\b"
+                              r"[^.!?\n]*(?:[.!?]+|$)", re.IGNORECASE | re.MULTILINE)
+
+
+def _apply_repair_sentences(text: str) -> str:
+    for m in list(_REPAIR_SENTENCE.finditer(text))[::-1]:
+        text = _apply_value_note(m.group(1), text[:m.start()], text[m.end():]) or text
     return text.strip()
 
 
@@ -445,7 +489,7 @@ def apply_self_corrections(message: str) -> str:
         unit = m.group(4) or m.group(2) or ""
         return f"{m.group(3)}{unit}"
     text = _INLINE_REPAIR.sub(inline, message)
-    text = _apply_edit_sentences(text)
+    text = _apply_repair_sentences(_apply_edit_sentences(text))
     for m in list(_EDIT_NOTE.finditer(text)):
         new, unit, old = m.group(1), (m.group(2) or "").strip(), m.group(3)
         head = text[:m.start()]

@@ -16,6 +16,7 @@ from optimizer.claims import (
     split_sentences,
     strip_discourse,
     tokens,
+    view,
 )
 
 
@@ -142,3 +143,8 @@ def test_a_label_with_an_ellipsis_and_a_numbered_abbreviation_do_not_end_sentenc
         == ["Send to… doesn't work here.", "Call ext. 2240 or room no. 5 now."]
     assert split_sentences("Just say no. The kiosk is locked.") == [
         "Just say no.", "The kiosk is locked."]
+
+
+def test_a_rewrite_is_the_answers_only_when_pointed_at() -> None:
+    assert not view("Rebuilding the index locks the table for the whole rewrite.").about_answer
+    assert view("Honestly this rewrite is worse than the first one.").about_answer

@@ -18,7 +18,12 @@ from optimizer.fidelity import (
     unsupported_text,
 )
 from optimizer.local.actionability import LocalActionability
-from optimizer.local.residue import residue, second_person, strip_residue
+from optimizer.local.residue import (
+    apply_self_corrections,
+    residue,
+    second_person,
+    strip_residue,
+)
 from optimizer.local.titles import title_for, topic_of
 from optimizer.types import FeedbackContext
 from query.embeddings import MiniLMEmbedder
@@ -318,6 +323,17 @@ MESSAGES = {
         "is fine on arc-02, which has 8 cores.",
         ("-j 8 is fine on arc-02, which has 8 cores.",),
         ()),
+    "a-pasted-table-and-a-config-block": Message(
+        "at what temperature does the freezer alarm go off",
+        "Freezer alarms go off at -50 °C.",
+        "Not for our lab. From the facilities sheet:\n\n| freezer | alarm | call facilities |"
+        "\n|---|---|---|\n| FZ-80-A | -70 °C | -60 °C |\n| FZ-20-B | -15 °C | -10 °C |\n\n"
+        "and the logger config on the bench PC:\n```\n[fz-logger]\ninterval_s = 60\n"
+        "retention_days = 400\n```",
+        ("The FZ-80-A alarm goes off at -70 °C.", "Facilities is called for FZ-20-B at -10 °C.",
+         "The freezer logger records every 60 seconds.",
+         "The freezer logger keeps 400 days."),
+        ("Not for our lab", "|", "---", "```")),
     "tracker-markup-and-a-mention": Message(
         "which label printer does the returns desk use",
         "Use the default office printer.",
@@ -366,6 +382,7 @@ def test_the_body_keeps_the_facts_and_drops_the_talk(name: str, role: LocalActio
     ("It doesn't", True, "elliptical reply"),
     ("our mistake came from a typo in the sheet", True, "the writer's own story or opinion"),
     ("No need for that", True, "elliptical reply"),
+    ("Please don't (at least not during exams)", True, "elliptical reply"),
 ])
 def test_residue_names_what_a_clause_is(clause: str, first: bool, why: str) -> None:
     assert residue(clause, first=first) == why
@@ -387,6 +404,26 @@ def test_residue_names_what_a_clause_is(clause: str, first: bool, why: str) -> N
 ])
 def test_facts_are_not_residue(clause: str) -> None:
     assert residue(clause, first=True) == ""
+
+
+@pytest.mark.parametrize(("message", "repaired"), [
+    # A repair as a sentence of its own, and a note that gives only the new value.
+    ("Guest passes last 3 hours. 4 hours, sorry.", "Guest passes last 4 hours."),
+    ("The kiln cools for 12 hours before opening.\nupdate: 16 hours, the new one is slower",
+     "The kiln cools for 16 hours before opening."),
+    ("Door codes change every 30 days. edit: it's 60 days", "Door codes change every 60 days."),
+    # Ambiguous (two values with that unit) or another unit: the message stays as written.
+    ("Mugs are washed after 2 days and cups after 3 days.\nedit: 4 days",
+     "Mugs are washed after 2 days and cups after 3 days.\nedit: 4 days"),
+    ("Line 2 opens at 9.", "Line 2 opens at 9."),
+])
+def test_a_later_repair_replaces_the_one_value_it_corrects(message: str, repaired: str) -> None:
+    assert apply_self_corrections(message) == repaired
+
+
+def test_a_label_for_later_readers_goes_wherever_the_phrase_sits_in_it() -> None:
+    assert strip_residue("The short version for newcomers: the kiln room is locked after "
+                         "18:00") == "the kiln room is locked after 18:00"
 
 
 def test_a_mention_that_addresses_someone_goes_and_a_handle_as_subject_stays() -> None:

@@ -1,0 +1,118 @@
+"""Layout that carries facts in a message: tables and configuration snippets.
+
+People paste the facts they correct as a table ("| setting | rpt-ro | trk-db01 |") or as
+the lines of a configuration file ("pool_mode: transaction", "[section]" then
+"key = value"). Read line by line, a table row or a key alone is not a sentence; these
+functions turn each into one statement built only from the cells and keys as typed, so
+the sentence reader and the nugget body see "work_mem: rpt-ro = 64MB, trk-db01 = 16MB." and
+"pgbouncer: pool_mode = transaction, default_pool_size = 20.".
+
+Both work on text whose lines are the message's lines (``plain_text(...,
+keep_lines=True)``); every other line is left as it is.
+"""
+
+from __future__ import annotations
+
+import re
+
+_ROW = re.compile(r"^\s*\|{1,2}(.*?)\|{1,2}\s*$")
+_RULE_ROW = re.compile(r"^\s*\|?[\s:|+-]*-{2,}[\s:|+-]*\|?\s*$")
+#: Header cells that only say "the value is in this column".
+_PLAIN_HEADERS = frozenset({"value", "values", "setting value", ""})
+
+#: "pool_mode: transaction", "max_connections = 64", "- retention_days: 14".
+_PAIR = re.compile(r"^\s*(?:-\s+)?(?P<key>[a-z_][\w.\-/]*|[A-Za-z_][\w.\-/]*(?=\s*=))"
+                   r"\s*(?P<sep>[:=])\s*(?P<value>\S.{0,79})$")
+#: "pgbouncer:" (a YAML mapping) or "[tracking.events]" (an INI section).
+_SECTION = re.compile(r"^\s*(?:(?P<yaml>[a-z_][\w.\-/]*):|\[(?P<ini>[\w.\-/: ]+)\])\s*$")
+
+
+_CAPTION = re.compile(r"^[^\d`|=]{0,80}:\s*$")
+
+
+def _drop_caption(out: list[str]) -> None:
+    """"From the facilities sheet:" above a table or snippet only points at it."""
+    if out and _CAPTION.match(out[-1]) and len(out[-1].split()) <= 8:
+        out.pop()
+
+
+def _cells(line: str) -> list[str] | None:
+    m = _ROW.match(line)
+    if not m or ("|" not in m.group(1) and not line.strip().startswith("||")):
+        return None
+    return [c.strip() for c in re.split(r"\|{1,2}", m.group(1))]
+
+
+def _row_sentence(header: list[str], row: list[str]) -> str:
+    if len(row) == 1:
+        return row[0]
+    head, rest = row[0], row[1:]
+    names = header[1:] if len(header) == len(row) else [""] * len(rest)
+    parts = [(f"{n} = {c}" if n.lower() not in _PLAIN_HEADERS else c).strip()
+             for n, c in zip(names, rest, strict=True) if c]
+    return f"{head}: {', '.join(parts)}." if parts else head
+
+
+def tables_as_statements(text: str) -> str:
+    """Each data row of a pipe table as one line "first cell: header = cell, ..."
+    (the header row and the rule under it go; "value" headers are left out; so does a
+    caption line such as "From the facilities sheet:" above it)."""
+    lines = text.splitlines()
+    out: list[str] = []
+    i = 0
+    while i < len(lines):
+        block: list[list[str]] = []
+        j = i
+        while j < len(lines) and ((_RULE_ROW.match(lines[j]) and "|" in lines[j]) or
+                                  _cells(lines[j]) is not None):
+            cells = _cells(lines[j])
+            if cells is not None and not _RULE_ROW.match(lines[j]):
+                block.append(cells)
+            j += 1
+        if len(block) >= 2:
+            _drop_caption(out)
+            header = block[0]
+            out.extend(_row_sentence(header, row) for row in block[1:])
+            i = j
+            continue
+        out.append(lines[i])
+        i += 1
+    return "\n".join(out)
+
+
+def config_as_statements(text: str) -> str:
+    """Runs of two or more "key: value" / "key = value" lines (with the section or
+    mapping line above them, if any) as one line "section: key = value, key = value."."""
+    lines = text.splitlines()
+    out: list[str] = []
+    i = 0
+    while i < len(lines):
+        j = i
+        pairs: list[str] = []
+        while j < len(lines) and (m := _PAIR.match(lines[j])):
+            value = m.group("value").strip().rstrip(",;")
+            if m.group("sep") == ":" and (value.startswith("//") or len(value.split()) > 3):
+                break  # "note: ..." prose or a URL's scheme, not a setting
+            pairs.append(f"{m.group('key')} = {value}")
+            j += 1
+        if len(pairs) >= 2:
+            section = _SECTION.match(out[-1]) if out else None
+            if section:
+                out.pop()
+            name = (section.group("yaml") or section.group("ini")).strip() if section else ""
+            _drop_caption(out)
+            out.append((f"{name}: " if name else "") + ", ".join(pairs) + ".")
+            i = j
+            continue
+        out.append(lines[i])
+        i += 1
+    return "\n".join(out)
+
+
+_PAIRS = re.compile(r"^[^\s=,:]+(?:\s[^\s=,:]+){0,2}\s=\s\S")
+
+
+def states_pairs(text: str) -> bool:
+    """True when text opens with "key = value" (what the two functions above write
+    after the row's or section's name and its colon)."""
+    return bool(_PAIRS.match(text.strip()))

@@ -1,0 +1,51 @@
+"""Tables and configuration snippets read as statements (cases written for this test:
+a biology lab's freezers, a print server, a backup tool; no benchmark wording)."""
+
+from __future__ import annotations
+
+from optimizer.local.layout import config_as_statements, states_pairs, tables_as_statements
+
+
+def test_each_table_row_becomes_one_statement_with_its_column_names() -> None:
+    text = ("Freezer limits from the lab manual:\n"
+            "| freezer | alarm | call facilities |\n"
+            "|:--|--:|---|\n"
+            "| FZ-80-A | -70 °C | -60 °C |\n"
+            "| FZ-20-B | -15 °C | -10 °C |\n"
+            "Both are checked at 08:00.")
+    assert tables_as_statements(text).splitlines() == [
+        "FZ-80-A: alarm = -70 °C, call facilities = -60 °C.",
+        "FZ-20-B: alarm = -15 °C, call facilities = -10 °C.",
+        "Both are checked at 08:00."]
+
+
+def test_a_tracker_table_and_a_value_column_read_plainly() -> None:
+    text = "||queue||value||\n|lab-colour|duplex off|\n|lab-mono|A3 allowed|"
+    assert tables_as_statements(text) == "lab-colour: duplex off.\nlab-mono: A3 allowed."
+
+
+def test_a_single_row_or_prose_with_pipes_is_left_alone() -> None:
+    text = "Use `grep foo | sort` here.\n| only | one row |"
+    assert tables_as_statements(text) == text
+
+
+def test_config_lines_under_their_section_become_one_statement() -> None:
+    text = ("The retention is in the job file:\n[nightly-home]\nkeep_daily = 10\n"
+            "keep_weekly = 6\ncompression = zstd\nRestores go through the service desk.")
+    assert config_as_statements(text).splitlines() == [
+        "nightly-home: keep_daily = 10, keep_weekly = 6, compression = zstd.",
+        "Restores go through the service desk."]
+
+
+def test_yaml_pairs_and_a_mapping_name() -> None:
+    text = "cupsd:\n  max_jobs: 500\n  preserve_job_history: false\n"
+    assert config_as_statements(text) == \
+        "cupsd: max_jobs = 500, preserve_job_history = false."
+
+
+def test_prose_with_colons_and_a_lone_pair_are_not_config() -> None:
+    text = ("note: the vendor changed the firmware last spring, so the old trick no longer "
+            "works\nreason: nobody asked them to\nport: 631")
+    assert config_as_statements(text) == text
+    assert states_pairs("warn = 5 min, page = 30 min.")
+    assert not states_pairs("the limit is 5 = too low")
