@@ -446,6 +446,87 @@ def restore_contractions(text: str) -> str:
     return re.sub(r"\b[A-Za-z]+\b", fix, text)
 
 
+#: Spoken fillers of a dictated or chatty message ("um", "uh", "erm").
+_FILLER = re.compile(r"(?:[ \t]*,)?[ \t]*\b(?:u+h*m+|u+h+|e+r+m+|hmm+|mhm)\b[,.]?[ \t]*",
+                     re.IGNORECASE)
+_FILLER_EDGES = re.compile(r"^\s*(?:(?:ok(?:ay)?|right|so|well|yeah)[\s,]+)+(?=so\b|\w)|"
+                           r"[\s,]+(?:so\s+yeah|yeah\s+so|you know|i guess so)\s*[.!]*\s*$",
+                           re.IGNORECASE | re.MULTILINE)
+#: A filler between two clauses stands for the comma a speaker does not dictate.
+_CLAUSE_START = frozenset("""the a an it it's they we you i there this that these those and
+but so then our my your""".split())
+_NO_BREAK_AFTER = frozenset("""the a an to of in on at for from with by is are was were be
+and or but so my our your this that""".split())
+#: Chat shorthand written out ("w/ no input", "b/c of shared use", "pls").
+SHORTHAND = {"w/": "with", "w/o": "without", "b/c": "because", "pls": "please",
+             "plz": "please", "ppl": "people", "thx": "thanks", "atm": "at the moment",
+             "cuz": "because", "tho": "though", "abt": "about"}
+_SHORTHAND = re.compile(r"(?<![\w/.-])(?:w/o|w/|b/c|pls|plz|ppl|thx|atm|cuz|tho|abt)"
+                        r"(?![\w/.-])", re.IGNORECASE)
+#: Words shouted in capitals that read the same in lower case ("DO NOT", "DISABLED",
+#: "STOP"); two-letter words that are also acronyms (IT, US, OR, ON, ID) stay.
+_SHOUTED = re.compile(r"\b[A-Z]{2,}(?:'[A-Z]+)?\b")
+_SHOUT_EXTRA = frozenset("""stop stopped please last time again ever every never nobody
+anyone everyone off turned switched changed removed locked unlocked required mandatory
+use used""".split())
+_NOT_SHOUTS = frozenset({"it", "us", "or", "on", "as", "id", "am", "pm", "in", "at", "to",
+                         "so", "me", "we", "hr", "pa", "ad", "it's"})
+
+
+#: A line with an SQL statement keeps its capitals ("REVOKE ... FROM PUBLIC").
+_SQL_LINE = re.compile(r"\b(?:SELECT|INSERT|UPDATE|DELETE|CREATE|ALTER|DROP|GRANT|REVOKE|VACUUM|"
+                       r"ANALYZE|COPY|TRUNCATE|BEGIN|COMMIT|ROLLBACK|EXPLAIN|REINDEX|CLUSTER|"
+                       r"LOCK|MERGE|UPSERT|RETURNING)\b")
+_CODE_SPAN = re.compile(r"(`+)[^`\n]*?\1")
+
+
+def _unshout_line(line: str) -> str:
+    if _SQL_LINE.search(line):
+        return line
+    out, last = [], 0
+    for m in _CODE_SPAN.finditer(line):
+        out.append(_SHOUTED.sub(_unshout, line[last:m.start()]))
+        out.append(m.group())
+        last = m.end()
+    out.append(_SHOUTED.sub(_unshout, line[last:]))
+    return "".join(out)
+
+
+def _unshout(m: re.Match[str]) -> str:
+    from query.text import STOPWORDS
+
+    word = m.group(0)
+    low = word.lower()
+    shout = low in _CAPS_WORDS or low in MODALS or low in NEGATIONS or low in POLICY or \
+        low in _SHOUT_EXTRA or low in STOPWORDS
+    return low if shout and low not in _NOT_SHOUTS else word
+
+
+def _filler(m: re.Match[str]) -> str:
+    before = m.string[:m.start()].split()
+    after = m.string[m.end():].split()
+    prev = before[-1].lower().strip(",.") if before else ""
+    nxt = after[0].lower() if after else ""
+    if prev and nxt in _CLAUSE_START and prev not in _NO_BREAK_AFTER and \
+            not before[-1].endswith((",", ".", ";", ":")):
+        return ", "
+    return " " if before and after and m.string[m.start() - 1] != "\n" else ""
+
+
+def plain_voice(text: str) -> str:
+    """A chatty, dictated or shouted message read as written English: fillers ("um",
+    "uh", "okay so ... so yeah") go (between two clauses, one stands for a comma), chat
+    shorthand is written out ("w/" -> "with", "b/c" -> "because", "pls" -> "please"),
+    shouted function and policy words are lower-cased ("DO NOT", "DISABLED"; acronyms,
+    code spans and lines with an SQL statement stay) and apostrophe-less contractions are
+    restored."""
+    text = _FILLER.sub(_filler, text)
+    text = _FILLER_EDGES.sub("", text)
+    text = _SHORTHAND.sub(lambda m: SHORTHAND[m.group(0).lower()], text)
+    text = "\n".join(_unshout_line(line) for line in text.split("\n"))
+    return restore_contractions(re.sub(r"(?<=\S)[ \t]{2,}(?=\S)", " ", text))
+
+
 def tokens(text: str) -> list[str]:
     """Lower-case word tokens (Unicode letters and digits; keeps "don't", "8.2"), with
     apostrophe-less contractions restored ("dont" -> "don't")."""
@@ -701,6 +782,11 @@ _PERSONAL = re.compile(r"(?<![&/])\b(?:i|me|my|mine|i'm|i've|i'll|i'd)\b(?![&/]\
 _ORGANISATIONAL = re.compile(r"\b(?:we|our|us|all|every|each|company|corporate|org|"
                              r"organi[sz]ation|policy|staff|team|site|office|here|everyone|"
                              r"nobody|anyone|users?)\b", re.IGNORECASE)
+#: "is to stay switched on", "are not to be moved": an obligation without a modal verb.
+_BE_TO = re.compile(r"\b(?:is|are|was|were)\s+(?:not\s+|never\s+|only\s+)?to\s+(?:be|stay|"
+                    r"remain|keep|have|use|go|run|get|leave|stay|contact|call|ask|book|send)\b",
+                    re.IGNORECASE)
+
 _ABOUT_ANSWER = re.compile(
     r"\b(?:(?:this|the|your|that|an?|useful|good|great|clear|nice|very|right|correct|"
     r"better|first|last|previous)\s+(?:[\w-]+\s+){0,3}?(?:answers?|repl(?:y|ies)|"
@@ -767,9 +853,9 @@ def view(sentence: str) -> SentenceView:
         strong=tuple(i for i in found if i.kind in STRONG_KINDS),
         names=tuple(i for i in found if i.kind == "name"),
         roles=tuple(i for i in found if i.kind == "role"),
-        modal=any(t in MODALS for t in toks),
+        modal=any(t in MODALS for t in toks) or bool(_BE_TO.search(text)),
         firm_modal=any(t in MODALS and t not in ("should", "could", "shouldn't", "may")
-                       for t in toks),
+                       for t in toks) or bool(_BE_TO.search(text)),
         negation=negated(masked),
         policy=any(t in POLICY for t in toks),
         evaluative=sum(t in EVALUATIVE for t in toks) + sum(t in INTENSIFIERS for t in toks),

@@ -247,6 +247,7 @@ def has_markup(text: str) -> bool:
 _MD_STRONG = re.compile(r"(\*\*|__)(?=\S)(.+?)(?<=\S)\1")
 _MD_FENCE = re.compile(r"^[ \t]*(?:```|~~~)[\w+-]*[ \t]*$", re.MULTILINE)
 _MD_HEADING = re.compile(r"^[ \t]*#{1,6}[ \t]+", re.MULTILINE)
+_MD_TASK = re.compile(r"^([ \t]*(?:[-*+][ \t]+)?)\[[ xX✓✔]\][ \t]+", re.MULTILINE)
 # Wiki markup of issue trackers (Jira, Confluence): {code:sql} ... {code} and {noformat}
 # blocks, {quote} blocks, h3. headings, bq. quotes, {{monospace}}, *bold*, [~user]
 # mentions and [label|https://...] links.
@@ -278,7 +279,8 @@ def _wiki_quote(m: re.Match[str]) -> str:
 
 def plain_markup(text: str) -> str:
     """Text with the markup that only styles or frames it taken out: Markdown emphasis
-    (**bold**, __bold__), code-fence lines and ATX headings, and issue-tracker wiki
+    (**bold**, __bold__), code-fence lines, ATX headings and task boxes ("- [x] "), and
+    issue-tracker wiki
     markup (code/noformat block lines, h1.-h6. headings, *bold*, {{monospace}} as a
     `code span`, [~user] as @user, [label|url] as "label (url)"; {quote} blocks and bq.
     lines become "> " quoted lines). What the markup enclosed stays."""
@@ -290,6 +292,7 @@ def plain_markup(text: str) -> str:
     text = _WIKI_LINK.sub(r"\1 (\2)", text)
     text = _WIKI_HEADING.sub("", text)
     text = _MD_HEADING.sub("", text)
+    text = _MD_TASK.sub(r"\1", text)
     text = _outside_code(_MD_STRONG, r"\2", text)
     text = _outside_code(_WIKI_STRONG, r"\1", text)
     return _MD_FENCE.sub("", text)

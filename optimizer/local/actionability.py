@@ -44,16 +44,22 @@ from optimizer.claims import (
     novel_items,
     past_tense,
     plain_text,
-    restore_contractions,
+    plain_voice,
     sentence_case,
     split_sentences,
     strip_discourse,
     tokens,
     view,
 )
-from optimizer.local.layout import config_as_statements, states_pairs, tables_as_statements
+from optimizer.local.layout import (
+    chat_as_lines,
+    config_as_statements,
+    states_pairs,
+    tables_as_statements,
+)
 from optimizer.local.residue import (
     apply_self_corrections,
+    is_greeting,
     strip_frame,
     strip_quoted,
     strip_residue,
@@ -283,13 +289,17 @@ class LocalActionability:
         a whole. Declarative sentences that add detail to a claim ("the top-left now
         shows a small workspace indicator") are kept as support. In a message that
         praises the answer, a short status remark without a rule ("db-01 is back") is
-        part of the praise. Table rows and configuration lines are read as statements
-        (``layout``)."""
-        text = strip_sign_off(apply_self_corrections(restore_contractions(tables_as_statements(
-            config_as_statements(strip_quoted(plain_text(ctx.comment, keep_lines=True)))))))
+        part of the praise. Table rows, configuration lines and chat logs are read as
+        statements (``layout``); dictation and chat habits as written English
+        (``plain_voice``)."""
+        text = strip_sign_off(apply_self_corrections(plain_voice(tables_as_statements(
+            config_as_statements(chat_as_lines(strip_quoted(plain_text(
+                ctx.comment, keep_lines=True))))))))
         parts = [(raw, kind) for s in split_sentences(text) for raw, kind in
                  self._after_colon(s, ctx)]
-        views = [(raw, view(raw)) for raw, _ in parts]
+        # A frame that reports or announces the claim ("I felt you ought to know that
+        # X", "Our manager told me that X") is read as X.
+        views = [(raw, view(strip_frame(raw))) for raw, _ in parts]
         kinds = [kind or self._sentence_kind(v, ctx)
                  for (_, kind), (_, v) in zip(parts, views, strict=True)]
         on_topic = self._on_topic([v.text for _, v in views], ctx)
@@ -382,6 +392,8 @@ class LocalActionability:
     def _kind(self, v: SentenceView, ctx: FeedbackContext) -> str:
         if v.system:
             return "system"
+        if is_greeting(v.text.rstrip(".!,")):
+            return "chatter"  # "Good morning.", "Dear all,"
         if not v.text or v.words < 2:
             # "Annoying.", "Useless!": a one-word judgement is an opinion.
             return "opinion" if v.evaluative else "chatter"

@@ -1,4 +1,4 @@
-"""Layout that carries facts in a message: tables and configuration snippets.
+"""Layout that carries facts in a message: tables, configuration snippets, chat logs.
 
 People paste the facts they correct as a table ("| setting | rpt-ro | trk-db01 |") or as
 the lines of a configuration file ("pool_mode: transaction", "[section]" then
@@ -116,3 +116,19 @@ def states_pairs(text: str) -> bool:
     """True when text opens with "key = value" (what the two functions above write
     after the row's or section's name and its colon)."""
     return bool(_PAIRS.match(text.strip()))
+
+
+_TIME = r"\d{1,2}:\d{2}(?::\d{2})?(?:\s?[AaPp][Mm])?"
+#: "[09:14] priya: ...", "09:14 Priya Shah: ...", "priya [09:14]: ...", "<priya> ...".
+_CHAT_LINE = re.compile(
+    r"^\s*(?:\[" + _TIME + r"\]\s*|" + _TIME + r"\s+)(?:<[^<>\n]{1,40}>|[\w.@-]+(?:\s[\w.-]+)?:)"
+    r"\s+|^\s*[\w.@-]+(?:\s[\w.-]+)?\s*\[" + _TIME + r"\]:?\s+|^\s*<[\w.@ -]{1,40}>\s+")
+
+
+def chat_as_lines(text: str) -> str:
+    """A pasted chat log (two or more lines with a time stamp and a speaker, or
+    "<nick>") as the lines people wrote, each read on its own, without who and when."""
+    lines = text.splitlines()
+    if sum(1 for line in lines if _CHAT_LINE.match(line)) < 2:
+        return text
+    return "\n".join(_CHAT_LINE.sub("", line) for line in lines)

@@ -100,7 +100,16 @@ _FRAME = re.compile(
     r"^(?:i|we)\s+(?:must|have to|should|would|'d|will|'ll|might)\s+(?:say|add|admit|mention|"
     r"point out|note)\s*,?\s*(?:that\s+)?(?=\S)|"
     r"^(?:i|we)\s+(?:heard|learned|learnt|found out|noticed|realised|realized|checked)\s+"
-    r"that\s+|^(?:it\s+)?turns out\s+(?:that\s+)?", re.IGNORECASE)
+    r"that\s+|^(?:it\s+)?turns out\s+(?:that\s+)?|"
+    # Memo and letter frames: "Please be advised that X", "It has been decided that X",
+    # "I am writing to let you know that X", "..., but I thought you ought to know that X".
+    r"^(?:please\s+|kindly\s+)?(?:be\s+(?:advised|informed|aware)|note)\s*(?:that\s*,?\s*|,\s*)"
+    r"(?=\S)|^it\s+has\s+(?:now\s+)?been\s+(?:decided|agreed|confirmed|announced)\s+(?:that\s+)?"
+    r"(?=\S)|^(?:i\s+am|i'm|we\s+are|we're)\s+writing\s+to\s+(?:let\s+you\s+know|inform\s+you|"
+    r"say|tell\s+you)\s*(?:that\s+)?(?=\S)|^(?:[^.;]{0,200}?,\s*(?:but|and|so)\s+)?(?:i|we)\s+"
+    r"(?:thought|think|felt|feel)\s+(?:you|people|everyone|the team)\s+(?:ought to|should|"
+    r"might want to|would want to|need to|needed to)\s+know\s+(?:that\s+)?(?=\S)",
+    re.IGNORECASE)
 # Agreeing with part of the answer: "(You're) right that X, but Y" publishes "X, but Y".
 # (For deciding whether the message is a correction the frame stays: agreement alone,
 # "Correct that it's install time", says nothing new.)
@@ -136,6 +145,8 @@ _BARE_NEGATION = re.compile(r"^(?:it|that|this|they)\s+(?:isn't|is not|wasn't|do
                             r"the (?:case|problem|issue|cause)))?\s*$", re.IGNORECASE)
 _HEDGE = re.compile(r"\b(?:i|we)\s+(?:think|guess|believe|suppose|feel|reckon|hope|wonder)\b|"
                     r"\b(?:imo|imho|in my (?:opinion|view|experience))\b", re.IGNORECASE)
+_HEDGE_ASIDE = re.compile(r"^(?:ymmv|your mileage may vary|(?:just\s+)?my (?:2|two) cents|"
+                          r"no guarantees?|don't quote me)\b", re.IGNORECASE)
 #: Past forms that are also the base form: "Set the city by hand" is an instruction.
 _BASE_FORMS = frozenset("""set put cut hit let read quit shut split cost hurt spread
 bet""".split())
@@ -185,6 +196,11 @@ _SWAP = {"i": "you", "me": "you", "my": "your", "mine": "yours", "myself": "your
 
 def _strong(text: str) -> bool:
     return any(i.kind in STRONG_KINDS for i in items(text))
+
+
+def is_greeting(text: str) -> bool:
+    """"Good morning", "Hi all", "Dear colleagues": a greeting and nothing else."""
+    return bool(_GREETING.match(text.strip()))
 
 
 def acknowledgement(text: str) -> bool:
@@ -246,6 +262,8 @@ def residue(clause: str, first: bool = True) -> str:
         # story with its subject left out. "Deleted files are purged nightly" has a verb
         # in the present; "managed by Ansible", "deducted from salary" are participles.
         return "the writer's own story or opinion"
+    if _HEDGE_ASIDE.match(c):
+        return "the writer's own story or opinion"  # "ymmv on older builds", "my 2 cents"
     if _EFFORT.search(c) and not strong:
         return "the writer's effort"
     if any(t in _POINTING_VERBS for t in toks) and any(t in _DEICTIC for t in toks) and \
@@ -388,14 +406,50 @@ _QUOTED_START = re.compile(r"^\s*(?:-{2,}\s*(?:forwarded message|original messag
 _NAME_LINE = re.compile(r"\n\s*[-–—~]?\s*(?-i:[A-Z][a-z'-]+)(?:\s+(?-i:[A-Z][a-z'-]+))?\s*$")
 
 
+_REPLY_NO = re.compile(r"^(?:no|nope|nah|not quite|wrong|incorrect|actually)\b[,.!:;]*\s*",
+                       re.IGNORECASE)
+
+
+def _answer_to_quote(quoted: str, reply: str) -> str:
+    """"> The lock timeout is 10 minutes." answered "no, 3 minutes on wards": the quoted
+    sentence with the one value of that unit replaced, and the reply's qualifier after
+    it ("The lock timeout is 3 minutes, on wards."); "" when the reply is not such a
+    short value."""
+    r = _REPLY_NO.sub("", reply.strip())
+    m = _NOTE_VALUE.match(r)
+    if not m or len(tokens(r)) > 8 or m.group(0).strip().lower().startswith(("it", "that")):
+        return ""
+    new, unit = m.group(1).rstrip(".,;"), m.group(2).lower().rstrip("s")
+    olds = {o.rstrip(".,;") for o, u in re.findall(
+        r"(?<![\w.:])(" + _VALUE + r")\s+([a-z]+)\b", quoted, re.IGNORECASE)
+        if u.lower().rstrip("s") == unit} - {new}
+    if len(olds) != 1:
+        return ""
+    old = olds.pop()
+    fixed = re.sub(rf"(?<![\w.:]){re.escape(old)}(?=\s+{re.escape(m.group(2)[:len(unit)])})",
+                   new, quoted, flags=re.IGNORECASE).strip().rstrip(".")
+    rest = r[m.end():].strip(" ,.;")
+    return f"{fixed}, {rest}." if rest else f"{fixed}."
+
+
 def strip_quoted(message: str) -> str:
     """The writer's own text of a reply: what follows a forwarded-message or "On ...
-    wrote:" line goes, and so do lines quoted with ">"."""
+    wrote:" line goes, and so do lines quoted with ">" (a short value answering a quoted
+    line replaces that line's value: see ``_answer_to_quote``)."""
     m = _QUOTED_START.search(message)
     if m and len(tokens(message[:m.start()])) >= 3:
         message = message[:m.start()]
-    return "\n".join(line for line in message.splitlines()
-                     if not line.lstrip().startswith(">")).strip()
+    out: list[str] = []
+    quoted: list[str] = []
+    for line in message.splitlines():
+        if line.lstrip().startswith(">"):
+            quoted.append(line.lstrip().lstrip(">").strip())
+            continue
+        if quoted and line.strip():
+            line = _answer_to_quote(" ".join(quoted), line) or line
+        quoted = [] if line.strip() else quoted
+        out.append(line)
+    return "\n".join(out).strip()
 
 
 def strip_sign_off(message: str) -> str:
@@ -509,6 +563,11 @@ def strip_frame(sentence: str) -> str:
     return s[m.end():] if m and len(tokens(s[m.end():])) >= 3 else s
 
 
+#: "Dear all, please be advised that X": a greeting before the first clause.
+_LEADING_GREETING = re.compile(r"^(?:hi|hello|hey|dear|morning|good (?:morning|afternoon|evening))"
+                               r"(?:\s+[\w.-]+){0,2}\s*,\s*(?=\S)", re.IGNORECASE)
+
+
 #: "@tomasz for new tables ...": a mention that addresses someone, not the subject of the
 #: clause after it ("@dp-oncall gets paged first", "@ops owns the list" keep it).
 _MENTION_LEAD = re.compile(r"^@[\w.-]+\s*[,:]?\s+(?=(\S+))")
@@ -528,7 +587,7 @@ def _strip_mention(sentence: str) -> str:
 def strip_residue(sentence: str) -> str:
     """The sentence without its conversational clauses (see the module docstring);
     "" when nothing factual is left."""
-    s = strip_frame(_ASIDE.sub("", _strip_mention(sentence.strip())))
+    s = strip_frame(_ASIDE.sub("", _strip_mention(_LEADING_GREETING.sub("", sentence.strip()))))
     # "I tried all of that and still nothing": the outcome of the story is talk too.
     s = re.sub(r",?\s+(?:and|but)\s+(?:still\s+)?nothing(?:\s+happened)?\s*(?=[.!]*$)", "", s,
                flags=re.IGNORECASE)

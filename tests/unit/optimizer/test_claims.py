@@ -12,6 +12,7 @@ from optimizer.claims import (
     is_question,
     items,
     plain_text,
+    plain_voice,
     sentence_case,
     split_sentences,
     strip_discourse,
@@ -148,3 +149,24 @@ def test_a_label_with_an_ellipsis_and_a_numbered_abbreviation_do_not_end_sentenc
 def test_a_rewrite_is_the_answers_only_when_pointed_at() -> None:
     assert not view("Rebuilding the index locks the table for the whole rewrite.").about_answer
     assert view("Honestly this rewrite is worse than the first one.").about_answer
+
+
+@pytest.mark.parametrize(("said", "read"), [
+    # dictation: fillers go; between two clauses one stands for the comma
+    ("erm the returns chute uh closes at 8 um the night box opens at 9 so yeah",
+     "the returns chute closes at 8, the night box opens at 9"),
+    ("Okay so ferry tickets are refunded up to 24 hours before sailing.",
+     "ferry tickets are refunded up to 24 hours before sailing."),
+    # chat shorthand, but not inside paths or identifiers
+    ("restart it w/o the flag b/c it hangs, pls check /srv/w/x",
+     "restart it without the flag because it hangs, please check /srv/w/x"),
+    # shouting: the words go to lower case, acronyms stay
+    ("You MUST NOT print ward lists, it is FORBIDDEN. Ask IT or HR.",
+     "You must not print ward lists, it is forbidden. Ask IT or HR."),
+    ("Set r to 5 in OR 2", "Set r to 5 in OR 2"),
+    ("GRANT SELECT ON ALL TABLES IN SCHEMA sales TO analyst; run `SHOW ALL`",
+     "GRANT SELECT ON ALL TABLES IN SCHEMA sales TO analyst; run `SHOW ALL`"),
+])
+def test_dictated_chatty_and_shouted_text_reads_as_written_english(said: str,
+                                                                   read: str) -> None:
+    assert plain_voice(said) == read

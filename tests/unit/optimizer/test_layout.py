@@ -3,7 +3,12 @@ a biology lab's freezers, a print server, a backup tool; no benchmark wording)."
 
 from __future__ import annotations
 
-from optimizer.local.layout import config_as_statements, states_pairs, tables_as_statements
+from optimizer.local.layout import (
+    chat_as_lines,
+    config_as_statements,
+    states_pairs,
+    tables_as_statements,
+)
 
 
 def test_each_table_row_becomes_one_statement_with_its_column_names() -> None:
@@ -49,3 +54,15 @@ def test_prose_with_colons_and_a_lone_pair_are_not_config() -> None:
     assert config_as_statements(text) == text
     assert states_pairs("warn = 5 min, page = 30 min.")
     assert not states_pairs("the limit is 5 = too low")
+
+
+def test_a_pasted_chat_log_reads_as_the_lines_people_wrote() -> None:
+    log = ("[14:02] dana: which gate do the night buses leave from?\n"
+           "14:03 Ravi K: gate 6 since the works started\n"
+           "ravi [14:03]: not gate 2\n"
+           "<dana> ta")
+    assert chat_as_lines(log).splitlines() == [
+        "which gate do the night buses leave from?", "gate 6 since the works started",
+        "not gate 2", "ta"]
+    one = "[14:02] the backup ran at 14:02: fine"
+    assert chat_as_lines(one) == one  # one time-stamped line is not a chat log

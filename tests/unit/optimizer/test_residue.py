@@ -334,6 +334,56 @@ MESSAGES = {
          "The freezer logger records every 60 seconds.",
          "The freezer logger keeps 400 days."),
         ("Not for our lab", "|", "---", "```")),
+    "a-memo": Message(
+        "can visitors bring bikes on the ferry",
+        "Bikes travel free on every crossing.",
+        "Dear all, please be advised that, from 1 June, bicycles are carried only on the "
+        "07:10 and 18:40 crossings. A bike ticket costs 4 euros. Kind regards, Passenger "
+        "Services",
+        ("From 1 June bicycles are carried only on the 07:10 and 18:40 crossings.",
+         "A bike ticket costs 4 euros."),
+        ("be advised", "Dear", "Kind regards", "Passenger Services")),
+    "a-chat-log-where-one-person-answers": Message(
+        "what is the loan period for laptops in the library",
+        "Laptops are lent for one week.",
+        "[10:31] noor: anyone know how long the library laptops are lent for?\n"
+        "[10:32] felix: 4 hours, and they must stay in the building\n"
+        "[10:32] noor: oh ok thx\n[10:33] ines: +1, that's right",
+        ("Library laptops are lent for 4 hours.", "Library laptops must stay in the building."),
+        ("noor", "felix", "10:3", "thx", "+1")),
+    "answers-under-quoted-lines": Message(
+        "how long is a parking permit valid",
+        "A staff parking permit is valid for 12 months. Renew it at reception.",
+        "> A staff parking permit is valid for 12 months.\nnope, 6 months for contractors\n"
+        "> Renew it at reception.\nyes",
+        ("A staff parking permit is valid for 6 months for contractors.",),
+        ("nope", "12 months")),
+    "a-dictated-message-with-fillers": Message(
+        "where is the spill kit in the chemistry lab",
+        "The spill kit is under the sink.",
+        "uh so the spill kit in lab C is um on the wall next to the eyewash station and "
+        "the um acid neutraliser is in the yellow cabinet so yeah",
+        ("The spill kit in lab C is on the wall next to the eyewash station.",
+         "The acid neutraliser is in the yellow cabinet."),
+        ("uh ", " um", "so yeah")),
+    "a-long-letter-with-the-fact-in-the-middle": Message(
+        "can I switch off the hearing loop at the front desk",
+        "Yes, switch it off in the desk's audio settings.",
+        "Good morning. I have volunteered at this museum for twenty-two years and have seen "
+        "a great many changes, but I felt you ought to know that the hearing loop at the "
+        "front desk is to stay switched on during opening hours, because visitors rely on "
+        "it. With all good wishes.",
+        ("The hearing loop at the front desk stays switched on during opening hours.",),
+        ("twenty-two", "volunteered", "ought to know", "good wishes")),
+    "a-shouted-rule-with-a-checklist": Message(
+        "what do I need before my first shift on the wards",
+        "Just bring your ID badge.",
+        "PLEASE READ:\n- [x] badge activated at the security office\n- [x] fire training "
+        "done in the first WEEK\nand you MUST NOT use your own phone to photograph "
+        "wounds, EVER.",
+        ("The badge is activated at the security office.",
+         "You must not use your own phone to photograph wounds."),
+        ("[x]", "PLEASE READ")),
     "tracker-markup-and-a-mention": Message(
         "which label printer does the returns desk use",
         "Use the default office printer.",
