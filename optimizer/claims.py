@@ -449,8 +449,11 @@ def restore_contractions(text: str) -> str:
 #: Spoken fillers of a dictated or chatty message ("um", "uh", "erm").
 _FILLER = re.compile(r"(?:[ \t]*,)?[ \t]*\b(?:u+h*m+|u+h+|e+r+m+|hmm+|mhm)\b[,.]?[ \t]*",
                      re.IGNORECASE)
-_FILLER_EDGES = re.compile(r"^\s*(?:(?:ok(?:ay)?|right|so|well|yeah)[\s,]+)+(?=so\b|\w)|"
-                           r"[\s,]+(?:so\s+yeah|yeah\s+so|you know|i guess so)\s*[.!]*\s*$",
+_FILLER_EDGES = re.compile(r"^\s*(?:(?:ok(?:ay)?|yeah|well|hi|hello)[\s,]+)*so\b[\s,]+|"
+                           r"^\s*ok(?:ay)?\s*,?\s+(?=\w)|"
+                           r"[\s,]+(?:so\s+yeah|yeah\s+so|you know|i guess so|(?:ok(?:ay)?\s+)?"
+                           r"(?:thanks|thank you|cheers)\s+(?:bye|ta-?ta)|ok(?:ay)?\s+bye)"
+                           r"\s*[.!]*\s*$",
                            re.IGNORECASE | re.MULTILINE)
 #: A filler between two clauses stands for the comma a speaker does not dictate.
 _CLAUSE_START = frozenset("""the a an it it's they we you i there this that these those and
@@ -465,7 +468,7 @@ _SHORTHAND = re.compile(r"(?<![\w/.-])(?:w/o|w/|b/c|pls|plz|ppl|thx|atm|cuz|tho|
                         r"(?![\w/.-])", re.IGNORECASE)
 #: Words shouted in capitals that read the same in lower case ("DO NOT", "DISABLED",
 #: "STOP"); two-letter words that are also acronyms (IT, US, OR, ON, ID) stay.
-_SHOUTED = re.compile(r"\b[A-Z]{2,}(?:'[A-Z]+)?\b")
+_SHOUTED = re.compile(r"\b[A-Z]{2,}(?:'[A-Z]+)?\b(?:\s+\b[A-Z]{2,}(?:'[A-Z]+)?\b)*")
 _SHOUT_EXTRA = frozenset("""stop stopped please last time again ever every never nobody
 anyone everyone off turned switched changed removed locked unlocked required mandatory
 use used""".split())
@@ -493,13 +496,18 @@ def _unshout_line(line: str) -> str:
 
 
 def _unshout(m: re.Match[str]) -> str:
+    """A run of capitalised words in lower case when every word of it is shouted ("DO
+    NOT"); a run with any other word ("NOT EXISTS", "GROUP BY", "IT") stays."""
     from query.text import STOPWORDS
 
-    word = m.group(0)
-    low = word.lower()
-    shout = low in _CAPS_WORDS or low in MODALS or low in NEGATIONS or low in POLICY or \
-        low in _SHOUT_EXTRA or low in STOPWORDS
-    return low if shout and low not in _NOT_SHOUTS else word
+    run = m.group(0)
+    for word in run.split():
+        low = word.lower()
+        shout = low in _CAPS_WORDS or low in MODALS or low in NEGATIONS or low in POLICY or \
+            low in _SHOUT_EXTRA or low in STOPWORDS
+        if not shout or low in _NOT_SHOUTS:
+            return run
+    return run.lower()
 
 
 def _filler(m: re.Match[str]) -> str:

@@ -163,8 +163,12 @@ _NOT_START = re.compile(r"^not\b(?!\s+(?:all|every|everyone|everything|many|much
 _SIGNATURE = re.compile(r"^[-\u2013\u2014~]*\s*(?:mr|mrs|ms|miss|dr|prof)\.?\s+[A-Z][\w'-]+"
                         r"(?:\s+[A-Z][\w'-]+)?\s*(?:\([^)]*\))?\s*[.!]*$", re.IGNORECASE)
 # "Hi all", "Hello po", "Hey there", "Dear DS team", "Good morning everyone".
-_GREETING = re.compile(r"^(?:hi|hello|hey|hiya|dear|greetings|good (?:morning|afternoon|"
-                       r"evening)|morning|afternoon)\b(?:\s+[\w&.'-]+){0,3}$", re.IGNORECASE)
+#: Greetings, also those of the languages people often mix into work English.
+_HELLO = (r"(?:hi|hello|hey|hiya|dear|greetings|good (?:morning|afternoon|evening)|morning|"
+          r"afternoon|bonjour|bonsoir|salut|hola|buenos d[ií]as|buenas(?: tardes| noches)?|hallo|"
+          r"guten (?:morgen|tag|abend)|moin|servus|hoi|goedemorgen|goedemiddag|ciao|buongiorno|"
+          r"ol[aá]|bom dia|boa tarde|hej|cze[sś][cć])")
+_GREETING = re.compile(r"^" + _HELLO + r"\b(?:\s+[\w&.'-]+){0,3}$", re.IGNORECASE)
 # "hope everyone had a lovely Easter", "hope you're well", "sorry in advance".
 _WELL_WISHING = re.compile(r"^(?:i\s+)?(?:hope|trust)\s+(?:you|you're|everyone|everybody|all|"
                            r"this finds)\b|^sorry in advance\b|^have a (?:good|great|nice|"
@@ -386,7 +390,13 @@ def second_person(text: str) -> str:
 
 _CLOSING = (r"(?:thanks|thank you|many thanks|cheers|regards|kind regards|best regards|best|"
             r"best wishes|all the best|ta|yours(?: sincerely| truly| faithfully)?|"
-            r"i remain|sent from my \w+)")
+            r"i remain|sent from my \w+|"
+            # closings of the languages people often mix into work English
+            r"cordialement|bien cordialement|bien à vous|merci(?: beaucoup| bien)?|gracias|"
+            r"muchas gracias|saludos|un saludo|atentamente|danke(?: schön| sehr)?|"
+            r"(?:viele|liebe|schöne|beste|herzliche) grüße|mit freundlichen grüßen|gruß|"
+            r"groetjes|groeten|met vriendelijke groet(?:en)?|grazie(?: mille)?|"
+            r"cordiali saluti|saluti|obrigad[oa]|abraços|tack|hälsningar|pozdrawiam)")
 _TITLE = r"(?:mr|mrs|ms|miss|dr|prof|cllr|sr|fr)\.?"
 # A sign-off at the end of a message: a closing word then a name, a dash then a name, or
 # a titled name, optionally with a role ("Cheers,\nRhiannon (Fenmoor depot)", "— Mr.
@@ -564,8 +574,7 @@ def strip_frame(sentence: str) -> str:
 
 
 #: "Dear all, please be advised that X": a greeting before the first clause.
-_LEADING_GREETING = re.compile(r"^(?:hi|hello|hey|dear|morning|good (?:morning|afternoon|evening))"
-                               r"(?:\s+[\w.-]+){0,2}\s*,\s*(?=\S)", re.IGNORECASE)
+_LEADING_GREETING = re.compile(r"^" + _HELLO + r"(?:\s+[\w.-]+){0,2}\s*,\s*(?=\S)", re.IGNORECASE)
 
 
 #: "@tomasz for new tables ...": a mention that addresses someone, not the subject of the

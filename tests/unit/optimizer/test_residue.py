@@ -384,6 +384,21 @@ MESSAGES = {
         ("The badge is activated at the security office.",
          "You must not use your own phone to photograph wounds."),
         ("[x]", "PLEASE READ")),
+    "greeting-and-closing-in-another-language": Message(
+        "when does the canteen close",
+        "The canteen closes at 15:00.",
+        "Buongiorno, the canteen in building C closes at 14:30 on Fridays, the other days at "
+        "15:00. Grazie mille, Paola",
+        ("The canteen in building C closes at 14:30 on Fridays.",
+         "The canteen in building C closes at 15:00 on the other days."),
+        ("Buongiorno", "Grazie", "Paola")),
+    "dictated-with-a-spoken-goodbye": Message(
+        "when can I collect my repaired laptop",
+        "Repairs can be collected any time.",
+        "yeah hi so repaired laptops are collected at the service desk on level 1 between "
+        "9 and 11 only okay thanks bye",
+        ("Repaired laptops are collected at the service desk on level 1 between 9 and 11.",),
+        ("thanks", "bye", "yeah")),
     "tracker-markup-and-a-mention": Message(
         "which label printer does the returns desk use",
         "Use the default office printer.",
