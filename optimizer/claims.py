@@ -372,7 +372,8 @@ def items(text: str) -> list[Item]:
         name = m.group(0)
         nwords = len(name.split())
         if name in ("I", "A") or (name.isupper() and shouting) or (
-                nwords == 1 and name.isupper() and name.lower() in _CAPS_WORDS):
+                nwords == 1 and name.isupper() and name.lower() in _CAPS_WORDS) or \
+                any(w.upper() in CHAT_ACRONYMS for w in name.split()):
             continue
         if _sentence_start(text, m.start()):
             if nwords < 2:
@@ -385,7 +386,7 @@ def items(text: str) -> list[Item]:
         add("name", m.start(), m.end())
     if not shouting:
         for m in _ACRONYM.finditer(text):
-            if m.group(0).lower() not in _CAPS_WORDS:
+            if m.group(0).lower() not in _CAPS_WORDS and m.group(0).upper() not in CHAT_ACRONYMS:
                 add("name", m.start(), m.end())
     for m in re.finditer(r"\b[A-Za-z]+\b", text):
         if m.group(0).lower() in ROLE_WORDS:
@@ -404,6 +405,10 @@ see try find navigate is are was were it's that's there's here's""".split())
 #: Words written in capitals for emphasis ("NOT allowed", "ONLY the owner"), not names.
 _CAPS_WORDS = frozenset("""not no never only must don't do does all any none never always
 nothing everyone nobody and or but the a is are be""".split())
+
+#: Chat abbreviations written in capitals ("Just FYI", "PSA:", "IMO"): not names.
+CHAT_ACRONYMS = frozenset("""FYI PSA TLDR ASAP ETA IMO IMHO AFAIK IIRC BTW FWIW NB PS OK LOL TBH
+WFH OOO EOD AKA TIA NVM IDK YMMV RSVP TBD TBC NP THX PLS""".split())
 
 STRONG_KINDS = frozenset({"url", "email", "path", "keys", "menu", "quoted", "number",
                           "dotted", "tech"})

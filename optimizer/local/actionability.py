@@ -30,6 +30,7 @@ from optimizer.accounting import Meter, estimate_tokens
 from optimizer.claims import (
     EVALUATIVE,
     IRREGULAR_PAST,
+    MODALS,
     POSITIVE,
     ROLE_WORDS,
     STRONG_KINDS,
@@ -161,7 +162,9 @@ _SYMPTOM = re.compile(
     r"crackles?|flickers?|buzz(?:es)?|stutters?|glitch(?:es)?)\b"
     r"(?:\s+[\w']+){0,8}?\s+(?:every (?:single )?time|every few|every (?:morning|afternoon|"
     r"evening|night|day|week|hour)|all the time|constantly|randomly|again and again|over and "
-    r"over|at random)\b|\b(?:been|was|has been) like (?:that|this) (?:since|for)\b",
+    r"over|at random)\b|\b(?:been|was|has been) like (?:that|this) (?:since|for)\b|"
+    r"\b(?:every (?:single )?time|whenever|each time)\s+(?:i|we)\s+(?:open|start|try|run|"
+    r"click|log|plug|connect|use|print|load|launch|boot)\b",
     re.IGNORECASE)
 #: What people know, remember or believe ("nobody understands the refund screen", "my
 #: pupils think the corner is a magic trick"): an opinion.
@@ -186,10 +189,18 @@ _DOUBT = re.compile(r"\b(?:no idea|not sure|don't know|do not know|dunno|unsure|
 _WISH = re.compile(r"\b(?:it\s+(?:would|'d)\s+be\s+(?:\w+\s+)?(?:great|nice|good|helpful|handy|"
                    r"useful|awesome|lovely|amazing|ideal|better|cool|brilliant)\s+(?:if|to)\b|"
                    r"(?:i|we)\s+wish\b|(?:would|'d)\s+love\s+(?:it\s+)?(?:if|to)\b|"
-                   r"feature request|(?:could|can) you (?:please )?add\b)", re.IGNORECASE)
+                   r"feature request|(?:could|can) you (?:please )?add\b|"
+                   r"(?:i|we)(?:'d|\s+would)\s+(?:much\s+)?(?:rather|prefer)\b)", re.IGNORECASE)
+#: The writer's appointments: "I have a deadline on Thursday", "we've got a demo at 3".
+_APPOINTMENT = re.compile(r"\b(?:i|we)\s+(?:have|'ve got|'ve|got|had)\s+(?:a|an|my|our|the)\s+"
+                          r"(?:\w+\s+)?(?:deadline|meeting|exam|presentation|demo|call|"
+                          r"appointment|interview|review|audit|flight|class|lecture)\b",
+                          re.IGNORECASE)
 #: Context offered for a question: "we're on 13.0.1 if that matters", "fwiw".
 _CONTEXT_NOTE = re.compile(r"\b(?:if (?:that|it|this) (?:matters|helps)|in case (?:that|it|this) "
-                           r"(?:matters|helps)|for context|fwiw|for what it's worth)\b",
+                           r"(?:matters|helps)|for context|fwiw|for what it's worth|in case "
+                           r"(?:you|anyone|someone|people) (?:saw|see|noticed|notice|wondered|"
+                           r"were wondering|was wondering|missed))\b",
                            re.IGNORECASE)
 #: What the writer needs from someone: "I need the number of accounts with sudo".
 _NEED = re.compile(r"\b(?:i|we)\s+(?:urgently\s+|really\s+|still\s+)?need\s+(?:the|a|an|some|"
@@ -257,6 +268,17 @@ class Sentence:
     raw: str
     view: SentenceView
     kind: str  # claim support question system meta verdict opinion praise chatter offtopic
+
+
+def _bare_list(text: str) -> bool:
+    """Three or more short items with commas and no verb ("Grafana, DBeaver, psql…")."""
+    parts = [p for p in re.split(r",|\band\b|\bor\b", text.strip(" .…!?")) if p.strip()]
+    return len(parts) >= 3 and all(len(tokens(p)) <= 2 for p in parts) and not any(
+        t in _LIST_VERBS or t in MODALS or t.endswith(("ed", "ing")) for t in tokens(text))
+
+
+_LIST_VERBS = frozenset("""is are was were be been has have had do does did get gets got
+go goes went use uses run runs need needs""".split())
 
 
 class LocalActionability:
@@ -407,6 +429,10 @@ class LocalActionability:
             return "opinion"  # a guess is not a fact to publish
         if _CONTEXT_NOTE.search(v.text) and not (v.firm_modal or _strict_policy(v)):
             return "chatter"  # "we're on bacula 13.0.1 if that matters"
+        if _bare_list(v.text):
+            return "chatter"  # "Grafana, DBeaver, psql…": a list with nothing said of it
+        if _APPOINTMENT.search(v.text) and not (v.policy or _strict_policy(v)):
+            return "chatter"  # "I have a deadline on Thursday"
         if _NEED.search(v.text) and not _strict_policy(v):
             return "chatter"  # "for the audit I need the number of sudo accounts by 12 May"
         if past_tense(v.text) and re.search(r"\bagain\b", v.text, re.IGNORECASE) and not (

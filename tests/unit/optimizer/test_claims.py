@@ -170,3 +170,7 @@ def test_a_rewrite_is_the_answers_only_when_pointed_at() -> None:
 def test_dictated_chatty_and_shouted_text_reads_as_written_english(said: str,
                                                                    read: str) -> None:
     assert plain_voice(said) == read
+
+
+def test_chat_abbreviations_in_capitals_are_not_names() -> None:
+    assert kinds("Just FYI, the PSA from IMO was about the VPN") == {"VPN": "name"}

@@ -153,6 +153,29 @@ CASES = {
         "hall projector image problems",
         "Check the cable.",
         "The hall projector flickers every afternoon when the blinds come down.", False),
+    "an-fyi-about-an-incident": (
+        "why were the lockers offline this morning",
+        "Locker controllers go offline during firmware updates.",
+        "The locker bank in hall B lost power at 06:40 and Mo reset the breaker. Just FYI "
+        "in case you noticed the gap in the logs.", False),
+    "a-bare-list-after-a-question": (
+        "why do the clocks differ between the apps",
+        "Each app shows the time in its own zone setting.",
+        "Why does every tablet show a different time?? Outlook, Teams, Moodle...", False),
+    "a-preference-about-tools": (
+        "can the shared drive hold the video archive",
+        "Yes, the shared drive is sized for archives.",
+        "Frankly I'd rather we put the archive on Backblaze, SMB is not made for this. My two "
+        "cents.", False),
+    "the-writers-deadline": (
+        "why is the grade export slow",
+        "Big exports take a while; export one class at a time.",
+        "This is so stressful, I have a deadline at noon tomorrow.", False),
+    "a-preference-twin-rule": (
+        "can the shared drive hold the video archive",
+        "Yes, the shared drive is sized for archives.",
+        "No: video over 2 GB goes to the media NAS (media-nas-01), the shared drive has a "
+        "20 GB quota per team.", True),
 }
 
 
