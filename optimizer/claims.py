@@ -185,6 +185,8 @@ def split_sentences(text: str) -> list[str]:
             continue
         start = 0
         for m in re.finditer(r"[.!?…]+[\"'”’)]*\s+(?=[^\W_]|[\"'“‘(`~/<\[@#\\])", line):
+            if m.group().startswith("?") and m.start() and line[m.start() - 1].isspace():
+                continue  # "not the ? operator": a "?" standing alone is an operator
             chunk = line[start:m.end()].strip()
             if _ABBREV.search(chunk.rstrip(" \"'”’)")):
                 continue
@@ -795,6 +797,11 @@ _PERSONAL = re.compile(r"(?<![&/])\b(?:i|me|my|mine|i'm|i've|i'll|i'd)\b(?![&/]\
 _ORGANISATIONAL = re.compile(r"\b(?:we|our|us|all|every|each|company|corporate|org|"
                              r"organi[sz]ation|policy|staff|team|site|office|here|everyone|"
                              r"nobody|anyone|users?)\b", re.IGNORECASE)
+#: "behaves exactly like X", "looks like", "just like": "like" compares, it does not judge.
+_LIKE_COMPARES = re.compile(r"\b(?:\w+s|behave|act|work|look|sound|feel|seem|exactly|just|"
+                            r"much|more|something|anything|nothing|things?)\s+like\b",
+                            re.IGNORECASE)
+
 #: "is to stay switched on", "are not to be moved": an obligation without a modal verb.
 _BE_TO = re.compile(r"\b(?:is|are|was|were)\s+(?:not\s+|never\s+|only\s+)?to\s+(?:be|stay|"
                     r"remain|keep|have|use|go|run|get|leave|stay|contact|call|ask|book|send)\b",
@@ -871,7 +878,8 @@ def view(sentence: str) -> SentenceView:
                        for t in toks) or bool(_BE_TO.search(text)),
         negation=negated(masked),
         policy=any(t in POLICY for t in toks),
-        evaluative=sum(t in EVALUATIVE for t in toks) + sum(t in INTENSIFIERS for t in toks),
+        evaluative=sum(t in EVALUATIVE and not (t == "like" and _LIKE_COMPARES.search(text))
+                       for t in toks) + sum(t in INTENSIFIERS for t in toks),
         positive=any(t in POSITIVE for t in toks),
         negative=any(t in NEGATIVE for t in toks),
         success=sum(t in SUCCESS for t in toks),

@@ -53,6 +53,7 @@ from optimizer.claims import (
     view,
 )
 from optimizer.local.layout import (
+    bare_answer_as_subject,
     chat_as_lines,
     config_as_statements,
     states_pairs,
@@ -314,9 +315,9 @@ class LocalActionability:
         part of the praise. Table rows, configuration lines and chat logs are read as
         statements (``layout``); dictation and chat habits as written English
         (``plain_voice``)."""
-        text = strip_sign_off(apply_self_corrections(plain_voice(tables_as_statements(
-            config_as_statements(chat_as_lines(strip_quoted(plain_text(
-                ctx.comment, keep_lines=True))))))))
+        text = bare_answer_as_subject(strip_sign_off(apply_self_corrections(plain_voice(
+            tables_as_statements(config_as_statements(chat_as_lines(strip_quoted(plain_text(
+                ctx.comment, keep_lines=True)))))))))
         parts = [(raw, kind) for s in split_sentences(text) for raw, kind in
                  self._after_colon(s, ctx)]
         # A frame that reports or announces the claim ("I felt you ought to know that
@@ -430,7 +431,9 @@ class LocalActionability:
         if _CONTEXT_NOTE.search(v.text) and not (v.firm_modal or _strict_policy(v)):
             return "chatter"  # "we're on bacula 13.0.1 if that matters"
         if _bare_list(v.text):
-            return "chatter"  # "Grafana, DBeaver, psql…": a list with nothing said of it
+            # "Washington, Brussels, Nairobi.": a list says nothing of its own; after a
+            # claim it details it, after a question it is part of the question.
+            return "support"
         if _APPOINTMENT.search(v.text) and not (v.policy or _strict_policy(v)):
             return "chatter"  # "I have a deadline on Thursday"
         if _NEED.search(v.text) and not _strict_policy(v):

@@ -132,3 +132,16 @@ def chat_as_lines(text: str) -> str:
     if sum(1 for line in lines if _CHAT_LINE.match(line)) < 2:
         return text
     return "\n".join(_CHAT_LINE.sub("", line) for line in lines)
+
+
+#: "pg_partman. premake 3, ...": an identifier alone as the first sentence answers the
+#: question; what follows is said of it.
+_BARE_ANSWER = re.compile(r"^\s*(`[^`\n]+`|[A-Za-z][\w.-]*(?:_|\d|[a-z][.-][a-z])[\w.-]*?)"
+                          r"[.!]\s+(?=\S)")
+
+
+def bare_answer_as_subject(text: str) -> str:
+    """The message with a first sentence that is only an identifier ("pg_partman.")
+    joined to the next as its label ("pg_partman: premake 3 ...")."""
+    m = _BARE_ANSWER.match(text)
+    return f"{m.group(1)}: {text[m.end():]}" if m else text

@@ -174,3 +174,10 @@ def test_dictated_chatty_and_shouted_text_reads_as_written_english(said: str,
 
 def test_chat_abbreviations_in_capitals_are_not_names() -> None:
     assert kinds("Just FYI, the PSA from IMO was about the VPN") == {"VPN": "name"}
+
+
+def test_a_question_mark_standing_alone_is_an_operator_and_like_can_compare() -> None:
+    assert split_sentences("The index serves @> but not the ? operator; use a btree.") == [
+        "The index serves @> but not the ? operator; use a btree."]
+    assert view("SERIALIZABLE behaves just like REPEATABLE READ for reads.").evaluative == 0
+    assert view("I really like the new menu").evaluative == 2

@@ -4,6 +4,7 @@ a biology lab's freezers, a print server, a backup tool; no benchmark wording)."
 from __future__ import annotations
 
 from optimizer.local.layout import (
+    bare_answer_as_subject,
     chat_as_lines,
     config_as_statements,
     states_pairs,
@@ -66,3 +67,10 @@ def test_a_pasted_chat_log_reads_as_the_lines_people_wrote() -> None:
         "not gate 2", "ta"]
     one = "[14:02] the backup ran at 14:02: fine"
     assert chat_as_lines(one) == one  # one time-stamped line is not a chat log
+
+
+def test_an_identifier_alone_as_the_first_sentence_labels_the_next() -> None:
+    assert bare_answer_as_subject("logrotate_v2. Rotates weekly, keeps 8.") == \
+        "logrotate_v2: Rotates weekly, keeps 8."
+    assert bare_answer_as_subject("Nope. It rotates weekly.") == "Nope. It rotates weekly."
+    assert bare_answer_as_subject("Cron. It rotates weekly.") == "Cron. It rotates weekly."
