@@ -27,6 +27,11 @@ from optimizer.fidelity import overturned_values
 from query.text import STOPWORDS
 
 MAX_TITLE_WORDS = 14
+#: A question keeps its whole wording up to this length ("If I restore a plain dump with
+#: psql, does it stop at the first error?"): cut, either half is a fragment.
+MAX_QUESTION_WORDS = 22
+_CONDITION = re.compile(r"^(?:if|when|whenever|unless|once|after|before|while|since)\b",
+                        re.IGNORECASE)
 
 _POLITE_HEAD = re.compile(r"^(?:(?:hi|hello|hey|dear \w+|please|pls|plz|help|urgent|quick "
                           r"question|question)\b[\s,:!.-]*)+", re.IGNORECASE)
@@ -106,7 +111,8 @@ def topic_of(query: str, *sources: str) -> str:
     q = " ".join(plain_text(query).split())
     q = _POLITE_HEAD.sub("", q).strip()
     q = _POLITE_TAIL.sub("", q).strip()
-    q = re.sub(r"\s+([?!.,;:])(?=\s|$)", r"\1", q)
+    # "word ?" at the end, "word , next": stray spaces (a "?" inside stays: an operator).
+    q = re.sub(r"\s+([!.,;:])(?=\s|$)|\s+(\?)$", r"\1\2", q)
     words = []
     for w in q.split(" "):
         core = w.rstrip("?!.,;:")
@@ -117,10 +123,14 @@ def topic_of(query: str, *sources: str) -> str:
         return ""
     question = is_question(q)
     q = q.rstrip("?!.,;: ")
-    if len(q.split()) > MAX_TITLE_WORDS:
-        first = re.split(r"\s*[,;(]\s*|\s+-\s+", q)[0]
-        if len(first.split()) >= 3:
-            q = first
+    if len(q.split()) > (MAX_QUESTION_WORDS if question else MAX_TITLE_WORDS):
+        # The part that asks ("..., how do I restore it?"), else the first part.
+        parts = [p for p in re.split(r"\s*[,;]\s*|\s+\(|\s+-\s+", q) if len(p.split()) >= 3]
+        asks = [p for p in parts if is_question(p) and not _CONDITION.match(p) and not (
+            set(tokens(p)) & {"it", "that", "this", "they", "them", "those"})]
+        pick = asks[0] if asks else parts[0] if parts else q
+        if not _CONDITION.match(pick):
+            q, question = pick.rstrip("?!.,;: "), pick in asks
     if not identifier(q.split(" ", 1)[0], *sources):
         q = q[0].upper() + q[1:]
     return q + "?" if question else q
@@ -177,9 +187,10 @@ def title_for(query: str, body: str, answer: str, scope: str) -> str:
             not question and asserts(topic, overturned_values(answer, [body]))):
         first = split_sentences(body)[0] if body else ""
         topic = first.rstrip(".!")
-        if len(topic.split()) > MAX_TITLE_WORDS:
-            head = re.split(r"\s*[;,]\s*|\s+-\s+", topic)[0]
-            topic = head if len(head.split()) >= 3 else topic
+        for cut in (r"\s*[;,]\s*|\s+-\s+", r"\s+\(|\s+(?:and|but|because|so|which)\s+"):
+            if len(topic.split()) > MAX_TITLE_WORDS:
+                head = re.split(cut, topic)[0]
+                topic = head if len(head.split()) >= 3 else topic
         question = False
     if scope and scope != "global" and not question and normalize(scope) not in \
             normalize(topic):

@@ -548,3 +548,35 @@ def test_a_complaint_with_a_vague_or_symptom_claim_makes_no_nugget(
     ex = role.extract(FeedbackContext("e2", "t", "where are the scanner instructions",
                                       "See the facilities wiki.", comment, ""), Meter())
     assert not ex.can_produce_nugget, (comment, ex.body, ex.reason)
+
+
+@pytest.mark.parametrize(("query", "title"), [
+    # A question keeps its whole wording: either half alone is a fragment.
+    ("if I move a VM to the other host, does it keep its MAC address?",
+     "If I move a VM to the other host, does it keep its MAC address?"),
+    ("the cron job ran twice last night, how do I stop the duplicate run?",
+     "The cron job ran twice last night, how do I stop the duplicate run?"),
+    # "?" inside is an operator, "()" belongs to a call.
+    ("why is WHERE tags ? 'urgent' slow on tickets, is tags indexed?",
+     "Why is WHERE tags ? 'urgent' slow on tickets, is tags indexed?"),
+    ("why do my rows all get the same stamp from clock_timestamp()?",
+     "Why do my rows all get the same stamp from clock_timestamp()?"),
+    # Too long even for a question: the part that asks, unless it only points back.
+    ("the nightly export from the warehouse database to the finance share has been "
+     "failing since Monday with a permission error, which account should own the share?",
+     "Which account should own the share?"),
+    ("the backup job on the second storage node stopped with exit code 12 after the "
+     "kernel update on Tuesday night, what does that mean for tonight's run?",
+     "The backup job on the second storage node stopped with exit code 12 after the "
+     "kernel update on Tuesday night"),
+])
+def test_a_long_query_becomes_a_title_that_is_not_a_fragment(query: str, title: str) -> None:
+    assert topic_of(query) == title
+
+
+def test_a_long_first_claim_as_title_is_cut_at_a_clause_boundary() -> None:
+    body = ("Loaner laptops must be returned to the IT desk in room 1.12 (not to reception) "
+            "and the charger has to come back with them.")
+    assert title_for("loaners??", body, "Give loaner laptops back at reception.",
+                     "global") == \
+        "Loaner laptops must be returned to the IT desk in room 1.12"
