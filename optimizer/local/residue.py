@@ -29,6 +29,7 @@ from optimizer.claims import (
     POLICY,
     SPEECH_VERBS,
     STRONG_KINDS,
+    english_word,
     items,
     negated,
     past_tense,
@@ -222,6 +223,13 @@ def acknowledgement(text: str) -> bool:
     return all(t in allowed for t in toks)
 
 
+#: A reply whose subject is the answer's suggestion: "Can't go that high", "Won't work
+#: like that here", "Doesn't help with this".
+_SUBJECTLESS_REPLY = re.compile(r"^(?:can't|cannot|won't|doesn't|does not|isn't|wouldn't|"
+                                r"didn't)\s+(?:\w+\s+){0,2}?(?:that|this|it|so)\b",
+                                re.IGNORECASE)
+_REPLY_SCOPE = re.compile(r"\b((?:on|for|in|at)\s+(?:the\s+|our\s+|all\s+|any\s+)?[\w-]+"
+                          r"(?:\s+[\w-]+){0,2})\s*$", re.IGNORECASE)
 _BARE_REPLY = frozenset("""please don't dont do not no nope nah never just really
     definitely absolutely yes yeah yep sure ok okay""".split())
 
@@ -253,6 +261,8 @@ def residue(clause: str, first: bool = True) -> str:
     if first and _NOT_START.match(c) and len(toks) <= 5 and not strong and not any(
             t in ("anymore", "longer", "since", "until", "yet") for t in toks):
         return "elliptical reply"
+    if first and _SUBJECTLESS_REPLY.match(c) and not strong:
+        return "elliptical reply"  # "Can't go that high on company laptops"
     if first and set(tokens(re.sub(r"\([^()]*\)", " ", c))) <= _BARE_REPLY:
         return "elliptical reply"  # "Please don't (not tonight anyway)", "Nope!"
     if first and (_BARE_NEGATION.match(c) or re.fullmatch(
@@ -607,6 +617,7 @@ def strip_residue(sentence: str) -> str:
     clauses, seps = parts[0::2], parts[1::2]
     kept: list[tuple[str, str]] = []  # (separator before it, clause)
     story = dropped_story = False
+    carried = ""  # the scope of a dropped elliptical reply, for the clause after it
     before_story: list[str] = []
     for i, clause in enumerate(clauses):
         sep = seps[i - 1] if i else ""
@@ -627,8 +638,18 @@ def strip_residue(sentence: str) -> str:
             if story and not dropped_story:
                 before_story = [c for _, c in kept]
             dropped_story = dropped_story or story
+            scoped = _REPLY_SCOPE.search(clause) if _SUBJECTLESS_REPLY.match(
+                clause.strip()) else None
+            carried = scoped.group(1) if scoped else carried
             continue
         clause = _OUTCOME.sub("", clause.strip()) or clause
+        if carried:
+            # "Can't go that high on company laptops: the delay is capped at 5 minutes"
+            # -> "On company laptops, the delay is capped at 5 minutes".
+            first_word = clause.split()[0]
+            if first_word[1:].islower() and english_word(first_word.lower()):
+                clause = clause[0].lower() + clause[1:]  # "The delay" -> "the delay"
+            clause, carried = f"{carried[0].upper()}{carried[1:]}, {clause}", ""
         kept.append((sep if kept else "", clause))
     if dropped_story:
         # What is left of a story before it ("Back from the match, tried this ...") is

@@ -491,6 +491,13 @@ def test_a_label_for_later_readers_goes_wherever_the_phrase_sits_in_it() -> None
                          "18:00") == "the kiln room is locked after 18:00"
 
 
+def test_a_subjectless_reply_goes_and_leaves_its_scope_to_the_fact() -> None:
+    assert strip_residue("Won't work like that at the Hull site: the gate opens at 06:00") \
+        == "At the Hull site, the gate opens at 06:00"
+    assert strip_residue("Can't set it that low: pallets stack 4 high at most") == \
+        "pallets stack 4 high at most"
+
+
 def test_a_mention_that_addresses_someone_goes_and_a_handle_as_subject_stays() -> None:
     assert strip_residue("@lena for the spring intake the deadline is 14 March") == \
         "For the spring intake the deadline is 14 March"
