@@ -284,7 +284,8 @@ def fuzz_corpus(n: int, seed: int = 0) -> Report:
 # ---------------------------------------------------------------------------------------
 
 TOKEN = "fuzz-token-0123456789abcdef"
-_METHODS = ("Retrieve", "GetNugget", "ListVersions", "Review", "ReportCitations")
+_METHODS = ("Retrieve", "GetNugget", "ListVersions", "ListCandidates", "Review",
+            "ReportCitations")
 
 
 def _message(method: str) -> st.SearchStrategy[Any]:

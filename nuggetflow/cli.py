@@ -26,6 +26,8 @@ from nuggetflow.settings import Settings
 if TYPE_CHECKING:
     from query.corpus import IngestReport
     from query.index import NuggetIndex
+    from query.model import Nugget
+    from query.retrieval import Hit
 
 
 def _parse_time(value: str) -> datetime:
@@ -104,17 +106,20 @@ def cmd_search(args: argparse.Namespace, settings: Settings) -> int:
             print(json.dumps({
                 "request_id": res.request_id, "suppressed": res.suppressed,
                 "timings_ms": res.timings_ms, "gated": res.gated,
-                "hits": [{"type": h.type.name.lower(), "id": h.id, "title": h.title,
-                          "text": h.text, "scores": {"lexical": h.lexical, "dense": h.dense,
-                                                     "metadata": h.metadata, "fused": h.fused,
-                                                     "relevance": h.relevance},
+                "hits": [{"type": h.type.name.lower(), "id": h.id, **_lineage_of(h),
+                          "title": h.title, "text": h.text,
+                          "scores": {"lexical": h.lexical, "dense": h.dense,
+                                     "metadata": h.metadata, "fused": h.fused,
+                                     "relevance": h.relevance},
                           "contested": h.contested, "inferred_validity": h.inferred_validity}
                          for h in res.hits]}, indent=2))
             return 0
         for i, h in enumerate(res.hits, 1):
             flag = " [CONTESTED]" if h.contested else ""
             score = h.relevance if res.gated else h.fused
-            print(f"{i:2d}. {score:.3f} {h.type.name.lower():8s} {h.id}{flag}\n"
+            line = _lineage_of(h)
+            where = f" (lineage {line['lineage_id']} v{line['version']})" if line else ""
+            print(f"{i:2d}. {score:.3f} {h.type.name.lower():8s} {h.id}{where}{flag}\n"
                   f"    {h.title}\n    lex={h.lexical:.2f} dense={h.dense:.2f} "
                   f"meta={h.metadata:.2f} fused={h.fused:.3f}")
         gate = "probability of answering, gated" if res.gated else "fused score, not gated"
@@ -123,6 +128,16 @@ def cmd_search(args: argparse.Namespace, settings: Settings) -> int:
         return 0
 
     return asyncio.run(_with_index(settings, run))
+
+
+def _lineage_of(hit: Hit) -> dict[str, Any]:
+    """``lineage_id`` and ``version`` of a nugget hit (empty for a document hit)."""
+    from query.model import Nugget
+
+    rec = hit.record
+    if not isinstance(rec, Nugget):
+        return {}
+    return {"lineage_id": rec.lineage_id or rec.id, "version": rec.version}
 
 
 def cmd_history(args: argparse.Namespace, settings: Settings) -> int:
@@ -148,6 +163,83 @@ def cmd_history(args: argparse.Namespace, settings: Settings) -> int:
             after = page[-1].id
 
     return asyncio.run(_with_index(settings, run))
+
+
+def _publication(value: str) -> str:
+    """A review state named on the command line (``pending`` for pending_review); the
+    enum's name."""
+    from query.model import Publication
+
+    name = value.strip().lower().replace("-", "_")
+    name = {"pending": "pending_review"}.get(name, name).upper()
+    if name not in Publication.__members__:
+        choices = ", ".join(p.name.lower() for p in Publication)
+        raise argparse.ArgumentTypeError(f"not a review state: {value!r} (one of {choices})")
+    return name
+
+
+def cmd_candidates(args: argparse.Namespace, settings: Settings) -> int:
+    """List what waits for review (or any review states): one line per nugget with its
+    lineage id, version and states, then its title, body, provenance and INO outcome.
+    The ListCandidates RPC lists the same (both call NuggetIndex.candidates)."""
+    from google.protobuf import json_format
+
+    from query.convert import candidates_to_proto
+    from query.index import MAX_PAGE_SIZE, CandidatePage
+    from query.model import Publication
+
+    if args.limit < 1:
+        raise ValidationError("must be >= 1", field="--limit")
+    publications = tuple(Publication[name] for name in args.states or ())
+
+    async def run(index: NuggetIndex) -> int:
+        shown: list[Nugget] = []
+        token = args.page_token
+        listed: tuple[Publication, ...] = ()
+        while True:
+            page = await index.candidates(args.tenant, publications,
+                                          min(args.limit - len(shown), MAX_PAGE_SIZE), token)
+            shown += page.candidates
+            token, listed = page.next_page_token, page.publications
+            if not token or len(shown) >= args.limit:
+                break
+        if args.json:
+            reply = candidates_to_proto(CandidatePage(shown, token, listed))
+            print(json.dumps(json_format.MessageToDict(reply), ensure_ascii=False, indent=2))
+            return 0
+        for n in shown:
+            _print_candidate(n)
+        states = ", ".join(p.name for p in listed)
+        more = f"; more: --page-token {token}" if token else ""
+        print(f"({len(shown)} {states} nugget(s) of tenant {args.tenant!r}{more})")
+        if shown:
+            print(f"review one: nuggetflow review <lineage id> --tenant {args.tenant} "
+                  "--action approve|reject")
+        return 0
+
+    return asyncio.run(_with_index(settings, run))
+
+
+def _print_candidate(n: Nugget) -> None:
+    """The human-readable form of one listed nugget (a head version)."""
+    created = n.created_at.isoformat() if n.created_at else "-"
+    print(f"{n.lineage_id or n.id} v{n.version} {n.publication.name} {n.state.name} "
+          f"id={n.id} created={created}")
+    print(f"    title: {n.title}")
+    print(f"    body:  {n.body}")
+    prov = n.provenance
+    print(f"    provenance: event {prov.event_id or '-'}; query: {prov.trigger_query or '-'}")
+    if prov.feedback_text:
+        print(f"    feedback: {' '.join(prov.feedback_text.split())}")
+    ino = n.optimization
+    if ino:
+        rounds = int(ino.get("iterations", 0))
+        verdict = "passed" if ino.get("passed") else "did not pass"
+        print(f"    INO: variant {ino.get('variant') or '-'}, {rounds} round(s), {verdict}")
+    else:
+        print("    INO: no record")
+    if n.change_reason:
+        print(f"    note: {n.change_reason}")
 
 
 def cmd_review(args: argparse.Namespace, settings: Settings) -> int:
@@ -367,19 +459,48 @@ def build_parser() -> argparse.ArgumentParser:
     se.add_argument("--json", action="store_true", help="machine-readable output")
     se.set_defaults(fn=cmd_search)
 
-    hi = sub.add_parser("history", help="list every version of a nugget")
-    hi.add_argument("id")
+    ids = ("A nugget's lineage id (the id of its first version, constant across versions) "
+           "names the nugget as it is now; any other version id names that version. "
+           "`history` and `review` accept either and act on the lineage (a review applies "
+           "to its head).")
+    ca = sub.add_parser(
+        "candidates", help="list what waits for review (title, body, provenance, INO)",
+        description="List the nuggets of a tenant whose current version (head) is in the "
+                    "given review states (default: pending_review), in id order, with "
+                    "lineage id, version, title, body, provenance (event id, trigger "
+                    "query, feedback) and INO outcome (variant, rounds, passed). The "
+                    "ListCandidates RPC returns the same. " + ids)
+    ca.add_argument("--tenant", required=True)
+    ca.add_argument("--state", "--publication", dest="states", action="append",
+                    type=_publication, metavar="STATE",
+                    help="review state to list, repeatable: draft, pending (pending_review; "
+                         "the default), published, rejected, unpublished")
+    ca.add_argument("--limit", type=int, default=50,
+                    help="nuggets to list at most (50); the last line gives a --page-token "
+                         "when more remain")
+    ca.add_argument("--page-token", default="",
+                    help="continue a listing (the token its last line or --json gave)")
+    ca.add_argument("--json", action="store_true",
+                    help="the ListCandidatesResponse as canonical proto JSON")
+    ca.set_defaults(fn=cmd_candidates)
+
+    hi = sub.add_parser("history", help="list every version of a nugget",
+                        description="Print every version of a nugget's lineage, oldest "
+                                    "first, with its title and body. " + ids)
+    hi.add_argument("id", help="the lineage id or any version id")
     hi.add_argument("--tenant", required=True)
     hi.add_argument("--page-size", type=int, default=100,
                     help="versions read from the store at a time (100)")
     hi.set_defaults(fn=cmd_history)
 
-    rv = sub.add_parser("review", help="approve, reject, unpublish or revert a nugget")
-    rv.add_argument("id")
+    rv = sub.add_parser("review", help="approve, reject, unpublish or revert a nugget",
+                        description="Apply a review action to the head of a nugget's "
+                                    "lineage and print the version it produced. " + ids)
+    rv.add_argument("id", help="the lineage id or any version id (the head is reviewed)")
     rv.add_argument("--tenant", required=True)
     rv.add_argument("--action", required=True,
                     choices=["approve", "reject", "unpublish", "revert"])
-    rv.add_argument("--target", help="version id to revert to")
+    rv.add_argument("--target", help="version id to revert to (a lineage id: version 1)")
     rv.add_argument("--reviewer", default="cli")
     rv.add_argument("--reason", default="")
     rv.add_argument("--request-id", default="",

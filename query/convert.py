@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from google.protobuf.timestamp_pb2 import Timestamp
 
@@ -26,6 +27,9 @@ from query.model import (
     View,
 )
 from query.retrieval import MAX_QUERY_CHARS, Hit, RetrieveRequest, RetrieveResult
+
+if TYPE_CHECKING:
+    from query.index import CandidatePage
 
 DEFAULT_K = 10
 _VIEWS = {qpb.VIEW_UNSPECIFIED: View.ACTIVE, qpb.VIEW_ACTIVE: View.ACTIVE,
@@ -228,7 +232,8 @@ def validity_to_proto(start: datetime, end: datetime | None,
 
 
 def hit_to_proto(h: Hit) -> qpb.Hit:
-    """The wire form of one ranked hit (the nugget record is included for nugget hits)."""
+    """The wire form of one ranked hit (for nugget hits: the record, its lineage id and
+    version number; ``id`` is the version's id)."""
     msg = qpb.Hit(
         type=qpb.Hit.NUGGET if h.type is ItemType.NUGGET else qpb.Hit.DOCUMENT, id=h.id,
         title=h.title, text=h.text,
@@ -237,6 +242,8 @@ def hit_to_proto(h: Hit) -> qpb.Hit:
         contested=h.contested, inferred_validity=h.inferred_validity)
     if isinstance(h.record, Nugget):
         msg.nugget.CopyFrom(nugget_to_proto(h.record))
+        msg.lineage_id = h.record.lineage_id or h.record.id
+        msg.version = h.record.version
         v = h.record.validity
         msg.validity.CopyFrom(validity_to_proto(v.start, v.end, v.inferred))
     elif isinstance(h.record, Passage):
@@ -252,6 +259,26 @@ def retrieve_result_to_proto(res: RetrieveResult) -> qpb.RetrieveResponse:
                                 hits=[hit_to_proto(h) for h in res.hits],
                                 suppressed=res.suppressed, context_block=res.context_block,
                                 gated=res.gated)
+
+
+def publications_from_proto(values: Sequence[int]) -> tuple[Publication, ...]:
+    """The review states of a ListCandidates request; ValidationError (field
+    ``publications``) for PUBLICATION_UNSPECIFIED or an unknown value."""
+    out: list[Publication] = []
+    for value in values:
+        try:
+            out.append(Publication(value))
+        except ValueError:
+            names = ", ".join(p.name for p in Publication)
+            raise ValidationError(f"unknown publication {value} (one of {names})",
+                                  field="publications") from None
+    return tuple(out)
+
+
+def candidates_to_proto(page: CandidatePage) -> qpb.ListCandidatesResponse:
+    """The wire response of one page of the review queue."""
+    return qpb.ListCandidatesResponse(candidates=[nugget_to_proto(n) for n in page.candidates],
+                                      next_page_token=page.next_page_token)
 
 
 def review_action_from_proto(action: int) -> str:

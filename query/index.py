@@ -12,6 +12,7 @@ deadline (checked right before the write begins; a write that has begun is finis
 from __future__ import annotations
 
 import asyncio
+import base64
 import contextlib
 import dataclasses
 import time
@@ -43,7 +44,7 @@ from query.model import (
     utcnow,
     validate_nugget,
 )
-from query.retrieval import Retriever
+from query.retrieval import Retriever, hit_record
 from query.store import IndexStore
 
 log = get_logger(__name__)
@@ -113,6 +114,47 @@ class NuggetIndex:
     async def head(self, tenant: str, item_id: str) -> Nugget:
         """The current version of the lineage that ``item_id`` belongs to."""
         return await self.store.head(tenant, item_id)
+
+    async def nugget(self, tenant: str, item_id: str, version: int = 0) -> Nugget:
+        """The nugget an id names (GetNugget): a lineage id (the id of a lineage's first
+        version) names the lineage, so its head is returned; any other version id names
+        that version. ``version`` > 0 asks for that version number of the lineage of
+        ``item_id`` instead (1: the first version, which its lineage id alone does not
+        name). NotFoundError (field ``id``, or ``version`` for a number the lineage does not
+        have); ValidationError (field ``version``) for a negative number."""
+        if version < 0:
+            raise ValidationError(f"must be >= 0, got {version}", field="version")
+        if version:
+            return await self.store.lineage_version(tenant, item_id, version)
+        head = await self.store.head(tenant, item_id)
+        if item_id in (head.id, _lineage(head)):
+            return head
+        return await self.store.get(tenant, item_id)
+
+    async def candidates(self, tenant: str, publications: Sequence[Publication] = (),
+                         page_size: int = 0, page_token: str = "") -> CandidatePage:
+        """One page of what waits for review (ListCandidates, ``nuggetflow candidates``):
+        the heads of the tenant's lineages whose publication is one of ``publications``
+        (none given: PENDING_REVIEW), in id order. ``page_size`` 0 means
+        DEFAULT_PAGE_SIZE, larger than MAX_PAGE_SIZE means MAX_PAGE_SIZE; pass
+        ``next_page_token`` back for the next page ("" on the last). Text fields are cut
+        at ``NUGGETFLOW_MAX_HIT_CHARS`` as in Retrieve hits (the INO outcome is kept):
+        :meth:`nugget` gives the whole record. ValidationError names ``page_size`` or
+        ``page_token``."""
+        if page_size < 0:
+            raise ValidationError(f"must be in 0..{MAX_PAGE_SIZE}, got {page_size}",
+                                  field="page_size")
+        size = min(page_size or DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE)
+        wanted = tuple(sorted(set(publications))) or (Publication.PENDING_REVIEW,)
+        after = _candidates_after(page_token, wanted)
+        page = await self.store.heads_page(tenant, wanted, size + 1, after_id=after)
+        more = len(page) > size
+        page = page[:size]
+        cap = self.settings.max_hit_chars
+        shown = [dataclasses.replace(hit_record(n, cap), optimization=n.optimization)
+                 for n in page]
+        return CandidatePage(shown, _candidates_token(page[-1].id, wanted) if more else "",
+                             wanted)
 
     async def review(self, tenant: str, item_id: str, action: str, *, reviewer: str = "",
                      reason: str = "", target_version_id: str = "", request_id: str = "",
@@ -258,6 +300,46 @@ class NuggetIndex:
         for tenant in {p.tenant for p in passages}:
             self.retriever.gate.invalidate(tenant)  # refitted on the changed corpus
         return added
+
+
+DEFAULT_PAGE_SIZE = 100  # ListCandidates (and ListVersions) page size when left 0
+MAX_PAGE_SIZE = 1000  # larger page sizes are treated as this
+_CANDIDATES_TOKEN = "c1"
+
+
+@dataclass(frozen=True)
+class CandidatePage:
+    """One page of the review queue: head versions in id order, the token of the next
+    page ("" on the last) and the publications listed."""
+
+    candidates: list[Nugget]
+    next_page_token: str
+    publications: tuple[Publication, ...]
+
+
+def _candidates_token(after_id: str, publications: Sequence[Publication]) -> str:
+    """The opaque token continuing a listing of ``publications`` after ``after_id``."""
+    raw = f"{_CANDIDATES_TOKEN}:{','.join(str(int(p)) for p in publications)}:{after_id}"
+    return base64.urlsafe_b64encode(raw.encode()).decode().rstrip("=")
+
+
+def _candidates_after(token: str, publications: Sequence[Publication]) -> str:
+    """The id a candidates token continues after ("" for none); ValidationError (field
+    ``page_token``) for a token not made by a listing of the same publications."""
+    if not token:
+        return ""
+    try:
+        raw = base64.urlsafe_b64decode(token + "=" * (-len(token) % 4)).decode()
+    except (ValueError, UnicodeDecodeError):
+        raw = ""
+    kind, _, rest = raw.partition(":")
+    listed, _, after = rest.partition(":")
+    if kind != _CANDIDATES_TOKEN or not after:
+        raise ValidationError("not a page token of ListCandidates", field="page_token")
+    if listed != ",".join(str(int(p)) for p in publications):
+        raise ValidationError("a page token of a listing of other publications",
+                              field="page_token")
+    return after
 
 
 @dataclass(frozen=True)

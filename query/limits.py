@@ -21,7 +21,8 @@ from nuggetflow.settings import Settings
 # "<message>.<field>" of the string fields that are not ids.
 QUERY_FIELDS = frozenset({"RetrieveRequest.query"})
 TEXT_FIELDS = frozenset({"ReviewRequest.reason"})
-TOKEN_FIELDS = frozenset({"ListVersionsRequest.page_token"})
+TOKEN_FIELDS = frozenset({"ListVersionsRequest.page_token",
+                          "ListCandidatesRequest.page_token"})
 
 
 @dataclass(frozen=True)

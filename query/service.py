@@ -1,4 +1,5 @@
-"""The gRPC query service (grpc.aio): governed retrieval, history, review, citations.
+"""The gRPC query service (grpc.aio): governed retrieval, history, the review queue, review,
+citations.
 
 - :class:`QueryServicer` implements ``nuggetflow.v1.QueryService`` over a
   :class:`~query.index.NuggetIndex`; handlers raise ``nuggetflow.errors`` and never set
@@ -39,12 +40,14 @@ from nuggetflow.v1 import query_service_pb2_grpc as qpb_grpc
 from query.auth import TokenAuth
 from query.citations import CitationLedger, Ledger, SQLiteLedger
 from query.convert import (
+    candidates_to_proto,
     nugget_to_proto,
+    publications_from_proto,
     retrieve_request_from_proto,
     retrieve_result_to_proto,
     review_action_from_proto,
 )
-from query.index import NuggetIndex
+from query.index import DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, NuggetIndex
 from query.interceptor import ServiceInterceptor
 from query.limits import RequestLimits
 from query.metrics import Metrics, MetricsServer, QueryMetrics
@@ -53,8 +56,8 @@ from query.model import ItemType
 log = get_logger(__name__)
 
 SERVICE_NAME: str = qpb.DESCRIPTOR.services_by_name["QueryService"].full_name
-DEFAULT_PAGE_SIZE = 100  # ListVersions page size when the request leaves it 0
-MAX_PAGE_SIZE = 1000  # larger page sizes are treated as this
+# DEFAULT_PAGE_SIZE (page size when a request leaves it 0) and MAX_PAGE_SIZE (larger ones
+# are treated as this) come from query.index, shared by ListVersions and ListCandidates.
 PAGE_TOKEN_VERSION = "v1"
 
 
@@ -113,9 +116,20 @@ class QueryServicer(qpb_grpc.QueryServiceServicer):
 
     async def GetNugget(self, request: qpb.GetNuggetRequest,
                         context: grpc.aio.ServicerContext) -> pb.Nugget:
-        """One nugget version by id (any version, published or not)."""
-        return nugget_to_proto(await self.index.store.get(request.tenant,
-                                                          _require_id(request.id, "id")))
+        """One nugget version, published or not: by a lineage id the head, by any other
+        version id that version, with ``version`` > 0 that version number of the lineage
+        (:meth:`NuggetIndex.nugget`)."""
+        return nugget_to_proto(await self.index.nugget(
+            request.tenant, _require_id(request.id, "id"), request.version))
+
+    async def ListCandidates(self, request: qpb.ListCandidatesRequest,
+                             context: grpc.aio.ServicerContext) -> qpb.ListCandidatesResponse:
+        """One page of what waits for review (:meth:`NuggetIndex.candidates`, which
+        ``nuggetflow candidates`` calls too)."""
+        publications = publications_from_proto(request.publications)
+        page = await self.index.candidates(request.tenant, publications, request.page_size,
+                                           request.page_token)
+        return candidates_to_proto(page)
 
     async def ListVersions(self, request: qpb.ListVersionsRequest,
                            context: grpc.aio.ServicerContext) -> qpb.ListVersionsResponse:

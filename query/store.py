@@ -26,7 +26,7 @@ import numpy as np
 
 from nuggetflow.errors import ValidationError
 from query.embeddings import Vector
-from query.model import ItemType, Kind, Nugget, Passage, View, validate_nugget
+from query.model import ItemType, Kind, Nugget, Passage, Publication, View, validate_nugget
 
 OPEN_END = 1.0e12  # epoch seconds standing for "no end" (year 33658)
 MAX_ID_BYTES = 400  # item ids, UTF-8 (OpenSearch _id holds at most 512 bytes)
@@ -155,6 +155,20 @@ class IndexStore(Protocol):
         after the version ``after_id`` ("" : from the first). Reads one page, not the
         lineage. NotFoundError when ``item_id`` is absent; ValidationError (field
         ``after_id``) when ``after_id`` is not a version of the same lineage and tenant."""
+
+    async def lineage_version(self, tenant: str, item_id: str, number: int) -> Nugget:
+        """Version ``number`` (1: the first) of the lineage of ``item_id`` (its lineage id
+        or any version id of it). NotFoundError when ``item_id`` is absent (field ``id``)
+        or its lineage has no version ``number`` (field ``version``)."""
+
+    async def heads_page(self, tenant: str, publications: Sequence[Publication], limit: int,
+                         after_id: str = "") -> list[Nugget]:
+        """Up to ``limit`` head versions of the tenant's nugget lineages whose head's
+        publication is one of ``publications`` (the review queue: PENDING_REVIEW), in id
+        order (of the head version's id), starting after the id ``after_id`` ("" : from
+        the first; it need not be stored). Reads the page through an index on (tenant,
+        publication, id) of heads, never the tenant's other nuggets. Empty
+        ``publications``: nothing."""
 
     async def find_by_request(self, tenant: str, lineage_id: str,
                               request_id: str) -> Nugget | None:

@@ -165,11 +165,11 @@ def add_commands(sub: Any) -> None:
                          description="The worker's review agent applies it (approve, reject, "
                                      "unpublish, revert to --target, or edit title/body/"
                                      "anchors); `review` applies one directly to the store.")
-    re_.add_argument("id")
+    re_.add_argument("id", help="the lineage id or any version id (the head is reviewed)")
     re_.add_argument("--tenant", required=True)
     re_.add_argument("--action", required=True,
                      choices=["approve", "reject", "unpublish", "revert", "edit"])
-    re_.add_argument("--target", help="version id to revert to")
+    re_.add_argument("--target", help="version id to revert to (a lineage id: version 1)")
     re_.add_argument("--title", help="edit: new title")
     re_.add_argument("--body", help="edit: new body")
     re_.add_argument("--anchor", action="append", help="edit: an anchor (repeatable)")

@@ -169,6 +169,16 @@ Global___Scores: _TypeAlias = Scores  # noqa: Y015
 
 @_typing.final
 class Hit(_message.Message):
+    """Ids (one rule for every method): a nugget has one id per version (`Nugget.id`) and a
+    lineage id (`Nugget.lineage_id`), the id of its first version, constant across versions.
+    A lineage id names the nugget as it is now: GetNugget returns the lineage's head (current
+    version), Review and ListVersions act on that lineage. Any other version id names that
+    version: GetNugget returns exactly it (Review and ListVersions act on its lineage). As a
+    lineage id is also version 1's id, GetNugget asks for version 1 (or any version by its
+    number) with `version`. Nugget hits carry both: `id` (the version served) and
+    `lineage_id` with `version`.
+    """
+
     DESCRIPTOR: _descriptor.Descriptor
 
     class _Type:
@@ -197,8 +207,11 @@ class Hit(_message.Message):
     VALIDITY_FIELD_NUMBER: _builtins.int
     DOC_ID_FIELD_NUMBER: _builtins.int
     URL_FIELD_NUMBER: _builtins.int
+    LINEAGE_ID_FIELD_NUMBER: _builtins.int
+    VERSION_FIELD_NUMBER: _builtins.int
     type: Global___Hit.Type.ValueType
     id: _builtins.str
+    """nugget hits: the id of the version served; document hits: passage id"""
     title: _builtins.str
     text: _builtins.str
     contested: _builtins.bool
@@ -207,6 +220,12 @@ class Hit(_message.Message):
     """document hits: the corpus document the passage belongs to"""
     url: _builtins.str
     """document hits: the document's URL, when known"""
+    lineage_id: _builtins.str
+    """Nugget hits: the nugget's lineage id (pass it to GetNugget, Review, ListVersions to act
+    on the nugget as it is now) and the number of the version served ("" and 0 for
+    document hits).
+    """
+    version: _builtins.int
     @_builtins.property
     def scores(self) -> Global___Scores: ...
     @_builtins.property
@@ -231,10 +250,12 @@ class Hit(_message.Message):
         validity: _nugget_pb2.Validity | None = ...,
         doc_id: _builtins.str = ...,
         url: _builtins.str = ...,
+        lineage_id: _builtins.str = ...,
+        version: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["nugget", b"nugget", "scores", b"scores", "validity", b"validity"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["contested", b"contested", "doc_id", b"doc_id", "id", b"id", "inferred_validity", b"inferred_validity", "nugget", b"nugget", "scores", b"scores", "text", b"text", "title", b"title", "type", b"type", "url", b"url", "validity", b"validity"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["contested", b"contested", "doc_id", b"doc_id", "id", b"id", "inferred_validity", b"inferred_validity", "lineage_id", b"lineage_id", "nugget", b"nugget", "scores", b"scores", "text", b"text", "title", b"title", "type", b"type", "url", b"url", "validity", b"validity", "version", b"version"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -282,17 +303,27 @@ class GetNuggetRequest(_message.Message):
 
     TENANT_FIELD_NUMBER: _builtins.int
     ID_FIELD_NUMBER: _builtins.int
+    VERSION_FIELD_NUMBER: _builtins.int
     tenant: _builtins.str
     id: _builtins.str
+    """A lineage id (`Nugget.lineage_id`, `Hit.lineage_id`): the lineage's head, its current
+    version. Any other version id: exactly that version.
+    """
+    version: _builtins.int
+    """0 (unset): as `id` says. N > 0: version N of the lineage `id` belongs to (`id` may be
+    the lineage id or any version id of it), e.g. 1 for the first version, which the
+    lineage id alone does not name; NOT_FOUND (field "version") when it has no version N.
+    """
     def __init__(
         self,
         *,
         tenant: _builtins.str = ...,
         id: _builtins.str = ...,
+        version: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["id", b"id", "tenant", b"tenant"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["id", b"id", "tenant", b"tenant", "version", b"version"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -308,7 +339,7 @@ class ListVersionsRequest(_message.Message):
     PAGE_TOKEN_FIELD_NUMBER: _builtins.int
     tenant: _builtins.str
     id: _builtins.str
-    """any version id of the lineage"""
+    """the lineage id or any version id of the lineage"""
     page_size: _builtins.int
     """Versions per page: 0 (unset) means 100; values above 1000 are treated as 1000."""
     page_token: _builtins.str
@@ -356,6 +387,74 @@ class ListVersionsResponse(_message.Message):
 Global___ListVersionsResponse: _TypeAlias = ListVersionsResponse  # noqa: Y015
 
 @_typing.final
+class ListCandidatesRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TENANT_FIELD_NUMBER: _builtins.int
+    PUBLICATIONS_FIELD_NUMBER: _builtins.int
+    PAGE_SIZE_FIELD_NUMBER: _builtins.int
+    PAGE_TOKEN_FIELD_NUMBER: _builtins.int
+    tenant: _builtins.str
+    page_size: _builtins.int
+    """Nuggets per page: 0 (unset) means 100; values above 1000 are treated as 1000."""
+    page_token: _builtins.str
+    """next_page_token of the previous page (of a listing with the same publications); ""
+    (unset) for the first page.
+    """
+    @_builtins.property
+    def publications(self) -> _containers.RepeatedScalarFieldContainer[_nugget_pb2.Publication.ValueType]:
+        """Review states (publication of the lineage's head) to list; empty: PENDING_REVIEW, what
+        waits for review. PUBLICATION_UNSPECIFIED or an unknown value is INVALID_ARGUMENT.
+        """
+
+    def __init__(
+        self,
+        *,
+        tenant: _builtins.str = ...,
+        publications: _abc.Iterable[_nugget_pb2.Publication.ValueType] | None = ...,
+        page_size: _builtins.int = ...,
+        page_token: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["page_size", b"page_size", "page_token", b"page_token", "publications", b"publications", "tenant", b"tenant"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ListCandidatesRequest: _TypeAlias = ListCandidatesRequest  # noqa: Y015
+
+@_typing.final
+class ListCandidatesResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    CANDIDATES_FIELD_NUMBER: _builtins.int
+    NEXT_PAGE_TOKEN_FIELD_NUMBER: _builtins.int
+    next_page_token: _builtins.str
+    """"" on the last page"""
+    @_builtins.property
+    def candidates(self) -> _containers.RepeatedCompositeFieldContainer[_nugget_pb2.Nugget]:
+        """Head versions (one per lineage) whose publication is one of the requested, in id order
+        (stable across pages: a nugget reviewed meanwhile leaves the listing, a new one appears
+        in its place). Each carries title, body, provenance (event id, trigger query, feedback)
+        and the INO outcome (`optimization`: variant, rounds, passed), with text fields cut at
+        NUGGETFLOW_MAX_HIT_CHARS like Retrieve hits; GetNugget returns the whole record.
+        """
+
+    def __init__(
+        self,
+        *,
+        candidates: _abc.Iterable[_nugget_pb2.Nugget] | None = ...,
+        next_page_token: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["candidates", b"candidates", "next_page_token", b"next_page_token"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ListCandidatesResponse: _TypeAlias = ListCandidatesResponse  # noqa: Y015
+
+@_typing.final
 class ReviewRequest(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 
@@ -387,11 +486,14 @@ class ReviewRequest(_message.Message):
     REQUEST_ID_FIELD_NUMBER: _builtins.int
     tenant: _builtins.str
     id: _builtins.str
+    """the lineage id or any version id: the review applies to the head"""
     action: Global___ReviewRequest.Action.ValueType
     reviewer: _builtins.str
     reason: _builtins.str
     target_version_id: _builtins.str
-    """for REVERT"""
+    """For REVERT: the version to restore, by its version id (a lineage id is the id of
+    version 1, so it restores version 1).
+    """
     request_id: _builtins.str
     """Optional idempotency key chosen by the client (e.g. a UUID). A Review whose request id
     was already applied to this lineage writes nothing and returns the version that

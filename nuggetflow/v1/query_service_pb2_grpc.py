@@ -57,6 +57,11 @@ class QueryServiceStub:
                 request_serializer=nuggetflow_dot_v1_dot_query__service__pb2.ListVersionsRequest.SerializeToString,
                 response_deserializer=nuggetflow_dot_v1_dot_query__service__pb2.ListVersionsResponse.FromString,
                 _registered_method=True)
+        self.ListCandidates = channel.unary_unary(
+                '/nuggetflow.v1.QueryService/ListCandidates',
+                request_serializer=nuggetflow_dot_v1_dot_query__service__pb2.ListCandidatesRequest.SerializeToString,
+                response_deserializer=nuggetflow_dot_v1_dot_query__service__pb2.ListCandidatesResponse.FromString,
+                _registered_method=True)
         self.Review = channel.unary_unary(
                 '/nuggetflow.v1.QueryService/Review',
                 request_serializer=nuggetflow_dot_v1_dot_query__service__pb2.ReviewRequest.SerializeToString,
@@ -97,6 +102,15 @@ class QueryServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def ListCandidates(self, request, context):
+        """What waits for review: the heads of the tenant's lineages in the requested review
+        states (PENDING_REVIEW by default), a page at a time (`nuggetflow candidates` lists
+        the same).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
     def Review(self, request, context):
         """Missing associated documentation comment in .proto file."""
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
@@ -126,6 +140,11 @@ def add_QueryServiceServicer_to_server(servicer, server):
                     servicer.ListVersions,
                     request_deserializer=nuggetflow_dot_v1_dot_query__service__pb2.ListVersionsRequest.FromString,
                     response_serializer=nuggetflow_dot_v1_dot_query__service__pb2.ListVersionsResponse.SerializeToString,
+            ),
+            'ListCandidates': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListCandidates,
+                    request_deserializer=nuggetflow_dot_v1_dot_query__service__pb2.ListCandidatesRequest.FromString,
+                    response_serializer=nuggetflow_dot_v1_dot_query__service__pb2.ListCandidatesResponse.SerializeToString,
             ),
             'Review': grpc.unary_unary_rpc_method_handler(
                     servicer.Review,
@@ -226,6 +245,33 @@ class QueryService:
             '/nuggetflow.v1.QueryService/ListVersions',
             nuggetflow_dot_v1_dot_query__service__pb2.ListVersionsRequest.SerializeToString,
             nuggetflow_dot_v1_dot_query__service__pb2.ListVersionsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListCandidates(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/nuggetflow.v1.QueryService/ListCandidates',
+            nuggetflow_dot_v1_dot_query__service__pb2.ListCandidatesRequest.SerializeToString,
+            nuggetflow_dot_v1_dot_query__service__pb2.ListCandidatesResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -510,6 +510,36 @@ class OpenSearchStore:
         return [nugget_from_bytes(base64.b64decode(h["_source"]["payload"]))
                 for h in reply["hits"]["hits"]]
 
+    async def lineage_version(self, tenant: str, item_id: str, number: int) -> Nugget:
+        """Version ``number`` of item_id's lineage: its lineage, then a size-1 term query
+        on the version number."""
+        lineage, _ = await self._version_of(tenant, item_id)
+        found = await self._first([{"term": {"lineage": lineage}}, {"term": {"tenant": tenant}},
+                                   {"term": {"type": int(ItemType.NUGGET)}},
+                                   {"term": {"version": number}}]) if number >= 1 else None
+        if found is None:
+            raise NotFoundError(f"nugget {item_id!r} has no version {number}", field="version")
+        return found
+
+    async def heads_page(self, tenant: str, publications: Sequence[Publication], limit: int,
+                         after_id: str = "") -> list[Nugget]:
+        """Heads in these review states: a filtered query sorted on ``id`` (a keyword with
+        doc values), continued with search_after."""
+        if not publications or limit <= 0:
+            return []
+        body: dict[str, Any] = {
+            "query": {"bool": {"filter": [
+                {"term": {"tenant": tenant}}, {"term": {"type": int(ItemType.NUGGET)}},
+                {"term": {"is_head": True}},
+                {"terms": {"publication": sorted({int(p) for p in publications})}}]}},
+            "_source": ["payload"], "size": min(limit, MAX_RESULTS),
+            "sort": [{"id": "asc"}], "track_total_hits": False}
+        if after_id:
+            body["search_after"] = [after_id]
+        reply = await self._search(body)
+        return [nugget_from_bytes(base64.b64decode(h["_source"]["payload"]))
+                for h in reply["hits"]["hits"]]
+
     async def find_by_request(self, tenant: str, lineage_id: str,
                               request_id: str) -> Nugget | None:
         """The version of the lineage produced by this request id (a size-1 term query)."""

@@ -95,6 +95,8 @@ CREATE INDEX IF NOT EXISTS items_key ON items (tenant, key) WHERE is_head = 1;
 CREATE INDEX IF NOT EXISTS items_lineage ON items (tenant, lineage);
 CREATE INDEX IF NOT EXISTS items_lineage_head ON items (tenant, lineage) WHERE is_head = 1;
 CREATE INDEX IF NOT EXISTS items_event ON items (tenant, event_id) WHERE event_id != '';
+CREATE INDEX IF NOT EXISTS items_review ON items (tenant, publication, id)
+    WHERE is_head = 1 AND type = 1;
 CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5 (
     title, body, anchors, content='', tokenize='{{tokenize}}'
 );
@@ -125,6 +127,12 @@ KEEP_RAREST = 2
 
 
 _PAYLOAD = "SELECT p.payload FROM items i JOIN payloads p ON p.rowid = i.rowid"
+# One review state's heads, in id order, after an id: a range read of items_review (the
+# partial index over nugget heads; type = 1 is ItemType.NUGGET, as in the index).
+HEADS_PAGE_SQL = ("SELECT i.id, p.payload FROM items i INDEXED BY items_review"
+                  " JOIN payloads p ON p.rowid = i.rowid"
+                  " WHERE i.tenant = ? AND i.publication = ? AND i.is_head = 1 AND i.type = 1"
+                  " AND i.id > ? ORDER BY i.id LIMIT ?")
 
 
 def _epoch(t: datetime | None) -> float:
@@ -565,6 +573,49 @@ class SQLiteStore:
                                (self._tenant(tenant), lineage, int(ItemType.NUGGET), after,
                                 limit)).fetchall()
         return [nugget_from_bytes(r[0]) for r in rows]
+
+    async def lineage_version(self, tenant: str, item_id: str, number: int) -> Nugget:
+        """Version ``number`` of item_id's lineage: versions are written in order, each
+        after its parent, so it is the lineage's row ``number`` in rowid order (the
+        (tenant, lineage) index holds the rowid: ``number`` index entries are stepped
+        over, one payload is read)."""
+        lineage = self._lineage_of(tenant, item_id)
+        missing = NotFoundError(f"nugget {item_id!r} has no version {number}", field="version")
+        if number < 1:
+            raise missing
+        code = self._tenant(tenant)
+        row = self.db.execute("SELECT payload FROM payloads WHERE rowid = (SELECT rowid"
+                              " FROM items WHERE tenant = ? AND lineage = ? AND type = ?"
+                              " ORDER BY rowid LIMIT 1 OFFSET ?)",
+                              (code, lineage, int(ItemType.NUGGET), number - 1)).fetchone()
+        if row is None:
+            raise missing
+        found = nugget_from_bytes(row[0])
+        if found.version != number:  # not written in order: look for it page by page
+            log.warning("lineage versions out of rowid order", lineage=lineage,
+                        wanted=number, found=found.version)
+            after = ""
+            while page := await self.history_page(tenant, lineage, 100, after_id=after):
+                for v in page:
+                    if v.version == number:
+                        return v
+                after = page[-1].id
+            raise missing
+        return found
+
+    async def heads_page(self, tenant: str, publications: Sequence[Publication], limit: int,
+                         after_id: str = "") -> list[Nugget]:
+        """Heads in these review states, in id order: one range read of ``items_review``
+        per state (LIMIT ``limit`` each), merged by id."""
+        code = self._tenant(tenant)
+        if code is None or limit <= 0:
+            return []
+        rows: list[tuple[str, bytes]] = []
+        for publication in sorted(set(publications)):
+            rows += self.db.execute(HEADS_PAGE_SQL, (code, int(publication), after_id,
+                                                     limit)).fetchall()
+        rows.sort(key=lambda r: r[0])
+        return [nugget_from_bytes(payload) for _, payload in rows[:limit]]
 
     async def find_by_request(self, tenant: str, lineage_id: str,
                               request_id: str) -> Nugget | None:

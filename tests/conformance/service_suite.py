@@ -8,6 +8,7 @@ its own metrics registry, and a client. The same assertions run on SQLite and Op
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from collections.abc import AsyncIterator, Awaitable
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -26,8 +27,8 @@ from query.embeddings import MiniLMEmbedder
 from query.index import NuggetIndex
 from query.interceptor import FIELD_METADATA_KEY
 from query.metrics import Metrics
-from query.model import Nugget, Publication, State
-from query.service import QueryServer, create_server
+from query.model import Nugget, Provenance, Publication, State
+from query.service import QueryServer, create_server, page_token
 from query.store import IndexStore
 from tests.helpers import T0, days, make_nugget, make_passage
 
@@ -36,6 +37,7 @@ TOKEN_GLOBEX = "globex-token-0123456789abcdef"
 TOKEN_INITECH = "initech-token-0123456789abcdef"
 TOKENS = {TOKEN_ACME: ["acme"], TOKEN_GLOBEX: ["globex"], TOKEN_INITECH: ["initech"]}
 QUERY = "why can't my analyst reset another teammate's password"
+INO_OUTCOME = {"variant": "E", "iterations": 2, "passed": True, "seed": 0}
 
 
 def bearer(token: str) -> tuple[tuple[str, str], ...]:
@@ -105,7 +107,11 @@ def seed_nuggets() -> dict[str, Nugget]:
     pending = make_nugget(subject="password reset audit", predicate="logged_in", obj="audit log",
                           title="Password resets are audited", sources=("ev-p1",),
                           body="Every password reset of another user is written to the "
-                               "audit log.", publication=Publication.PENDING_REVIEW)
+                               "audit log.", publication=Publication.PENDING_REVIEW,
+                          optimization=INO_OUTCOME)
+    pending = dataclasses.replace(pending, provenance=Provenance(
+        event_id="ev-p1", trigger_query="are password resets logged anywhere",
+        feedback_text="Wrong: resets of other users go to the audit log.", tenant="acme"))
     future = make_nugget(subject="portal v9 password reset", predicate="allowed_role",
                          obj="Admins", scope="portal v9", start=T0 + days(100),
                          title="Password reset role in portal v9", sources=("ev-f1",),
@@ -297,6 +303,135 @@ class ServiceSuite:
                                   grpc.StatusCode.INVALID_ARGUMENT)
             assert field_of(err) == field_name, err.details()
 
+    async def test_get_nugget_by_lineage_id_is_the_head_by_version_id_that_version(
+            self, service: Service) -> None:
+        """The id rule: hits carry the lineage id and the version; GetNugget by a lineage
+        id returns the head, by another version id that version, with ``version`` that
+        version number (1 included, which the lineage id alone does not name)."""
+        md = bearer(TOKEN_ACME)
+        pending = service.ids["pending"]
+
+        async def get(item: str, version: int = 0) -> pb.Nugget:
+            reply: pb.Nugget = await service.stub.GetNugget(
+                qpb.GetNuggetRequest(tenant="acme", id=item, version=version), metadata=md)
+            return reply
+
+        first = await get(pending)
+        assert (first.id, first.version, first.publication) == (pending, 1, pb.PENDING_REVIEW)
+        approved = await service.stub.Review(qpb.ReviewRequest(
+            tenant="acme", id=pending, action=qpb.ReviewRequest.APPROVE), metadata=md)
+        reply = await service.retrieve(query="is a password reset of another user audited",
+                                       include_documents=True)
+        hit = next(h for h in reply.hits if h.type == qpb.Hit.NUGGET and h.id == approved.id)
+        assert (hit.lineage_id, hit.version) == (pending, 2)
+        assert (hit.nugget.lineage_id, hit.nugget.version) == (pending, 2)
+        assert all((h.lineage_id, h.version) == ("", 0) for h in reply.hits
+                   if h.type == qpb.Hit.DOCUMENT)
+        assert await get(hit.lineage_id) == approved, "the lineage id names the head"
+        unpublished = await service.stub.Review(qpb.ReviewRequest(
+            tenant="acme", id=hit.lineage_id, action=qpb.ReviewRequest.UNPUBLISH), metadata=md)
+        assert unpublished.version == 3
+        assert await get(pending) == unpublished, "the head moved: so did the lineage id"
+        assert await get(hit.id) == approved, "a version id names that version"
+        assert await get(unpublished.id) == unpublished
+        assert await get(pending, version=1) == first
+        assert await get(approved.id, version=1) == first, "any id of the lineage"
+        assert await get(pending, version=2) == approved
+        assert await get(approved.id, version=3) == unpublished
+        err = await rpc_error(get(pending, version=4), grpc.StatusCode.NOT_FOUND)
+        assert field_of(err) == "version"
+        err = await rpc_error(get("n-0000000000000000", version=1), grpc.StatusCode.NOT_FOUND)
+        assert field_of(err) == "id"
+        err = await rpc_error(get(pending, version=-1), grpc.StatusCode.INVALID_ARGUMENT)
+        assert field_of(err) == "version"
+
+    async def test_list_candidates(self, service: Service, embedder: MiniLMEmbedder) -> None:
+        """What waits for review: pending heads with title, body, provenance and INO
+        outcome, in id order, a page at a time; other states on request; per tenant."""
+        md = bearer(TOKEN_ACME)
+        store = service.index.store
+        queued = [make_nugget(subject=f"queue item {i}", obj=f"value {i}", sources=(f"q{i}",),
+                              publication=Publication.PENDING_REVIEW) for i in range(4)]
+        draft = make_nugget(subject="draft item", sources=("d1",), publication=Publication.DRAFT)
+        theirs = make_nugget("globex", subject="globex item", sources=("g2",),
+                             publication=Publication.PENDING_REVIEW)
+        extra = [*queued, draft, theirs]
+        await store.write_nuggets(extra, list(embedder.embed([n.text for n in extra])))
+
+        async def listing(token: str = TOKEN_ACME,
+                          **kw: Any) -> qpb.ListCandidatesResponse:
+            kw.setdefault("tenant", "acme")
+            reply: qpb.ListCandidatesResponse = await service.stub.ListCandidates(
+                qpb.ListCandidatesRequest(**kw), metadata=bearer(token))
+            return reply
+
+        expected = sorted([service.ids["pending"], *(n.id for n in queued)])
+        everything = await listing()
+        assert [c.id for c in everything.candidates] == expected
+        assert everything.next_page_token == ""
+        shown = next(c for c in everything.candidates if c.id == service.ids["pending"])
+        assert shown.title == "Password resets are audited"
+        assert shown.body.startswith("Every password reset of another user")
+        assert shown.lineage_id == shown.id and shown.version == 1
+        assert shown.publication == pb.PENDING_REVIEW
+        assert shown.provenance.event_id == "ev-p1"
+        assert shown.provenance.trigger_query == "are password resets logged anywhere"
+        assert shown.provenance.feedback_text.startswith("Wrong: resets of other users")
+        assert (shown.optimization.variant, shown.optimization.iterations,
+                shown.optimization.passed) == ("E", 2, True)
+        pages, token = [], ""
+        while True:
+            page = await listing(page_size=2, page_token=token)
+            pages.append([c.id for c in page.candidates])
+            token = page.next_page_token
+            if not token:
+                break
+        assert pages == [expected[:2], expected[2:4], expected[4:]]
+        big = await listing(page_size=1_000_000)
+        assert [c.id for c in big.candidates] == expected, "above the maximum: the maximum"
+        drafts = await listing(publications=[pb.DRAFT])
+        assert [c.id for c in drafts.candidates] == [draft.id]
+        both = await listing(publications=[pb.DRAFT, pb.PENDING_REVIEW])
+        assert [c.id for c in both.candidates] == sorted([*expected, draft.id])
+        published = await listing(publications=[pb.PUBLISHED])
+        assert {c.id for c in published.candidates} == {
+            service.ids[k] for k in ("published", "contested", "future")}
+        # a token continues the listing it came from, not another one
+        first = await listing(page_size=1)
+        err = await rpc_error(listing(publications=[pb.DRAFT], page_token=first.next_page_token),
+                              grpc.StatusCode.INVALID_ARGUMENT)
+        assert field_of(err) == "page_token"
+        # a review takes a nugget out of the queue; the listing goes on after it
+        approved = await service.stub.Review(qpb.ReviewRequest(
+            tenant="acme", id=expected[1], action=qpb.ReviewRequest.APPROVE), metadata=md)
+        rest = await listing(page_size=2, page_token=first.next_page_token)
+        assert [c.id for c in rest.candidates] == expected[2:4]
+        after = await listing(publications=[pb.PUBLISHED])
+        assert approved.id in [c.id for c in after.candidates]
+        assert expected[1] not in [c.id for c in (await listing()).candidates]
+        # per tenant
+        mine = await listing(TOKEN_GLOBEX, tenant="globex")
+        assert [c.id for c in mine.candidates] == [theirs.id]
+        assert theirs.id not in [c.id for c in (await listing()).candidates]
+        none = await listing(TOKEN_INITECH, tenant="initech")
+        assert list(none.candidates) == [] and none.next_page_token == ""
+
+    async def test_list_candidates_cuts_large_records_like_hits(
+            self, service: Service, embedder: MiniLMEmbedder, settings: Settings) -> None:
+        big = make_nugget(subject="big item", sources=("big",),
+                          publication=Publication.PENDING_REVIEW, optimization=INO_OUTCOME)
+        big = dataclasses.replace(big, provenance=Provenance(
+            event_id="big", feedback_text="x" * 50_000, tenant="acme"))
+        await service.index.store.write_nuggets([big], [embedder.embed([big.text])[0]])
+        reply = await service.stub.ListCandidates(qpb.ListCandidatesRequest(tenant="acme"),
+                                                  metadata=bearer(TOKEN_ACME))
+        shown = next(c for c in reply.candidates if c.id == big.id)
+        assert len(shown.provenance.feedback_text) == settings.max_hit_chars
+        assert shown.optimization.iterations == 2, "the INO outcome is kept"
+        whole = await service.stub.GetNugget(qpb.GetNuggetRequest(tenant="acme", id=big.id),
+                                             metadata=bearer(TOKEN_ACME))
+        assert len(whole.provenance.feedback_text) == 50_000
+
     async def test_review_with_a_request_id_applies_once(self, service: Service) -> None:
         pending = service.ids["pending"]
         md = bearer(TOKEN_ACME)
@@ -388,6 +523,19 @@ class ServiceSuite:
         ("as_of out of range", "Retrieve", {"as_of": Timestamp(seconds=253402300800)},
          "as_of"),
         ("GetNugget without id", "GetNugget", {"id": ""}, "id"),
+        ("GetNugget negative version", "GetNugget", {"id": "PUBLISHED", "version": -1},
+         "version"),
+        ("ListCandidates without tenant", "ListCandidates", {"tenant": ""}, "tenant"),
+        ("ListCandidates negative page size", "ListCandidates", {"page_size": -1},
+         "page_size"),
+        ("ListCandidates unspecified publication", "ListCandidates", {"publications": [0]},
+         "publications"),
+        ("ListCandidates unknown publication", "ListCandidates", {"publications": [2, 9]},
+         "publications"),
+        ("ListCandidates bad page token", "ListCandidates", {"page_token": "not-a-token"},
+         "page_token"),
+        ("ListCandidates with a ListVersions token", "ListCandidates",
+         {"page_token": page_token("n-1")}, "page_token"),
         ("GetNugget without tenant", "GetNugget", {"tenant": "", "id": "n-1"}, "tenant"),
         ("ListVersions without id", "ListVersions", {"id": " "}, "id"),
         ("unspecified review action", "Review", {"id": "n-1"}, "action"),
@@ -412,7 +560,8 @@ class ServiceSuite:
             field_name: str) -> None:
         request_types = {"Retrieve": qpb.RetrieveRequest, "GetNugget": qpb.GetNuggetRequest,
                          "ListVersions": qpb.ListVersionsRequest, "Review": qpb.ReviewRequest,
-                         "ReportCitations": qpb.ReportCitationsRequest}
+                         "ReportCitations": qpb.ReportCitationsRequest,
+                         "ListCandidates": qpb.ListCandidatesRequest}
         values: dict[str, Any] = {"tenant": "acme"}
         if method == "Retrieve":
             values["query"] = QUERY
@@ -438,6 +587,9 @@ class ServiceSuite:
         ("GetNugget id", "GetNugget", {"id": "n" * 201}, "id"),
         ("ListVersions id", "ListVersions", {"id": "n" * 201}, "id"),
         ("page token", "ListVersions", {"id": "n-1", "page_token": "t" * 401}, "page_token"),
+        ("candidates page token", "ListCandidates", {"page_token": "t" * 401}, "page_token"),
+        ("too many publications", "ListCandidates", {"publications": [2] * 1001},
+         "publications"),
         ("Review id", "Review", {"id": "n" * 201, "action": 1}, "id"),
         ("reviewer", "Review", {"id": "PENDING", "action": 1, "reviewer": "r" * 201},
          "reviewer"),
@@ -461,7 +613,8 @@ class ServiceSuite:
             field_name: str, caplog: pytest.LogCaptureFixture) -> None:
         request_types = {"Retrieve": qpb.RetrieveRequest, "GetNugget": qpb.GetNuggetRequest,
                          "ListVersions": qpb.ListVersionsRequest, "Review": qpb.ReviewRequest,
-                         "ReportCitations": qpb.ReportCitationsRequest}
+                         "ReportCitations": qpb.ReportCitationsRequest,
+                         "ListCandidates": qpb.ListCandidatesRequest}
         values: dict[str, Any] = {"tenant": "acme"}
         if method == "Retrieve":
             values["query"] = QUERY
@@ -548,6 +701,20 @@ class ServiceSuite:
                        for r in caplog.records)
         assert (await service.retrieve()).hits, "the service is unaffected"
 
+    async def test_undecodable_list_candidates_requests(self, service: Service) -> None:
+        raw = service.channel.unary_unary("/nuggetflow.v1.QueryService/ListCandidates",
+                                          request_serializer=None, response_deserializer=None)
+        for payload, message in (
+                # tenant "acme", page_token = 3 bytes that are not UTF-8
+                (b"\x0a\x04acme\x22\x03\xff\xfe\xfd",
+                 "request: not a valid request message (a string field is not valid UTF-8)"),
+                (self.UNDECODABLE[1][1],
+                 "request: not a valid request message (corrupt protobuf)")):
+            err = await rpc_error(raw(payload, metadata=bearer(TOKEN_ACME)),
+                                  grpc.StatusCode.INVALID_ARGUMENT)
+            assert err.details() == message and field_of(err) == "request"
+            await rpc_error(raw(payload), grpc.StatusCode.UNAUTHENTICATED)
+
     async def test_not_found(self, service: Service) -> None:
         err = await rpc_error(service.stub.GetNugget(
             qpb.GetNuggetRequest(tenant="acme", id="n-0000000000000000"),
@@ -588,6 +755,8 @@ class ServiceSuite:
                                 metadata=md),
             service.stub.ReportCitations(qpb.ReportCitationsRequest(
                 tenant="globex", request_id="r", cited_ids=[globex_id]), metadata=md),
+            service.stub.ListCandidates(qpb.ListCandidatesRequest(
+                tenant="globex", publications=[pb.PUBLISHED]), metadata=md),
         ]
         for call in calls:
             err = await rpc_error(call, grpc.StatusCode.PERMISSION_DENIED)
@@ -599,6 +768,9 @@ class ServiceSuite:
         got = await service.stub.GetNugget(qpb.GetNuggetRequest(tenant="globex", id=globex_id),
                                            metadata=bearer(TOKEN_GLOBEX))
         assert got.title == "VPN password rotation"
+        listed = await service.stub.ListCandidates(qpb.ListCandidatesRequest(
+            tenant="globex", publications=[pb.PUBLISHED]), metadata=bearer(TOKEN_GLOBEX))
+        assert [c.id for c in listed.candidates] == [globex_id]
         history = await service.stub.ListVersions(
             qpb.ListVersionsRequest(tenant="globex", id=globex_id), metadata=bearer(TOKEN_GLOBEX))
         assert [v.publication for v in history.versions] == [pb.PUBLISHED], "review refused"

@@ -185,6 +185,110 @@ class StoreConformance:
             with pytest.raises(NotFoundError):
                 await call
 
+    async def test_lineage_version_by_number(self, store: IndexStore,
+                                             embedder: MiniLMEmbedder) -> None:
+        chain = await self.chain(store, embedder, make_nugget(), 5)
+        for item in (chain[0].id, chain[3].id, chain[-1].id):  # lineage id or any version id
+            for number in (1, 3, 5):
+                assert await store.lineage_version("acme", item, number) == chain[number - 1]
+        for number in (0, 6, -1):
+            with pytest.raises(NotFoundError) as err:
+                await store.lineage_version("acme", chain[0].id, number)
+            assert err.value.field == "version"
+        for tenant, item in (("acme", "n-missing"), ("globex", chain[0].id)):
+            with pytest.raises(NotFoundError) as err:
+                await store.lineage_version(tenant, item, 1)
+            assert err.value.field == "id"
+
+    async def test_heads_page_lists_heads_by_publication_in_id_order(
+            self, store: IndexStore, embedder: MiniLMEmbedder) -> None:
+        """The review queue: heads (never earlier versions) in the asked publications, in
+        id order, a page at a time, per tenant."""
+        pending = [make_nugget(obj=f"Role {i}", sources=(f"ev-{i}",),
+                               publication=Publication.PENDING_REVIEW) for i in range(5)]
+        draft = make_nugget(obj="Draft role", sources=("ev-d",), publication=Publication.DRAFT)
+        published = make_nugget(obj="Published role", sources=("ev-p",))
+        approved = make_nugget(obj="Approved role", sources=("ev-a",),
+                               publication=Publication.PENDING_REVIEW)
+        resubmitted = make_nugget(obj="Edited role", sources=("ev-e",))
+        theirs = make_nugget("globex", obj="Their role", publication=Publication.PENDING_REVIEW)
+        await self.put(store, embedder, *pending, draft, published, approved, resubmitted,
+                       theirs)
+        approved2 = next_version(approved, "approve", T0 + days(1),
+                                 publication=Publication.PUBLISHED)
+        pending2 = next_version(resubmitted, "edit for review", T0 + days(1),
+                                publication=Publication.PENDING_REVIEW)
+        await store.write_nuggets([approved2, pending2], [None, None])
+
+        def ids(nuggets: Sequence[Nugget]) -> list[str]:
+            return [n.id for n in nuggets]
+
+        queue = sorted([*pending, pending2], key=lambda n: n.id)
+        got = await store.heads_page("acme", [Publication.PENDING_REVIEW], 100)
+        assert got == queue, "heads only (approved's v1 and pending2's parent are not)"
+        pages, after = [], ""
+        while page := await store.heads_page("acme", [Publication.PENDING_REVIEW], 4,
+                                             after_id=after):
+            pages.append(ids(page))
+            after = page[-1].id
+        assert pages == [ids(queue[:4]), ids(queue[4:])]
+        merged = sorted(ids([*queue, draft]))  # two states: one listing in id order
+        both = await store.heads_page("acme", [Publication.PENDING_REVIEW, Publication.DRAFT],
+                                      100)
+        assert ids(both) == merged
+        start = merged.index(queue[0].id) + 1
+        two = await store.heads_page("acme", [Publication.DRAFT, Publication.PENDING_REVIEW],
+                                     2, after_id=queue[0].id)
+        assert ids(two) == merged[start : start + 2]
+        assert ids(await store.heads_page("acme", [Publication.PUBLISHED], 100)) == sorted(
+            [published.id, approved2.id])
+        assert await store.heads_page("acme", [], 100) == []
+        assert await store.heads_page("acme", [Publication.REJECTED], 100) == []
+        assert ids(await store.heads_page("globex", [Publication.PENDING_REVIEW], 100)) == [
+            theirs.id]
+        assert await store.heads_page("initech", [Publication.PENDING_REVIEW], 100) == []
+        # review moves a nugget out of the queue; a page continues after any id
+        reviewed = next_version(queue[1], "reject", T0 + days(2),
+                                publication=Publication.REJECTED)
+        await store.write_nuggets([reviewed], [None])
+        rest = await store.heads_page("acme", [Publication.PENDING_REVIEW], 100,
+                                      after_id=queue[0].id)
+        assert ids(rest) == ids(queue[2:])
+        assert ids(await store.heads_page("acme", [Publication.REJECTED], 100)) == [
+            reviewed.id]
+
+    async def test_heads_page_reads_only_the_page(
+            self, store: IndexStore, embedder: MiniLMEmbedder,
+            monkeypatch: pytest.MonkeyPatch) -> None:
+        """Many published heads and three pending ones: a page of the queue decodes the
+        nuggets it returns, not the tenant's other nuggets."""
+        import sys
+
+        published = [make_nugget(obj=f"Published {i}", sources=(f"ev-{i}",))
+                     for i in range(150)]
+        pending = [make_nugget(obj=f"Pending {i}", sources=(f"ev-q{i}",),
+                               publication=Publication.PENDING_REVIEW) for i in range(3)]
+        vector = embedder.embed(["one vector for all"])[0]
+        everything = [*published, *pending]
+        await store.write_nuggets(everything, [vector] * len(everything))
+        module = sys.modules[type(store).__module__]
+        real = module.nugget_from_bytes
+        decoded = 0
+
+        def counting(raw: bytes) -> Nugget:
+            nonlocal decoded
+            decoded += 1
+            return real(raw)  # type: ignore[no-any-return]
+
+        monkeypatch.setattr(module, "nugget_from_bytes", counting)
+        page = await store.heads_page("acme", [Publication.PENDING_REVIEW], 10)
+        assert {n.id for n in page} == {n.id for n in pending}
+        assert decoded == 3
+        decoded = 0
+        page = await store.heads_page("acme", [Publication.PUBLISHED], 5)
+        assert [n.id for n in page] == sorted(n.id for n in published)[:5]
+        assert decoded == 5
+
     async def test_find_by_request(self, store: IndexStore, embedder: MiniLMEmbedder) -> None:
         v1 = make_nugget(publication=Publication.PENDING_REVIEW)
         await self.put(store, embedder, v1)

@@ -7,6 +7,7 @@ service and starts it again: calls fail with UNAVAILABLE meanwhile and succeed a
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import socket
 import subprocess
@@ -25,6 +26,7 @@ from query.backends.opensearch import OpenSearchStore
 from query.embeddings import MiniLMEmbedder
 from query.index import NuggetIndex
 from query.metrics import Metrics
+from query.model import first_version_id
 from query.service import create_server
 from query.store import IndexStore
 from tests.conformance.service_suite import (
@@ -121,4 +123,57 @@ async def test_node_down_is_unavailable_and_the_service_recovers(
     finally:
         await channel.close()
         await server.stop(0)
+        await store.stop()
+
+
+async def test_candidates_command_on_opensearch(opensearch_url: str,
+                                                embedder: MiniLMEmbedder) -> None:
+    """`nuggetflow candidates` on an OpenSearch store lists the pending heads (title, body,
+    provenance), in id order, paged, like on the embedded one."""
+    import json
+    import sys
+
+    from query.model import Publication, next_version
+
+    index = f"cli-{uuid.uuid4().hex[:12]}"
+    store = OpenSearchStore(opensearch_url, index=index)
+    await store.start()
+    try:
+        seed = seed_nuggets()
+        more = [dataclasses.replace(seed["pending"], title=f"Pending {i}",
+                                    provenance=dataclasses.replace(
+                                        seed["pending"].provenance, event_id=f"ev-q{i}"))
+                for i in range(2)]
+        more = [dataclasses.replace(n, id=first_version_id(n), lineage_id=first_version_id(n))
+                for n in more]
+        nuggets = [*seed.values(), *more]
+        await store.write_nuggets(nuggets, list(embedder.embed([n.text for n in nuggets])))
+        approved = next_version(more[1], "approve", publication=Publication.PUBLISHED)
+        await store.write_nuggets([approved], [None])
+        env = {**os.environ, "NUGGETFLOW_STORE": "opensearch://" + opensearch_url.split("://")[1],
+               "NUGGETFLOW_OPENSEARCH_INDEX": index}
+
+        def cli(*args: str) -> str:
+            proc = subprocess.run([sys.executable, "-m", "nuggetflow.cli", "candidates",
+                                   "--tenant", "acme", *args], cwd=ROOT, env=env,
+                                  capture_output=True, text=True, timeout=300)
+            assert proc.returncode == 0, proc.stderr
+            return proc.stdout
+
+        queue = sorted([seed["pending"].id, more[0].id])
+        out = cli()
+        assert [line.split()[0] for line in out.splitlines() if line.startswith("n-")] == queue
+        assert "    title: Password resets are audited\n" in out
+        assert "    body:  Every password reset of another user is written to the audit" in out
+        assert "query: are password resets logged anywhere" in out
+        assert "INO: variant E, 2 round(s), passed" in out
+        assert "Pending 1" not in out and "VPN password rotation" not in out
+        first = cli("--limit", "1")
+        token = first.split("--page-token ")[1].split(")")[0]
+        rest = json.loads(cli("--page-token", token, "--json"))
+        assert [c["id"] for c in rest["candidates"]] == queue[1:]
+        done = json.loads(cli("--state", "published", "--json"))
+        assert approved.id in [c["id"] for c in done["candidates"]]
+    finally:
+        await store.drop()
         await store.stop()

@@ -22,7 +22,8 @@ def run(args: list[str], tmp: Path, check: bool = True) -> subprocess.CompletedP
 
 def test_help_lists_the_commands(tmp_path: Path) -> None:
     out = run(["--help"], tmp_path).stdout
-    for cmd in ("demo", "ingest", "search", "history", "review", "settings", "serve"):
+    for cmd in ("demo", "ingest", "search", "history", "review", "settings", "serve",
+                "candidates"):
         assert cmd in out
 
 
@@ -104,3 +105,93 @@ def test_history_pages_and_review_request_ids(tmp_path: Path) -> None:
     assert first == again and first["requestId"] == "cli-1" and first["version"] == 26
     out = run(["history", ids[0], "--tenant", "acme", "--page-size", "25"], tmp_path).stdout
     assert len([line for line in out.splitlines() if line.startswith("v")]) == 26
+
+
+def test_candidates_lists_what_waits_for_review(tmp_path: Path) -> None:
+    """`candidates` shows each pending head with its title, body, provenance and INO
+    outcome; --state picks other review states, --limit and --page-token page, --json is
+    the ListCandidates reply; other tenants' and reviewed nuggets stay out. `search` hits
+    name their lineage and version."""
+    import asyncio
+    import dataclasses
+
+    from query.backends.sqlite import SQLiteStore
+    from query.embeddings import MiniLMEmbedder
+    from query.model import Provenance, Publication, next_version
+    from tests.helpers import T0, days, make_nugget
+
+    audited = make_nugget(subject="password reset audit", obj="audit log", sources=("ev-1",),
+                          title="Password resets are audited",
+                          body="Every reset of another user's password goes to the audit log.",
+                          publication=Publication.PENDING_REVIEW,
+                          optimization={"variant": "E", "iterations": 3, "passed": True,
+                                        "seed": 0})
+    audited = dataclasses.replace(audited, change_reason="extracted (E)", provenance=Provenance(
+        event_id="ev-1", trigger_query="are password resets logged anywhere",
+        feedback_text="Wrong:\nresets of other users\ngo to the audit log.", tenant="acme"))
+    export = make_nugget(subject="export limit", obj="10,000 rows", sources=("ev-2",),
+                         title="Exports stop at 10,000 rows", body="An export holds 10,000 rows.",
+                         publication=Publication.PENDING_REVIEW)
+    draft = make_nugget(subject="draft thing", sources=("ev-3",), title="A draft nugget",
+                        publication=Publication.DRAFT)
+    published = make_nugget(sources=("ev-4",), title="Workspace Owners reset passwords")
+    theirs = make_nugget("globex", sources=("ev-5",), title="Globex pending nugget",
+                         publication=Publication.PENDING_REVIEW)
+    reviewed = make_nugget(subject="vpn", obj="90 days", sources=("ev-6",),
+                           title="Reviewed nugget", publication=Publication.PENDING_REVIEW)
+    approved = next_version(reviewed, "approve by cli", T0 + days(1),
+                            publication=Publication.PUBLISHED)
+    first = [audited, export, draft, published, theirs, reviewed]
+
+    async def build() -> None:
+        store = SQLiteStore(tmp_path / "cli.db")
+        await store.start()
+        vectors = MiniLMEmbedder().embed([n.embedding_text for n in first])
+        await store.write_nuggets(first, list(vectors))
+        await store.write_nuggets([approved], [None])
+        await store.stop()
+
+    asyncio.run(build())
+    out = run(["candidates", "--tenant", "acme"], tmp_path).stdout
+    queue = sorted([audited, export], key=lambda n: n.id)
+    heads = [line for line in out.splitlines() if line.startswith("n-")]
+    assert [line.split()[:3] for line in heads] == [[n.id, "v1", "PENDING_REVIEW"]
+                                                   for n in queue]
+    block = out[out.index(audited.id):]
+    for text in ("    title: Password resets are audited\n",
+                 "    body:  Every reset of another user's password goes to the audit log.\n",
+                 "    provenance: event ev-1; query: are password resets logged anywhere\n",
+                 "    feedback: Wrong: resets of other users go to the audit log.\n",
+                 "    INO: variant E, 3 round(s), passed\n", "    note: extracted (E)\n"):
+        assert text in block
+    assert "Exports stop at 10,000 rows" in out and "INO: no record" in out
+    for absent in ("A draft nugget", "Workspace Owners", "Globex", "Reviewed nugget"):
+        assert absent not in out
+    assert "(2 PENDING_REVIEW nugget(s) of tenant 'acme')" in out
+    drafts = run(["candidates", "--tenant", "acme", "--state", "draft"], tmp_path).stdout
+    assert "A draft nugget" in drafts and "Password resets" not in drafts
+    done = run(["candidates", "--tenant", "acme", "--state", "published"], tmp_path).stdout
+    assert f"{reviewed.id} v2 PUBLISHED" in done and f"id={approved.id}" in done
+    assert "Workspace Owners reset passwords" in done
+    assert "Globex pending nugget" in run(["candidates", "--tenant", "globex"], tmp_path).stdout
+    # paging: --limit, then the token the last line gives
+    one = run(["candidates", "--tenant", "acme", "--limit", "1"], tmp_path).stdout
+    assert queue[0].id in one and queue[1].id not in one
+    token = one.split("--page-token ")[1].split(")")[0]
+    rest = run(["candidates", "--tenant", "acme", "--page-token", token], tmp_path).stdout
+    assert queue[1].id in rest and queue[0].id not in rest and "--page-token" not in rest
+    reply = json.loads(run(["candidates", "--tenant", "acme", "--json"], tmp_path).stdout)
+    assert [c["id"] for c in reply["candidates"]] == [n.id for n in queue]
+    shown = next(c for c in reply["candidates"] if c["id"] == audited.id)
+    assert shown["provenance"]["triggerQuery"] == "are password resets logged anywhere"
+    assert shown["optimization"] == {"variant": "E", "iterations": 3, "passed": True}
+    bad = run(["candidates", "--tenant", "acme", "--state", "approved"], tmp_path, check=False)
+    assert bad.returncode == 2 and "not a review state: 'approved'" in bad.stderr
+    bad = run(["candidates", "--tenant", "acme", "--page-token", "junk"], tmp_path, check=False)
+    assert bad.returncode == 2 and "page_token" in bad.stderr
+    # search hits carry the lineage and version of the nugget version they serve
+    hits = json.loads(run(["search", "who manages the vpn", "--tenant", "acme", "--json",
+                           "--nuggets-only", "--no-gate", "--lexical-only"],
+                          tmp_path).stdout)["hits"]
+    hit = next(h for h in hits if h["id"] == approved.id)
+    assert hit["lineage_id"] == reviewed.id and hit["version"] == 2

@@ -21,7 +21,7 @@ STRING_FIELDS = [(name, f.name) for name, cls in REQUESTS.items()
 
 def test_every_request_has_string_fields_to_check() -> None:
     assert set(REQUESTS) == {"RetrieveRequest", "GetNuggetRequest", "ListVersionsRequest",
-                             "ReviewRequest", "ReportCitationsRequest"}
+                             "ListCandidatesRequest", "ReviewRequest", "ReportCitationsRequest"}
     assert len(STRING_FIELDS) >= 14
 
 
@@ -35,7 +35,8 @@ def test_every_string_field_is_capped_without_echo(message: str, field: str) -> 
     descriptor = cls.DESCRIPTOR.fields_by_name[field]
     limit = limits.chars_for(message, field)
     assert limit == {"RetrieveRequest.query": 30, "ReviewRequest.reason": 20,
-                     "ListVersionsRequest.page_token": 20}.get(f"{message}.{field}", 10)
+                     "ListVersionsRequest.page_token": 20,
+                     "ListCandidatesRequest.page_token": 20}.get(f"{message}.{field}", 10)
 
     def with_value(value: str) -> Message:
         request: Message = cls()

@@ -24,7 +24,7 @@ from query.backends.sqlite import SQLiteStore
 from query.embeddings import MiniLMEmbedder, Vector
 from query.index import NuggetIndex
 from query.metrics import Metrics
-from query.model import Nugget
+from query.model import Nugget, Publication
 from query.service import SERVICE_NAME, create_server
 from query.store import GovernanceFilter, IndexStore, Scored
 from tests.conformance.service_suite import (
@@ -71,6 +71,15 @@ class FlakyStore(SQLiteStore):
     async def get(self, tenant: str, item_id: str) -> Nugget:
         self._check()
         return await super().get(tenant, item_id)
+
+    async def head(self, tenant: str, item_id: str) -> Nugget:
+        self._check()
+        return await super().head(tenant, item_id)
+
+    async def heads_page(self, tenant: str, publications: Sequence[Publication], limit: int,
+                         after_id: str = "") -> list[Nugget]:
+        self._check()
+        return await super().heads_page(tenant, publications, limit, after_id)
 
     async def ping(self) -> None:
         self._check()
@@ -130,6 +139,9 @@ async def test_backend_down_is_unavailable_then_recovers(
     assert "secret" not in err.details(), "backend addresses are not leaked"
     await rpc_error(service.stub.GetNugget(qpb.GetNuggetRequest(tenant="acme", id="n-1"),
                                            metadata=bearer(TOKEN_ACME)),
+                    grpc.StatusCode.UNAVAILABLE)
+    await rpc_error(service.stub.ListCandidates(qpb.ListCandidatesRequest(tenant="acme"),
+                                                metadata=bearer(TOKEN_ACME)),
                     grpc.StatusCode.UNAVAILABLE)
     store.down = False
     assert (await service.retrieve()).hits, "the service recovers when the backend returns"

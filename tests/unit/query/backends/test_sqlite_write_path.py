@@ -83,3 +83,60 @@ def test_head_lookups_use_the_partial_index_on_heads(tmp_path: Path) -> None:
             assert "items_lineage_head" in plan, plan
     finally:
         store.db.close()
+
+
+def test_the_review_queue_reads_a_range_of_its_own_index(tmp_path: Path) -> None:
+    """A page of the review queue is one range read of items_review per state (no scan,
+    no sort), and a file made before the index has it once it is opened."""
+    from query.backends.sqlite import HEADS_PAGE_SQL
+
+    path = tmp_path / "queue.db"
+    store = SQLiteStore(path)
+    store.start_sync()
+    store.db.execute("DROP INDEX items_review")  # as in a file from before the queue
+    store.db.close()
+    store = SQLiteStore(path)
+    store.start_sync()
+    try:
+        plan = " ".join(str(r) for r in store.db.execute("EXPLAIN QUERY PLAN " + HEADS_PAGE_SQL,
+                                                         (1, 2, "", 10)))
+        assert "USING INDEX items_review (tenant=? AND publication=? AND id>?)" in plan, plan
+        assert "SCAN" not in plan and "TEMP B-TREE" not in plan, plan
+    finally:
+        store.db.close()
+
+
+async def test_the_review_queue_visits_as_many_rows_beside_400_published_as_beside_10(
+        store: SQLiteStore, embedder: MiniLMEmbedder) -> None:
+    vector = embedder.embed(["one vector for all"])[0]
+
+    async def add(prefix: str, count: int, publication: Publication) -> None:
+        batch = [make_nugget(obj=f"{prefix} {i}", sources=(f"{prefix}-{i}",),
+                             publication=publication) for i in range(count)]
+        await store.write_nuggets(batch, [vector] * count)
+
+    steps = 0
+
+    def tick() -> int:
+        nonlocal steps
+        steps += 1
+        return 0
+
+    async def one_page() -> int:
+        nonlocal steps
+        steps = 0
+        store.db.set_progress_handler(tick, 1)
+        try:
+            page = await store.heads_page("acme", [Publication.PENDING_REVIEW], 10)
+        finally:
+            store.db.set_progress_handler(None, 1)
+        assert len(page) == 3
+        return steps
+
+    await add("pending", 3, Publication.PENDING_REVIEW)
+    await add("published", 10, Publication.PUBLISHED)
+    await one_page()  # warm up
+    beside_10 = await one_page()
+    await add("more published", 390, Publication.PUBLISHED)
+    beside_400 = await one_page()
+    assert beside_400 < 1.5 * beside_10, (beside_10, beside_400)
