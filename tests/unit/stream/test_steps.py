@@ -372,3 +372,42 @@ async def test_failing_reviews_are_dead_lettered_with_their_reason(steps: Steps)
         r = await review(steps, offset, **fields)
         assert r.outcome == "dead_letter", fields
         assert DeadLetter.from_headers(b"", r.emits[0].headers).reason == reason, fields
+
+
+async def test_openai_backend_tokens_and_cost_reach_the_metrics(
+        index: NuggetIndex, stream_settings: Settings, metrics: Metrics,
+        sleeps: list[float]) -> None:
+    """The worker's steps with the openai backend against the scripted server: after an
+    event is read and its nugget optimized, every role that called the API has its calls,
+    prompt and completion tokens (from the API's usage) and cost (at the configured
+    prices) in the metrics."""
+    from optimizer.backends import make_roles
+    from tests.fakes.openai_server import fake_openai
+
+    with fake_openai() as server:
+        settings = dataclasses.replace(
+            stream_settings, llm="openai", openai_base_url=server.url,
+            llm_price_input_per_mtok=1.0, llm_price_output_per_mtok=4.0,
+            llm_timeout_seconds=5.0)
+        roles = make_roles(settings, sleep=lambda s: None)
+        engine = InlineEngine(index.store, index.embedder, roles, settings,
+                              on_usage=metrics.pipeline.observe_usage)
+        await engine.start()
+        try:
+            steps = make_steps(index, engine, settings, metrics, sleeps)
+            record = await correction_record(steps, fb("e-openai"))
+            await steps.optimize(record)
+        finally:
+            await engine.stop()
+        called = sorted(set(server.roles()))
+    assert "actionability" in called and len(called) >= 2, called
+    for role in called:
+        calls = value(metrics, "nuggetflow_llm_calls_total", role=role, outcome="ok")
+        assert calls >= 1, role
+        # the fake server reports 100 prompt and 20 completion tokens per call
+        assert value(metrics, "nuggetflow_llm_tokens_total", role=role,
+                     direction="prompt") == 100 * calls, role
+        assert value(metrics, "nuggetflow_llm_tokens_total", role=role,
+                     direction="completion") == 20 * calls, role
+        assert value(metrics, "nuggetflow_llm_cost_dollars_total", role=role) == \
+            pytest.approx(calls * (100 * 1.0 + 20 * 4.0) / 1e6), role
