@@ -298,16 +298,27 @@ def overturned_values(answer: str, facts: Sequence[str], feedback: str = "") -> 
     return out
 
 
+#: Cosine (MiniLM) from which a sentence naming an overturned value restates the
+#: answer's claim about it ("Use Alt+Shift to switch layouts" against "Press Alt+Shift to
+#: cycle between your layouts": 0.79) rather than saying something else of it ("Alt+Shift
+#: is the Windows habit": 0.50; "Super+N does nothing here": 0.21).
+RESTATES = 0.65
+
+
 def stale_claims(title: str, body: str, answer: str, facts: Sequence[str],
-                 feedback: str = "") -> list[str]:
+                 feedback: str = "", embed: Embed | None = None) -> list[str]:
     """The overturned values of the answer that the title or body states outside a
-    negated clause."""
+    negated clause; with ``embed``, only where the sentence restates what the answer
+    said of that value (cosine >= ``RESTATES`` with an answer sentence naming it): the
+    value named with another predicate ("passwd -l alone still lets them in") is the
+    correction speaking of it, not the stale claim."""
     stale = overturned_values(answer, facts, feedback)
     if not stale:
         return []
     out: set[str] = set()
     # A question ("Where is /var/log/syslog?") asks; it does not state the value.
     parts = ([] if title.rstrip().endswith("?") else [title]) + split_sentences(body)
+    claims = split_sentences(answer)
     for part in parts:
         found = [(it, _value_keys(it) & stale) for it in items(part) if it.kind != "role"]
         # A sentence that negates a value and then says what that value really is
@@ -315,8 +326,17 @@ def stale_claims(title: str, body: str, answer: str, facts: Sequence[str],
         negated_here = {k for it, hit in found if hit and is_negated(part, it) for k in hit}
         for it, hit in found:
             if hit and not is_negated(part, it):
-                out |= hit - negated_here
+                out |= {k for k in hit - negated_here
+                        if embed is None or _restates(part, k, claims, embed)}
     return sorted(out)
+
+
+def _restates(sentence: str, key: str, answer_sentences: Sequence[str], embed: Embed) -> bool:
+    said = [a for a in answer_sentences if any(key in _value_keys(it) for it in items(a))]
+    if not said:
+        return True
+    vecs = embed([sentence, *said])
+    return float(np.max(vecs[1:] @ vecs[0])) >= RESTATES
 
 
 @dataclass
@@ -342,7 +362,7 @@ def judge_nugget(title: str, body: str, *, feedback: str, query: str, answer: st
     return NuggetFidelity(
         facts=[fact_coverage(f, text, embed, source=f"{feedback}\n{query}") for f in facts],
         unsupported=unsupported_text(title, body, feedback, query),
-        stale=stale_claims(title, body, answer, facts, feedback),
+        stale=stale_claims(title, body, answer, facts, feedback, embed),
         conversational=conversational_text(title, body))
 
 

@@ -125,7 +125,9 @@ Mechanically, per case, from the case's gold `facts` and its original `answer`
   feedback nor the trigger query;
 - *stale claim*: the title or body states, outside a negated clause, a value of the
   original answer that the gold facts overturn (negate, or replace with another value of
-  the same kind);
+  the same kind), in a sentence that restates what the answer said of it (within cosine
+  0.65 of an answer sentence naming the value: "Use Alt+Shift to switch layouts" is
+  stale, "Alt+Shift is the Windows habit" says something else of it);
 - *conversational text*: talk rather than knowledge, found on the surface of the
   published text: in the body the first person singular ("I", "my"), a sentence opening
   with an interjection ("Ha,", "Fine,"), an elliptical reply ("Not on a Friday."), a

@@ -165,3 +165,18 @@ def test_stopped_accepting_negates_what_follows() -> None:
                         facts) == []
     assert stale_claims("Keys for gw-2", "Copy your RSA key to gw-2.", answer,
                         facts) == ["rsa"]
+
+
+def test_a_value_named_with_another_predicate_is_not_a_stale_claim(
+        embedder: MiniLMEmbedder) -> None:
+    """With an embedder, only a sentence that restates the answer's claim about the
+    overturned value counts (cases written for this test: a ferry's booking shortcuts)."""
+    answer = "Press Alt+F9 to open the manifest, then export it to PDF."
+    facts = ["Ctrl+M opens the manifest."]
+    body_other = "Alt+F9 is the old booking system's key. Ctrl+M opens the manifest."
+    body_same = "Press Alt+F9 to open the manifest. Ctrl+M opens the manifest."
+    stale = overturned_values(answer, facts)
+    assert stale and stale_claims("Manifest", body_other, answer, facts) == sorted(stale)
+    assert stale_claims("Manifest", body_other, answer, facts, embed=embedder.embed) == []
+    assert stale_claims("Manifest", body_same, answer, facts, embed=embedder.embed) == \
+        sorted(stale)
