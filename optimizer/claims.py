@@ -408,6 +408,12 @@ see try find navigate is are was were it's that's there's here's""".split())
 _CAPS_WORDS = frozenset("""not no never only must don't do does all any none never always
 nothing everyone nobody and or but the a is are be""".split())
 
+#: Check marks and crosses that open list lines, and what they say in words.
+CHECK_MARKS = {"✅": "allowed", "✔": "allowed", "✔️": "allowed", "☑": "allowed",
+               "☑️": "allowed", "✓": "allowed", "❌": "not allowed", "✖": "not allowed",
+               "✖️": "not allowed", "✗": "not allowed", "🚫": "not allowed",
+               "⛔": "not allowed"}
+
 #: Chat abbreviations written in capitals ("Just FYI", "PSA:", "IMO"): not names.
 CHAT_ACRONYMS = frozenset("""FYI PSA TLDR ASAP ETA IMO IMHO AFAIK IIRC BTW FWIW NB PS OK LOL TBH
 WFH OOO EOD AKA TIA NVM IDK YMMV RSVP TBD TBC NP THX PLS""".split())

@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from optimizer.claims import (
+    CHECK_MARKS,
     STRONG_KINDS,
     Item,
     clause_of,
@@ -112,7 +113,9 @@ def fact_coverage(fact: str, text: str, embed: Embed | None = None,
 def unsupported_text(title: str, body: str, feedback: str, query: str) -> list[str]:
     """Title or body parts with content words found in neither the feedback nor the
     query, as "part: word, word"."""
-    support = content_stems(f"{feedback}\n{query}")
+    # A check mark or cross says "allowed" / "not allowed" (see claims.CHECK_MARKS).
+    said = " ".join(word for mark, word in CHECK_MARKS.items() if mark in feedback)
+    support = content_stems(f"{feedback}\n{query}\n{said}")
     support_numbers = {t for t in tokens(f"{feedback}\n{query}") if any(c.isdigit() for c in t)}
     out = []
     for part in [title, *split_sentences(body)]:
@@ -166,7 +169,8 @@ def conversational_text(title: str, body: str) -> list[str]:
             why.append("opens with an interjection or agreement")
         if story := _TEAM_STORY.search(masked):
             why.append(f"the writer's story ({story.group(0)})")
-        if re.match(r"(?i)^not\b", p) and len(tokens(p)) <= 4:
+        if re.match(r"(?i)^not\b(?!\s+(?:allowed|permitted|supported|recommended|available|"
+                    r"needed|required|possible|installed|enabled)\b)", p) and len(tokens(p)) <= 4:
             why.append("an elliptical reply")
         if p.endswith("?") or "!!" in p:
             why.append("a question or exclamations")

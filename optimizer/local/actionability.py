@@ -53,10 +53,15 @@ from optimizer.claims import (
     view,
 )
 from optimizer.local.layout import (
+    arrows_as_values,
     bare_answer_as_subject,
     chat_as_lines,
+    checkmarks_as_statements,
     config_as_statements,
+    diff_as_lines,
+    scope_reply_as_scope,
     states_pairs,
+    strip_line_labels,
     tables_as_statements,
 )
 from optimizer.local.residue import (
@@ -271,6 +276,38 @@ class Sentence:
     kind: str  # claim support question system meta verdict opinion praise chatter offtopic
 
 
+#: A setting as ``layout`` writes it: "[name: ]key = value[, key = value]".
+_SETTING = re.compile(r"^(?:[^:=\n]{1,60}:\s+)?[\w.\-/]+(?:\s[\w.\-/]+){0,2}\s=\s\S")
+_LABEL_VALUE = re.compile(r"^([\w][\w .'/-]{0,40}):\s*(\S[^:]{0,60})$")
+
+
+def _label_value(text: str) -> bool:
+    """A telegraphic note "offsite copy: fridays", "owner: Dmitri" (a short label and a
+    short value, no greeting or sign-off)."""
+    m = _LABEL_VALUE.match(text.strip().rstrip("."))
+    if m is None:
+        return False
+    return len(tokens(m.group(1))) <= 4 and 1 <= len(tokens(m.group(2))) <= 6 and \
+        not is_greeting(m.group(1))
+
+
+def _translations(views: Sequence[SentenceView]) -> set[int]:
+    """Sentences that repeat another's items in another language ("Shared data is in
+    /project/shared. Los datos compartidos están en /project/shared."): four words or more,
+    under 15% English function words, and every concrete item already named elsewhere."""
+    out = set()
+    for i, v in enumerate(views):
+        toks = tokens(v.text)
+        keys = {it.key for it in v.strong}
+        if len(toks) < 4 or not keys or sum(t in STOPWORDS for t in toks) / len(toks) >= 0.15:
+            continue
+        others = {it.key for j, w in enumerate(views) if j != i and j not in out
+                  for it in w.strong}
+        if keys <= others:
+            out.add(i)
+    return out
+
+
 def _bare_list(text: str) -> bool:
     """Three or more short items with commas and no verb ("Grafana, DBeaver, psql…")."""
     parts = [p for p in re.split(r",|\band\b|\bor\b", text.strip(" .…!?")) if p.strip()]
@@ -315,9 +352,12 @@ class LocalActionability:
         part of the praise. Table rows, configuration lines and chat logs are read as
         statements (``layout``); dictation and chat habits as written English
         (``plain_voice``)."""
-        text = bare_answer_as_subject(strip_sign_off(apply_self_corrections(plain_voice(
-            tables_as_statements(config_as_statements(chat_as_lines(strip_quoted(plain_text(
-                ctx.comment, keep_lines=True)))))))))
+        text = strip_quoted(plain_text(ctx.comment, keep_lines=True))
+        for step in (chat_as_lines, scope_reply_as_scope, diff_as_lines,
+                     checkmarks_as_statements, config_as_statements, tables_as_statements,
+                     strip_line_labels, arrows_as_values, plain_voice, apply_self_corrections,
+                     strip_sign_off, bare_answer_as_subject):
+            text = step(text)
         parts = [(raw, kind) for s in split_sentences(text) for raw, kind in
                  self._after_colon(s, ctx)]
         # A frame that reports or announces the claim ("I felt you ought to know that
@@ -338,8 +378,11 @@ class LocalActionability:
         hedged = any(_UNSURE.search(v.text) for _, v in views)
         anchored = on_topic and any(k == "claim" for k in kinds)
         out = []
-        for (raw, v), k in zip(views, kinds, strict=True):
-            if k == "claim" and not on_topic:
+        translated = _translations([v for _, v in views])
+        for i, ((raw, v), k) in enumerate(zip(views, kinds, strict=True)):
+            if i in translated:
+                k = "chatter"  # the same fact again in another language
+            elif k == "claim" and not on_topic:
                 k = "offtopic"
             elif k == "claim" and praising and ((not v.rule and (
                     v.words <= 5 or not novel_items([*v.strong, *v.names], ctx.answer))) or (
@@ -353,8 +396,8 @@ class LocalActionability:
                 k = "opinion"  # "sbuild takes 40 minutes every single time. Ridiculous."
             elif k == "claim" and hedged and not (v.firm_modal or _strict_policy(v)):
                 k = "opinion"  # "Something like B-Hall-something... not sure though"
-            elif k == "chatter" and anchored and _support(v, ctx):
-                k = "support"
+            elif k == "chatter" and anchored and (_support(v, ctx) or _label_value(v.text)):
+                k = "support"  # "offsite copy: fridays" next to "backups: nightly, 01:30"
             out.append(Sentence(raw, v, k))
         return out
 
@@ -364,6 +407,11 @@ class LocalActionability:
         a claim, each read on its own. A head that names something ("Ours is
         /etc/logrotate.d/site: ..."), states a claim or judges the answer keeps the
         sentence whole."""
+        # "Nope — login nodes: no docker": the reply word is not part of the head.
+        lead = re.match(r"^(?:no|nope|nah|yes|yeah|yep|well|ok(?:ay)?|actually)\s*[—–-]+\s*(?=\w)",
+                        sentence, re.IGNORECASE)
+        if lead:
+            sentence = sentence[lead.end()].upper() + sentence[lead.end() + 1:]
         head, sep, tail = sentence.partition(": ")
         if not sep or any(i.kind in STRONG_KINDS for i in items(head)) or \
                 len(tokens(head)) < 3 or len(tokens(_without_items(tail))) < 3 or \
@@ -417,6 +465,8 @@ class LocalActionability:
             return "system"
         if is_greeting(v.text.rstrip(".!,")):
             return "chatter"  # "Good morning.", "Dear all,"
+        if _SETTING.match(v.text) and not v.question:
+            return "claim"  # "MaxSessions = 4.", "FZ-80-A: alarm = -70 °C" (see layout)
         if not v.text or v.words < 2:
             # "Annoying.", "Useless!": a one-word judgement is an opinion.
             return "opinion" if v.evaluative else "chatter"

@@ -1,4 +1,5 @@
-"""Layout that carries facts in a message: tables, configuration snippets, chat logs.
+"""Layout that carries facts in a message: tables, configuration snippets, chat logs,
+diffs, check-mark lists, value arrows and line labels.
 
 People paste the facts they correct as a table ("| setting | rpt-ro | trk-db01 |") or as
 the lines of a configuration file ("pool_mode: transaction", "[section]" then
@@ -15,6 +16,8 @@ from __future__ import annotations
 
 import re
 
+from optimizer.claims import CHECK_MARKS, english_word
+
 _ROW = re.compile(r"^\s*\|{1,2}(.*?)\|{1,2}\s*$")
 _RULE_ROW = re.compile(r"^\s*\|?[\s:|+-]*-{2,}[\s:|+-]*\|?\s*$")
 #: Header cells that only say "the value is in this column".
@@ -27,13 +30,17 @@ _PAIR = re.compile(r"^\s*(?:-\s+)?(?P<key>[a-z_][\w.\-/]*|[A-Za-z_][\w.\-/]*(?=\
 _SECTION = re.compile(r"^\s*(?:(?P<yaml>[a-z_][\w.\-/]*):|\[(?P<ini>[\w.\-/: ]+)\])\s*$")
 
 
-_CAPTION = re.compile(r"^[^\d`|=]{0,80}:\s*$")
+_CAPTION = re.compile(r"^[^\d`|=.!?]{0,80}:\s*$")
 
 
-def _drop_caption(out: list[str]) -> None:
-    """"From the facilities sheet:" above a table or snippet only points at it."""
+def _drop_caption(out: list[str]) -> str:
+    """"From the facilities sheet:" above a table or snippet only points at it: it goes.
+    Returns the scope it opened with ("On the bastion, our drop-in is:" -> "On the
+    bastion, "), for the statements that replace what it pointed at ("" for none)."""
     if out and _CAPTION.match(out[-1]) and len(out[-1].split()) <= 8:
-        out.pop()
+        scope = re.match(r"^\s*((?:on|for|in|at)\s+[^,:]{1,40}),", out.pop(), re.IGNORECASE)
+        return f"{scope.group(1)[0].upper()}{scope.group(1)[1:]}, " if scope else ""
+    return ""
 
 
 def _cells(line: str) -> list[str] | None:
@@ -70,9 +77,9 @@ def tables_as_statements(text: str) -> str:
                 block.append(cells)
             j += 1
         if len(block) >= 2:
-            _drop_caption(out)
+            scope = _drop_caption(out)
             header = block[0]
-            out.extend(_row_sentence(header, row) for row in block[1:])
+            out.extend(scope + _row_sentence(header, row) for row in block[1:])
             i = j
             continue
         out.append(lines[i])
@@ -100,8 +107,8 @@ def config_as_statements(text: str) -> str:
             if section:
                 out.pop()
             name = (section.group("yaml") or section.group("ini")).strip() if section else ""
-            _drop_caption(out)
-            out.append((f"{name}: " if name else "") + ", ".join(pairs) + ".")
+            scope = _drop_caption(out)
+            out.append(scope + (f"{name}: " if name else "") + ", ".join(pairs) + ".")
             i = j
             continue
         out.append(lines[i])
@@ -145,3 +152,125 @@ def bare_answer_as_subject(text: str) -> str:
     joined to the next as its label ("pg_partman: premake 3 ...")."""
     m = _BARE_ANSWER.match(text)
     return f"{m.group(1)}: {text[m.end():]}" if m else text
+
+
+#: A unified diff's lines: "-old" and "+new" (and "@@"/"---"/"+++" headers).
+_DIFF_LINE = re.compile(r"^\s*([-+])\s?(\S.*)$")
+_DIFF_HEADER = re.compile(r"^\s*(?:@@.*@@.*|-{3}\s+\S.*|\+{3}\s+\S.*)$")
+
+
+def _diff_key(text: str) -> str:
+    return re.split(r"[\s=:]+", text.strip(), maxsplit=1)[0].lower()
+
+
+def diff_as_lines(text: str) -> str:
+    """A pasted diff as the configuration it leaves: in a run of "-"/"+" lines where
+    every "+" line replaces a "-" line with the same key ("- MaxSessions 20" then
+    "+ MaxSessions 4"), the removed lines go and the added ones stay, as
+    "MaxSessions = 4". (A list of "-" bullets has no "+" line and is left alone.)"""
+    lines = text.splitlines()
+    out: list[str] = []
+    i = 0
+    while i < len(lines):
+        j = i
+        block: list[tuple[str, str]] = []
+        while j < len(lines) and (_DIFF_HEADER.match(lines[j]) or _DIFF_LINE.match(lines[j])):
+            m = _DIFF_LINE.match(lines[j])
+            if m and not _DIFF_HEADER.match(lines[j]):
+                block.append((m.group(1), m.group(2)))
+            j += 1
+        removed = {_diff_key(t) for sign, t in block if sign == "-"}
+        added = [t for sign, t in block if sign == "+"]
+        if added and all(_diff_key(t) in removed for t in added):
+            scope = _drop_caption(out)
+            out.extend(scope + _setting_line(t) for t in added)
+            i = j
+            continue
+        out.append(lines[i])
+        i += 1
+    return "\n".join(out)
+
+
+def _setting_line(text: str) -> str:
+    """ "MaxSessions 4" -> "MaxSessions = 4." ("key = value" and "key: value" stay)."""
+    t = text.strip().rstrip(".;")
+    if re.search(r"[=:]", t):
+        return t + "."
+    key, _, value = t.partition(" ")
+    return f"{key} = {value.strip()}." if value.strip() else t + "."
+
+
+_MARKS = CHECK_MARKS
+_MARK_LINE = re.compile(r"^\s*(?:[-*•]\s*)?(" + "|".join(sorted(map(re.escape, _MARKS),
+                                                               key=len, reverse=True))
+                        + r")\s*(\S.*)$")
+
+
+def checkmarks_as_statements(text: str) -> str:
+    """Two or more lines opening with a check mark or a cross ("✅ HTTP", "❌ SSH") as
+    one statement per mark: "Allowed: HTTP, DNS. Not allowed: SSH." (what the marks mean,
+    in words: ``claims.CHECK_MARKS``, which the evaluation reads as the feedback's words)."""
+    lines = text.splitlines()
+    if sum(1 for line in lines if _MARK_LINE.match(line)) < 2:
+        return text
+    out: list[str] = []
+    groups: dict[str, list[str]] = {}
+    for line in [*lines, ""]:
+        m = _MARK_LINE.match(line)
+        if m and not groups:
+            _drop_caption(out)
+        if m:
+            groups.setdefault(_MARKS[m.group(1)], []).append(m.group(2).strip().rstrip(".;,"))
+            continue
+        if groups:
+            out.extend(f"{word[0].upper()}{word[1:]}: {', '.join(things)}."
+                       for word, things in groups.items())
+            groups = {}
+        out.append(line)
+    return "\n".join(out[:-1])
+
+#: "MTU 1400 → 1380", "timeout 30s -> 60s": a value changed to another.
+_ARROW = re.compile(r"(?<![\w.])(\d[\w.:%/-]*|[\w.-]*\d[\w.:%/-]*)\s*(?:→|->|=>|⟶)\s*"
+                    r"(\d[\w.:%/-]*|[\w.-]*\d[\w.:%/-]*)(?![\w.])")
+
+
+def arrows_as_values(text: str) -> str:
+    """ "MTU 1400 → 1380" -> "MTU 1380": a value arrow leaves the value it points to (the
+    one it points from is what the correction overturns)."""
+    return _ARROW.sub(r"\2", text)
+
+
+#: A label that opens a line and only frames what follows: review labels ("nit:",
+#: "blocking:"), answer headings ("Short answer:", "TL;DR:"), report fields ("Root cause:",
+#: "Action item:").
+_LINE_LABEL = re.compile(
+    r"^(\s*)(?:nit|nitpick|blocking|blocker|suggestion|question|fyi|note|nb|ps|p\.s\.|"
+    r"heads[- ]up|tl;?dr|short answer|long answer|short version|long version|in short|"
+    r"bottom line|summary|update|root cause|cause|action items?|fix|workaround|resolution|"
+    r"impact|lesson learned|lessons learned|follow[- ]up|context|background)\s*:\s+(?=\S)",
+    re.IGNORECASE | re.MULTILINE)
+
+
+def strip_line_labels(text: str) -> str:
+    """Review labels, answer headings and report field names at the start of a line
+    go ("nit: use /etc/cron.d" -> "use /etc/cron.d"); what they introduce stays."""
+    return _LINE_LABEL.sub(r"\1", text)
+
+
+#: "Not on the bastion. MaxSessions = 4": a reply that only names where the answer does
+#: not hold; what follows holds there.
+_SCOPE_REPLY = re.compile(r"^\s*(?:(?:no|nope|nah)\b[,.!]?\s*)?not\s+((?:on|for|in|at)\s+"
+                          r"[^.!?\n:;,]{1,40}?)\s*[.!]+\s+(?=\S)", re.IGNORECASE)
+
+
+def scope_reply_as_scope(text: str) -> str:
+    """ "Not on the bastion. MaxSessions = 4." -> "On the bastion, MaxSessions = 4."."""
+    m = _SCOPE_REPLY.match(text)
+    if not m:
+        return text
+    rest = text[m.end():]
+    first = rest.split(maxsplit=1)[0]
+    if first[1:].islower() and english_word(first.lower()):
+        rest = rest[0].lower() + rest[1:]
+    scope = m.group(1)
+    return f"{scope[0].upper()}{scope[1:]}, {rest}"

@@ -104,6 +104,7 @@ _FRAME = re.compile(
     r"that\s+|^(?:it\s+)?turns out\s+(?:that\s+)?|"
     # Memo and letter frames: "Please be advised that X", "It has been decided that X",
     # "I am writing to let you know that X", "..., but I thought you ought to know that X".
+    r"^kindly\s+note\s+(?:that\s*,?\s*)?(?=\S)|"
     r"^(?:please\s+|kindly\s+)?(?:be\s+(?:advised|informed|aware)|note)\s*(?:that\s*,?\s*|,\s*)"
     r"(?=\S)|^it\s+has\s+(?:now\s+)?been\s+(?:decided|agreed|confirmed|announced)\s+(?:that\s+)?"
     r"(?=\S)|^(?:i\s+am|i'm|we\s+are|we're)\s+writing\s+to\s+(?:let\s+you\s+know|inform\s+you|"
@@ -158,7 +159,9 @@ after before during until within across over""".split())
 _PRESENT = frozenset("""is are am stay stays get gets has have can must will need needs go
 goes come comes remain remains show shows live lives run runs use uses""".split())
 _NOT_START = re.compile(r"^not\b(?!\s+(?:all|every|everyone|everything|many|much|even|only|"
-                        r"one|a single|any|every)\b)", re.IGNORECASE)
+                        r"one|a single|any|every|allowed|permitted|supported|recommended|"
+                        r"available|needed|required|possible|installed|enabled)\b)",
+                        re.IGNORECASE)
 
 # A sign-off: "- Ms. Kowalski", "Mr. Haddad (Science, Lakeside MS)".
 _SIGNATURE = re.compile(r"^[-\u2013\u2014~]*\s*(?:mr|mrs|ms|miss|dr|prof)\.?\s+[A-Z][\w'-]+"

@@ -4,10 +4,15 @@ a biology lab's freezers, a print server, a backup tool; no benchmark wording)."
 from __future__ import annotations
 
 from optimizer.local.layout import (
+    arrows_as_values,
     bare_answer_as_subject,
     chat_as_lines,
+    checkmarks_as_statements,
     config_as_statements,
+    diff_as_lines,
+    scope_reply_as_scope,
     states_pairs,
+    strip_line_labels,
     tables_as_statements,
 )
 
@@ -74,3 +79,38 @@ def test_an_identifier_alone_as_the_first_sentence_labels_the_next() -> None:
         "logrotate_v2: Rotates weekly, keeps 8."
     assert bare_answer_as_subject("Nope. It rotates weekly.") == "Nope. It rotates weekly."
     assert bare_answer_as_subject("Cron. It rotates weekly.") == "Cron. It rotates weekly."
+
+
+def test_a_diff_leaves_the_lines_it_adds_and_a_bullet_list_is_not_a_diff() -> None:
+    text = "For the print server, our override is:\n--- a/cupsd.conf\n+++ b/cupsd.conf\n" \
+        "@@ -1,2 +1,2 @@\n-MaxJobs 500\n+MaxJobs 200\n-LogLevel warn\n+LogLevel debug"
+    assert diff_as_lines(text).splitlines() == [
+        "For the print server, MaxJobs = 200.", "For the print server, LogLevel = debug."]
+    bullets = "- restart cups\n- MaxJobs 500 is fine\n+ one more thing"
+    assert diff_as_lines(bullets) == bullets  # "+ one" replaces no "-" line with its key
+    scoped = "On the lab printers, the drop-in says:\n- Timeout 300\n+ Timeout 60"
+    assert diff_as_lines(scoped) == "On the lab printers, Timeout = 60."
+
+
+def test_check_marks_say_allowed_and_not_allowed_and_an_arrow_leaves_its_target() -> None:
+    text = "Visitor badges:\n✅ ground floor\n✔ canteen\n❌ labs\n🚫 server room"
+    assert checkmarks_as_statements(text).splitlines() == [
+        "Allowed: ground floor, canteen.", "Not allowed: labs, server room."]
+    assert checkmarks_as_statements("✅ done") == "✅ done"  # one mark is not a list
+    assert arrows_as_values("Quota 50G → 80G from May, retries 3 -> 5") == \
+        "Quota 80G from May, retries 5"
+    assert arrows_as_values("go to Settings -> Privacy") == "go to Settings -> Privacy"
+
+
+def test_labels_of_reviews_answers_and_reports_go_and_what_they_introduce_stays() -> None:
+    text = "nitpick: tabs, not spaces\nTL;DR: the mirror is apt.corp\nRoot cause: DNS\n" \
+        "Owner: Priya"
+    assert strip_line_labels(text).splitlines() == [
+        "tabs, not spaces", "the mirror is apt.corp", "DNS", "Owner: Priya"]
+
+
+def test_a_reply_naming_where_the_answer_fails_scopes_what_follows() -> None:
+    assert scope_reply_as_scope("Not for the night shift. The canteen closes at 22:00.") == \
+        "For the night shift, the canteen closes at 22:00."
+    assert scope_reply_as_scope("Not really. It closes at 22:00.") == \
+        "Not really. It closes at 22:00."

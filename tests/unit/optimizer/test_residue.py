@@ -399,6 +399,25 @@ MESSAGES = {
         "9 and 11 only okay thanks bye",
         ("Repaired laptops are collected at the service desk on level 1 between 9 and 11.",),
         ("thanks", "bye", "yeah")),
+    "review-labels-a-diff-and-a-translation": Message(
+        "how many print jobs can the lab printer queue hold",
+        "The queue holds 500 jobs.",
+        "Nope — lab printers: not 500.\n```diff\n- MaxJobs 500\n+ MaxJobs 200\n```\n"
+        "nit: jobs older than 2 days are purged.\nowner: Kofi\n"
+        "Die Warteschlange hält 200 Aufträge, ältere als 2 Tage werden gelöscht.",
+        ("The lab printer queue holds at most 200 jobs (MaxJobs 200).",
+         "Print jobs older than 2 days are purged."),
+        ("nit", "Warteschlange", "Nope")),
+    "indian-business-english-and-check-marks": Message(
+        "which networks can the meeting room tablets join",
+        "They can join any network.",
+        "Kindly note the meeting room tablets are restricted:\n✅ CORP-ROOMS\n✅ CORP-IOT\n"
+        "❌ CORP-GUEST\nFor changes please raise ticket under queue NET-OPS. Please do the "
+        "needful.",
+        ("The meeting room tablets may join CORP-ROOMS and CORP-IOT.",
+         "The meeting room tablets may not join CORP-GUEST.",
+         "Changes go through a ticket in the NET-OPS queue."),
+        ("Kindly", "needful")),
     "tracker-markup-and-a-mention": Message(
         "which label printer does the returns desk use",
         "Use the default office printer.",
