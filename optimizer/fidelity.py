@@ -30,6 +30,7 @@ import numpy as np
 
 from optimizer.claims import (
     CHECK_MARKS,
+    SHORTHAND,
     STRONG_KINDS,
     Item,
     clause_of,
@@ -113,8 +114,11 @@ def fact_coverage(fact: str, text: str, embed: Embed | None = None,
 def unsupported_text(title: str, body: str, feedback: str, query: str) -> list[str]:
     """Title or body parts with content words found in neither the feedback nor the
     query, as "part: word, word"."""
-    # A check mark or cross says "allowed" / "not allowed" (see claims.CHECK_MARKS).
-    said = " ".join(word for mark, word in CHECK_MARKS.items() if mark in feedback)
+    # A check mark or cross says "allowed" / "not allowed" (see claims.CHECK_MARKS), and
+    # chat shorthand is read written out ("pls" says "please": claims.SHORTHAND).
+    said = " ".join([word for mark, word in CHECK_MARKS.items() if mark in feedback] + [
+        full for short, full in SHORTHAND.items()
+        if re.search(rf"(?<![\w/.-]){re.escape(short)}(?![\w/.-])", feedback, re.IGNORECASE)])
     support = content_stems(f"{feedback}\n{query}\n{said}")
     support_numbers = {t for t in tokens(f"{feedback}\n{query}") if any(c.isdigit() for c in t)}
     out = []

@@ -59,7 +59,6 @@ from optimizer.local.layout import (
     checkmarks_as_statements,
     config_as_statements,
     diff_as_lines,
-    scope_reply_as_scope,
     states_pairs,
     strip_line_labels,
     tables_as_statements,
@@ -67,6 +66,7 @@ from optimizer.local.layout import (
 from optimizer.local.residue import (
     apply_self_corrections,
     is_greeting,
+    reply_scope,
     strip_frame,
     strip_quoted,
     strip_residue,
@@ -281,25 +281,46 @@ _SETTING = re.compile(r"^(?:[^:=\n]{1,60}:\s+)?[\w.\-/]+(?:\s[\w.\-/]+){0,2}\s=\
 _LABEL_VALUE = re.compile(r"^([\w][\w .'/-]{0,40}):\s*(\S[^:]{0,60})$")
 
 
+#: Fields of a ticket or report form: who and what of the record, not the knowledge.
+_FORM_FIELDS = frozenset("""ticket status assignee assigned requester reporter reported
+linked link links priority severity category component labels label sprint owner created
+updated resolved closed opened time spent effort id ref reference cc from to subject date
+sent""".split())
+
+
 def _label_value(text: str) -> bool:
-    """A telegraphic note "offsite copy: fridays", "owner: Dmitri" (a short label and a
-    short value, no greeting or sign-off)."""
+    """A telegraphic note "offsite copy: fridays" (a short label and a short value; not a
+    greeting, not a form field such as "Assignee: Priya", not a bare "Roles: no")."""
     m = _LABEL_VALUE.match(text.strip().rstrip("."))
     if m is None:
         return False
-    return len(tokens(m.group(1))) <= 4 and 1 <= len(tokens(m.group(2))) <= 6 and \
-        not is_greeting(m.group(1))
+    label, value = tokens(m.group(1)), tokens(m.group(2))
+    return len(label) <= 4 and 1 <= len(value) <= 6 and not is_greeting(m.group(1)) and \
+        not set(label) & _FORM_FIELDS and not set(value) <= _BARE_VALUES
+
+
+_BARE_VALUES = frozenset("""yes no nope yep n/a none ok okay true false""".split())
+
+
+#: Function words of the languages people most often repeat a fact in (es, fr, de, nl,
+#: it, pt); English ones do not count.
+_FOREIGN_FUNCTION = frozenset("""el la los las del y que es está están para por con una
+un unos le les des du est sont et pour avec dans sur une der die das und ist sind nicht mit
+für auf werden wird dem den ein eine het een van niet zijn voor wordt il lo gli che è non
+per della delle sono os não com são uma""".split())
 
 
 def _translations(views: Sequence[SentenceView]) -> set[int]:
     """Sentences that repeat another's items in another language ("Shared data is in
-    /project/shared. Los datos compartidos están en /project/shared."): four words or more,
-    under 15% English function words, and every concrete item already named elsewhere."""
+    /project/shared. Los datos compartidos están en /project/shared."): more function
+    words of another language than English ones (two at least), and every concrete item
+    already named in another sentence."""
     out = set()
     for i, v in enumerate(views):
         toks = tokens(v.text)
         keys = {it.key for it in v.strong}
-        if len(toks) < 4 or not keys or sum(t in STOPWORDS for t in toks) / len(toks) >= 0.15:
+        foreign = sum(t in _FOREIGN_FUNCTION for t in toks)
+        if not keys or foreign < 2 or foreign <= sum(t in STOPWORDS for t in toks):
             continue
         others = {it.key for j, w in enumerate(views) if j != i and j not in out
                   for it in w.strong}
@@ -353,7 +374,7 @@ class LocalActionability:
         statements (``layout``); dictation and chat habits as written English
         (``plain_voice``)."""
         text = strip_quoted(plain_text(ctx.comment, keep_lines=True))
-        for step in (chat_as_lines, scope_reply_as_scope, diff_as_lines,
+        for step in (chat_as_lines, diff_as_lines,
                      checkmarks_as_statements, config_as_statements, tables_as_statements,
                      strip_line_labels, arrows_as_values, plain_voice, apply_self_corrections,
                      strip_sign_off, bare_answer_as_subject):
@@ -422,6 +443,12 @@ class LocalActionability:
         kind = self._kind(hv, ctx)
         if kind not in ("chatter", "praise", "meta") and not story:
             return [(sentence, "")]  # a claim, or a verdict announcing one ("X is pointless:")
+        scope = reply_scope(head)
+        if scope:  # "Can't go that high on company laptops: the delay is capped ..."
+            first = tail.split(maxsplit=1)[0]
+            if first[1:].islower() and english_word(first.lower()):
+                tail = tail[0].lower() + tail[1:]
+            return [(head + ":", "chatter"), (f"{scope}, {tail}", "")]
         return [(head + ":", "praise" if kind == "praise" else "chatter"),
                 (tail[:1].upper() + tail[1:], "")]
 

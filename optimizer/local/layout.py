@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 
-from optimizer.claims import CHECK_MARKS, english_word
+from optimizer.claims import CHECK_MARKS
 
 _ROW = re.compile(r"^\s*\|{1,2}(.*?)\|{1,2}\s*$")
 _RULE_ROW = re.compile(r"^\s*\|?[\s:|+-]*-{2,}[\s:|+-]*\|?\s*$")
@@ -30,7 +30,7 @@ _PAIR = re.compile(r"^\s*(?:-\s+)?(?P<key>[a-z_][\w.\-/]*|[A-Za-z_][\w.\-/]*(?=\
 _SECTION = re.compile(r"^\s*(?:(?P<yaml>[a-z_][\w.\-/]*):|\[(?P<ini>[\w.\-/: ]+)\])\s*$")
 
 
-_CAPTION = re.compile(r"^[^\d`|=.!?]{0,80}:\s*$")
+_CAPTION = re.compile(r"^(?:(?![.!?](?:\s|$))[^\d`|=])*:\s*$")
 
 
 def _drop_caption(out: list[str]) -> str:
@@ -255,22 +255,3 @@ def strip_line_labels(text: str) -> str:
     """Review labels, answer headings and report field names at the start of a line
     go ("nit: use /etc/cron.d" -> "use /etc/cron.d"); what they introduce stays."""
     return _LINE_LABEL.sub(r"\1", text)
-
-
-#: "Not on the bastion. MaxSessions = 4": a reply that only names where the answer does
-#: not hold; what follows holds there.
-_SCOPE_REPLY = re.compile(r"^\s*(?:(?:no|nope|nah)\b[,.!]?\s*)?not\s+((?:on|for|in|at)\s+"
-                          r"[^.!?\n:;,]{1,40}?)\s*[.!]+\s+(?=\S)", re.IGNORECASE)
-
-
-def scope_reply_as_scope(text: str) -> str:
-    """ "Not on the bastion. MaxSessions = 4." -> "On the bastion, MaxSessions = 4."."""
-    m = _SCOPE_REPLY.match(text)
-    if not m:
-        return text
-    rest = text[m.end():]
-    first = rest.split(maxsplit=1)[0]
-    if first[1:].islower() and english_word(first.lower()):
-        rest = rest[0].lower() + rest[1:]
-    scope = m.group(1)
-    return f"{scope[0].upper()}{scope[1:]}, {rest}"

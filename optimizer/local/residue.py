@@ -206,6 +206,16 @@ def _strong(text: str) -> bool:
     return any(i.kind in STRONG_KINDS for i in items(text))
 
 
+def reply_scope(clause: str) -> str:
+    """The scope a subjectless reply names ("Can't go that high on company laptops" ->
+    "On company laptops"), "" when it is not such a reply or names none."""
+    c = clause.strip(" ,;:.")
+    if not _SUBJECTLESS_REPLY.match(c):
+        return ""
+    m = _REPLY_SCOPE.search(c)
+    return f"{m.group(1)[0].upper()}{m.group(1)[1:]}" if m else ""
+
+
 def is_greeting(text: str) -> bool:
     """"Good morning", "Hi all", "Dear colleagues": a greeting and nothing else."""
     return bool(_GREETING.match(text.strip()))

@@ -180,3 +180,12 @@ def test_a_value_named_with_another_predicate_is_not_a_stale_claim(
     assert stale_claims("Manifest", body_other, answer, facts, embed=embedder.embed) == []
     assert stale_claims("Manifest", body_same, answer, facts, embed=embedder.embed) == \
         sorted(stale)
+
+
+def test_words_the_reader_writes_out_for_marks_and_shorthand_are_the_feedbacks() -> None:
+    feedback = "ppl on the late shift: ✅ side door ❌ loading bay, pls use the side door"
+    body = "Allowed: side door. Not allowed: loading bay. People on the late shift please " \
+        "use the side door."
+    assert unsupported_text("Late shift door", body, feedback, "which door at night") == []
+    assert unsupported_text("Late shift door", "Visitors use the side door.", feedback,
+                            "which door at night") != []

@@ -10,7 +10,6 @@ from optimizer.local.layout import (
     checkmarks_as_statements,
     config_as_statements,
     diff_as_lines,
-    scope_reply_as_scope,
     states_pairs,
     strip_line_labels,
     tables_as_statements,
@@ -107,10 +106,3 @@ def test_labels_of_reviews_answers_and_reports_go_and_what_they_introduce_stays(
         "Owner: Priya"
     assert strip_line_labels(text).splitlines() == [
         "tabs, not spaces", "the mirror is apt.corp", "DNS", "Owner: Priya"]
-
-
-def test_a_reply_naming_where_the_answer_fails_scopes_what_follows() -> None:
-    assert scope_reply_as_scope("Not for the night shift. The canteen closes at 22:00.") == \
-        "For the night shift, the canteen closes at 22:00."
-    assert scope_reply_as_scope("Not really. It closes at 22:00.") == \
-        "Not really. It closes at 22:00."

@@ -606,3 +606,12 @@ def test_a_long_first_claim_as_title_is_cut_at_a_clause_boundary() -> None:
     assert title_for("loaners??", body, "Give loaner laptops back at reception.",
                      "global") == \
         "Loaner laptops must be returned to the IT desk in room 1.12"
+
+
+def test_a_subjectless_reply_before_a_colon_scopes_the_fact_after_it(
+        role: LocalActionability) -> None:
+    ex = role.extract(FeedbackContext(
+        "e1", "t", "raise the upload limit to 5 GB", "Set the upload limit to 5 GB.",
+        "Can't set it that high for student accounts: uploads are capped at 2 GB by the "
+        "storage policy.", "down"), Meter())
+    assert ex.body.startswith("For student accounts, uploads are capped at 2 GB"), ex.body
