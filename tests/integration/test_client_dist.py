@@ -1,11 +1,18 @@
-"""The nuggetflow-client wheel in a fresh virtualenv talks to a real ``nuggetflow serve``.
+"""The nuggetflow-client wheel in a fresh virtualenv talks to a real deployment.
 
-The wheel is built from client/ (pip, no build isolation), installed with its
-dependencies (grpcio and protobuf from the package index) into a new venv that has
-neither the server nor onnxruntime nor faiss, and a script run there retrieves, reports
-citations, reads a nugget and gets a typed error from a service started from this
-checkout (SQLite store with seeded nuggets, a token file). Nothing here skips: a venv or
-an install that fails, or a server that does not start, fails the test.
+The wheel is built from client/ (pip, no build isolation) and installed with its
+dependencies from the package index into a new venv that has neither the server nor
+onnxruntime nor faiss. Scripts run there:
+
+- against ``nuggetflow serve`` from this checkout (SQLite store with seeded nuggets, a
+  token file): retrieve, report citations, read a nugget, a typed error with its field;
+- with the ``kafka`` extra, against a real broker and ``nuggetflow worker``: feedback
+  published by the client (canonical JSON and protobuf binary) is read by the worker
+  without dead letters and becomes a candidate; the client then finds it in the review
+  queue of ``nuggetflow serve``, approves it and retrieves it.
+
+Nothing here skips: a venv or an install that fails, or a server that does not start,
+fails the test.
 """
 
 from __future__ import annotations
@@ -21,22 +28,29 @@ import sys
 import time
 import urllib.request
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
 
 from nuggetflow_client.v1 import nugget_pb2
+from optimizer.events import parse_event
 from query.backends.sqlite import SQLiteStore
 from query.embeddings import MiniLMEmbedder
+from stream.synthetic import correction
+from stream.topics import TopicKind
 from tests.conformance.service_suite import QUERY, seed_nuggets
+from tests.integration.stream_support import Deployment, read_topic, wait_until
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
 ROOT = Path(__file__).resolve().parents[2]
 TOKEN = "client-dist-token-0123456789"
 HEAVY = ("nuggetflow", "query", "onnxruntime", "faiss", "numpy", "tokenizers", "aiokafka")
+# the environment of everything run in the fresh venv: nothing of this checkout on the path
+CLEAN_ENV = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME")}
 
-SCRIPT = r"""
+ASSISTANT = r"""
 import importlib.util, json, sys
 from datetime import datetime, timezone
 
@@ -70,6 +84,53 @@ print(json.dumps({
 }))
 """
 
+PUBLISH = r"""
+import asyncio, json, sys
+
+from nuggetflow_client import FeedbackPublisher, feedback_event
+
+bootstrap, prefix, query, answer, comment = sys.argv[1:6]
+
+
+async def main():
+    correction = feedback_event("acme", query, answer=answer, rating="down", comment=comment,
+                                user="user-1", agent="chat", event_id="client-1")
+    chat = feedback_event("acme", "q?", answer="a.", comment="meh", event_id="client-2")
+    async with FeedbackPublisher(bootstrap, topic_prefix=prefix) as pub:
+        await pub.publish(correction)
+    async with FeedbackPublisher(bootstrap, topic_prefix=prefix, wire_format="protobuf") as pub:
+        await pub.publish(chat)
+    print(json.dumps({"topic": pub.topic,
+                      "events": [e.SerializeToString().hex() for e in (correction, chat)]}))
+
+asyncio.run(main())
+"""
+
+REVIEW = r"""
+import json, sys
+
+from nuggetflow_client import QueryClient
+
+target, token, query = sys.argv[1:4]
+with QueryClient(target, token, timeout=120) as nf:
+    waiting = nf.list_candidates("acme")
+    mine = [n for n in waiting.nuggets if n.provenance.event_id == "client-1"]
+    approved = nf.review("acme", mine[0].lineage_id, "approve", reviewer="assistant-team",
+                         reason="checked", request_id="client-review-1")
+    found = nf.retrieve("acme", query, k=5, gate=False)
+    cited = nf.report_citations("acme", found.request_id, [approved.id])
+    left = [n.id for n in nf.list_candidates("acme").nuggets]
+print(json.dumps({
+    "waiting": [n.provenance.event_id for n in waiting.nuggets],
+    "candidate": {"id": mine[0].id, "publication": mine[0].publication,
+                  "trigger_query": mine[0].provenance.trigger_query},
+    "approved": {"id": approved.id, "publication": approved.publication,
+                 "version": approved.version, "request_id": approved.request_id},
+    "hits": [h.id for h in found.hits], "accepted": cited.accepted,
+    "left": left,
+}))
+"""
+
 
 def _free_port() -> int:
     with socket.socket() as s:
@@ -87,50 +148,63 @@ def _run(cmd: list[str], what: str, timeout: float, *, env: dict[str, str] | Non
     return proc
 
 
-@pytest.fixture
-def fresh_venv(tmp_path: Path) -> Iterator[tuple[Path, dict[str, float]]]:
-    """A new venv with only the client wheel and its dependencies; and the timings."""
-    timings: dict[str, float] = {}
-    started = time.monotonic()
-    src = tmp_path / "client-src"
+def _in_venv(py: Path, script: str, *args: str, cwd: Path, what: str) -> dict[str, object]:
+    """Run a script with the venv's python, isolated (-I), from ``cwd``; its last line of
+    output is JSON."""
+    path = cwd / "script.py"
+    path.write_text(script)
+    proc = _run([str(py), "-I", str(path), *args], what, 300, env=CLEAN_ENV, cwd=cwd)
+    out: dict[str, object] = json.loads(proc.stdout.splitlines()[-1])
+    return out
+
+
+@pytest.fixture(scope="module")
+def client_wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The wheel of client/, built by pip from a copy (no build files left in client/)."""
+    tmp = tmp_path_factory.mktemp("client-wheel")
+    src = tmp / "client"
     shutil.copytree(ROOT / "client", src, ignore=shutil.ignore_patterns(
         "__pycache__", "build", "*.egg-info", "dist"))
     _run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation",
-          "--disable-pip-version-check", "-q", str(src), "-w", str(tmp_path / "dist")],
+          "--disable-pip-version-check", "-q", str(src), "-w", str(tmp / "dist")],
          "pip wheel client/", 300)
-    (wheel,) = (tmp_path / "dist").glob("nuggetflow_client-*.whl")
-    timings["wheel"] = time.monotonic() - started
+    (wheel,) = (tmp / "dist").glob("nuggetflow_client-*.whl")
+    return wheel
 
+
+def make_venv(where: Path, wheel: Path, extra: str = "") -> tuple[Path, dict[str, float]]:
+    """A new venv with the wheel (and ``extra``) and its dependencies; its python and the
+    seconds each step took."""
     t = time.monotonic()
-    venv = tmp_path / "venv"
+    venv = where / "venv"
     _run([sys.executable, "-m", "venv", str(venv)], "python -m venv", 300)
-    timings["venv"] = time.monotonic() - t
+    timings = {"venv": time.monotonic() - t}
     t = time.monotonic()
     py = venv / "bin" / "python"
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME")}
+    spec = f"{wheel}[{extra}]" if extra else str(wheel)
     _run([str(py), "-m", "pip", "install", "--disable-pip-version-check", "--no-input", "-q",
-          str(wheel)], "pip install the client wheel (grpcio, protobuf from the index)", 600,
-         env=env)
+          spec], f"pip install {spec} (dependencies from the package index)", 600,
+         env=CLEAN_ENV)
     timings["install"] = time.monotonic() - t
-    yield py, timings
+    return py, timings
 
 
-@pytest.fixture
-def served(tmp_path: Path, embedder: MiniLMEmbedder) -> Iterator[tuple[int, dict[str, str]]]:
-    """``nuggetflow serve`` from this checkout on a seeded SQLite store, with a token."""
-    store = SQLiteStore(tmp_path / "nf.db")
-    store.start_sync()
-    nuggets = seed_nuggets()
-    values = list(nuggets.values())
-    store.write_nuggets_sync(values, list(embedder.embed([n.embedding_text for n in values])))
-    asyncio.run(store.stop())
-    tokens = tmp_path / "tokens.json"
-    tokens.write_text(json.dumps({TOKEN: ["acme"]}))
+def _installed(py: Path) -> dict[str, str]:
+    listed = _run([str(py), "-m", "pip", "list", "--format=json",
+                   "--disable-pip-version-check"], "pip list", 120, env=CLEAN_ENV)
+    return {d["name"].lower().replace("_", "-"): d["version"] for d in json.loads(listed.stdout)}
+
+
+@contextmanager
+def serving(workdir: Path, store: str, tokens: dict[str, list[str]]) -> Iterator[int]:
+    """``nuggetflow serve`` from this checkout on ``store``; yields its gRPC port."""
+    token_file = workdir / "tokens.json"
+    token_file.write_text(json.dumps(tokens))
     port, metrics = _free_port(), _free_port()
-    env = {**os.environ, "NUGGETFLOW_STORE": f"sqlite:///{tmp_path}/nf.db",
-           "NUGGETFLOW_AUTH_TOKENS_FILE": str(tokens),
+    env = {**os.environ, "NUGGETFLOW_STORE": store,
+           "NUGGETFLOW_AUTH_TOKENS_FILE": str(token_file),
            "NUGGETFLOW_GRPC_GRACE_SECONDS": "1"}
-    log_path = tmp_path / "serve.log"
+    log_path = workdir / "serve.log"
     with open(log_path, "wb") as log:
         proc = subprocess.Popen([sys.executable, "-m", "nuggetflow.cli", "serve", "--host",
                                  "127.0.0.1", "--port", str(port), "--metrics-port",
@@ -150,7 +224,7 @@ def served(tmp_path: Path, embedder: MiniLMEmbedder) -> Iterator[tuple[int, dict
                     pytest.fail("nuggetflow serve did not start:\n"
                                 + log_path.read_text()[-3000:])
                 time.sleep(0.3)
-        yield port, {k: v.id for k, v in nuggets.items()}
+        yield port
     finally:
         if proc.poll() is None:
             proc.send_signal(signal.SIGTERM)
@@ -162,49 +236,107 @@ def served(tmp_path: Path, embedder: MiniLMEmbedder) -> Iterator[tuple[int, dict
 
 
 def test_client_wheel_in_a_fresh_venv_talks_to_the_service(
-        fresh_venv: tuple[Path, dict[str, float]], served: tuple[int, dict[str, str]],
-        tmp_path: Path) -> None:
-    py, timings = fresh_venv
-    port, ids = served
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME")}
+        client_wheel: Path, tmp_path: Path, embedder: MiniLMEmbedder) -> None:
+    py, timings = make_venv(tmp_path, client_wheel)
 
     # Only the client and its two dependencies (and what they need): no server, no models.
-    listed = _run([str(py), "-m", "pip", "list", "--format=json",
-                   "--disable-pip-version-check"], "pip list", 120, env=env)
-    installed = {d["name"].lower().replace("_", "-"): d["version"]
-                 for d in json.loads(listed.stdout)}
+    installed = _installed(py)
     assert installed["nuggetflow-client"] == "0.1.0"
     assert installed["grpcio"] == "1.85.1" and installed["protobuf"] == "7.36.2"
     for heavy in ("nuggetflow", "onnxruntime", "faiss-cpu", "numpy", "tokenizers",
                   "aiokafka", "faust-streaming", "opensearch-py"):
         assert heavy not in installed, heavy
     for module in ("onnxruntime", "faiss"):
-        failed = subprocess.run([str(py), "-I", "-c", f"import {module}"], env=env,
+        failed = subprocess.run([str(py), "-I", "-c", f"import {module}"], env=CLEAN_ENV,
                                 capture_output=True, text=True, timeout=60, cwd=tmp_path)
         assert failed.returncode != 0 and "ModuleNotFoundError" in failed.stderr, module
 
-    script = tmp_path / "assistant.py"
-    script.write_text(SCRIPT)
-    t = time.monotonic()
-    ran = _run([str(py), "-I", str(script), f"127.0.0.1:{port}", TOKEN, QUERY,
-                ",".join(HEAVY)], "the client script in the fresh venv", 300, env=env,
-               cwd=tmp_path)
-    timings["calls"] = time.monotonic() - t
-    out = json.loads(ran.stdout.splitlines()[-1])
+    store = SQLiteStore(tmp_path / "nf.db")
+    store.start_sync()
+    nuggets = seed_nuggets()
+    values = list(nuggets.values())
+    store.write_nuggets_sync(values, list(embedder.embed([n.embedding_text for n in values])))
+    asyncio.run(store.stop())
+    ids = {k: v.id for k, v in nuggets.items()}
+    with serving(tmp_path, f"sqlite:///{tmp_path}/nf.db", {TOKEN: ["acme"]}) as port:
+        t = time.monotonic()
+        out = _in_venv(py, ASSISTANT, f"127.0.0.1:{port}", TOKEN, QUERY, ",".join(HEAVY),
+                       cwd=tmp_path, what="the client script in the fresh venv")
+        timings["calls"] = time.monotonic() - t
     print("fresh-venv timings (s):", {k: round(v, 1) for k, v in timings.items()})
 
-    assert out["client_file"].startswith(str(py.parent.parent)), "the installed wheel ran"
-    assert not any(out["importable"].values()), out["importable"]
-    assert out["hits"][0] == ids["published"] and out["request_id"]
-    assert ids["pending"] not in out["hits"], "unreviewed nuggets are never served"
+    assert str(out["client_file"]).startswith(str(py.parent.parent)), "the wheel ran"
+    assert out["importable"] == dict.fromkeys(HEAVY, False)
+    hits = out["hits"]
+    assert isinstance(hits, list) and hits[0] == ids["published"] and out["request_id"]
+    assert ids["pending"] not in hits, "unreviewed nuggets are never served"
     assert out["top"] == {"type": "nugget",
                           "title": "Password reset role restriction in portal v8.2",
                           "valid_from": "2024-01-01T00:00:00+00:00"}
-    assert out["context_block"].startswith("Established facts:")
-    assert out["citations"] == {"accepted": 1, "retrieved": len(out["hits"])}
-    assert out["record"]["id"] == ids["published"]
-    assert out["record"]["publication"] == nugget_pb2.PUBLISHED
-    assert out["record"]["anchors"][0] == "which role can reset a teammate's password in v8.2"
+    assert str(out["context_block"]).startswith("Established facts:")
+    assert out["citations"] == {"accepted": 1, "retrieved": len(hits)}
+    assert out["record"] == {
+        "id": ids["published"], "publication": nugget_pb2.PUBLISHED,
+        "anchors": ["which role can reset a teammate's password in v8.2",
+                    "can analysts reset other users' passwords"]}
     assert out["invalid"] == {"code": "INVALID_ARGUMENT", "field": "cited_ids",
                               "method": "ReportCitations"}
     assert out["missing"] == "id" and out["event_ok"]
+
+
+async def test_kafka_extra_feedback_reaches_the_worker_and_the_review_queue(
+        client_wheel: Path, kafka_bootstrap: str, tmp_path: Path,
+        embedder: MiniLMEmbedder) -> None:
+    dep = Deployment.create(kafka_bootstrap, tmp_path, NUGGETFLOW_REVIEW_POLICY="manual")
+    await dep.add_corpus(embedder)
+    py, timings = make_venv(tmp_path, client_wheel, "kafka")
+    installed = _installed(py)
+    assert installed["aiokafka"] == "0.14.0"
+    assert not {"nuggetflow", "onnxruntime", "faiss-cpu", "numpy"} & set(installed)
+
+    query, answer, comment = correction(0)
+    prefix = dep.env["NUGGETFLOW_STREAM_PREFIX"]
+    sent = _in_venv(py, PUBLISH, kafka_bootstrap, prefix, query, answer, comment,
+                    cwd=tmp_path, what="publishing feedback from the fresh venv")
+    topic = dep.topics.name(TopicKind.EVENTS)
+    assert sent["topic"] == topic
+
+    # on the topic as nuggetflow publish puts it: keyed by tenant, JSON then binary
+    records = await read_topic(kafka_bootstrap, topic)
+    assert [r.key for r in records] == [b"acme", b"acme"]
+    assert records[0].value.startswith(b"{") and not records[1].value.startswith(b"{")
+    events = sent["events"]
+    assert isinstance(events, list)
+    assert [parse_event(r.value).SerializeToString().hex() for r in records] == events
+
+    worker = dep.worker("w").start()
+    try:
+        async def candidate() -> bool:
+            index_store = SQLiteStore(dep.store_path)
+            await index_store.start()
+            try:
+                return bool(await index_store.find_by_event("acme", "client-1"))
+            finally:
+                await index_store.stop()
+
+        await wait_until(candidate, 120, "the candidate from the client's feedback",
+                         worker.tail)
+    finally:
+        assert worker.stop() == 0, worker.tail()
+    assert await dep.dead_letters() == [], "the worker read both formats"
+
+    with serving(tmp_path, dep.env["NUGGETFLOW_STORE"], {TOKEN: ["acme"]}) as port:
+        out = _in_venv(py, REVIEW, f"127.0.0.1:{port}", TOKEN, query, cwd=tmp_path,
+                       what="reviewing from the fresh venv")
+    print("fresh-venv [kafka] timings (s):", {k: round(v, 1) for k, v in timings.items()})
+    assert out["waiting"] == ["client-1"], "the correction waits for review; the chat not"
+    candidate_ = out["candidate"]
+    approved = out["approved"]
+    assert isinstance(candidate_, dict) and isinstance(approved, dict)
+    assert candidate_["publication"] == nugget_pb2.PENDING_REVIEW
+    assert candidate_["trigger_query"] == query
+    assert approved["publication"] == nugget_pb2.PUBLISHED and approved["version"] == 2
+    assert approved["request_id"] == "client-review-1"
+    hits = out["hits"]
+    assert isinstance(hits, list) and approved["id"] in hits, "the approved nugget is served"
+    assert out["accepted"] == 1 and out["left"] == []
