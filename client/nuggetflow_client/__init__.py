@@ -2,8 +2,8 @@
 
 - :class:`QueryClient` / :class:`AsyncQueryClient`: the gRPC query service (retrieve,
   report citations, get a nugget, list versions and review candidates, review);
-- :func:`feedback_event` and :class:`FeedbackPublisher`: user feedback to Kafka's
-  ``feedback.events`` (the publisher needs the ``kafka`` extra);
+- :func:`feedback_event`, :class:`FeedbackPublisher` and :func:`publish_feedback`: user
+  feedback to Kafka's ``feedback.events`` (publishing needs the ``kafka`` extra);
 - :mod:`nuggetflow_client.errors`: what a failed call raises;
 - :mod:`nuggetflow_client.v1`: the generated protobuf and gRPC code (the server's
   ``nuggetflow.v1``, same wire format).
@@ -31,7 +31,12 @@ from nuggetflow_client.errors import (
     Unauthenticated,
     Unavailable,
 )
-from nuggetflow_client.feedback import FeedbackEvent, FeedbackPublisher, feedback_event
+from nuggetflow_client.feedback import (
+    FeedbackEvent,
+    FeedbackPublisher,
+    feedback_event,
+    publish_feedback,
+)
 
 __version__ = "0.1.0"
 
@@ -56,4 +61,5 @@ __all__ = [
     "Unavailable",
     "__version__",
     "feedback_event",
+    "publish_feedback",
 ]

@@ -9,6 +9,7 @@ tenant (UTF-8), the value the event's canonical proto JSON (``wire_format="json"
 default) or protobuf binary (``"protobuf"``); the worker accepts both. It needs the
 ``kafka`` extra (``pip install 'nuggetflow-client[kafka]'``, aiokafka); without it,
 creating a publisher raises ImportError saying so. Building events does not.
+:func:`publish_feedback` is the blocking one-shot form for synchronous code.
 
 Delivery is at least once: if ``publish`` fails or its outcome is unclear, publish the
 same event again. The worker makes one nugget per ``event_id``, so a re-delivery with the
@@ -17,6 +18,7 @@ same id is harmless, and a new id would be a new event.
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 from collections.abc import Sequence
 from datetime import UTC, datetime
@@ -168,3 +170,24 @@ class FeedbackPublisher:
     async def __aexit__(self, exc_type: type[BaseException] | None,
                         exc: BaseException | None, tb: TracebackType | None) -> None:
         await self.stop()
+
+
+def publish_feedback(bootstrap_servers: str | Sequence[str], *events: FeedbackEvent,
+                     topic_prefix: str = "", wire_format: WireFormat = "json",
+                     **options: Any) -> None:
+    """Blocking: connect, publish ``events`` in order (each acknowledged), disconnect.
+
+    For synchronous code (it runs its own event loop; inside a running loop use
+    :class:`FeedbackPublisher`). Every event is checked before anything is sent.
+    ``options`` go to :class:`FeedbackPublisher` (``producer=``, aiokafka settings).
+    """
+    for event in events:
+        validate_event(event)
+
+    async def run() -> None:
+        async with FeedbackPublisher(bootstrap_servers, topic_prefix=topic_prefix,
+                                     wire_format=wire_format, **options) as pub:
+            for event in events:
+                await pub.publish(event)
+
+    asyncio.run(run())

@@ -87,7 +87,7 @@ print(json.dumps({
 PUBLISH = r"""
 import asyncio, json, sys
 
-from nuggetflow_client import FeedbackPublisher, feedback_event
+from nuggetflow_client import FeedbackPublisher, feedback_event, publish_feedback
 
 bootstrap, prefix, query, answer, comment = sys.argv[1:6]
 
@@ -98,12 +98,12 @@ async def main():
     chat = feedback_event("acme", "q?", answer="a.", comment="meh", event_id="client-2")
     async with FeedbackPublisher(bootstrap, topic_prefix=prefix) as pub:
         await pub.publish(correction)
-    async with FeedbackPublisher(bootstrap, topic_prefix=prefix, wire_format="protobuf") as pub:
-        await pub.publish(chat)
-    print(json.dumps({"topic": pub.topic,
-                      "events": [e.SerializeToString().hex() for e in (correction, chat)]}))
+    return pub.topic, correction, chat
 
-asyncio.run(main())
+topic, correction, chat = asyncio.run(main())
+publish_feedback(bootstrap, chat, topic_prefix=prefix, wire_format="protobuf")  # blocking
+print(json.dumps({"topic": topic,
+                  "events": [e.SerializeToString().hex() for e in (correction, chat)]}))
 """
 
 REVIEW = r"""

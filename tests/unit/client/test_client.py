@@ -208,3 +208,31 @@ async def test_unreachable_service_is_unavailable() -> None:
     async with AsyncQueryClient(f"127.0.0.1:{port}", TOKEN_ACME, timeout=5) as nf:
         with pytest.raises(Unavailable):
             await nf.get_nugget("acme", "n-1")
+
+
+async def test_the_readme_example_runs(served: Served, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The README's ten-line example, against this service (Kafka replaced by a recorder)."""
+    import re
+
+    import nuggetflow_client
+
+    readme = (Path(__file__).resolve().parents[3] / "README.md").read_text()
+    section = readme.split("## Client (`nuggetflow-client`)", 1)[1]
+    example = re.search(r"```python\n(.*?)```", section, re.S)
+    assert example is not None
+    code = example.group(1)
+    assert len([line for line in code.splitlines() if line.strip()]) <= 10
+    assert code == (Path(__file__).resolve().parents[3] / "client" / "README.md").read_text(
+        ).split("```python\n", 1)[1].split("```", 1)[0], "both READMEs show the same example"
+    published: list[tuple[str, object]] = []
+    monkeypatch.setattr(nuggetflow_client, "publish_feedback",
+                        lambda servers, *events: published.append((servers, events)))
+    code = code.replace("localhost:50051", served.target).replace("<acme's token>", TOKEN_ACME)
+    scope: dict[str, object] = {"my_generator": lambda q, ctx: f"From the facts: {ctx[:40]}"}
+    await asyncio.to_thread(exec, compile(code, "README example", "exec"), scope)
+    found = scope["found"]
+    assert isinstance(found, nuggetflow_client.Retrieval) and found.hits
+    [(servers, events)] = published
+    assert servers == "localhost:9092"
+    assert isinstance(events, tuple) and events[0].tenant == "acme"
+    assert events[0].answer.startswith("From the facts: Established facts")

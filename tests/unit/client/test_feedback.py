@@ -12,7 +12,13 @@ import pytest
 from aiokafka.errors import KafkaTimeoutError
 
 from nuggetflow.errors import ValidationError
-from nuggetflow_client import FeedbackPublisher, InvalidArgument, Unavailable, feedback_event
+from nuggetflow_client import (
+    FeedbackPublisher,
+    InvalidArgument,
+    Unavailable,
+    feedback_event,
+    publish_feedback,
+)
 from nuggetflow_client.feedback import EVENTS_TOPIC, encode_event, validate_event
 from nuggetflow_client.v1 import feedback_pb2 as client_pb
 from optimizer.events import parse_event
@@ -120,6 +126,22 @@ async def test_publisher_produces_keyed_events_to_the_prefixed_topic() -> None:
         await pub.publish(ev)
     assert binary.sent[0][0] == "feedback.events"
     assert binary.sent[0][2] == ev.SerializeToString()
+
+
+def test_publish_feedback_blocks_until_every_event_is_acknowledged() -> None:
+    producer = FakeProducer()
+    first = feedback_event("acme", "q1", rating="down", comment="no")
+    second = feedback_event("globex", "q2", rating="up")
+    publish_feedback("unused:9092", first, second, topic_prefix="t.", wire_format="protobuf",
+                     producer=producer)
+    assert [(t, k) for t, k, _ in producer.sent] == [("t.feedback.events", b"acme"),
+                                                    ("t.feedback.events", b"globex")]
+    assert [parse_event(v) for _, _, v in producer.sent] == [first, second]
+    bad = feedback_event("acme", "q", rating="up")
+    bad.query = ""
+    with pytest.raises(InvalidArgument) as err:
+        publish_feedback("unused:9092", first, bad, producer=producer)
+    assert err.value.field == "query" and len(producer.sent) == 2, "nothing more was sent"
 
 
 async def test_publisher_errors() -> None:
