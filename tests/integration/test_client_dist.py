@@ -6,7 +6,8 @@ onnxruntime nor faiss. Scripts run there:
 
 - against ``nuggetflow serve`` from this checkout (SQLite store with seeded nuggets, a
   token file): retrieve, report citations, read a nugget, a typed error with its field;
-- with the ``kafka`` extra, against a real broker and ``nuggetflow worker``: feedback
+- installed as the README says (``pip install './client[kafka]'``, pip building it with
+  setuptools from the index), against a real broker and ``nuggetflow worker``: feedback
   published by the client (canonical JSON and protobuf binary) is read by the worker
   without dead letters and becomes a candidate; the client then finds it in the review
   queue of ``nuggetflow serve``, approves it and retrieves it.
@@ -159,8 +160,9 @@ def _in_venv(py: Path, script: str, *args: str, cwd: Path, what: str) -> dict[st
 
 
 @pytest.fixture(scope="module")
-def client_wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The wheel of client/, built by pip from a copy (no build files left in client/)."""
+def client_wheel(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """The wheel of client/, built by pip from a copy (no build files left in client/),
+    and the copy."""
     tmp = tmp_path_factory.mktemp("client-wheel")
     src = tmp / "client"
     shutil.copytree(ROOT / "client", src, ignore=shutil.ignore_patterns(
@@ -169,11 +171,12 @@ def client_wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
           "--disable-pip-version-check", "-q", str(src), "-w", str(tmp / "dist")],
          "pip wheel client/", 300)
     (wheel,) = (tmp / "dist").glob("nuggetflow_client-*.whl")
-    return wheel
+    return wheel, src
 
 
-def make_venv(where: Path, wheel: Path, extra: str = "") -> tuple[Path, dict[str, float]]:
-    """A new venv with the wheel (and ``extra``) and its dependencies; its python and the
+def make_venv(where: Path, dist: Path, extra: str = "") -> tuple[Path, dict[str, float]]:
+    """A new venv with ``dist`` (a wheel, or the client's source folder as in
+    ``pip install ./client``) with ``extra`` and the dependencies; its python and the
     seconds each step took."""
     t = time.monotonic()
     venv = where / "venv"
@@ -181,7 +184,7 @@ def make_venv(where: Path, wheel: Path, extra: str = "") -> tuple[Path, dict[str
     timings = {"venv": time.monotonic() - t}
     t = time.monotonic()
     py = venv / "bin" / "python"
-    spec = f"{wheel}[{extra}]" if extra else str(wheel)
+    spec = f"{dist}[{extra}]" if extra else str(dist)
     _run([str(py), "-m", "pip", "install", "--disable-pip-version-check", "--no-input", "-q",
           spec], f"pip install {spec} (dependencies from the package index)", 600,
          env=CLEAN_ENV)
@@ -236,8 +239,8 @@ def serving(workdir: Path, store: str, tokens: dict[str, list[str]]) -> Iterator
 
 
 def test_client_wheel_in_a_fresh_venv_talks_to_the_service(
-        client_wheel: Path, tmp_path: Path, embedder: MiniLMEmbedder) -> None:
-    py, timings = make_venv(tmp_path, client_wheel)
+        client_wheel: tuple[Path, Path], tmp_path: Path, embedder: MiniLMEmbedder) -> None:
+    py, timings = make_venv(tmp_path, client_wheel[0])
 
     # Only the client and its two dependencies (and what they need): no server, no models.
     installed = _installed(py)
@@ -285,11 +288,12 @@ def test_client_wheel_in_a_fresh_venv_talks_to_the_service(
 
 
 async def test_kafka_extra_feedback_reaches_the_worker_and_the_review_queue(
-        client_wheel: Path, kafka_bootstrap: str, tmp_path: Path,
+        client_wheel: tuple[Path, Path], kafka_bootstrap: str, tmp_path: Path,
         embedder: MiniLMEmbedder) -> None:
     dep = Deployment.create(kafka_bootstrap, tmp_path, NUGGETFLOW_REVIEW_POLICY="manual")
     await dep.add_corpus(embedder)
-    py, timings = make_venv(tmp_path, client_wheel, "kafka")
+    # the README's way: pip install './client[kafka]' (from the source folder, pip builds)
+    py, timings = make_venv(tmp_path, client_wheel[1], "kafka")
     installed = _installed(py)
     assert installed["aiokafka"] == "0.14.0"
     assert not {"nuggetflow", "onnxruntime", "faiss-cpu", "numpy"} & set(installed)
