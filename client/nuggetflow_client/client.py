@@ -3,7 +3,7 @@
 
 What comes back: ``retrieve`` and ``report_citations``, the calls an assistant makes on
 every answer, return small frozen dataclasses (:class:`Retrieval` of :class:`Hit`,
-:class:`Citations`) with plain Python types (``datetime`` in UTC, ``str`` kinds); each
+:class:`Citations`) with plain Python types (``datetime`` in UTC, ``str`` hit types); each
 keeps the full reply message in ``proto``. The governance calls (``get_nugget``,
 ``review``, ``list_versions``, ``list_candidates``) return the ``nuggetflow.v1.Nugget``
 message itself (typed by the generated ``.pyi``): the whole governed record, nothing
@@ -222,7 +222,8 @@ class QueryClient(_Base):
 
     ``target`` is ``host:port``; ``token`` the tenant's bearer token (None: send none, for
     a development server without tokens). ``timeout`` is each call's deadline in seconds
-    (None: none); every method takes ``timeout=`` to override it for one call. TLS:
+    (None: none); every method takes ``timeout=`` to override it for one call (None
+    there: the client's). TLS:
     ``secure=True`` (system roots) or ``credentials=grpc.ssl_channel_credentials(...)``;
     ``options`` are gRPC channel options. Use it as a context manager, or ``close()`` it.
     Thread-safe, like the channel under it.

@@ -210,6 +210,14 @@ async def test_unreachable_service_is_unavailable() -> None:
             await nf.get_nugget("acme", "n-1")
 
 
+async def test_tls_to_a_plaintext_service_fails_as_unavailable(served: Served) -> None:
+    """secure=True makes a TLS channel (system roots): the loopback service speaks
+    plaintext, so the handshake fails and nothing is sent in the clear."""
+    async with AsyncQueryClient(served.target, TOKEN_ACME, secure=True, timeout=5) as nf:
+        with pytest.raises(Unavailable):
+            await nf.retrieve("acme", QUERY)
+
+
 async def test_the_readme_example_runs(served: Served, monkeypatch: pytest.MonkeyPatch) -> None:
     """The README's ten-line example, against this service (Kafka replaced by a recorder)."""
     import re
