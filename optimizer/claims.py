@@ -492,7 +492,8 @@ _NOT_SHOUTS = frozenset({"it", "us", "or", "on", "as", "id", "am", "pm", "in", "
 #: A line with an SQL statement keeps its capitals ("REVOKE ... FROM PUBLIC").
 _SQL_LINE = re.compile(r"\b(?:SELECT|INSERT|UPDATE|DELETE|CREATE|ALTER|DROP|GRANT|REVOKE|VACUUM|"
                        r"ANALYZE|COPY|TRUNCATE|BEGIN|COMMIT|ROLLBACK|EXPLAIN|REINDEX|CLUSTER|"
-                       r"LOCK|MERGE|UPSERT|RETURNING)\b")
+                       r"LOCK|MERGE|UPSERT|RETURNING|WHERE|SET|JOIN|LIMIT|OFFSET|VALUES|"
+                       r"NULL|ORDER BY|GROUP BY|HAVING|DISTINCT|INTO)\b")
 _CODE_SPAN = re.compile(r"(`+)[^`\n]*?\1")
 
 

@@ -276,7 +276,8 @@ def residue(clause: str, first: bool = True) -> str:
         return "elliptical reply"
     if first and _SUBJECTLESS_REPLY.match(c) and not strong:
         return "elliptical reply"  # "Can't go that high on company laptops"
-    if first and set(tokens(re.sub(r"\([^()]*\)", " ", c))) <= _BARE_REPLY:
+    if first and set(tokens(re.sub(r"\([^()]*\)", " ", c))) <= _BARE_REPLY and not re.search(
+            r"(?<!\w)[\"'`‘“][^\"'`’”\n]+[\"'`’”](?!\w)", c):  # ("'yes' and '1'": values)
         return "elliptical reply"  # "Please don't (not tonight anyway)", "Nope!"
     if first and (_BARE_NEGATION.match(c) or re.fullmatch(
             r"(?i)no\s+need(?:\s+(?:for\s+(?:that|it|this)|to))?|(?:nope|nah),?\s+not\s+\w+", c)):

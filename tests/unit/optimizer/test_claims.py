@@ -181,3 +181,11 @@ def test_a_question_mark_standing_alone_is_an_operator_and_like_can_compare() ->
         "The index serves @> but not the ? operator; use a btree."]
     assert view("SERIALIZABLE behaves just like REPEATABLE READ for reads.").evaluative == 0
     assert view("I really like the new menu").evaluative == 2
+
+
+@pytest.mark.parametrize("sql", [
+    "you can SET work_mem to 64MB in your session",
+    "keyset pagination (WHERE id > last_id ORDER BY id LIMIT 50) past page 20",
+])
+def test_sql_keywords_keep_their_capitals(sql: str) -> None:
+    assert plain_voice(sql) == sql

@@ -615,3 +615,8 @@ def test_a_subjectless_reply_before_a_colon_scopes_the_fact_after_it(
         "Can't set it that high for student accounts: uploads are capped at 2 GB by the "
         "storage policy.", "down"), Meter())
     assert ex.body.startswith("For student accounts, uploads are capped at 2 GB"), ex.body
+
+
+def test_quoted_yes_and_no_are_values_not_replies() -> None:
+    assert strip_residue("'yes', 'y' and '1' are read as true, 'no' and '0' as false") == \
+        "'yes', 'y' and '1' are read as true, 'no' and '0' as false"
