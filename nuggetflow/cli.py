@@ -279,7 +279,7 @@ def cmd_optimize(args: argparse.Namespace, settings: Settings) -> int:
 
     from optimizer.backends import make_roles
     from optimizer.events import parse_event, read_events, to_context
-    from optimizer.harness import BuiltinHarness
+    from optimizer.harness import make_harness
     from optimizer.pipeline import Optimizer, RunStats
     from query.corpus import ingest_corpus, read_documents
 
@@ -294,7 +294,7 @@ def cmd_optimize(args: argparse.Namespace, settings: Settings) -> int:
             report = await ingest_corpus(index, args.corpus, args.tenant, documents=docs)
             print(f"corpus: {corpus_summary(report)}", file=sys.stderr)
         roles = make_roles(settings, embedder=index.embedder)
-        harness = BuiltinHarness(index.store, index.embedder, roles.generator, settings)
+        harness = make_harness(settings, index.store, index.embedder, roles.generator)
         opt = Optimizer(index.store, index.embedder, roles, settings, harness=harness)
         stats = RunStats()
         with out_path.open("w", encoding="utf-8") as out:
