@@ -233,9 +233,12 @@ class QueryServicer(qpb_grpc.QueryServiceServicer):
     async def OpenProbeSession(self, request: qpb.OpenProbeSessionRequest,
                                context: grpc.aio.ServicerContext) -> qpb.ProbeSession:
         """A probe session of the tenant with the candidates overlaid (never indexed)."""
-        session = await self.probes.open(
-            request.tenant, probe_candidates_from_proto(request.candidates),
-            ts_from_proto(request, "as_of"), request.ttl_seconds)
+        try:
+            session = await self.probes.open(
+                request.tenant, probe_candidates_from_proto(request.candidates),
+                ts_from_proto(request, "as_of"), request.ttl_seconds)
+        finally:
+            self.metrics.probe_sessions.set(len(self.probes))
         return probe_session_to_proto(session)
 
     async def GetProbeSession(self, request: qpb.GetProbeSessionRequest,
@@ -254,8 +257,11 @@ class QueryServicer(qpb_grpc.QueryServiceServicer):
                                 context: grpc.aio.ServicerContext
                                 ) -> qpb.CloseProbeSessionResponse:
         """Close a session now (its scorers are released)."""
-        closed = await self.probes.close(request.tenant,
-                                         _require_id(request.session_id, "session_id"))
+        try:
+            closed = await self.probes.close(request.tenant,
+                                             _require_id(request.session_id, "session_id"))
+        finally:
+            self.metrics.probe_sessions.set(len(self.probes))
         return qpb.CloseProbeSessionResponse(closed=closed)
 
 

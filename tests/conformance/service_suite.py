@@ -796,6 +796,7 @@ class ServiceSuite:
         m = "nuggetflow_query_"
         session = await self.open_probe(service)
         assert session.session_id and list(session.candidate_ids) == ["candidate:ev-probe"]
+        assert service.sample(m + "probe_sessions") == 1
         query = "why can't my team lead reset a teammate's password"
         probe = await service.retrieve(query=query, k=5, probe_session=session.session_id)
         ids = [h.id for h in probe.hits]
@@ -852,7 +853,7 @@ class ServiceSuite:
         closed = await service.stub.CloseProbeSession(
             qpb.CloseProbeSessionRequest(tenant="acme", session_id=session.session_id),
             metadata=bearer(TOKEN_ACME))
-        assert closed.closed
+        assert closed.closed and service.sample(m + "probe_sessions") == 0
         err = await rpc_error(service.retrieve(query=query, probe_session=session.session_id),
                               grpc.StatusCode.NOT_FOUND)
         assert field_of(err) == "probe_session"
