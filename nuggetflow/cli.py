@@ -349,6 +349,10 @@ def cmd_eval(args: argparse.Namespace, settings: Settings) -> int:
             benchmarks = [b for b in benchmarks if b.name in wanted]
         if not benchmarks:
             raise ValidationError(f"no benchmark in {args.data}", field="benchmark")
+    if args.harness:
+        settings = settings.replace(harness=args.harness)
+    if args.agent_url:
+        settings = settings.replace(agent_url=args.agent_url)
     # Every benchmark's files first: a bad one fails before any work directory is replaced.
     inputs = [read_benchmark(b, settings, args.tenant) for b in benchmarks]
     started = time.perf_counter()
@@ -555,6 +559,14 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("--variants", default="A,B,C,D,E")
     ev.add_argument("--workdir", default="var/eval", help="scratch index location")
     ev.add_argument("--out", default="bench/results", help="report directory")
+    ev.add_argument("--harness", choices=["builtin", "external"],
+                    help="the agent INO and the measurements probe through (default "
+                         "NUGGETFLOW_HARNESS): external runs a query service over the "
+                         "benchmark's index and probes through the agent at --agent-url, "
+                         "or starts the reference agent (examples/agent) with the same "
+                         "generator when none is given")
+    ev.add_argument("--agent-url", help="the team's agent endpoint (overrides "
+                                        "NUGGETFLOW_AGENT_URL)")
     ev.set_defaults(fn=cmd_eval)
 
     from stream.cli import add_commands as add_stream_commands

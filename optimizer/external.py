@@ -42,10 +42,12 @@ import time
 import urllib.error
 import urllib.request
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import grpc
 
@@ -64,6 +66,9 @@ from optimizer.accounting import Meter
 from optimizer.harness import Candidate, RagTrace
 from query.convert import ts_to_proto
 from query.model import utcnow
+
+if TYPE_CHECKING:
+    from query.index import NuggetIndex
 
 log = get_logger(__name__)
 
@@ -408,3 +413,68 @@ def trace_of(query: str, candidate_id: str | None, reply: AgentReply,
                          "ReportCitations with the probe session): counted as not cited")
     return RagTrace(query, retrieved, rerank, list(reply.context), cited,
                     reply.answer or NO_ANSWER, titles, texts, "; ".join(notes))
+
+
+ROOT = Path(__file__).resolve().parents[1]
+AGENT_START_SECONDS = 120.0
+
+
+@asynccontextmanager
+async def probe_deployment(index: NuggetIndex, settings: Settings, tenants: Sequence[str],
+                           agent_url: str = "") -> AsyncIterator[Settings]:
+    """For ``nuggetflow eval --harness external``: a query service over ``index`` on a
+    free loopback port (its own fresh token for ``tenants``), and the agent at
+    ``agent_url`` or, when none is given, the reference agent (examples/agent) started as
+    a process with the generator the settings configure (the local one with the
+    embedder, or the openai endpoint and the generator's model). Yields the settings
+    of the external harness that probes through them."""
+    import os
+    import secrets
+    import subprocess
+    import sys
+
+    from query.auth import TokenAuth
+    from query.service import create_server
+
+    token = secrets.token_hex(16)
+    server, port = create_server(index, settings.replace(serve_host="127.0.0.1"), 0,
+                                 auth=TokenAuth({token: list(tenants)}))
+    await server.start()
+    proc: subprocess.Popen[str] | None = None
+    try:
+        if not agent_url:
+            if not (ROOT / "examples" / "agent" / "agent.py").is_file():
+                raise ConfigError("the reference agent (examples/agent) is not here: give "
+                                  "the agent's URL", field="agent_url")
+            args = [sys.executable, "-m", "examples.agent.agent", "--port", "0",
+                    "--query-service", f"127.0.0.1:{port}", "--token", token,
+                    "--timeout", str(settings.llm_timeout_seconds)]
+            if settings.llm == "openai":
+                from optimizer.openai_backend import ChatClient
+
+                args += ["--openai-base-url", settings.openai_base_url
+                         or "https://api.openai.com/v1",
+                         "--model", ChatClient(settings).model("generator")]
+            env = {**os.environ, "PYTHONPATH": os.pathsep.join(
+                filter(None, [str(ROOT), os.environ.get("PYTHONPATH", "")])),
+                "AGENT_OPENAI_API_KEY": settings.openai_api_key}
+            proc = subprocess.Popen(args, cwd=ROOT, env=env, stdout=subprocess.PIPE,
+                                    text=True)
+            assert proc.stdout is not None
+            line = await asyncio.wait_for(asyncio.to_thread(proc.stdout.readline),
+                                          AGENT_START_SECONDS)
+            if not line:
+                raise BackendUnavailableError(
+                    f"the reference agent exited ({proc.wait()}) before it served")
+            agent_url = json.loads(line)["agent"]
+            log.info("reference agent started", url=agent_url, pid=proc.pid)
+        yield settings.replace(harness="external", agent_url=agent_url,
+                               probe_service=f"127.0.0.1:{port}", probe_service_token=token)
+    finally:
+        if proc is not None:
+            proc.terminate()
+            try:
+                await asyncio.to_thread(proc.wait, 30)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+        await server.stop(1)
