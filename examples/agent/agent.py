@@ -13,7 +13,7 @@ For every question (``POST /answer`` with ``{"tenant", "query"}``) it
    citation rate), and returns::
 
        {"answer": "...", "retrieved": [ids], "context": [ids], "cited": [ids],
-        "request_ids": ["..."]}
+        "request_ids": ["..."], "usage": {"prompt_tokens": n, "completion_tokens": n}}
 
 It also takes user feedback (``POST /feedback`` with ``{"tenant", "query", "answer",
 "comment", "rating"}``) and publishes it to Kafka's ``feedback.events`` (``--kafka``),
@@ -82,6 +82,8 @@ class Generated:
 
     text: str
     cited: list[str]
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
 
 
 class OpenAIGenerator:
@@ -108,7 +110,10 @@ class OpenAIGenerator:
         except (ValueError, KeyError, TypeError, AttributeError):
             # Not the JSON asked for: keep the text, read its [id] citations.
             text, cited = content, re.findall(r"\[([^\[\]]+)\]", content)
-        return Generated(text, [c for c in dict.fromkeys(cited) if c in known])
+        usage = completion.usage
+        return Generated(text, [c for c in dict.fromkeys(cited) if c in known],
+                         usage.prompt_tokens if usage else 0,
+                         usage.completion_tokens if usage else 0)
 
 
 class LocalGenerator:
@@ -133,9 +138,11 @@ class LocalGenerator:
         passages = [ContextPassage(h.id, h.title, h.text, h.type == qpb.Hit.NUGGET,
                                    h.scores.relevance if reply.gated else h.scores.fused)
                     for h in reply.hits]
+        meter = Meter()  # the extractive generator estimates its "tokens" from words
         with self.lock:
-            answer = self.generator.answer(query, passages, Meter())
-        return Generated(answer.text, list(answer.cited))
+            answer = self.generator.answer(query, passages, meter)
+        return Generated(answer.text, list(answer.cited), meter.prompt_tokens,
+                         meter.completion_tokens)
 
 
 # --- the agent -------------------------------------------------------------------------
@@ -190,7 +197,9 @@ class Agent:
                 probe_session=session))
         # Every hit went into the prompt: "context" is what reached the generator.
         return {"answer": generated.text, "retrieved": hits, "context": hits,
-                "cited": generated.cited, "request_ids": [reply.request_id]}
+                "cited": generated.cited, "request_ids": [reply.request_id],
+                "usage": {"prompt_tokens": generated.prompt_tokens,
+                          "completion_tokens": generated.completion_tokens}}
 
     def publish_feedback(self, body: dict[str, Any]) -> dict[str, Any]:
         """A user's feedback on an answer, to Kafka's feedback.events."""
