@@ -591,12 +591,22 @@ class ProbeCandidate(_message.Message):
     The optimizer opens a session holding candidate nuggets that are never written to the
     index, and asks the team's agent to answer a probe query with the session id; the agent
     passes the id in `RetrieveRequest.probe_session` (and `ReportCitationsRequest`) and
-    otherwise answers as it would for a user. Sessions live in the serving process's memory
-    (one worker: see the README for several), belong to one tenant (its token is needed;
-    another tenant's session id is PERMISSION_DENIED), and expire `ttl_seconds` after their
-    last use (then NOT_FOUND, as for an unknown or closed id). An agent must not cache,
-    log as user traffic, or show to a user anything retrieved with a probe session, and
-    must never pass a session id to a call made for a real user.
+    otherwise answers as it would for a user. The agent endpoint (NUGGETFLOW_AGENT_URL) is
+    HTTP, not part of this service: POST {"query", "tenant", "session_id", "probe_id"} as
+    JSON; reply 200 with {"answer": string, "retrieved": [ids], "context": [ids] (what
+    reached the generator), "cited": [ids] (or absent/null: the session's ReportCitations
+    are read), "request_ids": [..] (optional), "usage": {"prompt_tokens",
+    "completion_tokens"} (optional)}. Timeouts, 408, 429 and 5xx are retried, then the event
+    waits (retriable); replies that break this contract are retried, then dead-lettered
+    (agent_output); other 4xx are dead-lettered at once (agent_refused). An agent that
+    reports no citations gets the probe counted as not cited.
+
+    Sessions live in the serving process's memory (one worker: see the README for several),
+    belong to one tenant (its token is needed; another tenant's session id is
+    PERMISSION_DENIED), and expire `ttl_seconds` after their last use (then NOT_FOUND, as for
+    an unknown or closed id). An agent must not cache, log as user traffic, or show to a
+    user anything retrieved with a probe session, and must never pass a session id to a
+    call made for a real user.
     """
 
     DESCRIPTOR: _descriptor.Descriptor
