@@ -422,12 +422,14 @@ AGENT_START_SECONDS = 120.0
 @asynccontextmanager
 async def probe_deployment(index: NuggetIndex, settings: Settings, tenants: Sequence[str],
                            agent_url: str = "") -> AsyncIterator[Settings]:
-    """For ``nuggetflow eval --harness external``: a query service over ``index`` on a
-    free loopback port (its own fresh token for ``tenants``), and the agent at
-    ``agent_url`` or, when none is given, the reference agent (examples/agent) started as
-    a process with the generator the settings configure (the local one with the
-    embedder, or the openai endpoint and the generator's model). Yields the settings
-    of the external harness that probes through them."""
+    """For ``nuggetflow eval --harness external``: a query service over ``index`` and
+    an agent. Without ``agent_url``: the service on a free loopback port with a fresh
+    token for ``tenants``, and the reference agent (examples/agent) started as a process
+    with the generator the settings configure (the local one with the embedder, or the
+    openai endpoint and the generator's model). With ``agent_url`` (the team's agent):
+    the service at ``NUGGETFLOW_PROBE_SERVICE`` with ``NUGGETFLOW_PROBE_SERVICE_TOKEN``
+    (none: open), where that agent must retrieve from. Yields the settings of the
+    external harness that probes through them."""
     import os
     import secrets
     import subprocess
@@ -436,9 +438,18 @@ async def probe_deployment(index: NuggetIndex, settings: Settings, tenants: Sequ
     from query.auth import TokenAuth
     from query.service import create_server
 
-    token = secrets.token_hex(16)
-    server, port = create_server(index, settings.replace(serve_host="127.0.0.1"), 0,
-                                 auth=TokenAuth({token: list(tenants)}))
+    if agent_url:
+        host, _, fixed = settings.probe_service.rpartition(":")
+        token = settings.probe_service_token
+        auth = TokenAuth({token: list(tenants)} if token else None)
+        server, port = create_server(index, settings.replace(serve_host=host.strip("[]")),
+                                     int(fixed), auth=auth)
+        address = settings.probe_service
+    else:
+        token = secrets.token_hex(16)
+        server, port = create_server(index, settings.replace(serve_host="127.0.0.1"), 0,
+                                     auth=TokenAuth({token: list(tenants)}))
+        address = f"127.0.0.1:{port}"
     await server.start()
     proc: subprocess.Popen[str] | None = None
     try:
@@ -469,7 +480,7 @@ async def probe_deployment(index: NuggetIndex, settings: Settings, tenants: Sequ
             agent_url = json.loads(line)["agent"]
             log.info("reference agent started", url=agent_url, pid=proc.pid)
         yield settings.replace(harness="external", agent_url=agent_url,
-                               probe_service=f"127.0.0.1:{port}", probe_service_token=token)
+                               probe_service=address, probe_service_token=token)
     finally:
         if proc is not None:
             proc.terminate()

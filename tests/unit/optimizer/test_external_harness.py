@@ -414,3 +414,43 @@ async def test_a_malformed_agent_reply_dead_letters_the_event_with_its_reason(
     assert sleeps == [] and not await world.index.store.find_by_event("acme",
                                                                       EVENT.event_id)
     assert len(world.server.servicer.probes) == 0, "its session was closed"
+
+
+# --- nuggetflow eval --harness external ----------------------------------------------
+
+
+@pytest.mark.slow
+async def test_eval_through_the_reference_agent_agrees_with_the_built_in_harness(
+        tmp_path: Path) -> None:
+    """run_benchmark with the external harness (the reference agent started as a process
+    on a query service over the benchmark's index) gives the built-in harness's figures
+    on a small benchmark: the worked example and a non-actionable case."""
+    from optimizer.evaluation import Benchmark, run_benchmark
+    from stream.synthetic import portal_corpus
+
+    corpus = tmp_path / "corpus.jsonl"
+    corpus.write_text("".join(json.dumps(r) + "\n" for r in portal_corpus("acme")))
+    cases = tmp_path / "cases.jsonl"
+    cases.write_text("".join(json.dumps(c) + "\n" for c in [
+        {"id": "w1", "tenant": "acme", "query": EVENT.query, "answer": EVENT.answer,
+         "feedback": {"rating": "down", "comment": EVENT.comment}, "actionable": True,
+         "heldout": [PROBE, "who is allowed to reset a colleague's password in v8.2"],
+         "facts": ["only the Workspace Owner role can reset another user's password"]},
+        {"id": "n1", "tenant": "acme", "query": "how do I export a report",
+         "answer": "Use Export.", "feedback": {"rating": "up", "comment": "thanks!"},
+         "actionable": False}]))
+    traffic = tmp_path / "traffic.txt"
+    traffic.write_text("how do I change my wallpaper\nreset my own password\n")
+    bench = Benchmark.from_cases(cases, corpus, traffic)
+    figures = {}
+    for harness in ("builtin", "external"):
+        settings = Settings.from_env({}, harness=harness)
+        figures[harness] = await run_benchmark(bench, settings, workdir=tmp_path / harness,
+                                               runs=1, variants=("A", "E"))
+    assert figures["external"]["harness"] == "external"
+    for key in ("eval_seconds", "seconds_per_nugget", "llm_calls_per_nugget",
+                "tokens_per_nugget", "harness", "tokens_estimated"):
+        for f in figures.values():
+            f.pop(key, None)
+    assert figures["external"] == figures["builtin"]
+    assert figures["builtin"]["variants"]["E"]["heldout_queries"] == 2
