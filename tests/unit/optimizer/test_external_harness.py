@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from google.protobuf import json_format
 
 from examples.agent.agent import Agent, AgentError, LocalGenerator
 from nuggetflow.errors import BackendUnavailableError
@@ -454,3 +455,55 @@ async def test_eval_through_the_reference_agent_agrees_with_the_built_in_harness
             f.pop(key, None)
     assert figures["external"] == figures["builtin"]
     assert figures["builtin"]["variants"]["E"]["heldout_queries"] == 2
+
+
+# --- the reference agent's own HTTP app, for users -------------------------------------
+
+
+async def test_the_reference_agent_answers_users_into_the_production_series(
+        world: World) -> None:
+    import urllib.error
+    import urllib.request
+
+    from examples.agent.agent import feedback_event, make_server
+
+    server = make_server(world.fake.agent, "127.0.0.1", 0)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    base = f"http://127.0.0.1:{server.server_address[1]}"
+
+    def post(path: str, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+        req = urllib.request.Request(base + path, data=json.dumps(body).encode(),
+                                     headers={"Content-Type": "application/json"})
+        try:
+            with urllib.request.urlopen(req, timeout=30) as r:
+                return r.status, json.loads(r.read())
+        except urllib.error.HTTPError as exc:
+            return exc.code, json.loads(exc.read())
+
+    try:
+        status, reply = await asyncio.to_thread(post, "/answer", {
+            "tenant": "acme", "query": "how do I reset my own password"})
+        assert status == 200, reply
+        assert reply["answer"] and reply["context"] == reply["retrieved"] != []
+        assert set(reply["cited"]) <= set(reply["retrieved"]) and reply["cited"]
+        assert reply["usage"]["prompt_tokens"] > 0
+        series = production_series(world)
+        assert series["retrieve_requests_total"] == 1
+        assert series["citation_reports_total"] == 1
+        assert series["cited_items_total:document"] + series["cited_items_total:nugget"] \
+            == len(reply["cited"])
+        status, reply = await asyncio.to_thread(post, "/answer", {"query": "no tenant"})
+        assert status == 400
+        status, reply = await asyncio.to_thread(post, "/feedback", {
+            "tenant": "acme", "query": "q", "comment": "wrong"})
+        assert status == 503 and "--kafka" in reply["error"]
+    finally:
+        server.shutdown()
+        server.server_close()
+    event_msg = feedback_event({"tenant": "acme", "query": "how do I reset",
+                                "answer": "Ask IT.", "comment": "Wrong: use Forgot password.",
+                                "rating": "down", "cited": ["kb-1#0"]})
+    parsed = parse_event(json_format.MessageToJson(event_msg))  # what the worker reads
+    assert parsed.event_id.startswith("agent-") and parsed.feedback.rating == "down"
+    assert list(parsed.cited_documents) == ["kb-1#0"] and parsed.HasField("timestamp")
