@@ -436,6 +436,7 @@ async def probe_deployment(index: NuggetIndex, settings: Settings, tenants: Sequ
     import sys
 
     from query.auth import TokenAuth
+    from query.retrieval import RetrieveRequest
     from query.service import create_server
 
     if agent_url:
@@ -453,6 +454,11 @@ async def probe_deployment(index: NuggetIndex, settings: Settings, tenants: Sequ
     await server.start()
     proc: subprocess.Popen[str] | None = None
     try:
+        # Fit each tenant's gate now (a first gated query does it, and on a large corpus
+        # that can outlast the agent's deadline for its first Retrieve).
+        for tenant in tenants:
+            await index.retriever.retrieve(RetrieveRequest(tenant, "warm up", k=1),
+                                           count_suppressed=False)
         if not agent_url:
             if not (ROOT / "examples" / "agent" / "agent.py").is_file():
                 raise ConfigError("the reference agent (examples/agent) is not here: give "
