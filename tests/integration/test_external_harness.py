@@ -225,3 +225,26 @@ async def test_ino_through_the_reference_agent_as_through_the_built_in_harness(
         assert value(m + "cited_items_total", tenant="acme", type=kind) == 0
     assert value(m + "citation_ledger_entries") == 0
     assert value(m + "probe_sessions") == 0, "every session was closed"
+
+
+async def test_the_reference_agent_publishes_feedback_to_kafka(kafka_bootstrap: str) -> None:
+    """POST /feedback's publisher: a FeedbackEvent the worker can read, keyed by tenant."""
+    import asyncio
+    import uuid
+
+    from examples.agent.agent import FeedbackPublisher, feedback_event
+    from optimizer.events import parse_event
+    from tests.integration.stream_support import read_topic
+
+    topic = f"it-{uuid.uuid4().hex[:8]}.feedback.events"
+    publisher = await asyncio.to_thread(FeedbackPublisher, kafka_bootstrap, topic)
+    try:
+        sent = feedback_event({"tenant": "acme", "query": EVENT.query, "answer": EVENT.answer,
+                               "comment": EVENT.comment, "rating": "down"})
+        await asyncio.to_thread(publisher.publish, sent)
+    finally:
+        await asyncio.to_thread(publisher.close)
+    [record] = await read_topic(kafka_bootstrap, topic)
+    assert record.key == b"acme"
+    got = parse_event(record.value)
+    assert got.event_id == sent.event_id and got.feedback.comment == EVENT.comment
