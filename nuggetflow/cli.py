@@ -279,7 +279,7 @@ def cmd_optimize(args: argparse.Namespace, settings: Settings) -> int:
 
     from optimizer.backends import make_roles
     from optimizer.events import parse_event, read_events, to_context
-    from optimizer.harness import BuiltinHarness
+    from optimizer.harness import make_harness
     from optimizer.pipeline import Optimizer, RunStats
     from query.corpus import ingest_corpus, read_documents
 
@@ -294,7 +294,7 @@ def cmd_optimize(args: argparse.Namespace, settings: Settings) -> int:
             report = await ingest_corpus(index, args.corpus, args.tenant, documents=docs)
             print(f"corpus: {corpus_summary(report)}", file=sys.stderr)
         roles = make_roles(settings, embedder=index.embedder)
-        harness = BuiltinHarness(index.store, index.embedder, roles.generator, settings)
+        harness = make_harness(settings, index.store, index.embedder, roles.generator)
         opt = Optimizer(index.store, index.embedder, roles, settings, harness=harness)
         stats = RunStats()
         with out_path.open("w", encoding="utf-8") as out:
@@ -349,6 +349,10 @@ def cmd_eval(args: argparse.Namespace, settings: Settings) -> int:
             benchmarks = [b for b in benchmarks if b.name in wanted]
         if not benchmarks:
             raise ValidationError(f"no benchmark in {args.data}", field="benchmark")
+    if args.harness:
+        settings = settings.replace(harness=args.harness)
+    if args.agent_url:
+        settings = settings.replace(agent_url=args.agent_url)
     # Every benchmark's files first: a bad one fails before any work directory is replaced.
     inputs = [read_benchmark(b, settings, args.tenant) for b in benchmarks]
     started = time.perf_counter()
@@ -555,6 +559,14 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("--variants", default="A,B,C,D,E")
     ev.add_argument("--workdir", default="var/eval", help="scratch index location")
     ev.add_argument("--out", default="bench/results", help="report directory")
+    ev.add_argument("--harness", choices=["builtin", "external"],
+                    help="the agent INO and the measurements probe through (default "
+                         "NUGGETFLOW_HARNESS): external runs a query service over the "
+                         "benchmark's index and probes through the agent at --agent-url, "
+                         "or starts the reference agent (examples/agent) with the same "
+                         "generator when none is given")
+    ev.add_argument("--agent-url", help="the team's agent endpoint (overrides "
+                                        "NUGGETFLOW_AGENT_URL)")
     ev.set_defaults(fn=cmd_eval)
 
     from stream.cli import add_commands as add_stream_commands

@@ -216,6 +216,19 @@ class Settings:
         "Retrieve request ids remembered (LRU) so ReportCitations can check cited ids "
         "against what was retrieved.",
     )
+    probe_session_ttl_seconds: float = _setting(
+        300.0,
+        "Probe sessions (OpenProbeSession) expire this many seconds after their last use "
+        "unless the request asks for another time.",
+    )
+    probe_session_max_ttl_seconds: float = _setting(
+        3600.0, "Longest idle expiry an OpenProbeSession request may ask for.")
+    probe_sessions_per_tenant: int = _setting(
+        64,
+        "Open probe sessions a tenant may hold at once in one query service process; one "
+        "more is RESOURCE_EXHAUSTED (each holds overlay scorers: on OpenSearch a scratch "
+        "index per candidate).",
+    )
     # --- logging ---------------------------------------------------------------------
     # --- optimizer (LLM roles, INO) ----------------------------------------------------
     llm: str = _setting(
@@ -234,6 +247,37 @@ class Settings:
     budget_calls: int = _setting(40, "Per-nugget LLM call budget (0: unlimited).")
     budget_tokens: int = _setting(0, "Per-nugget LLM token budget (0: unlimited).")
     ino_max_iterations: int = _setting(3, "INO iterations (probe rounds), at most T.")
+    harness: str = _setting(
+        "builtin",
+        "The RAG agent INO probes candidates through: builtin (the service's retriever and "
+        "gate, then the configured generator, in-process) or external (the team's own agent "
+        "at NUGGETFLOW_AGENT_URL, retrieving through probe sessions of the query service "
+        "at NUGGETFLOW_PROBE_SERVICE; README \"External harness\").")
+    agent_url: str = _setting(
+        "",
+        "The team's agent endpoint for the external harness: http(s)://host:port/path, "
+        "POST of a JSON probe, JSON answer (README \"External harness\").")
+    agent_api_key: str = _setting(
+        "", "Bearer token sent to the agent endpoint (empty: no Authorization header).",
+        secret=True)
+    agent_timeout_seconds: float = _setting(
+        60.0, "Timeout of one agent request (connect to last byte).")
+    agent_max_attempts: int = _setting(
+        3,
+        "Attempts per probe on agent timeouts, connection errors, 429, 5xx and malformed "
+        "replies (exponential backoff); then a timeout is a retriable error (the stream "
+        "keeps the event and retries) and a malformed reply is dead-lettered as "
+        "agent_output.")
+    agent_concurrency: int = _setting(
+        4, "Agent requests in flight at once from one process (every INO run shares them).")
+    probe_service: str = _setting(
+        "127.0.0.1:50051",
+        "host:port of the query service the external harness opens probe sessions on (the "
+        "one the agent retrieves from).")
+    probe_service_token: str = _setting(
+        "",
+        "Bearer token for the probe service, valid for every tenant this process optimizes "
+        "(empty: none, for a service in open mode).", secret=True)
     probe_count: int = _setting(4, "Held-out paraphrases per probe set (3-5), besides q0.")
     log_level: str = _setting("INFO", "Log level: DEBUG, INFO, WARNING, ERROR.")
     log_format: str = _setting("text", "Log format: text (key=value) or json.")
@@ -365,6 +409,7 @@ class Settings:
                               field="NUGGETFLOW_LLM")
         if not 1 <= self.ino_max_iterations <= 3:
             raise ConfigError("must be 1, 2 or 3", field="NUGGETFLOW_INO_MAX_ITERATIONS")
+        self._validate_harness()
         if not 3 <= self.probe_count <= 5:
             raise ConfigError("must be 3, 4 or 5", field="NUGGETFLOW_PROBE_COUNT")
         if self.llm_max_attempts < 1:
@@ -383,6 +428,28 @@ class Settings:
             raise ConfigError(
                 f"no such file: {self.predicate_schema}", field="NUGGETFLOW_PREDICATE_SCHEMA"
             )
+
+    def _validate_harness(self) -> None:
+        if self.harness not in ("builtin", "external"):
+            raise ConfigError(f"must be builtin or external, got {self.harness!r}",
+                              field="NUGGETFLOW_HARNESS")
+        if self.agent_url and not self.agent_url.startswith(("http://", "https://")):
+            raise ConfigError(f"not an http(s) URL: {self.agent_url!r}",
+                              field="NUGGETFLOW_AGENT_URL")
+        for name in ("agent_timeout_seconds", "probe_session_ttl_seconds",
+                     "probe_session_max_ttl_seconds"):
+            if getattr(self, name) <= 0:
+                raise ConfigError("must be > 0", field=ENV_PREFIX + name.upper())
+        if self.probe_session_max_ttl_seconds < self.probe_session_ttl_seconds:
+            raise ConfigError("must be >= NUGGETFLOW_PROBE_SESSION_TTL_SECONDS",
+                              field="NUGGETFLOW_PROBE_SESSION_MAX_TTL_SECONDS")
+        for name in ("agent_max_attempts", "agent_concurrency", "probe_sessions_per_tenant"):
+            if getattr(self, name) < 1:
+                raise ConfigError("must be >= 1", field=ENV_PREFIX + name.upper())
+        host, _, port = self.probe_service.rpartition(":")
+        if not host or not port.isdigit() or not 0 < int(port) <= 65535:
+            raise ConfigError(f"expected host:port, got {self.probe_service!r}",
+                              field="NUGGETFLOW_PROBE_SERVICE")
 
     def _validate_streaming(self) -> None:
         for server in self.kafka_bootstrap.split(","):

@@ -41,7 +41,7 @@ from nuggetflow.settings import Settings
 from optimizer.accounting import Budget, Meter
 from optimizer.fidelity import NuggetFidelity, judge_nugget
 from optimizer.guard import check_revision
-from optimizer.harness import BuiltinHarness, make_candidate
+from optimizer.harness import RagHarness, make_candidate, make_harness
 from optimizer.ino import VARIANTS, to_probe
 from optimizer.pipeline import Optimizer, Outcome
 from optimizer.roles import Roles
@@ -187,7 +187,7 @@ class Measured:
     answer: str
 
 
-async def measure(harness: BuiltinHarness, embedder: Embedder, tenant: str,
+async def measure(harness: RagHarness, embedder: Embedder, tenant: str,
                   draft: NuggetDraft | None, queries: Sequence[str]) -> list[Measured]:
     """Each query run through the harness with the draft overlaid on the frozen view.
 
@@ -223,7 +223,9 @@ async def evaluate(store: IndexStore, embedder: Embedder, roles: Roles, settings
     a nugget reaching an on-topic query is not a false positive). The answers to the
     held-out queries of ``judge_variants`` are judged against the gold facts.
     """
-    harness = BuiltinHarness(store, embedder, roles.generator, settings)
+    # The built-in agent, or the team's (NUGGETFLOW_HARNESS=external: run_benchmark
+    # points the settings at a query service over ``store`` and at the agent).
+    harness = make_harness(settings, store, embedder, roles.generator)
     started = time.perf_counter()
     opt = Optimizer(store, embedder, roles, settings, harness=harness,
                     budget=Budget())  # unlimited, as the recorded figures were measured
@@ -296,8 +298,8 @@ async def evaluate(store: IndexStore, embedder: Embedder, roles: Roles, settings
                 await publish(o)
         tenant = targets[0].tenant
         # A view frozen now, so the nuggets just published are in it.
-        live = BuiltinHarness(store, embedder, roles.generator, settings,
-                              gate=harness.gate)
+        live = make_harness(settings, store, embedder, roles.generator,
+                            gate=getattr(harness, "gate", None))
         hits: list[dict[str, str]] = []
 
         async def control(queries: Sequence[str], keep: bool = False
@@ -324,6 +326,7 @@ async def evaluate(store: IndexStore, embedder: Embedder, roles: Roles, settings
                              "negative_offtopic_queries": len(offtopic),
                              # What reached the generator for an off-topic query.
                              "negative_offtopic_hits": hits})
+        await live.close()
     await harness.close()
 
     per_variant: dict[str, dict[str, Any]] = {}
@@ -373,6 +376,7 @@ async def evaluate(store: IndexStore, embedder: Embedder, roles: Roles, settings
         "tokens_per_nugget": round(statistics.mean(tokens), 1) if tokens else 0.0,
         "tokens_estimated": roles.generator.__class__.__module__.startswith("optimizer.local"),
         "eval_seconds": round(time.perf_counter() - started, 1),
+        "harness": settings.harness,
         **negative,
     }
 
@@ -497,9 +501,19 @@ async def run_benchmark(bench: Benchmark, settings: Settings, *, workdir: Path,
         async def publish(outcome: Outcome) -> None:
             await publish_outcome(index, outcome)
 
-        return await evaluate(index.store, index.embedder,
-                              make_roles(settings, embedder=index.embedder), settings, cases,
-                              traffic, runs=runs, variants=variants, progress=progress,
-                              publish=publish, offtopic=offtopic)
+        roles = make_roles(settings, embedder=index.embedder)
+        if settings.harness != "external":
+            return await evaluate(index.store, index.embedder, roles, settings, cases,
+                                  traffic, runs=runs, variants=variants, progress=progress,
+                                  publish=publish, offtopic=offtopic)
+        from optimizer.external import probe_deployment
+
+        # Every probe goes through the agent (NUGGETFLOW_AGENT_URL, or the reference agent
+        # started here) retrieving from a query service over this index.
+        async with probe_deployment(index, settings, sorted({c.tenant for c in cases}),
+                                    settings.agent_url) as probing:
+            return await evaluate(index.store, index.embedder, roles, probing, cases,
+                                  traffic, runs=runs, variants=variants, progress=progress,
+                                  publish=publish, offtopic=offtopic)
     finally:
         await index.stop()

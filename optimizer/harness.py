@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
@@ -27,8 +27,11 @@ from optimizer.types import Answer, ContextPassage, NuggetDraft
 from query.embeddings import Embedder, Vector
 from query.gate import Gate
 from query.model import ItemType, embedding_text
-from query.retrieval import FrozenView, Overlay, Retriever, RetrieveRequest
+from query.retrieval import FrozenView, Overlay, Retriever, RetrieveRequest, make_overlay
 from query.store import IndexStore
+
+if TYPE_CHECKING:
+    from optimizer.external import ExternalHarness
 
 log = get_logger(__name__)
 
@@ -69,6 +72,7 @@ class RagTrace:
     answer: str
     titles: dict[str, str] = field(default_factory=dict)
     texts: dict[str, str] = field(default_factory=dict)
+    note: str = ""  # what the harness could not observe, and how it counted it
 
 
 class RagHarness(Protocol):
@@ -141,13 +145,27 @@ class BuiltinHarness:
 
 
 def make_candidate(embedder: Embedder, candidate_id: str, draft: NuggetDraft) -> Candidate:
-    """A candidate with its statement vector and one vector per anchor."""
-    anchors = np.asarray(embedder.embed(list(draft.anchors)), dtype=np.float32) \
-        if draft.anchors else None
-    return Candidate(candidate_id, draft, embed_draft(embedder, draft), anchors)
+    """A candidate with its statement vector and one vector per anchor (made as a probe
+    session of the query service makes its candidates: :func:`query.retrieval.make_overlay`)."""
+    ov = make_overlay(embedder, candidate_id, draft.title, draft.body, draft.anchors)
+    return Candidate(candidate_id, draft, ov.vector, ov.anchor_vectors)
 
 
 def embed_draft(embedder: Embedder, draft: NuggetDraft) -> Vector:
     """The vector the index would store for this draft."""
     text = embedding_text(draft.title, draft.body, draft.anchors)
     return np.asarray(embedder.embed([text])[0], dtype=np.float32)
+
+
+def make_harness(settings: Settings, store: IndexStore, embedder: Embedder,
+                 generator: GeneratorRole, *, gate: Gate | None = None,
+                 as_of: datetime | None = None) -> BuiltinHarness | ExternalHarness:
+    """The harness ``NUGGETFLOW_HARNESS`` names: the built-in agent over ``store``, or the
+    team's agent through probe sessions (:mod:`optimizer.external`; ``store``,
+    ``embedder``, ``generator`` and ``gate`` are then the service's and the agent's
+    business). Close it when done."""
+    if settings.harness == "external":
+        from optimizer.external import ExternalHarness
+
+        return ExternalHarness(settings, as_of=as_of)
+    return BuiltinHarness(store, embedder, generator, settings, as_of=as_of, gate=gate)

@@ -73,7 +73,8 @@ def to_probe(trace: RagTrace, candidate_id: str, held_out: bool = True) -> Probe
     return ProbeTrace(query=trace.query, retrieved=rank > 0,
                       reached_generator=candidate_id in trace.reached,
                       cited=candidate_id in trace.cited, rank=rank, rerank_score=own,
-                      competitors=competitors, answer=trace.answer, held_out=held_out)
+                      competitors=competitors, answer=trace.answer, held_out=held_out,
+                      note=trace.note)
 
 
 @dataclass
@@ -101,7 +102,8 @@ class OptimizationResult:
                             "reached_generator": p.reached_generator, "cited": p.cited,
                             "rank": p.rank, "rerank_score": round(p.rerank_score, 4),
                             "competitors": [c.title for c in p.competitors],
-                            "answer": p.answer, "held_out": p.held_out}
+                            "answer": p.answer, "held_out": p.held_out,
+                            **({"note": p.note} if p.note else {})}
                            for p in r.probes]} for r in self.history],
         }
 

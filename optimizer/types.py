@@ -89,6 +89,7 @@ class ProbeTrace:
     competitors: tuple[Competitor, ...]
     answer: str
     held_out: bool = True
+    note: str = ""  # why the harness could not tell more (e.g. no citations reported)
 
     @property
     def passed(self) -> bool:

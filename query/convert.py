@@ -30,6 +30,7 @@ from query.retrieval import MAX_QUERY_CHARS, Hit, RetrieveRequest, RetrieveResul
 
 if TYPE_CHECKING:
     from query.index import CandidatePage
+    from query.probes import CandidateSpec, ProbeRecord, ProbeSession
 
 DEFAULT_K = 10
 _VIEWS = {qpb.VIEW_UNSPECIFIED: View.ACTIVE, qpb.VIEW_ACTIVE: View.ACTIVE,
@@ -288,3 +289,27 @@ def review_action_from_proto(action: int) -> str:
         raise ValidationError(f"unknown review action {action} (one of APPROVE, REJECT, "
                               "UNPUBLISH, REVERT)", field="action")
     return name
+
+
+def probe_candidates_from_proto(values: Sequence[qpb.ProbeCandidate]) -> list[CandidateSpec]:
+    """The candidates of an OpenProbeSession request (checked by the session store)."""
+    from query.probes import CandidateSpec
+
+    return [CandidateSpec(c.id, c.title, c.body, tuple(c.anchors)) for c in values]
+
+
+def probe_session_to_proto(session: ProbeSession) -> qpb.ProbeSession:
+    """The wire form of an open probe session."""
+    return qpb.ProbeSession(session_id=session.id, as_of=ts_to_proto(session.as_of),
+                            ttl_seconds=round(session.ttl),
+                            candidate_ids=session.candidate_ids)
+
+
+def probe_record_to_proto(rec: ProbeRecord) -> qpb.ProbeRetrieval:
+    """The wire form of one probe retrieval and its reported citations."""
+    return qpb.ProbeRetrieval(
+        number=rec.number, request_id=rec.request_id, query=rec.query, gated=rec.gated,
+        items=[qpb.ProbeItem(id=i.id, fused=i.fused, reranked=i.reranked,
+                             relevance=i.relevance, hit=i.hit, title=i.title, text=i.text)
+               for i in rec.items],
+        cited_ids=rec.cited, citations_reported=rec.reported)

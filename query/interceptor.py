@@ -18,7 +18,9 @@ Every QueryService call goes through :class:`ServiceInterceptor`, which
 5. maps exceptions to status codes, in :func:`status_for` and nowhere else
    (``nuggetflow.errors`` -> gRPC codes; anything unexpected is INTERNAL with an error id
    that is also logged, never the exception text);
-6. observes the latency histogram by method and status code.
+6. observes the latency histogram by method and status code (a Retrieve or
+   ReportCitations made in a probe session as ``Retrieve.probe`` / ``ReportCitations.probe``,
+   so probe traffic never shows in the production series).
 
 Other services on the same server (health, reflection) pass through, except that the
 requests of their unary methods (the health check) are decoded the same way: undecodable
@@ -48,6 +50,7 @@ from nuggetflow.logging import LogThrottle, clip, get_logger
 from query.auth import AuthenticationError, PermissionDeniedError, TokenAuth
 from query.limits import RequestLimits
 from query.metrics import QueryMetrics
+from query.probes import SessionLimitError
 
 log = get_logger(__name__)
 
@@ -76,6 +79,7 @@ def status_for(exc: BaseException) -> tuple[grpc.StatusCode, str]:
         (BackendUnavailableError, grpc.StatusCode.UNAVAILABLE),
         (DeadlineExceededError, grpc.StatusCode.DEADLINE_EXCEEDED),
         (BudgetExceededError, grpc.StatusCode.RESOURCE_EXHAUSTED),
+        (SessionLimitError, grpc.StatusCode.RESOURCE_EXHAUSTED),
     )
     for cls, code in table:
         if isinstance(exc, cls):
@@ -153,8 +157,9 @@ class ServiceInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
             started = time.perf_counter()
             code, message = grpc.StatusCode.OK, ""
             failure: BaseException | None = None
+            label = [name]
             try:
-                return await self._call(name, inner, decode, raw, context)
+                return await self._call(name, inner, decode, raw, context, label)
             except asyncio.CancelledError:
                 # gRPC itself cancels a call whose deadline passed, possibly a moment
                 # before our own timeout fires: count that as the deadline it is.
@@ -167,15 +172,17 @@ class ServiceInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
                 failure = exc
                 code, message = status_for(exc)
             finally:
-                self.metrics.observe_call(name, code.name, time.perf_counter() - started)
+                self.metrics.observe_call(label[0], code.name, time.perf_counter() - started)
             await self._abort(name, context, code, message, failure, len(raw))
 
         return behavior
 
     async def _call(self, name: str, inner: Behavior, decode: Decoder, raw: bytes,
-                    context: grpc.aio.ServicerContext) -> Any:
+                    context: grpc.aio.ServicerContext, label: list[str]) -> Any:
         principal = self.auth.authenticate(context.invocation_metadata())
         request = _decode(decode, raw)
+        if getattr(request, "probe_session", ""):
+            label[0] = f"{name}.probe"
         self.limits.check(request)
         tenant = str(getattr(request, "tenant", ""))
         if not tenant.strip():

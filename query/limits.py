@@ -23,6 +23,9 @@ QUERY_FIELDS = frozenset({"RetrieveRequest.query"})
 TEXT_FIELDS = frozenset({"ReviewRequest.reason"})
 TOKEN_FIELDS = frozenset({"ListVersionsRequest.page_token",
                           "ListCandidatesRequest.page_token"})
+# A probe session's candidate texts: as long as a query may be.
+CANDIDATE_FIELDS = frozenset({"ProbeCandidate.title", "ProbeCandidate.body",
+                              "ProbeCandidate.anchors"})
 
 
 @dataclass(frozen=True)
@@ -48,7 +51,7 @@ class RequestLimits:
     def chars_for(self, message: str, field: str) -> int:
         """The character limit of the string field ``field`` of message type ``message``."""
         name = f"{message}.{field}"
-        if name in QUERY_FIELDS:
+        if name in QUERY_FIELDS or name in CANDIDATE_FIELDS:
             return self.query_chars
         if name in TEXT_FIELDS:
             return self.text_chars

@@ -96,6 +96,11 @@ class QueryMetrics:
         self.citation_ledger_entries = _gauge(
             r, q, "citation_ledger_entries",
             "Retrieve request ids currently remembered for ReportCitations.")
+        self.probe_sessions = _gauge(
+            r, q, "probe_sessions",
+            "Probe sessions open in this process (INO's external harness; their calls "
+            "count in no other query series but the latency of Retrieve.probe and "
+            "ReportCitations.probe).")
 
     def observe_call(self, method: str, code: str, seconds: float) -> None:
         """Record one finished gRPC call."""

@@ -22,7 +22,17 @@ from nuggetflow.settings import Settings
 from query.embeddings import CachedVectors, Embedder, QueryEmbeddings, Vector
 from query.fusion import Fused, fuse
 from query.gate import Gate
-from query.model import ItemType, Kind, Nugget, Passage, State, View, ensure_utc, utcnow
+from query.model import (
+    ItemType,
+    Kind,
+    Nugget,
+    Passage,
+    State,
+    View,
+    embedding_text,
+    ensure_utc,
+    utcnow,
+)
 from query.rerank import RerankItem
 from query.store import GovernanceFilter, IndexStore, OverlayScorer, Scored
 from query.text import query_terms
@@ -128,24 +138,40 @@ class Overlay:
 
 class FrozenView:
     """A tenant index read at a fixed instant, with the BM25 statistics an overlay is
-    scored against frozen when first needed. Close it to release the scorer."""
+    scored against frozen when first needed. Close it to release the scorers.
+
+    A view overlays one candidate at a time (the built-in harness: one scorer), or
+    several at once (a probe session: one scorer per candidate, by ``key``, as a store's
+    scorer may hold one text at a time)."""
 
     def __init__(self, store: IndexStore, as_of: datetime | None = None) -> None:
         self.store = store
         self.as_of = as_of or utcnow()
-        self._scorer: OverlayScorer | None = None
+        self._scorers: dict[str, OverlayScorer] = {}
 
-    async def scorer(self) -> OverlayScorer:
-        """The overlay scorer (made on first use)."""
-        if self._scorer is None:
-            self._scorer = await self.store.overlay_scorer()
-        return self._scorer
+    async def scorer(self, key: str = "") -> OverlayScorer:
+        """The overlay scorer of ``key`` (made on first use)."""
+        scorer = self._scorers.get(key)
+        if scorer is None:
+            scorer = self._scorers[key] = await self.store.overlay_scorer()
+        return scorer
 
     async def close(self) -> None:
-        """Release the scorer."""
-        if self._scorer is not None:
-            await self._scorer.close()
-            self._scorer = None
+        """Release the scorers."""
+        scorers, self._scorers = list(self._scorers.values()), {}
+        for scorer in scorers:
+            await scorer.close()
+
+
+def make_overlay(embedder: Embedder, item_id: str, title: str, body: str,
+                 anchors: Sequence[str]) -> Overlay:
+    """A candidate as it would be indexed: the vector of its embedding text and one
+    vector per anchor (the built-in harness and probe sessions both make theirs here)."""
+    vector = np.asarray(embedder.embed([embedding_text(title, body, anchors)])[0],
+                        dtype=np.float32)
+    anchor_vectors = (np.asarray(embedder.embed(list(anchors)), dtype=np.float32)
+                      if anchors else None)
+    return Overlay(item_id, title, body, tuple(anchors), vector, anchor_vectors)
 
 
 MINED_PAGES = 80  # pages of a tenant's corpus whose titles train its gate
@@ -173,13 +199,16 @@ class Retriever:
     async def retrieve(self, req: RetrieveRequest, *, lexical_only: bool = False,
                        count_suppressed: bool = True, overlay: Overlay | None = None,
                        view: FrozenView | None = None,
-                       gate: bool | None = None) -> RetrieveResult:
+                       gate: bool | None = None,
+                       overlays: Sequence[Overlay] = ()) -> RetrieveResult:
         """Run a governed hybrid query; ValidationError/NotFoundError on bad input.
 
-        ``overlay`` (with the ``view`` it is scored against) adds a probe's candidate;
+        ``overlay`` (with the ``view`` it is scored against) adds a probe's candidate,
+        ``overlays`` several (a probe session's), each scored as if it alone were indexed;
         ``gate`` overrides the settings (None: on unless NUGGETFLOW_GATE=off; a
         lexical-only query is never gated: the gate needs cosines).
         """
+        added = {o.id: o for o in (*overlays, *((overlay,) if overlay is not None else ()))}
         req.validate(self.settings.grpc_max_query_chars)
         # A probe's frozen view of a tenant with nothing indexed yet is a valid, empty
         # view (its first correction); a user's query for an unknown tenant is NOT_FOUND.
@@ -215,14 +244,15 @@ class Retriever:
             t2 = time.perf_counter()
             dense = await self.store.dense(vector, flt, depth)
             timings["dense"] = (time.perf_counter() - t2) * 1000
-        if overlay is not None and vector is not None:
-            scorer = await (view or FrozenView(self.store, as_of)).scorer()
-            ls = await scorer.score(terms, overlay.title, overlay.body,
-                                    "\n".join(overlay.anchors))
-            lexical = _insert(lexical, Scored(overlay.id, ItemType.NUGGET, ls, 0.5), depth,
-                              ls > 0)
-            dense = _insert(dense, Scored(overlay.id, ItemType.NUGGET,
-                                          overlay.cosine(vector), 0.5), depth, True)
+        if added and vector is not None:
+            frozen = view or FrozenView(self.store, as_of)
+            for ov in added.values():
+                scorer = await frozen.scorer("" if len(added) == 1 else ov.id)
+                ls = await scorer.score(terms, ov.title, ov.body, "\n".join(ov.anchors))
+                lexical = _insert(lexical, Scored(ov.id, ItemType.NUGGET, ls, 0.5), depth,
+                                  ls > 0)
+                dense = _insert(dense, Scored(ov.id, ItemType.NUGGET, ov.cosine(vector), 0.5),
+                                depth, True)
         fused = fuse(lexical, dense, self.settings, req.fusion)
         use_gate = gate if gate is not None else (
             req.gate if req.gate is not None else self.gate.enabled)
@@ -232,10 +262,9 @@ class Retriever:
             t3 = time.perf_counter()
             top = fused[: self.settings.rerank_depth]
             records = await self.store.fetch(req.tenant, [f.id for f in top
-                                                          if overlay is None
-                                                          or f.id != overlay.id])
+                                                          if f.id not in added])
             floor = min((d.score for d in dense), default=0.0)
-            items = self._rerank_items(top, records, vector, overlay, floor)
+            items = self._rerank_items(top, records, vector, added, floor)
             tenant_gate = await self.gate.for_tenant(req.tenant, self._mined_candidates,
                                                      self._page_titles, self._anchor_shift)
             probs = await tenant_gate.probabilities(req.query, items)
@@ -247,16 +276,14 @@ class Retriever:
         else:
             chosen = fused[: req.k]
             records = {}
-        wanted = [f.id for f in chosen if f.id not in records
-                  and (overlay is None or f.id != overlay.id)]
+        wanted = [f.id for f in chosen if f.id not in records and f.id not in added]
         if wanted:
             records = {**records, **await self.store.fetch(req.tenant, wanted)}
         cap = self.settings.max_hit_chars
         hits = [dataclasses.replace(
-                    _overlay_hit(f, overlay, cap) if overlay is not None and f.id == overlay.id
+                    _overlay_hit(f, added[f.id], cap) if f.id in added
                     else _hit(f, records[f.id], cap), relevance=relevance.get(f.id, 0.0))
-                for f in chosen
-                if f.id in records or (overlay is not None and f.id == overlay.id)]
+                for f in chosen if f.id in records or f.id in added]
         suppressed = await self.store.suppressed(terms, flt) if count_suppressed else 0
         timings["total"] = (time.perf_counter() - t0) * 1000
         return RetrieveResult(uuid.uuid4().hex, hits, suppressed, context_block(hits), timings,
@@ -265,7 +292,7 @@ class Retriever:
                               items)
 
     def _rerank_items(self, top: Sequence[Fused], records: dict[str, Nugget | Passage],
-                      qvec: Vector, overlay: Overlay | None,
+                      qvec: Vector, overlays: dict[str, Overlay],
                       floor: float) -> list[RerankItem]:
         """What the gate reads per candidate: texts, BM25, the statement's cosine (a
         nugget's title + body, without anchors; short, embedded once per version) and a
@@ -274,12 +301,13 @@ class Retriever:
         passage is embedded on the query path."""
         statements = {f.id: f"{rec.title}\n{rec.body}" for f in top
                       if isinstance(rec := records.get(f.id), Nugget)}
-        if overlay is not None:
-            statements[overlay.id] = f"{overlay.title}\n{overlay.body}"
+        for oid, ov in overlays.items():
+            statements[oid] = f"{ov.title}\n{ov.body}"
         vectors = dict(zip(statements, self._vectors(list(statements.values())), strict=True))
         items: list[RerankItem] = []
         for f in top:
-            if overlay is not None and f.id == overlay.id:
+            overlay = overlays.get(f.id)
+            if overlay is not None:
                 stmt = vectors[f.id]
                 items.append(RerankItem(f.id, ItemType.NUGGET, overlay.title, overlay.body,
                                         overlay.anchors, f.raw_lexical, float(stmt @ qvec),

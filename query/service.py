@@ -7,6 +7,9 @@ citations.
   checks tokens and deadlines and measures latency, in one place.
 - a ledger (:mod:`query.citations`) remembers what recent Retrieve calls returned, so
   that ReportCitations can check cited ids and the citation rate is exact per tenant.
+- probe sessions (:mod:`query.probes`): a Retrieve or ReportCitations that carries a
+  ``probe_session`` reads the session's frozen view with its candidates overlaid and is
+  recorded there, never in the ledger or the production metrics.
 - :func:`create_server` builds a server (bound, not started) with the standard health
   service and server reflection; :func:`serve` runs one until SIGTERM/SIGINT, then stops
   gracefully (``stop(grace)``: in-flight calls finish, new ones are refused).
@@ -20,6 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import dataclasses
 import multiprocessing
 import signal
 import threading
@@ -42,16 +46,22 @@ from query.citations import CitationLedger, Ledger, SQLiteLedger
 from query.convert import (
     candidates_to_proto,
     nugget_to_proto,
+    probe_candidates_from_proto,
+    probe_record_to_proto,
+    probe_session_to_proto,
     publications_from_proto,
     retrieve_request_from_proto,
     retrieve_result_to_proto,
     review_action_from_proto,
+    ts_from_proto,
 )
 from query.index import DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, NuggetIndex
 from query.interceptor import ServiceInterceptor
 from query.limits import RequestLimits
 from query.metrics import Metrics, MetricsServer, QueryMetrics
 from query.model import ItemType
+from query.probes import ProbeSessions
+from query.retrieval import RetrieveRequest
 
 log = get_logger(__name__)
 
@@ -95,15 +105,19 @@ def after_id_of(token: str) -> str:
 class QueryServicer(qpb_grpc.QueryServiceServicer):
     """nuggetflow.v1.QueryService over a NuggetIndex (errors are raised, not set)."""
 
-    def __init__(self, index: NuggetIndex, metrics: QueryMetrics, ledger: Ledger) -> None:
+    def __init__(self, index: NuggetIndex, metrics: QueryMetrics, ledger: Ledger,
+                 probes: ProbeSessions | None = None) -> None:
         self.index = index
         self.metrics = metrics
         self.ledger = ledger
+        self.probes = probes or ProbeSessions(index.store, index.embedder, index.settings)
 
     async def Retrieve(self, request: qpb.RetrieveRequest,
                        context: grpc.aio.ServicerContext) -> qpb.RetrieveResponse:
         """Governed hybrid retrieval: filter by tenant, time, state, THEN rank."""
         req = retrieve_request_from_proto(request, self.index.settings.grpc_max_query_chars)
+        if request.probe_session:
+            return await self._probe_retrieve(req, request.probe_session)
         res = await self.index.retriever.retrieve(req)
         nuggets = [h.id for h in res.hits if h.type is ItemType.NUGGET]
         documents = [h.id for h in res.hits if h.type is ItemType.DOCUMENT]
@@ -112,6 +126,20 @@ class QueryServicer(qpb_grpc.QueryServiceServicer):
         self.metrics.observe_retrieve(req.tenant, len(nuggets), len(documents), res.suppressed)
         if res.query_vector_cached is not None:
             self.metrics.observe_query_vector(res.query_vector_cached)
+        return retrieve_result_to_proto(res)
+
+    async def _probe_retrieve(self, req: RetrieveRequest,
+                              session_id: str) -> qpb.RetrieveResponse:
+        """A Retrieve in a probe session: the session's frozen view with its candidates
+        overlaid (the built-in harness's code path), recorded in the session only."""
+        session = await self.probes.get(req.tenant, session_id, "probe_session")
+        if req.as_of is not None and req.as_of != session.as_of:
+            raise ValidationError("must be unset or the probe session's as_of "
+                                  f"({session.as_of.isoformat()})", field="as_of")
+        req = dataclasses.replace(req, as_of=session.as_of)
+        res = await self.index.retriever.retrieve(req, overlays=session.overlays,
+                                                  view=session.view, count_suppressed=False)
+        self.probes.record(session, req.query, res)
         return retrieve_result_to_proto(res)
 
     async def GetNugget(self, request: qpb.GetNuggetRequest,
@@ -189,11 +217,52 @@ class QueryServicer(qpb_grpc.QueryServiceServicer):
         _require_id(request.request_id, "request_id")
         if any(not c.strip() for c in request.cited_ids):
             raise ValidationError("an id is empty", field="cited_ids")
+        if request.probe_session:
+            session = await self.probes.get(request.tenant, request.probe_session,
+                                            "probe_session")
+            probe = self.probes.report(session, request.request_id, list(request.cited_ids))
+            return qpb.ReportCitationsResponse(accepted=probe.accepted,
+                                               retrieved=probe.retrieved)
         outcome = self.ledger.report(request.tenant, request.request_id,
                                      list(request.cited_ids))
         self.metrics.observe_citations(request.tenant, outcome.nuggets, outcome.documents)
         return qpb.ReportCitationsResponse(accepted=outcome.nuggets + outcome.documents,
                                            retrieved=outcome.retrieved)
+
+
+    async def OpenProbeSession(self, request: qpb.OpenProbeSessionRequest,
+                               context: grpc.aio.ServicerContext) -> qpb.ProbeSession:
+        """A probe session of the tenant with the candidates overlaid (never indexed)."""
+        try:
+            session = await self.probes.open(
+                request.tenant, probe_candidates_from_proto(request.candidates),
+                ts_from_proto(request, "as_of"), request.ttl_seconds)
+        finally:
+            self.metrics.probe_sessions.set(len(self.probes))
+        return probe_session_to_proto(session)
+
+    async def GetProbeSession(self, request: qpb.GetProbeSessionRequest,
+                              context: grpc.aio.ServicerContext
+                              ) -> qpb.GetProbeSessionResponse:
+        """The session and its probe retrievals numbered above ``after``."""
+        session = await self.probes.get(request.tenant,
+                                        _require_id(request.session_id, "session_id"))
+        if request.after < 0:
+            raise ValidationError("must be >= 0", field="after")
+        return qpb.GetProbeSessionResponse(
+            session=probe_session_to_proto(session),
+            retrievals=[probe_record_to_proto(r) for r in session.after(request.after)])
+
+    async def CloseProbeSession(self, request: qpb.CloseProbeSessionRequest,
+                                context: grpc.aio.ServicerContext
+                                ) -> qpb.CloseProbeSessionResponse:
+        """Close a session now (its scorers are released)."""
+        try:
+            closed = await self.probes.close(request.tenant,
+                                             _require_id(request.session_id, "session_id"))
+        finally:
+            self.metrics.probe_sessions.set(len(self.probes))
+        return qpb.CloseProbeSessionResponse(closed=closed)
 
 
 # --- server ----------------------------------------------------------------------------
@@ -250,9 +319,11 @@ class QueryServer:
             await asyncio.sleep(interval)
 
     async def stop(self, grace: float | None = None) -> None:
-        """Health NOT_SERVING, refuse new calls, let in-flight ones finish for ``grace`` s."""
+        """Health NOT_SERVING, refuse new calls, let in-flight ones finish for ``grace`` s;
+        then close the probe sessions."""
         await self.health.enter_graceful_shutdown()
         await self.grpc_server.stop(grace)
+        await self.servicer.probes.close_all()
 
     async def wait_for_termination(self) -> None:
         """Return when the server has stopped."""

@@ -28,7 +28,7 @@ from nuggetflow.errors import NuggetflowError
 from nuggetflow.logging import get_logger
 from nuggetflow.settings import Settings
 from optimizer.accounting import Budget, Meter
-from optimizer.harness import BuiltinHarness
+from optimizer.harness import make_harness
 from optimizer.pipeline import Optimizer, Outcome
 from optimizer.roles import Roles
 from optimizer.types import Extraction, FeedbackContext
@@ -97,9 +97,10 @@ def _extract_batch(roles: Roles, budget: Budget, contexts: Sequence[FeedbackCont
 async def run_ino(store: IndexStore, embedder: Embedder, roles: Roles, settings: Settings,
                   gate: Gate, ctx: FeedbackContext,
                   extraction: Extraction) -> Outcome:
-    """INO for one event on a view of the index frozen now (a harness per event), with
-    the given extraction standing in for the actionability role."""
-    harness = BuiltinHarness(store, embedder, roles.generator, settings, gate=gate)
+    """INO for one event on a view of the index frozen now (a harness per event: the
+    built-in one or, with NUGGETFLOW_HARNESS=external, the team's agent), with the given
+    extraction standing in for the actionability role."""
+    harness = make_harness(settings, store, embedder, roles.generator, gate=gate)
     opt = Optimizer(store, embedder,
                     dataclasses.replace(roles, actionability=_Extracted(extraction)),
                     settings, harness=harness)

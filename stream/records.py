@@ -139,6 +139,9 @@ def reason_of(exc: ValidationError) -> str:
 
     if isinstance(exc, LLMOutputError):
         return "llm_output"
+    code = getattr(exc, "reason_code", "")
+    if code:
+        return str(code)
     if exc.field == "event":
         return "decode"
     return "invalid_field"

@@ -97,7 +97,8 @@ def failure_reason(exc: BaseException) -> str:
     if isinstance(exc, BudgetExceededError):
         return "budget"
     if isinstance(exc, NuggetflowError):
-        return "error"
+        # e.g. agent_refused (optimizer.external): a fixed code the error class declares
+        return str(getattr(exc, "reason_code", "") or "error")
     return "internal"
 
 

@@ -96,6 +96,7 @@ class RetrieveRequest(_message.Message):
     INCLUDE_DOCUMENTS_FIELD_NUMBER: _builtins.int
     FUSION_FIELD_NUMBER: _builtins.int
     GATE_FIELD_NUMBER: _builtins.int
+    PROBE_SESSION_FIELD_NUMBER: _builtins.int
     tenant: _builtins.str
     query: _builtins.str
     view: Global___View.ValueType
@@ -105,6 +106,13 @@ class RetrieveRequest(_message.Message):
     """false: nuggets only; true: corpus passages compete too"""
     fusion: Global___Fusion.ValueType
     gate: Global___Gate.ValueType
+    probe_session: _builtins.str
+    """A probe session of this tenant (OpenProbeSession): the call reads the session's frozen
+    view with its candidates overlaid, scored as if they were indexed; `as_of` must be
+    unset or equal to the session's. It is recorded in the session and counted in no
+    production metric, and its request id is not in the citation ledger. ""
+    (unset): normal traffic, which never sees any session's candidates.
+    """
     @_builtins.property
     def as_of(self) -> _timestamp_pb2.Timestamp:
         """unset: now"""
@@ -126,10 +134,11 @@ class RetrieveRequest(_message.Message):
         include_documents: _builtins.bool = ...,
         fusion: Global___Fusion.ValueType = ...,
         gate: Global___Gate.ValueType = ...,
+        probe_session: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["as_of", b"as_of"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["as_of", b"as_of", "fusion", b"fusion", "gate", b"gate", "include_documents", b"include_documents", "k", b"k", "kinds", b"kinds", "query", b"query", "scopes", b"scopes", "tenant", b"tenant", "view", b"view"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["as_of", b"as_of", "fusion", b"fusion", "gate", b"gate", "include_documents", b"include_documents", "k", b"k", "kinds", b"kinds", "probe_session", b"probe_session", "query", b"query", "scopes", b"scopes", "tenant", b"tenant", "view", b"view"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -526,8 +535,13 @@ class ReportCitationsRequest(_message.Message):
     TENANT_FIELD_NUMBER: _builtins.int
     REQUEST_ID_FIELD_NUMBER: _builtins.int
     CITED_IDS_FIELD_NUMBER: _builtins.int
+    PROBE_SESSION_FIELD_NUMBER: _builtins.int
     tenant: _builtins.str
     request_id: _builtins.str
+    probe_session: _builtins.str
+    """The probe session the Retrieve of `request_id` was made in: the citations are recorded
+    in the session (the INO harness reads them), never in the production counters.
+    """
     @_builtins.property
     def cited_ids(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]: ...
     def __init__(
@@ -536,10 +550,11 @@ class ReportCitationsRequest(_message.Message):
         tenant: _builtins.str = ...,
         request_id: _builtins.str = ...,
         cited_ids: _abc.Iterable[_builtins.str] | None = ...,
+        probe_session: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["cited_ids", b"cited_ids", "request_id", b"request_id", "tenant", b"tenant"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["cited_ids", b"cited_ids", "probe_session", b"probe_session", "request_id", b"request_id", "tenant", b"tenant"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -568,3 +583,314 @@ class ReportCitationsResponse(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___ReportCitationsResponse: _TypeAlias = ReportCitationsResponse  # noqa: Y015
+
+@_typing.final
+class ProbeCandidate(_message.Message):
+    """--- probe sessions (INO through a team's own RAG agent; README "External harness") -----
+
+    The optimizer opens a session holding candidate nuggets that are never written to the
+    index, and asks the team's agent to answer a probe query with the session id; the agent
+    passes the id in `RetrieveRequest.probe_session` (and `ReportCitationsRequest`) and
+    otherwise answers as it would for a user. The agent endpoint (NUGGETFLOW_AGENT_URL) is
+    HTTP, not part of this service: POST {"query", "tenant", "session_id", "probe_id"} as
+    JSON; reply 200 with {"answer": string, "retrieved": [ids], "context": [ids] (what
+    reached the generator), "cited": [ids] (or absent/null: the session's ReportCitations
+    are read), "request_ids": [..] (optional), "usage": {"prompt_tokens",
+    "completion_tokens"} (optional)}. Timeouts, 408, 429 and 5xx are retried, then the event
+    waits (retriable); replies that break this contract are retried, then dead-lettered
+    (agent_output); other 4xx are dead-lettered at once (agent_refused). An agent that
+    reports no citations gets the probe counted as not cited.
+
+    Sessions live in the serving process's memory (one worker: see the README for several),
+    belong to one tenant (its token is needed; another tenant's session id is
+    PERMISSION_DENIED), and expire `ttl_seconds` after their last use (then NOT_FOUND, as for
+    an unknown or closed id). An agent must not cache, log as user traffic, or show to a
+    user anything retrieved with a probe session, and must never pass a session id to a
+    call made for a real user.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    ID_FIELD_NUMBER: _builtins.int
+    TITLE_FIELD_NUMBER: _builtins.int
+    BODY_FIELD_NUMBER: _builtins.int
+    ANCHORS_FIELD_NUMBER: _builtins.int
+    id: _builtins.str
+    """The id the candidate is retrieved and cited under; "" : "probe:<n>" (n from 1). Ids
+    must differ within a session; an id of an indexed item replaces that item in the view.
+    """
+    title: _builtins.str
+    body: _builtins.str
+    @_builtins.property
+    def anchors(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]: ...
+    def __init__(
+        self,
+        *,
+        id: _builtins.str = ...,
+        title: _builtins.str = ...,
+        body: _builtins.str = ...,
+        anchors: _abc.Iterable[_builtins.str] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["anchors", b"anchors", "body", b"body", "id", b"id", "title", b"title"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ProbeCandidate: _TypeAlias = ProbeCandidate  # noqa: Y015
+
+@_typing.final
+class OpenProbeSessionRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TENANT_FIELD_NUMBER: _builtins.int
+    CANDIDATES_FIELD_NUMBER: _builtins.int
+    AS_OF_FIELD_NUMBER: _builtins.int
+    TTL_SECONDS_FIELD_NUMBER: _builtins.int
+    tenant: _builtins.str
+    ttl_seconds: _builtins.int
+    """Idle expiry: seconds after its last use the session is gone. 0 (unset): the server's
+    NUGGETFLOW_PROBE_SESSION_TTL_SECONDS; more than NUGGETFLOW_PROBE_SESSION_MAX_TTL_SECONDS
+    is INVALID_ARGUMENT.
+    """
+    @_builtins.property
+    def candidates(self) -> _containers.RepeatedCompositeFieldContainer[Global___ProbeCandidate]:
+        """0..16 candidates (0: the frozen view alone)"""
+
+    @_builtins.property
+    def as_of(self) -> _timestamp_pb2.Timestamp:
+        """the instant the view is frozen at; unset: now"""
+
+    def __init__(
+        self,
+        *,
+        tenant: _builtins.str = ...,
+        candidates: _abc.Iterable[Global___ProbeCandidate] | None = ...,
+        as_of: _timestamp_pb2.Timestamp | None = ...,
+        ttl_seconds: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["as_of", b"as_of"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["as_of", b"as_of", "candidates", b"candidates", "tenant", b"tenant", "ttl_seconds", b"ttl_seconds"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___OpenProbeSessionRequest: _TypeAlias = OpenProbeSessionRequest  # noqa: Y015
+
+@_typing.final
+class ProbeSession(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    SESSION_ID_FIELD_NUMBER: _builtins.int
+    AS_OF_FIELD_NUMBER: _builtins.int
+    TTL_SECONDS_FIELD_NUMBER: _builtins.int
+    CANDIDATE_IDS_FIELD_NUMBER: _builtins.int
+    session_id: _builtins.str
+    ttl_seconds: _builtins.int
+    @_builtins.property
+    def as_of(self) -> _timestamp_pb2.Timestamp: ...
+    @_builtins.property
+    def candidate_ids(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """in the order given"""
+
+    def __init__(
+        self,
+        *,
+        session_id: _builtins.str = ...,
+        as_of: _timestamp_pb2.Timestamp | None = ...,
+        ttl_seconds: _builtins.int = ...,
+        candidate_ids: _abc.Iterable[_builtins.str] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["as_of", b"as_of"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["as_of", b"as_of", "candidate_ids", b"candidate_ids", "session_id", b"session_id", "ttl_seconds", b"ttl_seconds"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ProbeSession: _TypeAlias = ProbeSession  # noqa: Y015
+
+@_typing.final
+class GetProbeSessionRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TENANT_FIELD_NUMBER: _builtins.int
+    SESSION_ID_FIELD_NUMBER: _builtins.int
+    AFTER_FIELD_NUMBER: _builtins.int
+    tenant: _builtins.str
+    session_id: _builtins.str
+    after: _builtins.int
+    """Only retrievals numbered above this (0: all kept): a harness reads each probe's calls."""
+    def __init__(
+        self,
+        *,
+        tenant: _builtins.str = ...,
+        session_id: _builtins.str = ...,
+        after: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["after", b"after", "session_id", b"session_id", "tenant", b"tenant"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___GetProbeSessionRequest: _TypeAlias = GetProbeSessionRequest  # noqa: Y015
+
+@_typing.final
+class ProbeItem(_message.Message):
+    """One candidate of a probe Retrieve, as the gate saw it."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    ID_FIELD_NUMBER: _builtins.int
+    FUSED_FIELD_NUMBER: _builtins.int
+    RERANKED_FIELD_NUMBER: _builtins.int
+    RELEVANCE_FIELD_NUMBER: _builtins.int
+    HIT_FIELD_NUMBER: _builtins.int
+    TITLE_FIELD_NUMBER: _builtins.int
+    TEXT_FIELD_NUMBER: _builtins.int
+    id: _builtins.str
+    fused: _builtins.float
+    """fused score (the candidate list is ordered by it)"""
+    reranked: _builtins.bool
+    """the gate read it (one of the rerank_depth best fused)"""
+    relevance: _builtins.float
+    """the gate's calibrated probability (when re-ranked)"""
+    hit: _builtins.bool
+    """returned to the caller as a hit"""
+    title: _builtins.str
+    """set for re-ranked items and hits"""
+    text: _builtins.str
+    """set for re-ranked items (with a nugget's anchors) and hits"""
+    def __init__(
+        self,
+        *,
+        id: _builtins.str = ...,
+        fused: _builtins.float = ...,
+        reranked: _builtins.bool = ...,
+        relevance: _builtins.float = ...,
+        hit: _builtins.bool = ...,
+        title: _builtins.str = ...,
+        text: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["fused", b"fused", "hit", b"hit", "id", b"id", "relevance", b"relevance", "reranked", b"reranked", "text", b"text", "title", b"title"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ProbeItem: _TypeAlias = ProbeItem  # noqa: Y015
+
+@_typing.final
+class ProbeRetrieval(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    NUMBER_FIELD_NUMBER: _builtins.int
+    REQUEST_ID_FIELD_NUMBER: _builtins.int
+    QUERY_FIELD_NUMBER: _builtins.int
+    ITEMS_FIELD_NUMBER: _builtins.int
+    GATED_FIELD_NUMBER: _builtins.int
+    CITED_IDS_FIELD_NUMBER: _builtins.int
+    CITATIONS_REPORTED_FIELD_NUMBER: _builtins.int
+    number: _builtins.int
+    """1, 2, ... in the session"""
+    request_id: _builtins.str
+    query: _builtins.str
+    gated: _builtins.bool
+    citations_reported: _builtins.bool
+    """a ReportCitations call came (even with no ids)"""
+    @_builtins.property
+    def items(self) -> _containers.RepeatedCompositeFieldContainer[Global___ProbeItem]:
+        """The fused candidate list before the gate, best first (at most 60 items)."""
+
+    @_builtins.property
+    def cited_ids(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """what ReportCitations reported for this request"""
+
+    def __init__(
+        self,
+        *,
+        number: _builtins.int = ...,
+        request_id: _builtins.str = ...,
+        query: _builtins.str = ...,
+        items: _abc.Iterable[Global___ProbeItem] | None = ...,
+        gated: _builtins.bool = ...,
+        cited_ids: _abc.Iterable[_builtins.str] | None = ...,
+        citations_reported: _builtins.bool = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["citations_reported", b"citations_reported", "cited_ids", b"cited_ids", "gated", b"gated", "items", b"items", "number", b"number", "query", b"query", "request_id", b"request_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ProbeRetrieval: _TypeAlias = ProbeRetrieval  # noqa: Y015
+
+@_typing.final
+class GetProbeSessionResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    SESSION_FIELD_NUMBER: _builtins.int
+    RETRIEVALS_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def session(self) -> Global___ProbeSession: ...
+    @_builtins.property
+    def retrievals(self) -> _containers.RepeatedCompositeFieldContainer[Global___ProbeRetrieval]:
+        """The session's probe Retrieve calls numbered above `after`, oldest first (the newest
+        256 are kept).
+        """
+
+    def __init__(
+        self,
+        *,
+        session: Global___ProbeSession | None = ...,
+        retrievals: _abc.Iterable[Global___ProbeRetrieval] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["session", b"session"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["retrievals", b"retrievals", "session", b"session"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___GetProbeSessionResponse: _TypeAlias = GetProbeSessionResponse  # noqa: Y015
+
+@_typing.final
+class CloseProbeSessionRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TENANT_FIELD_NUMBER: _builtins.int
+    SESSION_ID_FIELD_NUMBER: _builtins.int
+    tenant: _builtins.str
+    session_id: _builtins.str
+    def __init__(
+        self,
+        *,
+        tenant: _builtins.str = ...,
+        session_id: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["session_id", b"session_id", "tenant", b"tenant"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___CloseProbeSessionRequest: _TypeAlias = CloseProbeSessionRequest  # noqa: Y015
+
+@_typing.final
+class CloseProbeSessionResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    CLOSED_FIELD_NUMBER: _builtins.int
+    closed: _builtins.bool
+    """false: it had expired or was closed already (not an error)"""
+    def __init__(
+        self,
+        *,
+        closed: _builtins.bool = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["closed", b"closed"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___CloseProbeSessionResponse: _TypeAlias = CloseProbeSessionResponse  # noqa: Y015

@@ -775,6 +775,194 @@ class ServiceSuite:
             qpb.ListVersionsRequest(tenant="globex", id=globex_id), metadata=bearer(TOKEN_GLOBEX))
         assert [v.publication for v in history.versions] == [pb.PUBLISHED], "review refused"
 
+    # probe sessions ----------------------------------------------------------------------
+
+    CANDIDATE = qpb.ProbeCandidate(
+        id="candidate:ev-probe", title="Team leads cannot reset passwords in portal v8.2",
+        body="In portal v8.2 a team lead cannot reset another user's password; only the "
+             "Workspace Owner can.",
+        anchors=["my team lead cannot reset a teammate's password"])
+
+    async def open_probe(self, service: Service, tenant: str = "acme",
+                         token: str = TOKEN_ACME, **kw: Any) -> qpb.ProbeSession:
+        kw.setdefault("candidates", [self.CANDIDATE])
+        kw.setdefault("as_of", ts(T0 + days(10)))
+        reply: qpb.ProbeSession = await service.stub.OpenProbeSession(
+            qpb.OpenProbeSessionRequest(tenant=tenant, **kw), metadata=bearer(token))
+        return reply
+
+    async def test_a_probe_session_overlays_its_candidates_for_its_calls_only(
+            self, service: Service) -> None:
+        m = "nuggetflow_query_"
+        session = await self.open_probe(service)
+        assert session.session_id and list(session.candidate_ids) == ["candidate:ev-probe"]
+        assert service.sample(m + "probe_sessions") == 1
+        query = "why can't my team lead reset a teammate's password"
+        probe = await service.retrieve(query=query, k=5, probe_session=session.session_id)
+        ids = [h.id for h in probe.hits]
+        assert "candidate:ev-probe" in ids, ids
+        hit = probe.hits[ids.index("candidate:ev-probe")]
+        assert hit.type == qpb.Hit.NUGGET and hit.title == self.CANDIDATE.title
+        assert "[candidate:ev-probe]" in probe.context_block
+        normal = await service.retrieve(query=query, k=5)
+        assert "candidate:ev-probe" not in [h.id for h in normal.hits], "normal traffic"
+        # Citations of a probe call go to the session, not the ledger or the counters.
+        err = await rpc_error(service.stub.ReportCitations(
+            qpb.ReportCitationsRequest(tenant="acme", request_id=probe.request_id,
+                                       cited_ids=["candidate:ev-probe"]),
+            metadata=bearer(TOKEN_ACME)), grpc.StatusCode.NOT_FOUND)
+        assert field_of(err) == "request_id"
+        cited = await service.stub.ReportCitations(
+            qpb.ReportCitationsRequest(tenant="acme", request_id=probe.request_id,
+                                       cited_ids=["candidate:ev-probe"],
+                                       probe_session=session.session_id),
+            metadata=bearer(TOKEN_ACME))
+        assert cited.accepted == 1 and cited.retrieved == len(probe.hits)
+        record = await service.stub.GetProbeSession(
+            qpb.GetProbeSessionRequest(tenant="acme", session_id=session.session_id),
+            metadata=bearer(TOKEN_ACME))
+        [retrieval] = record.retrievals
+        assert retrieval.number == 1 and retrieval.request_id == probe.request_id
+        assert retrieval.query == query and retrieval.gated == probe.gated
+        assert list(retrieval.cited_ids) == ["candidate:ev-probe"]
+        assert retrieval.citations_reported
+        items = {i.id: i for i in retrieval.items}
+        assert items["candidate:ev-probe"].hit and items["candidate:ev-probe"].reranked
+        assert "my team lead cannot reset" in items["candidate:ev-probe"].text  # anchors
+        assert [i.id for i in retrieval.items if i.hit] == ids
+        later = await service.stub.GetProbeSession(
+            qpb.GetProbeSessionRequest(tenant="acme", session_id=session.session_id,
+                                       after=1), metadata=bearer(TOKEN_ACME))
+        assert not later.retrievals
+        # Only the normal call shows in the production series.
+        assert service.sample(m + "retrieve_requests_total", tenant="acme") == 1
+        assert service.sample(m + "retrieved_items_total", tenant="acme",
+                              type="nugget") == sum(h.type == qpb.Hit.NUGGET
+                                                    for h in normal.hits)
+        assert service.sample(m + "cited_items_total", tenant="acme", type="nugget") == 0
+        assert service.sample(m + "citation_reports_total", tenant="acme") == 0
+        assert service.sample(m + "citation_ledger_entries") == 1
+        name = m + "request_duration_seconds_count"
+        assert service.sample(name, method="Retrieve", code="OK") == 1
+        assert service.sample(name, method="Retrieve.probe", code="OK") == 1
+        assert service.sample(name, method="ReportCitations.probe", code="OK") == 1
+        # Nothing was written: the candidate is not in the index.
+        await rpc_error(service.stub.GetNugget(
+            qpb.GetNuggetRequest(tenant="acme", id="candidate:ev-probe"),
+            metadata=bearer(TOKEN_ACME)), grpc.StatusCode.NOT_FOUND)
+        closed = await service.stub.CloseProbeSession(
+            qpb.CloseProbeSessionRequest(tenant="acme", session_id=session.session_id),
+            metadata=bearer(TOKEN_ACME))
+        assert closed.closed and service.sample(m + "probe_sessions") == 0
+        err = await rpc_error(service.retrieve(query=query, probe_session=session.session_id),
+                              grpc.StatusCode.NOT_FOUND)
+        assert field_of(err) == "probe_session"
+        again = await service.stub.CloseProbeSession(
+            qpb.CloseProbeSessionRequest(tenant="acme", session_id=session.session_id),
+            metadata=bearer(TOKEN_ACME))
+        assert not again.closed
+
+    async def test_a_probe_scores_like_the_built_in_harness(
+            self, service: Service, embedder: MiniLMEmbedder, settings: Settings) -> None:
+        """The session's overlay is the built-in harness's code path: same fused list,
+        same gate probabilities, same hits."""
+        from optimizer.accounting import Meter
+        from optimizer.harness import BuiltinHarness, make_candidate
+        from optimizer.local import local_roles
+        from optimizer.types import NuggetDraft
+
+        c = self.CANDIDATE
+        session = await self.open_probe(service)
+        query = "team lead password reset not allowed"
+        probe = await service.retrieve(query=query, k=3, probe_session=session.session_id,
+                                       include_documents=True)
+        record = await service.stub.GetProbeSession(
+            qpb.GetProbeSessionRequest(tenant="acme", session_id=session.session_id),
+            metadata=bearer(TOKEN_ACME))
+        harness = BuiltinHarness(service.index.store, embedder, local_roles().generator,
+                                 settings, as_of=T0 + days(10),
+                                 gate=service.server.servicer.index.retriever.gate)
+        try:
+            cand = make_candidate(embedder, c.id, NuggetDraft(c.title, c.body,
+                                                              tuple(c.anchors)))
+            trace = await harness.run("acme", query, cand, Meter())
+        finally:
+            await harness.close()
+        items = record.retrievals[0].items
+        assert [i.id for i in items] == [i for i, _ in trace.retrieved]
+        assert [round(i.fused, 6) for i in items] == [round(f, 6) for _, f in trace.retrieved]
+        assert {i.id: round(i.relevance, 6) for i in items if i.reranked} == {
+            k: round(v, 6) for k, v in trace.rerank.items()}
+        assert [h.id for h in probe.hits] == trace.reached
+
+    async def test_probe_session_of_another_tenant_or_expired(self, service: Service) -> None:
+        globex = await self.open_probe(service, "globex", TOKEN_GLOBEX)
+        err = await rpc_error(service.retrieve(probe_session=globex.session_id),
+                              grpc.StatusCode.PERMISSION_DENIED)
+        assert field_of(err) == "probe_session"
+        for call in (service.stub.GetProbeSession(qpb.GetProbeSessionRequest(
+                         tenant="acme", session_id=globex.session_id),
+                         metadata=bearer(TOKEN_ACME)),
+                     service.stub.CloseProbeSession(qpb.CloseProbeSessionRequest(
+                         tenant="acme", session_id=globex.session_id),
+                         metadata=bearer(TOKEN_ACME))):
+            await rpc_error(call, grpc.StatusCode.PERMISSION_DENIED)
+        # the session's own tenant, with a token that is not its own
+        await rpc_error(service.retrieve(tenant="globex", probe_session=globex.session_id),
+                        grpc.StatusCode.PERMISSION_DENIED)
+        err = await rpc_error(service.retrieve(probe_session="ps-never-opened"),
+                              grpc.StatusCode.NOT_FOUND)
+        assert field_of(err) == "probe_session"
+        acme = await self.open_probe(service, ttl_seconds=30)
+        assert acme.ttl_seconds == 30
+        await service.retrieve(probe_session=acme.session_id)  # in use: alive
+        probes = service.server.servicer.probes
+        real = probes.clock
+        probes.clock = lambda: real() + 301  # past both sessions' expiry
+        try:
+            err = await rpc_error(service.retrieve(probe_session=acme.session_id),
+                                  grpc.StatusCode.NOT_FOUND)
+            assert field_of(err) == "probe_session" and "expired" in err.details()
+            await rpc_error(service.stub.ReportCitations(
+                qpb.ReportCitationsRequest(tenant="acme", request_id="r", cited_ids=["x"],
+                                           probe_session=acme.session_id),
+                metadata=bearer(TOKEN_ACME)), grpc.StatusCode.NOT_FOUND)
+        finally:
+            probes.clock = real
+        assert len(probes) == 0, "expired sessions are dropped (globex's too)"
+
+    async def test_probe_session_requests_are_checked(self, service: Service) -> None:
+        async def bad(field_name: str, **kw: Any) -> None:
+            err = await rpc_error(self.open_probe(service, **kw),
+                                  grpc.StatusCode.INVALID_ARGUMENT)
+            assert field_of(err) == field_name, err.details()
+
+        await bad("candidates", candidates=[self.CANDIDATE] * 17)
+        await bad("candidates.id", candidates=[self.CANDIDATE, self.CANDIDATE])
+        await bad("candidates.body", candidates=[qpb.ProbeCandidate(id="x")])
+        await bad("ttl_seconds", ttl_seconds=100_000)
+        await bad("candidates.body", candidates=[qpb.ProbeCandidate(id="x", body="b" * 2001)])
+        session = await self.open_probe(service, candidates=[
+            qpb.ProbeCandidate(title="first"), qpb.ProbeCandidate(body="second")])
+        assert list(session.candidate_ids) == ["probe:1", "probe:2"]
+        err = await rpc_error(service.retrieve(probe_session=session.session_id,
+                                               as_of=ts(T0 + days(11))),
+                              grpc.StatusCode.INVALID_ARGUMENT)
+        assert field_of(err) == "as_of"
+        reply = await service.retrieve(probe_session=session.session_id, k=3)
+        err = await rpc_error(service.stub.ReportCitations(
+            qpb.ReportCitationsRequest(tenant="acme", request_id=reply.request_id,
+                                       cited_ids=["n-not-a-hit"],
+                                       probe_session=session.session_id),
+            metadata=bearer(TOKEN_ACME)), grpc.StatusCode.INVALID_ARGUMENT)
+        assert field_of(err) == "cited_ids"
+        limit = service.index.settings.probe_sessions_per_tenant
+        for _ in range(limit - 1):
+            await self.open_probe(service)
+        err = await rpc_error(self.open_probe(service), grpc.StatusCode.RESOURCE_EXHAUSTED)
+        assert "NUGGETFLOW_PROBE_SESSIONS_PER_TENANT" in err.details()
+        await self.open_probe(service, "globex", TOKEN_GLOBEX)  # per tenant
+
     # metrics, health, reflection, limits -------------------------------------------------
 
     async def test_latency_is_measured_by_method_and_code(self, service: Service) -> None:

@@ -73,7 +73,7 @@ def default_reply(body: dict[str, Any]) -> dict[str, Any]:
         return {"title": title, "body": body_text, "anchors": ["reset for another user"],
                 "edits": ["kept"]}
     if role == "generator":
-        ids = re.findall(r"^\[([^\]]+)\]", user, re.M)
+        ids = re.findall(r"^(?:- )?\[([^\]]+)\]", user, re.M)  # passages or a context block
         return {"answer": "See the passages.", "cited": ids[:1]}
     if role == "judge":
         return {"compliance": "addresses", "faithful": True, "non_regression": True,

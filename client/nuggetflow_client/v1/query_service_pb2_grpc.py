@@ -72,6 +72,21 @@ class QueryServiceStub:
                 request_serializer=nuggetflow_dot_v1_dot_query__service__pb2.ReportCitationsRequest.SerializeToString,
                 response_deserializer=nuggetflow_dot_v1_dot_query__service__pb2.ReportCitationsResponse.FromString,
                 _registered_method=True)
+        self.OpenProbeSession = channel.unary_unary(
+                '/nuggetflow.v1.QueryService/OpenProbeSession',
+                request_serializer=nuggetflow_dot_v1_dot_query__service__pb2.OpenProbeSessionRequest.SerializeToString,
+                response_deserializer=nuggetflow_dot_v1_dot_query__service__pb2.ProbeSession.FromString,
+                _registered_method=True)
+        self.GetProbeSession = channel.unary_unary(
+                '/nuggetflow.v1.QueryService/GetProbeSession',
+                request_serializer=nuggetflow_dot_v1_dot_query__service__pb2.GetProbeSessionRequest.SerializeToString,
+                response_deserializer=nuggetflow_dot_v1_dot_query__service__pb2.GetProbeSessionResponse.FromString,
+                _registered_method=True)
+        self.CloseProbeSession = channel.unary_unary(
+                '/nuggetflow.v1.QueryService/CloseProbeSession',
+                request_serializer=nuggetflow_dot_v1_dot_query__service__pb2.CloseProbeSessionRequest.SerializeToString,
+                response_deserializer=nuggetflow_dot_v1_dot_query__service__pb2.CloseProbeSessionResponse.FromString,
+                _registered_method=True)
 
 
 class QueryServiceServicer:
@@ -123,6 +138,27 @@ class QueryServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def OpenProbeSession(self, request, context):
+        """Probe sessions (see above): open one with candidate nuggets, read what the probe calls
+        made in it saw and cited, close it. RESOURCE_EXHAUSTED when the tenant already has
+        NUGGETFLOW_PROBE_SESSIONS_PER_TENANT open sessions.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def GetProbeSession(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def CloseProbeSession(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_QueryServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -155,6 +191,21 @@ def add_QueryServiceServicer_to_server(servicer, server):
                     servicer.ReportCitations,
                     request_deserializer=nuggetflow_dot_v1_dot_query__service__pb2.ReportCitationsRequest.FromString,
                     response_serializer=nuggetflow_dot_v1_dot_query__service__pb2.ReportCitationsResponse.SerializeToString,
+            ),
+            'OpenProbeSession': grpc.unary_unary_rpc_method_handler(
+                    servicer.OpenProbeSession,
+                    request_deserializer=nuggetflow_dot_v1_dot_query__service__pb2.OpenProbeSessionRequest.FromString,
+                    response_serializer=nuggetflow_dot_v1_dot_query__service__pb2.ProbeSession.SerializeToString,
+            ),
+            'GetProbeSession': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetProbeSession,
+                    request_deserializer=nuggetflow_dot_v1_dot_query__service__pb2.GetProbeSessionRequest.FromString,
+                    response_serializer=nuggetflow_dot_v1_dot_query__service__pb2.GetProbeSessionResponse.SerializeToString,
+            ),
+            'CloseProbeSession': grpc.unary_unary_rpc_method_handler(
+                    servicer.CloseProbeSession,
+                    request_deserializer=nuggetflow_dot_v1_dot_query__service__pb2.CloseProbeSessionRequest.FromString,
+                    response_serializer=nuggetflow_dot_v1_dot_query__service__pb2.CloseProbeSessionResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -326,6 +377,87 @@ class QueryService:
             '/nuggetflow.v1.QueryService/ReportCitations',
             nuggetflow_dot_v1_dot_query__service__pb2.ReportCitationsRequest.SerializeToString,
             nuggetflow_dot_v1_dot_query__service__pb2.ReportCitationsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def OpenProbeSession(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/nuggetflow.v1.QueryService/OpenProbeSession',
+            nuggetflow_dot_v1_dot_query__service__pb2.OpenProbeSessionRequest.SerializeToString,
+            nuggetflow_dot_v1_dot_query__service__pb2.ProbeSession.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetProbeSession(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/nuggetflow.v1.QueryService/GetProbeSession',
+            nuggetflow_dot_v1_dot_query__service__pb2.GetProbeSessionRequest.SerializeToString,
+            nuggetflow_dot_v1_dot_query__service__pb2.GetProbeSessionResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def CloseProbeSession(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/nuggetflow.v1.QueryService/CloseProbeSession',
+            nuggetflow_dot_v1_dot_query__service__pb2.CloseProbeSessionRequest.SerializeToString,
+            nuggetflow_dot_v1_dot_query__service__pb2.CloseProbeSessionResponse.FromString,
             options,
             channel_credentials,
             insecure,

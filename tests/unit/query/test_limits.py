@@ -21,8 +21,33 @@ STRING_FIELDS = [(name, f.name) for name, cls in REQUESTS.items()
 
 def test_every_request_has_string_fields_to_check() -> None:
     assert set(REQUESTS) == {"RetrieveRequest", "GetNuggetRequest", "ListVersionsRequest",
-                             "ListCandidatesRequest", "ReviewRequest", "ReportCitationsRequest"}
-    assert len(STRING_FIELDS) >= 14
+                             "ListCandidatesRequest", "ReviewRequest", "ReportCitationsRequest",
+                             "OpenProbeSessionRequest", "GetProbeSessionRequest",
+                             "CloseProbeSessionRequest"}
+    assert len(STRING_FIELDS) >= 21
+
+
+@pytest.mark.parametrize("field", ["title", "body", "anchors"])
+def test_probe_candidate_texts_are_capped_like_a_query(field: str) -> None:
+    from nuggetflow.v1 import query_service_pb2 as qpb
+
+    limits = RequestLimits.from_settings(Settings.from_env({
+        "NUGGETFLOW_GRPC_MAX_ID_CHARS": "10", "NUGGETFLOW_GRPC_MAX_QUERY_CHARS": "30"}))
+    assert limits.chars_for("ProbeCandidate", field) == 30
+    assert limits.chars_for("ProbeCandidate", "id") == 10
+
+    def request(value: str) -> qpb.OpenProbeSessionRequest:
+        cand = qpb.ProbeCandidate(id="c")
+        if field == "anchors":
+            cand.anchors.append(value)
+        else:
+            setattr(cand, field, value)
+        return qpb.OpenProbeSessionRequest(tenant="acme", candidates=[cand])
+
+    limits.check(request("x" * 30))
+    with pytest.raises(ValidationError) as err:
+        limits.check(request("x" * 31))
+    assert err.value.field == f"candidates.{field}"
 
 
 @pytest.mark.parametrize(("message", "field"), STRING_FIELDS,
