@@ -311,6 +311,7 @@ async def serve(settings: Settings, index: NuggetIndex, *,
     """
     auth = server_auth(settings)  # before anything starts: no tokens, no service
     metrics = Metrics.create(process=True)
+    metrics.alerts.export_query(settings)
     await index.start()
     metrics_server = MetricsServer(metrics.registry, settings.serve_host, settings.metrics_port)
     try:

@@ -142,6 +142,7 @@ def build_worker(settings: Settings, *, metrics: Metrics | None = None,
     from query.embeddings import make_embedder
 
     metrics = metrics or Metrics.create(process=True)
+    metrics.alerts.export_worker(settings)
     pipeline: PipelineMetrics = metrics.pipeline
 
     def on_llm_retry(role: str, kind: str) -> None:

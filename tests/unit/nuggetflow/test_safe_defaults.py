@@ -74,7 +74,7 @@ def _serve(tmp_path: Path, *args: str, timeout: float = 60) -> subprocess.Popen[
 
 def test_serve_refuses_to_start_without_tokens(tmp_path: Path) -> None:
     proc = _serve(tmp_path)
-    out, err = proc.communicate(timeout=120)
+    _, err = proc.communicate(timeout=120)
     assert proc.returncode == 2, err
     assert "NUGGETFLOW_AUTH_TOKENS_FILE" in err and "--insecure-dev" in err
     assert not (tmp_path / "serve.db").exists(), "refused before the store was opened"
