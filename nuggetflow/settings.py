@@ -97,7 +97,7 @@ class Settings:
     openai_api_key_file: str = _setting(
         "",
         "Path to a file holding the OpenAI-compatible API key (e.g. a compose secret); "
-        "surrounding whitespace is ignored. Do not set both.",
+        "surrounding whitespace is ignored; an empty file means no key. Do not set both.",
     )
     fusion: str = _setting("minmax", "Score fusion: minmax (weighted) or rrf.")
     weight_lexical: float = _setting(0.4, "Min-max fusion weight of the BM25 score.")
@@ -441,7 +441,11 @@ class Settings:
             parse_token_map(path.read_text(), "NUGGETFLOW_AUTH_TOKENS_FILE")
         if self.auth_tokens:
             parse_token_map(self.auth_tokens, "NUGGETFLOW_AUTH_TOKENS")
-        self.openai_key()
+        uses_openai = self.llm == "openai" or self.embedder.startswith("openai://")
+        if not self.openai_key() and uses_openai and not self.openai_base_url:
+            raise ConfigError("the openai backend at OpenAI's own API needs a key (or set "
+                              "NUGGETFLOW_OPENAI_BASE_URL for a server that needs none)",
+                              field="NUGGETFLOW_OPENAI_API_KEY_FILE")
         if (self.opensearch_password_file or self.opensearch_password) \
                 and not self.opensearch_user:
             raise ConfigError("a password needs NUGGETFLOW_OPENSEARCH_USER",
@@ -553,9 +557,10 @@ class Settings:
 
     def openai_key(self) -> str:
         """The OpenAI-compatible API key: NUGGETFLOW_OPENAI_API_KEY_FILE's content, else
-        NUGGETFLOW_OPENAI_API_KEY ("" when neither is set)."""
+        NUGGETFLOW_OPENAI_API_KEY ("" when neither is set, or the file is empty: local
+        OpenAI-compatible servers need no key)."""
         value = _secret(self.openai_api_key_file, self.openai_api_key,
-                        "NUGGETFLOW_OPENAI_API_KEY")
+                        "NUGGETFLOW_OPENAI_API_KEY", allow_empty=True)
         return value or ""
 
     def opensearch_password_value(self) -> str | None:
@@ -612,10 +617,10 @@ KAFKA_SASL_MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512")
 RETRIEVE_P99_BY_STORE = {"sqlite": 0.025, "opensearch": 0.2, "opensearchs": 0.2}
 
 
-def _secret(path: str, inline: str, var: str) -> str | None:
+def _secret(path: str, inline: str, var: str, *, allow_empty: bool = False) -> str | None:
     """A secret from ``path`` (``var``_FILE) or ``inline`` (``var``); None when neither is
-    set. ConfigError naming the variable when both are set or the file is missing or
-    empty; the message never contains the secret."""
+    set. ConfigError naming the variable when both are set or the file is missing (or
+    empty, unless ``allow_empty``); the message never contains the secret."""
     if path and inline:
         raise ConfigError(f"set {var}_FILE or {var}, not both", field=var)
     if not path:
@@ -628,7 +633,7 @@ def _secret(path: str, inline: str, var: str) -> str | None:
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"cannot read {file}: {type(exc).__name__}",
                           field=f"{var}_FILE") from None
-    if not value:
+    if not value and not allow_empty:
         raise ConfigError(f"{file} is empty", field=f"{var}_FILE")
     return value
 STREAM_AGENTS = ("actionability", "optimize", "publish", "review")

@@ -143,13 +143,33 @@ def test_a_secret_file_must_exist_be_non_empty_and_stand_alone(tmp_path: Path,
     with pytest.raises(ConfigError) as err:
         Settings.from_env({**extra, f"{prefix}_FILE": str(tmp_path / "missing")})
     assert err.value.field == f"{prefix}_FILE"
-    with pytest.raises(ConfigError) as err:
-        Settings.from_env({**extra, f"{prefix}_FILE": secret_file(tmp_path, "empty", " ")})
-    assert err.value.field == f"{prefix}_FILE"
+    empty = {**extra, f"{prefix}_FILE": secret_file(tmp_path, "empty", " ")}
+    if prefix == "NUGGETFLOW_OPENAI_API_KEY":  # an empty key file: no key (local servers)
+        assert Settings.from_env(empty).openai_key() == ""
+    else:
+        with pytest.raises(ConfigError) as err:
+            Settings.from_env(empty)
+        assert err.value.field == f"{prefix}_FILE"
     with pytest.raises(ConfigError) as err:
         Settings.from_env({**extra, f"{prefix}_FILE": secret_file(tmp_path, "s"),
                            prefix: "inline-too"})
     assert err.value.field == prefix and SECRET not in str(err.value)
+
+
+def test_the_openai_backend_without_a_key_or_a_base_url_is_refused(tmp_path: Path) -> None:
+    for env in ({"NUGGETFLOW_LLM": "openai"},
+                {"NUGGETFLOW_EMBEDDER": "openai://text-embedding-3-small"},
+                {"NUGGETFLOW_LLM": "openai",
+                 "NUGGETFLOW_OPENAI_API_KEY_FILE": secret_file(tmp_path, "empty", "")}):
+        with pytest.raises(ConfigError) as err:
+            Settings.from_env(env)
+        assert err.value.field == "NUGGETFLOW_OPENAI_API_KEY_FILE"
+    keyed = Settings.from_env({"NUGGETFLOW_LLM": "openai", "NUGGETFLOW_LLM_MODEL": "gpt-4o",
+                               "NUGGETFLOW_OPENAI_API_KEY_FILE": secret_file(tmp_path, "k")})
+    assert (keyed.llm, keyed.llm_model, keyed.openai_key()) == ("openai", "gpt-4o", SECRET)
+    local = Settings.from_env({"NUGGETFLOW_LLM": "openai",
+                               "NUGGETFLOW_OPENAI_BASE_URL": "http://vllm:8000/v1"})
+    assert local.openai_key() == ""
 
 
 # --- OpenSearch credentials --------------------------------------------------------------
