@@ -2,10 +2,18 @@
 # Validate deploy/docker-compose.yml without a docker engine: Debian's `docker-compose`
 # (1.29, a Python program) parses, schema-checks and interpolates the file. Installs it with
 # `apt-get install --no-install-recommends docker-compose` when missing (no engine, no
-# daemon). Usage: deploy/compose-check.sh [COMPOSE_FILE]   (exit status of `config -q`)
+# daemon).
+# Usage: deploy/compose-check.sh [--print] [COMPOSE_FILE]
+#   exit status of `config -q`; with --print, `config` itself: the file as compose will
+#   run it (variables interpolated, paths resolved), which tests/unit/deploy reads.
 set -euo pipefail
 
 SCRIPT_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+MODE=(-q)
+if [[ "${1:-}" == "--print" ]]; then
+  MODE=()
+  shift
+fi
 FILE="${1:-$SCRIPT_DIR/docker-compose.yml}"
 
 if ! command -v docker-compose >/dev/null 2>&1; then
@@ -19,4 +27,4 @@ if ! command -v docker-compose >/dev/null 2>&1; then
   DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -q --no-install-recommends docker-compose >/dev/null
 fi
 
-exec docker-compose -f "$FILE" config -q
+exec docker-compose -f "$FILE" config ${MODE[@]+"${MODE[@]}"}

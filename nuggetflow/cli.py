@@ -269,8 +269,45 @@ def cmd_serve(args: argparse.Namespace, settings: Settings) -> int:
         changes["metrics_port"] = args.metrics_port
     if args.workers is not None:
         changes["serve_workers"] = args.workers
+    if args.insecure_dev:
+        changes["insecure_dev"] = True
     settings = settings.replace(**changes) if changes else settings
     return run(settings, build_index)
+
+
+def cmd_health(args: argparse.Namespace, settings: Settings) -> int:
+    """Check a running query service (gRPC health) or worker (/metrics) on this host;
+    exit 0 when it is healthy, 1 when not (for container healthchecks)."""
+    import urllib.request
+
+    if args.metrics:
+        port = args.port if args.port is not None else settings.metrics_port
+        url = f"http://{args.host}:{port}/metrics"
+        try:
+            with urllib.request.urlopen(url, timeout=args.timeout) as reply:
+                ok = reply.status == 200
+        except OSError as exc:
+            print(f"{url}: {exc}", file=sys.stderr)
+            return 1
+        print(f"{url}: {'ok' if ok else 'not ok'}")
+        return 0 if ok else 1
+
+    import grpc
+    from grpc_health.v1 import health_pb2, health_pb2_grpc
+
+    port = args.port if args.port is not None else settings.grpc_port
+    target = f"{args.host}:{port}"
+    with grpc.insecure_channel(target) as channel:
+        stub = health_pb2_grpc.HealthStub(channel)
+        try:
+            reply = stub.Check(health_pb2.HealthCheckRequest(service=args.service),
+                               timeout=args.timeout)
+        except grpc.RpcError as exc:
+            print(f"{target}: {exc.code().name}", file=sys.stderr)
+            return 1
+    status = health_pb2.HealthCheckResponse.ServingStatus.Name(reply.status)
+    print(f"{target}: {status}")
+    return 0 if reply.status == health_pb2.HealthCheckResponse.SERVING else 1
 
 
 def cmd_optimize(args: argparse.Namespace, settings: Settings) -> int:
@@ -516,7 +553,8 @@ def build_parser() -> argparse.ArgumentParser:
                         description="Serve nuggetflow.v1.QueryService (with gRPC health and "
                                     "reflection) on the store of NUGGETFLOW_STORE, and "
                                     "Prometheus metrics on /metrics. Tokens: "
-                                    "NUGGETFLOW_AUTH_TOKENS_FILE (open without).")
+                                    "NUGGETFLOW_AUTH_TOKENS_FILE; without any it refuses "
+                                    "to start unless --insecure-dev.")
     sv.add_argument("--host", help="bind address (overrides NUGGETFLOW_SERVE_HOST)")
     sv.add_argument("--port", type=int, help="gRPC port (overrides NUGGETFLOW_GRPC_PORT)")
     sv.add_argument("--metrics-port", type=int,
@@ -524,7 +562,25 @@ def build_parser() -> argparse.ArgumentParser:
                          "of several uses this + i")
     sv.add_argument("--workers", type=int,
                     help="processes sharing the port (overrides NUGGETFLOW_SERVE_WORKERS)")
+    sv.add_argument("--insecure-dev", action="store_true",
+                    help="start without tokens, open to every caller for every tenant "
+                         "(local development only; sets NUGGETFLOW_INSECURE_DEV)")
     sv.set_defaults(fn=cmd_serve)
+
+    he = sub.add_parser(
+        "health", help="check a running query service (gRPC health) or worker (/metrics)",
+        description="Exit 0 when the service on --host answers: the query service's gRPC "
+                    "health check says SERVING (port NUGGETFLOW_GRPC_PORT), or with "
+                    "--metrics a worker's /metrics answers (port NUGGETFLOW_METRICS_PORT); "
+                    "exit 1 otherwise. Used by the compose healthchecks.")
+    he.add_argument("--host", default="127.0.0.1", help="address to check (127.0.0.1)")
+    he.add_argument("--port", type=int, help="port (default: from the settings)")
+    he.add_argument("--metrics", action="store_true",
+                    help="check the /metrics endpoint instead of gRPC health")
+    he.add_argument("--service", default="",
+                    help="gRPC health service name ('': the whole server)")
+    he.add_argument("--timeout", type=float, default=3.0, help="seconds (3)")
+    he.set_defaults(fn=cmd_health)
 
     op = sub.add_parser("optimize", help="extract and optimize nuggets from feedback (INO)")
     op.add_argument("--feedback", required=True,

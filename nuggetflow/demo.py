@@ -4,7 +4,8 @@
 2. Feed a sample feedback stream (corrections, vague feedback, praise, an injection
    attempt, a malformed line, a re-delivered event) through the embedded runner: the
    same steps as the Kafka worker (actionability, extraction, INO, auto-publish).
-3. Start the gRPC query service and make Retrieve calls through a real channel.
+3. Start the gRPC query service (insecure dev mode: no tokens, on 127.0.0.1 only) and
+   make Retrieve calls through a real channel.
 4. Print a report: what was accepted or rejected and why, the iterations per nugget, and
    for each nugget its retrieval on held-out queries before INO (the standard nugget, A)
    and after (the published one).
@@ -151,10 +152,15 @@ async def run_demo(settings: Settings, workdir: str | Path = "var/demo", *,
                  f"{sum(m.cited for m in a)}/{n} cited after")
         await harness.close()
 
-        server, bound = create_server(index, settings, port)
+        # The demo's service is local and open: insecure dev mode, explicitly, on the
+        # loopback address only (whatever NUGGETFLOW_SERVE_HOST or tokens say).
+        local = settings.replace(serve_host="127.0.0.1", insecure_dev=True, auth_tokens="",
+                                 auth_tokens_file="")
+        server, bound = create_server(index, local, port)
         await server.start()
-        _say(f"\n4. gRPC query service on 127.0.0.1:{bound}; Retrieve calls through a real "
-             "channel:")
+        _say(f"\n4. gRPC query service on 127.0.0.1:{bound} in insecure dev mode (no tokens: "
+             "every local caller may use every tenant; `nuggetflow serve` refuses this "
+             "without --insecure-dev); Retrieve calls through a real channel:")
         async with grpc.aio.insecure_channel(f"127.0.0.1:{bound}") as channel:
             stub = qpb_grpc.QueryServiceStub(channel)  # type: ignore[no-untyped-call]
             for event_id in list(published)[:3]:
@@ -167,7 +173,8 @@ async def run_demo(settings: Settings, workdir: str | Path = "var/demo", *,
                     _say(f"      {i}. {kind} {h.scores.fused:.3f}  {h.title[:70]}")
         _say(f"\nindex file: {work / 'index.db'}")
         if serve:
-            _say(f"serving on 127.0.0.1:{bound}; press Ctrl-C to stop")
+            _say(f"serving on 127.0.0.1:{bound} (insecure dev mode, localhost only); press "
+                 "Ctrl-C to stop")
             with contextlib.suppress(asyncio.CancelledError):
                 await server.wait_for_termination()
     finally:

@@ -39,6 +39,30 @@ class Settings:
     opensearch_index: str = _setting(
         "nuggetflow", "OpenSearch index name (one index holds nuggets and documents)."
     )
+    opensearch_user: str = _setting(
+        "",
+        "OpenSearch user for HTTP basic auth (security plugin on; empty: no auth). The "
+        "password comes from NUGGETFLOW_OPENSEARCH_PASSWORD_FILE (or _PASSWORD).",
+    )
+    opensearch_password_file: str = _setting(
+        "",
+        "Path to a file holding the OpenSearch password (e.g. a compose secret, "
+        "/run/secrets/...); surrounding whitespace is ignored.",
+    )
+    opensearch_password: str = _setting(
+        "", "The OpenSearch password inline (prefer the _FILE form); do not set both.",
+        secret=True,
+    )
+    opensearch_ca_file: str = _setting(
+        "",
+        "PEM file of the CA that signed the OpenSearch node's certificate "
+        "(opensearchs:// URLs; empty: the system's CAs).",
+    )
+    opensearch_verify_certs: bool = _setting(
+        True,
+        "Verify the OpenSearch node's TLS certificate and host name (opensearchs://). "
+        "false only for a node on a private network with throwaway certificates.",
+    )
     embedder: str = _setting(
         "minilm://",
         "Embeddings backend URL: minilm:// (local all-MiniLM-L6-v2 int8 ONNX, no network), "
@@ -67,7 +91,14 @@ class Settings:
     openai_base_url: str = _setting(
         "", "Base URL of an OpenAI-compatible API (empty: the openai package's default)."
     )
-    openai_api_key: str = _setting("", "API key for the OpenAI-compatible API.", secret=True)
+    openai_api_key: str = _setting(
+        "", "API key for the OpenAI-compatible API (prefer NUGGETFLOW_OPENAI_API_KEY_FILE).",
+        secret=True)
+    openai_api_key_file: str = _setting(
+        "",
+        "Path to a file holding the OpenAI-compatible API key (e.g. a compose secret); "
+        "surrounding whitespace is ignored; an empty file means no key. Do not set both.",
+    )
     fusion: str = _setting("minmax", "Score fusion: minmax (weighted) or rrf.")
     weight_lexical: float = _setting(0.4, "Min-max fusion weight of the BM25 score.")
     weight_dense: float = _setting(0.5, "Min-max fusion weight of the dense score.")
@@ -188,13 +219,20 @@ class Settings:
         "",
         "Path to a JSON file {token: [tenant, ...]}: per-tenant bearer tokens for the query "
         "service (metadata 'authorization: Bearer <token>'). With neither this nor "
-        "NUGGETFLOW_AUTH_TOKENS set, the service runs open (development only; logged).",
+        "NUGGETFLOW_AUTH_TOKENS set, `nuggetflow serve` refuses to start unless "
+        "NUGGETFLOW_INSECURE_DEV (or --insecure-dev) is given.",
     )
     auth_tokens: str = _setting(
         "",
         "The same {token: [tenant, ...]} mapping as inline JSON (for secret stores that "
         "inject environment variables); do not set both.",
         secret=True,
+    )
+    insecure_dev: bool = _setting(
+        False,
+        "true: let the query service start without tokens, open to every caller for every "
+        "tenant (local development only; logged loudly at start). Same as "
+        "`nuggetflow serve --insecure-dev`.",
     )
     health_check_seconds: float = _setting(
         5.0,
@@ -228,6 +266,33 @@ class Settings:
         "Open probe sessions a tenant may hold at once in one query service process; one "
         "more is RESOURCE_EXHAUSTED (each holds overlay scorers: on OpenSearch a scratch "
         "index per candidate).",
+    )
+    # --- alert thresholds (exported as nuggetflow_alert_threshold_* gauges) -------------
+    alert_retrieve_p99_seconds: float = _setting(
+        0.0,
+        "Retrieve P99 above which NuggetflowRetrieveLatencyHigh fires (exported by the "
+        "query service). 0: follow the store, 0.025 on sqlite:// (the goal) and 0.2 on "
+        "opensearch:// (a network hop and a JVM: P99 87 ms at 4 requests/s).",
+    )
+    alert_error_ratio: float = _setting(
+        0.05,
+        "Share of query calls failing server-side (INTERNAL, UNAVAILABLE, "
+        "DEADLINE_EXCEEDED, UNKNOWN) above which NuggetflowQueryErrorRateHigh fires.",
+    )
+    alert_consumer_lag_messages: int = _setting(
+        1000,
+        "Consumer lag (messages, per group and topic) above which NuggetflowConsumerLagHigh "
+        "fires (exported by the stream worker).",
+    )
+    alert_ino_pass_ratio: float = _setting(
+        0.8,
+        "Share of a tenant's optimized nuggets passing INO in an hour below which "
+        "NuggetflowINOPassRateLow fires (exported by the stream worker).",
+    )
+    alert_llm_cost_dollars_per_hour: float = _setting(
+        25.0,
+        "LLM spend (USD) in one hour above which NuggetflowLLMCostHigh fires (exported by "
+        "the stream worker).",
     )
     # --- logging ---------------------------------------------------------------------
     # --- optimizer (LLM roles, INO) ----------------------------------------------------
@@ -286,6 +351,22 @@ class Settings:
         "127.0.0.1:19092",
         "Kafka bootstrap servers, comma-separated host:port (deploy/kafka/broker.sh starts "
         "one on 127.0.0.1:19092).")
+    kafka_security_protocol: str = _setting(
+        "PLAINTEXT",
+        "How clients talk to Kafka: PLAINTEXT, SASL_PLAINTEXT (user and password), SSL or "
+        "SASL_SSL (TLS, with NUGGETFLOW_KAFKA_SSL_CA_FILE).")
+    kafka_sasl_mechanism: str = _setting(
+        "PLAIN", "SASL mechanism with SASL_*: PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512.")
+    kafka_sasl_username: str = _setting("", "SASL user name (SASL_* protocols).")
+    kafka_sasl_password_file: str = _setting(
+        "",
+        "Path to a file holding the SASL password (e.g. a compose secret); surrounding "
+        "whitespace is ignored.")
+    kafka_sasl_password: str = _setting(
+        "", "The SASL password inline (prefer the _FILE form); do not set both.", secret=True)
+    kafka_ssl_ca_file: str = _setting(
+        "", "PEM file of the CA that signed the brokers' certificates (SSL, SASL_SSL; empty: "
+        "the system's CAs).")
     stream_prefix: str = _setting(
         "",
         "Deployment prefix put before every topic name and the consumer group, e.g. "
@@ -404,6 +485,30 @@ class Settings:
             parse_token_map(path.read_text(), "NUGGETFLOW_AUTH_TOKENS_FILE")
         if self.auth_tokens:
             parse_token_map(self.auth_tokens, "NUGGETFLOW_AUTH_TOKENS")
+        uses_openai = self.llm == "openai" or self.embedder.startswith("openai://")
+        if not self.openai_key() and uses_openai and not self.openai_base_url:
+            raise ConfigError("the openai backend at OpenAI's own API needs a key (or set "
+                              "NUGGETFLOW_OPENAI_BASE_URL for a server that needs none)",
+                              field="NUGGETFLOW_OPENAI_API_KEY_FILE")
+        if (self.opensearch_password_file or self.opensearch_password) \
+                and not self.opensearch_user:
+            raise ConfigError("a password needs NUGGETFLOW_OPENSEARCH_USER",
+                              field="NUGGETFLOW_OPENSEARCH_USER")
+        if self.opensearch_user and self.opensearch_password_value() is None:
+            raise ConfigError("a user needs NUGGETFLOW_OPENSEARCH_PASSWORD_FILE (or "
+                              "NUGGETFLOW_OPENSEARCH_PASSWORD)",
+                              field="NUGGETFLOW_OPENSEARCH_PASSWORD_FILE")
+        if self.opensearch_ca_file and not Path(self.opensearch_ca_file).is_file():
+            raise ConfigError(f"no such file: {self.opensearch_ca_file}",
+                              field="NUGGETFLOW_OPENSEARCH_CA_FILE")
+        for name in ("alert_retrieve_p99_seconds", "alert_error_ratio",
+                     "alert_consumer_lag_messages", "alert_ino_pass_ratio",
+                     "alert_llm_cost_dollars_per_hour"):
+            if getattr(self, name) < 0:
+                raise ConfigError("must be >= 0", field=ENV_PREFIX + name.upper())
+        for name in ("alert_error_ratio", "alert_ino_pass_ratio"):
+            if getattr(self, name) > 1:
+                raise ConfigError("must be in [0, 1]", field=ENV_PREFIX + name.upper())
         if self.llm not in ("local", "openai"):
             raise ConfigError(f"must be local or openai, got {self.llm!r}",
                               field="NUGGETFLOW_LLM")
@@ -457,6 +562,7 @@ class Settings:
             if not host or not port.isdigit() or not 0 < int(port) <= 65535:
                 raise ConfigError(f"expected host:port[,host:port...], got "
                                   f"{self.kafka_bootstrap!r}", field="NUGGETFLOW_KAFKA_BOOTSTRAP")
+        self._validate_kafka_security()
         if not re.fullmatch(r"[A-Za-z0-9._-]*", self.stream_prefix):
             raise ConfigError(f"only letters, digits, '.', '_' and '-' allowed, got "
                               f"{self.stream_prefix!r}", field="NUGGETFLOW_STREAM_PREFIX")
@@ -488,6 +594,60 @@ class Settings:
             raise ConfigError(f"expected some of {', '.join(STREAM_AGENTS)}, got "
                               f"{self.stream_agents!r}", field="NUGGETFLOW_STREAM_AGENTS")
 
+    def _validate_kafka_security(self) -> None:
+        if self.kafka_security_protocol not in KAFKA_SECURITY_PROTOCOLS:
+            raise ConfigError(f"must be one of {', '.join(KAFKA_SECURITY_PROTOCOLS)}, got "
+                              f"{self.kafka_security_protocol!r}",
+                              field="NUGGETFLOW_KAFKA_SECURITY_PROTOCOL")
+        if self.kafka_sasl_mechanism not in KAFKA_SASL_MECHANISMS:
+            raise ConfigError(f"must be one of {', '.join(KAFKA_SASL_MECHANISMS)}, got "
+                              f"{self.kafka_sasl_mechanism!r}",
+                              field="NUGGETFLOW_KAFKA_SASL_MECHANISM")
+        password = self.kafka_sasl_password_value()
+        if self.kafka_security_protocol.startswith("SASL_"):
+            if not self.kafka_sasl_username:
+                raise ConfigError(f"{self.kafka_security_protocol} needs a user name",
+                                  field="NUGGETFLOW_KAFKA_SASL_USERNAME")
+            if password is None:
+                raise ConfigError(f"{self.kafka_security_protocol} needs "
+                                  "NUGGETFLOW_KAFKA_SASL_PASSWORD_FILE (or _PASSWORD)",
+                                  field="NUGGETFLOW_KAFKA_SASL_PASSWORD_FILE")
+        elif self.kafka_sasl_username or password is not None:
+            raise ConfigError("SASL credentials are set but the protocol is "
+                              f"{self.kafka_security_protocol} (use SASL_PLAINTEXT or "
+                              "SASL_SSL)", field="NUGGETFLOW_KAFKA_SECURITY_PROTOCOL")
+        if self.kafka_ssl_ca_file and not Path(self.kafka_ssl_ca_file).is_file():
+            raise ConfigError(f"no such file: {self.kafka_ssl_ca_file}",
+                              field="NUGGETFLOW_KAFKA_SSL_CA_FILE")
+
+    # --- secrets: from a file (compose/k8s secrets) or inline, never both -------------
+
+    def openai_key(self) -> str:
+        """The OpenAI-compatible API key: NUGGETFLOW_OPENAI_API_KEY_FILE's content, else
+        NUGGETFLOW_OPENAI_API_KEY ("" when neither is set, or the file is empty: local
+        OpenAI-compatible servers need no key)."""
+        value = _secret(self.openai_api_key_file, self.openai_api_key,
+                        "NUGGETFLOW_OPENAI_API_KEY", allow_empty=True)
+        return value or ""
+
+    def opensearch_password_value(self) -> str | None:
+        """The OpenSearch password (file or inline), None when neither is set."""
+        return _secret(self.opensearch_password_file, self.opensearch_password,
+                       "NUGGETFLOW_OPENSEARCH_PASSWORD")
+
+    def kafka_sasl_password_value(self) -> str | None:
+        """The Kafka SASL password (file or inline), None when neither is set."""
+        return _secret(self.kafka_sasl_password_file, self.kafka_sasl_password,
+                       "NUGGETFLOW_KAFKA_SASL_PASSWORD")
+
+    def alert_retrieve_p99(self) -> float:
+        """The Retrieve P99 alert threshold in seconds: the setting, or with 0 the
+        store's default."""
+        if self.alert_retrieve_p99_seconds > 0:
+            return self.alert_retrieve_p99_seconds
+        scheme = self.store.split("://", 1)[0]
+        return RETRIEVE_P99_BY_STORE.get(scheme, RETRIEVE_P99_BY_STORE["sqlite"])
+
     def policy_for(self, tenant: str) -> str:
         """The review policy (manual or auto) that applies to a tenant's candidates."""
         return parse_review_policies(self.review_policy_tenants).get(tenant, self.review_policy)
@@ -516,6 +676,33 @@ class Settings:
 
 
 REVIEW_POLICIES = ("manual", "auto")
+KAFKA_SECURITY_PROTOCOLS = ("PLAINTEXT", "SASL_PLAINTEXT", "SSL", "SASL_SSL")
+KAFKA_SASL_MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512")
+# Default Retrieve P99 alert thresholds (seconds) per store scheme: SQLite answers in
+# process (the 25 ms goal); OpenSearch adds a network hop and a JVM (P99 87 ms measured at
+# 4 requests/s, so 25 ms fired all the time).
+RETRIEVE_P99_BY_STORE = {"sqlite": 0.025, "opensearch": 0.2, "opensearchs": 0.2}
+
+
+def _secret(path: str, inline: str, var: str, *, allow_empty: bool = False) -> str | None:
+    """A secret from ``path`` (``var``_FILE) or ``inline`` (``var``); None when neither is
+    set. ConfigError naming the variable when both are set or the file is missing (or
+    empty, unless ``allow_empty``); the message never contains the secret."""
+    if path and inline:
+        raise ConfigError(f"set {var}_FILE or {var}, not both", field=var)
+    if not path:
+        return inline or None
+    file = Path(path)
+    if not file.is_file():
+        raise ConfigError(f"no such file: {file}", field=f"{var}_FILE")
+    try:
+        value = file.read_text(encoding="utf-8").strip()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"cannot read {file}: {type(exc).__name__}",
+                          field=f"{var}_FILE") from None
+    if not value and not allow_empty:
+        raise ConfigError(f"{file} is empty", field=f"{var}_FILE")
+    return value
 STREAM_AGENTS = ("actionability", "optimize", "publish", "review")
 
 

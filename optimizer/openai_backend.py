@@ -108,7 +108,7 @@ class ChatClient:
         import openai
 
         self._client = openai.OpenAI(base_url=settings.openai_base_url or None,
-                                     api_key=settings.openai_api_key or "unused",
+                                     api_key=settings.openai_key() or "unused",
                                      timeout=settings.llm_timeout_seconds, max_retries=0)
         self._models = {"default": settings.llm_model}
         for pair in filter(None, (p.strip() for p in settings.llm_role_models.split(","))):

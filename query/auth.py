@@ -6,8 +6,10 @@ A call carries ``authorization: Bearer <token>`` in its metadata; a missing or u
 token is an :class:`AuthenticationError` (UNAUTHENTICATED), a token used for a tenant it
 was not issued for is a :class:`PermissionDeniedError` (PERMISSION_DENIED).
 
-Without any configuration the service runs *open* (every caller may use every tenant):
-development only, and the service logs a warning at start.
+A server started from the settings (:func:`server_auth`: ``nuggetflow serve``, and
+:func:`query.service.create_server` without an explicit ``auth``) refuses to start without
+tokens, unless ``NUGGETFLOW_INSECURE_DEV`` (``nuggetflow serve --insecure-dev``) says
+otherwise: then it runs *open* (every caller may use every tenant) and logs a loud warning.
 
 Tokens are kept only as SHA-256 digests, and never logged; logs name a token by the first
 8 hex digits of its digest.
@@ -20,8 +22,21 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from nuggetflow.errors import NuggetflowError
+from nuggetflow.errors import ConfigError, NuggetflowError
+from nuggetflow.logging import get_logger
 from nuggetflow.settings import Settings, parse_token_map
+
+log = get_logger(__name__)
+
+NO_TOKENS_MESSAGE = (
+    "no tokens configured: the query service would let every caller read and review "
+    "every tenant. Give it NUGGETFLOW_AUTH_TOKENS_FILE (a JSON file {token: [tenant, ...]}, "
+    "tokens of at least 16 characters), or for local development only start it with "
+    "--insecure-dev (NUGGETFLOW_INSECURE_DEV=true)")
+INSECURE_DEV_WARNING = (
+    "INSECURE DEV MODE: AUTH DISABLED. No NUGGETFLOW_AUTH_TOKENS_FILE or "
+    "NUGGETFLOW_AUTH_TOKENS and NUGGETFLOW_INSECURE_DEV / --insecure-dev given: every "
+    "caller may read and review every tenant. Never expose this port")
 
 
 class AuthenticationError(NuggetflowError):
@@ -109,3 +124,22 @@ class TokenAuth:
         if not principal.may_use(tenant):
             raise PermissionDeniedError(f"token {principal.token_id} is not valid for "
                                         f"tenant {tenant!r}", field="tenant")
+
+
+def server_auth(settings: Settings, *, announce: bool = True) -> TokenAuth:
+    """The tokens a query service started from ``settings`` checks.
+
+    ConfigError (field NUGGETFLOW_AUTH_TOKENS_FILE) when no tokens are configured and
+    NUGGETFLOW_INSECURE_DEV is not set; with it, open mode, and (``announce``) a warning
+    naming the bind address. With tokens, logs how many (never the tokens).
+    """
+    auth = TokenAuth.from_settings(settings)
+    if auth.open:
+        if not settings.insecure_dev:
+            raise ConfigError(NO_TOKENS_MESSAGE, field="NUGGETFLOW_AUTH_TOKENS_FILE")
+        if announce:
+            log.warning(INSECURE_DEV_WARNING, host=settings.serve_host)
+    elif announce:
+        log.info("per-tenant tokens enabled", tokens=auth.token_count,
+                 tenants=auth.tenant_count)
+    return auth

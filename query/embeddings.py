@@ -7,7 +7,8 @@
 - ``bge-small://``: bge-small-en-v1.5, quantized ONNX; CLS pooling, a search instruction
   before queries and nothing before passages.
 - ``openai://<model>``: any OpenAI-compatible ``/embeddings`` endpoint through the
-  ``openai`` package (``NUGGETFLOW_OPENAI_BASE_URL``, ``NUGGETFLOW_OPENAI_API_KEY``).
+  ``openai`` package (``NUGGETFLOW_OPENAI_BASE_URL``, ``NUGGETFLOW_OPENAI_API_KEY_FILE`` or
+  ``NUGGETFLOW_OPENAI_API_KEY``).
 
 The three local models are BERT-style encoders run by one class, :class:`OnnxBertEmbedder`,
 on CPU with no network; each model file and tokenizer is checked against a pinned sha256
@@ -339,7 +340,7 @@ def make_embedder(settings: Settings) -> Embedder:
     if url.scheme == "openai":
         model = (url.netloc + url.path).strip("/")
         return OpenAIEmbedder(model, settings.embedding_dim, settings.openai_base_url,
-                              settings.openai_api_key)
+                              settings.openai_key())
     raise ConfigError(f"unknown embedder scheme {url.scheme!r} "
                       f"({', '.join([*LOCAL_MODELS, 'openai'])})", field="NUGGETFLOW_EMBEDDER")
 

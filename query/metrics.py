@@ -5,12 +5,15 @@ Metrics live on a :class:`~prometheus_client.CollectorRegistry` that the caller 
 Names follow the Prometheus conventions: ``nuggetflow_<subsystem>_<name>_<unit>``,
 counters end in ``_total``, durations are in seconds.
 
-Two typed groups:
+Three typed groups:
 
 - :class:`QueryMetrics`, incremented by the gRPC query service;
 - :class:`PipelineMetrics`, incremented by the stream workers and the INO optimizer
   (those packages take it by injection; it is declared here so that the names, labels and
-  the dashboards in ``deploy/grafana`` stay in one place).
+  the dashboards in ``deploy/grafana`` stay in one place);
+- :class:`AlertThresholdMetrics`, the configured alert thresholds
+  (``nuggetflow_alert_threshold_{seconds,ratio,messages,dollars}{alert}``) that the rules
+  in ``deploy/prometheus/alerts.yml`` compare against.
 
 Rates the dashboards compute (PromQL, per tenant):
 
@@ -36,6 +39,7 @@ from prometheus_client.process_collector import ProcessCollector
 
 from nuggetflow.errors import ConfigError
 from nuggetflow.logging import get_logger
+from nuggetflow.settings import Settings
 
 log = get_logger(__name__)
 
@@ -229,6 +233,49 @@ class PipelineMetrics:
         self.consumer_lag.labels(group, topic, str(partition)).set(lag)
 
 
+class AlertThresholdMetrics:
+    """The alert thresholds a process was configured with (subsystem ``alert``), one gauge
+    per unit, labelled by the alert rule's name. ``deploy/prometheus/alerts.yml`` compares
+    against them, so a threshold is a setting (``NUGGETFLOW_ALERT_*``) and follows the
+    store in use instead of a number written into the rule.
+
+    The query service exports its own alerts' thresholds (:meth:`export_query`), the stream
+    worker its own (:meth:`export_worker`).
+    """
+
+    def __init__(self, registry: CollectorRegistry) -> None:
+        r, a = registry, "alert"
+        self.seconds = _gauge(
+            r, a, "threshold_seconds",
+            "Alert threshold in seconds (NuggetflowRetrieveLatencyHigh: Retrieve P99).",
+            ["alert"])
+        self.ratio = _gauge(
+            r, a, "threshold_ratio",
+            "Alert threshold as a ratio 0..1 (NuggetflowQueryErrorRateHigh: share of failing "
+            "calls; NuggetflowINOPassRateLow: share of nuggets passing INO).", ["alert"])
+        self.messages = _gauge(
+            r, a, "threshold_messages",
+            "Alert threshold in messages (NuggetflowConsumerLagHigh: consumer lag).",
+            ["alert"])
+        self.dollars = _gauge(
+            r, a, "threshold_dollars",
+            "Alert threshold in US dollars (NuggetflowLLMCostHigh: LLM spend in one hour).",
+            ["alert"])
+
+    def export_query(self, settings: Settings) -> None:
+        """The query service's thresholds: Retrieve P99 (by store unless set), error ratio."""
+        self.seconds.labels("NuggetflowRetrieveLatencyHigh").set(settings.alert_retrieve_p99())
+        self.ratio.labels("NuggetflowQueryErrorRateHigh").set(settings.alert_error_ratio)
+
+    def export_worker(self, settings: Settings) -> None:
+        """The stream worker's thresholds: consumer lag, INO pass ratio, LLM spend."""
+        self.messages.labels("NuggetflowConsumerLagHigh").set(
+            settings.alert_consumer_lag_messages)
+        self.ratio.labels("NuggetflowINOPassRateLow").set(settings.alert_ino_pass_ratio)
+        self.dollars.labels("NuggetflowLLMCostHigh").set(
+            settings.alert_llm_cost_dollars_per_hour)
+
+
 @dataclass
 class Metrics:
     """Every metric group on one registry (a process's metrics)."""
@@ -236,6 +283,7 @@ class Metrics:
     registry: CollectorRegistry
     query: QueryMetrics
     pipeline: PipelineMetrics
+    alerts: AlertThresholdMetrics
 
     @classmethod
     def create(cls, registry: CollectorRegistry | None = None, *,
@@ -244,7 +292,8 @@ class Metrics:
         registry = registry if registry is not None else CollectorRegistry()
         if process:
             ProcessCollector(registry=registry)
-        return cls(registry, QueryMetrics(registry), PipelineMetrics(registry))
+        return cls(registry, QueryMetrics(registry), PipelineMetrics(registry),
+                   AlertThresholdMetrics(registry))
 
 
 class MetricsServer:

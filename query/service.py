@@ -41,7 +41,7 @@ from nuggetflow.settings import Settings
 from nuggetflow.v1 import nugget_pb2 as pb
 from nuggetflow.v1 import query_service_pb2 as qpb
 from nuggetflow.v1 import query_service_pb2_grpc as qpb_grpc
-from query.auth import TokenAuth
+from query.auth import TokenAuth, server_auth
 from query.citations import CitationLedger, Ledger, SQLiteLedger
 from query.convert import (
     candidates_to_proto,
@@ -341,13 +341,14 @@ def create_server(index: NuggetIndex, settings: Settings, port: int = 0, *,
     """A QueryService server bound to ``settings.serve_host:port`` (0: any free port).
 
     The index must be started by the caller. ``metrics`` defaults to a fresh registry's,
-    ``auth`` to the settings' tokens (open mode without any), ``ledger`` to an in-memory
-    one. ``reuse_port`` lets worker processes share the port (off otherwise, so a second
-    server on a taken port fails instead of binding silently). Returns the server (not
+    ``auth`` to the settings' tokens (:func:`~query.auth.server_auth`: ConfigError without
+    any unless ``settings.insecure_dev``), ``ledger`` to an in-memory one. ``reuse_port``
+    lets worker processes share the port (off otherwise, so a second server on a taken
+    port fails instead of binding silently). Returns the server (not
     started) and the bound port.
     """
     metrics = metrics if metrics is not None else Metrics.create().query
-    auth = auth if auth is not None else TokenAuth.from_settings(settings)
+    auth = auth if auth is not None else server_auth(settings)
     server = grpc.aio.server(
         interceptors=[ServiceInterceptor(auth, metrics, RequestLimits.from_settings(settings))],
         options=[("grpc.max_receive_message_length", settings.grpc_max_message_bytes),
@@ -379,14 +380,9 @@ async def serve(settings: Settings, index: NuggetIndex, *,
     signal stops gracefully within ``settings.grpc_grace_seconds``. As ``worker`` i of
     several, it shares the port and the citation ledger file with its siblings.
     """
+    auth = server_auth(settings)  # before anything starts: no tokens, no service
     metrics = Metrics.create(process=True)
-    auth = TokenAuth.from_settings(settings)
-    if auth.open:
-        log.warning("AUTH DISABLED: no NUGGETFLOW_AUTH_TOKENS_FILE or NUGGETFLOW_AUTH_TOKENS; "
-                    "every caller may read and review every tenant (development only)")
-    else:
-        log.info("per-tenant tokens enabled", tokens=auth.token_count,
-                 tenants=auth.tenant_count)
+    metrics.alerts.export_query(settings)
     await index.start()
     metrics_server = MetricsServer(metrics.registry, settings.serve_host, settings.metrics_port)
     try:
@@ -448,6 +444,7 @@ def run(settings: Settings, build_index: IndexFactory) -> int:
     RESTART_DELAY_SECONDS), and on SIGTERM/SIGINT passes the signal on and waits for
     them (grace period plus 5 s, then kills). Returns the exit code.
     """
+    server_auth(settings, announce=settings.serve_workers > 1)  # refuse before any worker
     workers = settings.serve_workers
     if workers == 1:
         asyncio.run(serve(settings, build_index(settings)))

@@ -24,7 +24,14 @@ from stream.agents import SOURCES, Agents, FaustSink, enabled_agents, register_a
 from stream.engine import Engine, ThreadedEngine
 from stream.lag import LagMonitor
 from stream.steps import Steps
-from stream.topics import Topics, bootstrap_servers, ensure_topics, group_id
+from stream.topics import (
+    Topics,
+    bootstrap_servers,
+    ensure_topics,
+    faust_credentials,
+    group_id,
+    kafka_client_options,
+)
 
 log = get_logger(__name__)
 
@@ -50,6 +57,9 @@ def create_app(settings: Settings, **overrides: Any) -> faust.App:
         # which left one folder per consumer group wherever a worker was started).
         "datadir": str(Path("var") / "faust" / group_id(settings)),
     }
+    credentials = faust_credentials(settings)
+    if credentials is not None:
+        conf["broker_credentials"] = credentials
     conf.update(overrides)
     # Faust creates its datadir without parents.
     Path(conf["datadir"]).parent.mkdir(parents=True, exist_ok=True)
@@ -74,7 +84,7 @@ class StreamRuntime(Service):
         topics = Topics.from_settings(settings)
         self.lag = LagMonitor(bootstrap_servers(settings), group_id(settings),
                               [topics.name(SOURCES[a]) for a in enabled_agents(settings)],
-                              metrics.pipeline)
+                              metrics.pipeline, kafka_client_options(settings))
 
     async def on_start(self) -> None:
         """Open the index, warm up the embedder, start threads and /metrics."""
@@ -132,6 +142,7 @@ def build_worker(settings: Settings, *, metrics: Metrics | None = None,
     from query.embeddings import make_embedder
 
     metrics = metrics or Metrics.create(process=True)
+    metrics.alerts.export_worker(settings)
     pipeline: PipelineMetrics = metrics.pipeline
 
     def on_llm_retry(role: str, kind: str) -> None:

@@ -7,7 +7,7 @@ topics, into ``nuggetflow_stream_consumer_lag_messages{group, topic, partition}`
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from aiokafka import AIOKafkaConsumer, TopicPartition
@@ -25,8 +25,10 @@ class LagMonitor:
     """Samples consumer lag of one group on some topics."""
 
     def __init__(self, bootstrap: Sequence[str], group: str, topics: Sequence[str],
-                 metrics: PipelineMetrics | None = None) -> None:
+                 metrics: PipelineMetrics | None = None,
+                 client_options: Mapping[str, Any] | None = None) -> None:
         self.bootstrap = list(bootstrap)
+        self.client_options = dict(client_options or {})  # security (stream.topics)
         self.group = group
         self.topics = list(topics)
         self.metrics = metrics
@@ -35,8 +37,9 @@ class LagMonitor:
 
     async def start(self) -> None:
         """Connect (BackendUnavailableError when the cluster cannot be reached)."""
-        admin = AIOKafkaAdminClient(bootstrap_servers=self.bootstrap)
+        admin = AIOKafkaAdminClient(bootstrap_servers=self.bootstrap, **self.client_options)
         consumer = AIOKafkaConsumer(bootstrap_servers=self.bootstrap, group_id=None,
+                                    **self.client_options,
                                     enable_auto_commit=False)
         try:
             await admin.start()

@@ -16,7 +16,7 @@ from nuggetflow.logging import get_logger
 from nuggetflow.settings import Settings
 from optimizer.events import parse_event
 from stream.records import ReviewEvent
-from stream.topics import TopicKind, Topics, bootstrap_servers
+from stream.topics import TopicKind, Topics, bootstrap_servers, kafka_client_options
 
 log = get_logger(__name__)
 
@@ -43,7 +43,8 @@ class PublishReport:
 async def start_producer(settings: Settings) -> Any:
     """A started idempotent producer (acks=all); BackendUnavailableError when unreachable."""
     producer = AIOKafkaProducer(bootstrap_servers=bootstrap_servers(settings), acks="all",
-                                enable_idempotence=True, linger_ms=5)
+                                enable_idempotence=True, linger_ms=5,
+                                **kafka_client_options(settings))
     try:
         await producer.start()
     except KafkaConnectionError as exc:

@@ -16,7 +16,9 @@ feedback.dead-letter      the original bytes of a record that failed, reason in 
 from __future__ import annotations
 
 import enum
+import ssl
 from dataclasses import dataclass
+from typing import Any
 
 from nuggetflow.errors import BackendUnavailableError
 from nuggetflow.logging import get_logger
@@ -72,6 +74,43 @@ def bootstrap_servers(settings: Settings) -> list[str]:
     return [s.strip() for s in settings.kafka_bootstrap.split(",") if s.strip()]
 
 
+def _ssl_context(settings: Settings) -> ssl.SSLContext:
+    """TLS to the brokers: the system's CAs, or NUGGETFLOW_KAFKA_SSL_CA_FILE's."""
+    return ssl.create_default_context(cafile=settings.kafka_ssl_ca_file or None)
+
+
+def kafka_client_options(settings: Settings) -> dict[str, Any]:
+    """Keyword arguments for every aiokafka client (producer, consumer, admin): the
+    security protocol and, with SASL_*, the mechanism, user name and password
+    (NUGGETFLOW_KAFKA_SECURITY_PROTOCOL, _SASL_MECHANISM, _SASL_USERNAME,
+    _SASL_PASSWORD_FILE), with SSL/SASL_SSL a TLS context."""
+    protocol = settings.kafka_security_protocol
+    options: dict[str, Any] = {"security_protocol": protocol}
+    if protocol in ("SSL", "SASL_SSL"):
+        options["ssl_context"] = _ssl_context(settings)
+    if protocol.startswith("SASL_"):
+        options.update(sasl_mechanism=settings.kafka_sasl_mechanism,
+                       sasl_plain_username=settings.kafka_sasl_username,
+                       sasl_plain_password=settings.kafka_sasl_password_value())
+    return options
+
+
+def faust_credentials(settings: Settings) -> Any:
+    """The same security as Faust's ``broker_credentials`` (None for PLAINTEXT)."""
+    import faust
+
+    protocol = settings.kafka_security_protocol
+    if protocol == "PLAINTEXT":
+        return None
+    if protocol == "SSL":
+        return faust.SSLCredentials(_ssl_context(settings))
+    return faust.SASLCredentials(
+        username=settings.kafka_sasl_username,
+        password=settings.kafka_sasl_password_value(),
+        mechanism=settings.kafka_sasl_mechanism,
+        ssl_context=_ssl_context(settings) if protocol == "SASL_SSL" else None)
+
+
 async def ensure_topics(settings: Settings, names: list[str] | None = None) -> list[str]:
     """Create the missing topics with the configured partitions; returns those created.
 
@@ -82,7 +121,7 @@ async def ensure_topics(settings: Settings, names: list[str] | None = None) -> l
 
     wanted = names if names is not None else Topics.from_settings(settings).all()
     admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap_servers(settings),
-                                request_timeout_ms=15000)
+                                request_timeout_ms=15000, **kafka_client_options(settings))
     try:
         await admin.start()
     except KafkaConnectionError as exc:

@@ -110,24 +110,56 @@ class OpenSearchStore:
     """The OpenSearch :class:`~query.store.IndexStore` (see the module docstring)."""
 
     def __init__(self, url: str, index: str = "nuggetflow", dim: int = 384,
-                 timeout: float = 30.0) -> None:
+                 timeout: float = 30.0, *, auth: tuple[str, str] | None = None,
+                 verify_certs: bool = True, ca_file: str = "") -> None:
         self.url = url
         self.index = index
         self.dim = dim
         self.timeout = timeout
+        self.auth = auth
+        self.verify_certs = verify_certs
+        self.ca_file = ca_file
         self._client: Any = None
         self._tenants: set[str] = set()
         self._writer = WriterLock()
 
     @classmethod
     def from_url(cls, url: str, settings: Settings) -> OpenSearchStore:
-        """``opensearch://host:port`` (``opensearchs://`` for TLS)."""
+        """``opensearch://host:port`` (``opensearchs://`` for TLS), with basic auth when
+        NUGGETFLOW_OPENSEARCH_USER is set (the password from its file) and the TLS
+        settings NUGGETFLOW_OPENSEARCH_CA_FILE / _VERIFY_CERTS."""
         scheme, rest = url.split("://", 1)
         if not rest:
             raise ConfigError("opensearch:// needs host:port", field="NUGGETFLOW_STORE")
         http = "https" if scheme == "opensearchs" else "http"
+        password = settings.opensearch_password_value()
+        auth = (settings.opensearch_user, password) if settings.opensearch_user and password \
+            else None
+        if auth is not None and http == "http":
+            log.warning("opensearch credentials sent without TLS (use opensearchs://)",
+                        url=f"{http}://{rest}")
+        if http == "https" and not settings.opensearch_verify_certs:
+            log.warning("opensearch TLS certificate not verified "
+                        "(NUGGETFLOW_OPENSEARCH_VERIFY_CERTS=false)", url=f"{http}://{rest}")
         return cls(f"{http}://{rest.rstrip('/')}", settings.opensearch_index,
-                   settings.embedding_dim)
+                   settings.embedding_dim, auth=auth,
+                   verify_certs=settings.opensearch_verify_certs,
+                   ca_file=settings.opensearch_ca_file)
+
+    def client_options(self) -> dict[str, Any]:
+        """Keyword arguments of the OpenSearch client: hosts, timeouts, auth and TLS."""
+        options: dict[str, Any] = {"hosts": [self.url], "timeout": self.timeout,
+                                   "max_retries": 2, "retry_on_timeout": True}
+        if self.auth is not None:
+            options["http_auth"] = self.auth
+        if self.url.startswith("https://"):
+            options["use_ssl"] = True
+            options["verify_certs"] = self.verify_certs
+            if not self.verify_certs:
+                options["ssl_show_warn"] = False  # the setting says so; logged at start
+            if self.ca_file:
+                options["ca_certs"] = self.ca_file
+        return options
 
     # --- lifecycle --------------------------------------------------------------------
 
@@ -152,8 +184,7 @@ class OpenSearchStore:
     def _connect(self) -> Any:
         from opensearchpy import AsyncOpenSearch
 
-        self._client = AsyncOpenSearch(hosts=[self.url], timeout=self.timeout,
-                                       max_retries=2, retry_on_timeout=True)
+        self._client = AsyncOpenSearch(**self.client_options())
         return self._client
 
     async def _check_existing_index(self) -> None:

@@ -81,7 +81,7 @@ def test_compose_check_rejects_a_broken_file(tmp_path: Path) -> None:
 def test_prometheus_configs_pass_promtool(config: str) -> None:
     proc = run(str(PROMETHEUS_SH), "check", str(DEPLOY / "prometheus" / config))
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert "9 rules found" in proc.stdout
+    assert "10 rules found" in proc.stdout
 
 
 def test_alert_rules_fire_as_specified() -> None:
@@ -141,6 +141,7 @@ async def target(tmp_path: Path, embedder: MiniLMEmbedder,
                                          "Reset your VPN password at the service desk.",
                                          T0)])
     metrics = Metrics.create(process=True)
+    metrics.alerts.export_query(settings)  # as `nuggetflow serve` does
     server, port = create_server(index, settings,
                                  metrics=metrics.query, auth=TokenAuth(TOKENS))
     http = MetricsServer(metrics.registry, "127.0.0.1", 0)
@@ -268,7 +269,7 @@ async def test_prometheus_scrapes_the_service_and_every_panel_query_runs(
     rules = prometheus.get("/api/v1/rules")
     assert rules["status"] == "success"
     health = {r["name"]: r["health"] for g in rules["data"]["groups"] for r in g["rules"]}
-    assert len(health) == 9
+    assert len(health) == 10
     for _ in range(20):  # rules are evaluated every second; wait for the first round
         if all(h == "ok" for h in health.values()):
             break
@@ -276,3 +277,22 @@ async def test_prometheus_scrapes_the_service_and_every_panel_query_runs(
         rules = prometheus.get("/api/v1/rules")
         health = {r["name"]: r["health"] for g in rules["data"]["groups"] for r in g["rules"]}
     assert all(h == "ok" for h in health.values()), health
+
+    # The rules compare against the thresholds the service exports (settings, by store).
+    threshold = prometheus.query(
+        'nuggetflow_alert_threshold_seconds{alert="NuggetflowRetrieveLatencyHigh"}')
+    assert [float(r["value"][1]) for r in threshold["data"]["result"]] == [0.025]
+    ratio = prometheus.query(
+        'nuggetflow_alert_threshold_ratio{alert="NuggetflowQueryErrorRateHigh"}')
+    assert [float(r["value"][1]) for r in ratio["data"]["result"]] == [0.05]
+    rule = next(r for g in rules["data"]["groups"] for r in g["rules"]
+                if r["name"] == "NuggetflowRetrieveLatencyHigh")
+    # The rule's comparison with the exported threshold set to zero: one result shows
+    # that the P99 joins the gauge by job (a join that never matches could never fire).
+    p99_expr, _, _ = rule["query"].partition(">")
+    joined = prometheus.query(f"{p99_expr} > on (job) max by (job) "
+                              f"(nuggetflow_alert_threshold_seconds * 0)")
+    assert len(joined["data"]["result"]) == 1, joined
+    alerts = prometheus.get("/api/v1/alerts")["data"]["alerts"]
+    assert not [a for a in alerts if a["labels"]["alertname"]
+                == "NuggetflowAlertThresholdsMissing"], alerts

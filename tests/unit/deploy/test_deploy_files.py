@@ -1,7 +1,8 @@
 """deploy/ without a docker engine: the compose file, the Dockerfile, Prometheus and Grafana
 provisioning are checked for structure and for consistency with each other and the code.
 
-(`docker-compose config`, promtool and a real Prometheus run in tests/integration.)
+(test_compose_safe.py reads the compose file through `docker-compose config`; promtool
+and a real Prometheus run in tests/integration.)
 """
 
 from __future__ import annotations
@@ -42,8 +43,8 @@ def cli_commands() -> set[str]:
 
 
 def test_compose_has_every_component(compose: dict[str, Any]) -> None:
-    assert set(compose["services"]) == {"kafka", "opensearch", "query", "worker", "prometheus",
-                                        "grafana"}
+    assert set(compose["services"]) == {"kafka", "opensearch", "query", "worker", "ingest",
+                                        "prometheus", "grafana"}
     for name, svc in compose["services"].items():
         assert "image" in svc or "build" in svc, name
 
@@ -56,6 +57,8 @@ def test_compose_files_and_build_context_exist(compose: dict[str, Any]) -> None:
             assert context.is_dir(), name
             assert (context / build["dockerfile"]).is_file(), name
         for volume in svc.get("volumes", []):
+            # ${VAR:-default}:...: the default must exist
+            volume = re.sub(r"^\$\{\w+:-([^}]*)\}", r"\1", volume)
             source = volume.split(":")[0]
             if source.startswith((".", "/")):
                 assert (DEPLOY / source).exists(), f"{name}: {source} does not exist"
@@ -67,14 +70,15 @@ def test_compose_ports_are_valid_and_distinct(compose: dict[str, Any]) -> None:
     host_ports: list[int] = []
     for name, svc in compose["services"].items():
         for mapping in svc.get("ports", []):
-            host, container = (int(p) for p in str(mapping).split(":"))
-            assert 0 < host < 65536 and 0 < container < 65536, name
-            host_ports.append(host)
+            bind, host, container = str(mapping).rsplit(":", 2)
+            assert bind == "${NUGGETFLOW_BIND:-127.0.0.1}", (name, mapping)
+            assert 0 < int(host) < 65536 and 0 < int(container) < 65536, name
+            host_ports.append(int(host))
     assert len(host_ports) == len(set(host_ports)), "two services publish one host port"
     query = compose["services"]["query"]
     env = query["environment"]
-    assert f"{env['NUGGETFLOW_GRPC_PORT']}:{env['NUGGETFLOW_GRPC_PORT']}" in query["ports"]
-    assert f"{env['NUGGETFLOW_METRICS_PORT']}:{env['NUGGETFLOW_METRICS_PORT']}" in query["ports"]
+    grpc = env["NUGGETFLOW_GRPC_PORT"]
+    assert query["ports"] == [f"${{NUGGETFLOW_BIND:-127.0.0.1}}:{grpc}:{grpc}"]
 
 
 def test_compose_dependencies_and_commands(compose: dict[str, Any]) -> None:
@@ -83,16 +87,21 @@ def test_compose_dependencies_and_commands(compose: dict[str, Any]) -> None:
         for dep in svc.get("depends_on", []):
             assert dep in services, f"{name} depends on unknown {dep}"
     commands = cli_commands()
-    for name in ("query", "worker"):
+    for name in ("query", "worker", "ingest"):
         command = services[name]["command"][0]
         assert command in commands, (name, command)
+        test = services[name].get("healthcheck", {}).get("test", [])
+        if test[1:2] == ["nuggetflow"]:  # ["CMD", "nuggetflow", <command>, ...]
+            assert test[2] in commands, (name, test)
     assert services["query"]["command"] == ["serve"]
-    assert services["worker"]["image"] == services["query"]["image"], "one image, built once"
+    assert services["ingest"]["command"][0] == "ingest"
+    for name in ("worker", "ingest"):
+        assert services[name]["image"] == services["query"]["image"], "one image, built once"
 
 
 def test_compose_environment_names_real_settings(compose: dict[str, Any]) -> None:
     known = {var for var, _, _ in Settings.describe()}
-    for name in ("query", "worker"):
+    for name in ("query", "worker", "ingest"):
         for var in compose["services"][name]["environment"]:
             assert var in known, f"{name}: {var} is not a setting"
 
@@ -142,9 +151,9 @@ def test_prometheus_configs_scrape_the_services(compose: dict[str, Any]) -> None
         assert len(hosts) == 1
         assert sorted(int(t.split(":")[1]) for t in in_compose[job]) == list(
             range(first, first + workers))
-        if job == "nuggetflow-query":  # published for scrapers outside compose too
-            ports = set(services["query"]["ports"])
-            assert {f"{p}:{p}" for p in range(first, first + workers)} <= ports
+        # /metrics stays on the internal network: never published on the host
+        published = {p.rsplit(":", 2)[1] for s in services.values() for p in s.get("ports", [])}
+        assert not {str(p) for p in range(first, first + workers)} & published, job
     assert local["nuggetflow-query"] == [f"127.0.0.1:{Settings().metrics_port}"]
     mounted = [v for v in services["prometheus"]["volumes"] if "alerts.yml" in v]
     assert mounted and (DEPLOY / mounted[0].split(":")[0]).is_file()

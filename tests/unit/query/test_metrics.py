@@ -101,3 +101,36 @@ def test_metrics_endpoint_serves_the_registry() -> None:
         assert err.value.field == "NUGGETFLOW_METRICS_PORT"
     finally:
         server.stop()
+
+
+def test_alert_thresholds_are_exported_from_the_settings() -> None:
+    """alerts.yml compares against these gauges: each rule's threshold is a setting, and
+    the Retrieve P99 one follows the store unless set."""
+    from pathlib import Path
+
+    import yaml
+
+    from nuggetflow.settings import Settings
+
+    query, worker = Metrics.create(), Metrics.create()
+    query.alerts.export_query(Settings.from_env({"NUGGETFLOW_STORE": "opensearch://os:9200"}))
+    worker.alerts.export_worker(Settings.from_env({
+        "NUGGETFLOW_ALERT_CONSUMER_LAG_MESSAGES": "5000",
+        "NUGGETFLOW_ALERT_LLM_COST_DOLLARS_PER_HOUR": "3.5"}))
+    exported = {
+        "NuggetflowRetrieveLatencyHigh": (query, "nuggetflow_alert_threshold_seconds", 0.2),
+        "NuggetflowQueryErrorRateHigh": (query, "nuggetflow_alert_threshold_ratio", 0.05),
+        "NuggetflowConsumerLagHigh": (worker, "nuggetflow_alert_threshold_messages", 5000),
+        "NuggetflowINOPassRateLow": (worker, "nuggetflow_alert_threshold_ratio", 0.8),
+        "NuggetflowLLMCostHigh": (worker, "nuggetflow_alert_threshold_dollars", 3.5),
+    }
+    for alert, (metrics, name, expected) in exported.items():
+        assert value(metrics.registry, name, alert=alert) == expected, alert
+    # the query service exports only its own alerts' thresholds, the worker its own
+    assert query.registry.get_sample_value("nuggetflow_alert_threshold_messages",
+                                           {"alert": "NuggetflowConsumerLagHigh"}) is None
+    rules = yaml.safe_load((Path(__file__).resolve().parents[3] / "deploy" / "prometheus"
+                            / "alerts.yml").read_text())
+    by_name = {r["alert"]: r["expr"] for g in rules["groups"] for r in g["rules"]}
+    for alert, (_, name, _) in exported.items():
+        assert f'{name}{{alert="{alert}"}}' in by_name[alert], alert

@@ -291,14 +291,31 @@ async def test_graceful_stop_finishes_in_flight_calls_and_refuses_new_ones(
     await rpc_error(service.retrieve(), grpc.StatusCode.UNAVAILABLE)
 
 
-async def test_open_mode_without_tokens(tmp_path: Path, embedder: MiniLMEmbedder,
-                                        settings: Settings) -> None:
+async def test_no_tokens_refuses_to_start_without_insecure_dev(
+        tmp_path: Path, embedder: MiniLMEmbedder, settings: Settings) -> None:
+    from nuggetflow.errors import ConfigError
+
+    assert TokenAuth.from_settings(settings).open and not settings.insecure_dev
+    store = SQLiteStore(tmp_path / "closed.db")
+    with pytest.raises(ConfigError) as err:
+        create_server(NuggetIndex(store, embedder, settings), settings)
+    assert err.value.field == "NUGGETFLOW_AUTH_TOKENS_FILE"
+    assert "--insecure-dev" in str(err.value) and "NUGGETFLOW_INSECURE_DEV" in str(err.value)
+
+
+async def test_open_mode_without_tokens_only_in_insecure_dev(
+        tmp_path: Path, embedder: MiniLMEmbedder, settings: Settings,
+        caplog: pytest.LogCaptureFixture) -> None:
+    settings = settings.replace(insecure_dev=True)
     assert TokenAuth.from_settings(settings).open
     store = SQLiteStore(tmp_path / "open.db")
     await store.start()
     nuggets = list(seed_nuggets().values())
     await store.write_nuggets(nuggets, list(embedder.embed([n.text for n in nuggets])))
-    server, port = create_server(NuggetIndex(store, embedder, settings), settings)
+    with caplog.at_level("WARNING"):
+        server, port = create_server(NuggetIndex(store, embedder, settings), settings)
+    assert any("INSECURE DEV MODE" in r.getMessage() and r.levelname == "WARNING"
+               for r in caplog.records)
     await server.start()
     try:
         async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel:
@@ -319,5 +336,5 @@ async def test_second_server_on_a_taken_port_fails_clearly(
 
     service, _ = flaky
     with pytest.raises(ConfigError) as err:
-        create_server(service.index, settings, service.server.port)
+        create_server(service.index, settings, service.server.port, auth=TokenAuth(TOKENS))
     assert err.value.field == "NUGGETFLOW_GRPC_PORT"
