@@ -176,14 +176,17 @@ def resolve_publication(candidate: Nugget, heads: Sequence[Nugget], schema: Pred
             decision.writes.append(current)
             decision.outcome = "deprecated_old"
         elif n_old > n_new:
-            decision.writes.append(_with_state(current, State.DEPRECATED,
-                                               f"outweighed by {_lineage(old)}", now))
+            # The candidate is not written yet: its own version takes the state (a new
+            # version on top of it would name a parent that was never stored).
+            decision.writes.append(amend(current, state=State.DEPRECATED,
+                                         rank=_rank_for(current, State.DEPRECATED)))
             decision.outcome = "deprecated_candidate"
         else:
+            contesting = amend(current, state=State.CONTESTED,
+                               rank=_rank_for(current, State.CONTESTED))
             decision.writes.append(_with_state(old, State.CONTESTED,
-                                               f"contested by {current.id}", now))
-            decision.writes.append(_with_state(current, State.CONTESTED,
-                                               f"contests {_lineage(old)}", now))
+                                               f"contested by {contesting.id}", now))
+            decision.writes.append(contesting)
             decision.outcome = "contested"
         return decision
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from nuggetflow.errors import InvalidTransitionError
@@ -136,6 +136,13 @@ async def run_history(history: list[object], embedder: MiniLMEmbedder,
 @settings(max_examples=60, deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(history=histories)
+# Two values from one event, both approved: the second contests the first, and its own
+# version (not a child of a version never stored) carries the Contested state.
+@example(history=[Submit(0, 0, ("ev-0",), 0, None), Review(0, "approve"),
+                  Submit(1, 0, ("ev-0",), 0, None), Review(1, "approve")])
+# A value with fewer sources than the Active one is deprecated the same way.
+@example(history=[Submit(0, 0, ("ev-0", "ev-1"), 0, None), Review(0, "approve"),
+                  Submit(1, 0, ("ev-2",), 0, None), Review(1, "approve")])
 def test_governed_views_hold_for_random_histories(history: list[object],
                                                   embedder: MiniLMEmbedder) -> None:
     asyncio.run(run_history(history, embedder))
