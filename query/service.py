@@ -41,14 +41,17 @@ from query.auth import TokenAuth
 from query.citations import CitationLedger, Ledger, SQLiteLedger
 from query.convert import (
     candidates_to_proto,
+    edit_changes_from_proto,
+    listing_from_proto,
     nugget_to_proto,
     publications_from_proto,
+    relation_to_proto,
     retrieve_request_from_proto,
     retrieve_result_to_proto,
     review_action_from_proto,
 )
-from query.index import DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, NuggetIndex
-from query.interceptor import ServiceInterceptor
+from query.index import DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, EditGuard, NuggetIndex
+from query.interceptor import CALLER, ServiceInterceptor
 from query.limits import RequestLimits
 from query.metrics import Metrics, MetricsServer, QueryMetrics
 from query.model import ItemType
@@ -95,10 +98,21 @@ def after_id_of(token: str) -> str:
 class QueryServicer(qpb_grpc.QueryServiceServicer):
     """nuggetflow.v1.QueryService over a NuggetIndex (errors are raised, not set)."""
 
-    def __init__(self, index: NuggetIndex, metrics: QueryMetrics, ledger: Ledger) -> None:
+    def __init__(self, index: NuggetIndex, metrics: QueryMetrics, ledger: Ledger,
+                 guard: EditGuard | None = None) -> None:
         self.index = index
         self.metrics = metrics
         self.ledger = ledger
+        self._guard = guard
+
+    @property
+    def guard(self) -> EditGuard:
+        """The factual-preservation guard EditNugget runs (the optimizer's, by default)."""
+        if self._guard is None:
+            from optimizer.guard import check_edit
+
+            self._guard = check_edit
+        return self._guard
 
     async def Retrieve(self, request: qpb.RetrieveRequest,
                        context: grpc.aio.ServicerContext) -> qpb.RetrieveResponse:
@@ -128,7 +142,7 @@ class QueryServicer(qpb_grpc.QueryServiceServicer):
         ``nuggetflow candidates`` calls too)."""
         publications = publications_from_proto(request.publications)
         page = await self.index.candidates(request.tenant, publications, request.page_size,
-                                           request.page_token)
+                                           request.page_token, listing_from_proto(request))
         return candidates_to_proto(page)
 
     async def ListVersions(self, request: qpb.ListVersionsRequest,
@@ -174,13 +188,67 @@ class QueryServicer(qpb_grpc.QueryServiceServicer):
         applied = await self.index.apply_review(
             request.tenant, item_id, action, reviewer=request.reviewer,
             reason=request.reason, target_version_id=request.target_version_id,
-            request_id=request.request_id, deadline=deadline)
+            request_id=request.request_id, deadline=deadline,
+            expected_version_id=request.expected_version_id)
         head = applied.head
         log.info("review replayed" if applied.replayed else "review applied",
                  tenant=clip(request.tenant), id=clip(item_id), action=action,
                  reviewer=clip(request.reviewer), request_id=clip(request.request_id),
                  head=head.id, publication=head.publication.name)
         return nugget_to_proto(head)
+
+    async def EditNugget(self, request: qpb.EditNuggetRequest,
+                         context: grpc.aio.ServicerContext) -> qpb.EditNuggetResponse:
+        """A new version with the edited content, made from ``expected_version_id``
+        (ABORTED when the head is another version) and checked by the factual guard first:
+        written unless ``dry_run``, the guard objects or nothing changed. The deadline is
+        honoured like Review's."""
+        item_id = _require_id(request.id, "id")
+        _require_id(request.expected_version_id, "expected_version_id")
+        changes = edit_changes_from_proto(request)
+        remaining = context.time_remaining()
+        deadline = None if remaining is None else time.monotonic() + remaining
+        outcome = await self.index.checked_edit(
+            request.tenant, item_id, expected_version_id=request.expected_version_id,
+            changes=changes, guard=self.guard, reviewer=request.reviewer,
+            reason=request.reason, dry_run=request.dry_run, request_id=request.request_id,
+            deadline=deadline)
+        log.info("edit saved" if outcome.saved else "edit not saved",
+                 tenant=clip(request.tenant), id=clip(item_id), dry_run=request.dry_run,
+                 reviewer=clip(request.reviewer), changed=",".join(outcome.changed),
+                 violations=len(outcome.violations), head=outcome.nugget.id)
+        return qpb.EditNuggetResponse(
+            nugget=nugget_to_proto(outcome.nugget),
+            guard=qpb.GuardVerdict(ok=not outcome.violations,
+                                   violations=list(outcome.violations)),
+            saved=outcome.saved, changed_fields=outcome.changed)
+
+    async def GetNeighbourhood(self, request: qpb.GetNeighbourhoodRequest,
+                               context: grpc.aio.ServicerContext
+                               ) -> qpb.GetNeighbourhoodResponse:
+        """The other lineages with the nugget's governance key and how each relates."""
+        head, relations, outcome = await self.index.neighbourhood(
+            request.tenant, _require_id(request.id, "id"))
+        return qpb.GetNeighbourhoodResponse(
+            nugget=nugget_to_proto(head), neighbours=[relation_to_proto(r) for r in relations],
+            on_approval=outcome)
+
+    async def GetUsage(self, request: qpb.GetUsageRequest,
+                       context: grpc.aio.ServicerContext) -> qpb.GetUsageResponse:
+        """How often each nugget version was retrieved and cited (the citation ledger)."""
+        if any(not i.strip() for i in request.ids):
+            raise ValidationError("an id is empty", field="ids")
+        counts = self.ledger.usage(request.tenant, list(request.ids))
+        return qpb.GetUsageResponse(usage=[
+            qpb.Usage(id=i, retrieved=r, cited=c) for i, (r, c) in zip(request.ids, counts,
+                                                                      strict=True)])
+
+    async def WhoAmI(self, request: qpb.WhoAmIRequest,
+                     context: grpc.aio.ServicerContext) -> qpb.WhoAmIResponse:
+        """The tenants the caller's token grants (unrestricted without tokens)."""
+        caller = CALLER.get()
+        return qpb.WhoAmIResponse(tenants=sorted(caller.tenants),
+                                  unrestricted=caller.unrestricted, token_id=caller.token_id)
 
     async def ReportCitations(self, request: qpb.ReportCitationsRequest,
                               context: grpc.aio.ServicerContext

@@ -26,19 +26,23 @@ from google.protobuf import timestamp_pb2 as google_dot_protobuf_dot_timestamp__
 from nuggetflow.v1 import nugget_pb2 as nuggetflow_dot_v1_dot_nugget__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n!nuggetflow/v1/query_service.proto\x12\rnuggetflow.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x1anuggetflow/v1/nugget.proto\"\xa8\x02\n\x0fRetrieveRequest\x12\x0e\n\x06tenant\x18\x01 \x01(\t\x12\r\n\x05query\x18\x02 \x01(\t\x12)\n\x05\x61s_of\x18\x03 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12!\n\x04view\x18\x04 \x01(\x0e\x32\x13.nuggetflow.v1.View\x12\t\n\x01k\x18\x05 \x01(\x05\x12\x0e\n\x06scopes\x18\x06 \x03(\t\x12(\n\x05kinds\x18\x07 \x03(\x0e\x32\x19.nuggetflow.v1.NuggetKind\x12\x19\n\x11include_documents\x18\x08 \x01(\x08\x12%\n\x06\x66usion\x18\t \x01(\x0e\x32\x15.nuggetflow.v1.Fusion\x12!\n\x04gate\x18\n \x01(\x0e\x32\x13.nuggetflow.v1.Gate\"\\\n\x06Scores\x12\x0f\n\x07lexical\x18\x01 \x01(\x01\x12\r\n\x05\x64\x65nse\x18\x02 \x01(\x01\x12\x10\n\x08metadata\x18\x03 \x01(\x01\x12\r\n\x05\x66used\x18\x04 \x01(\x01\x12\x11\n\trelevance\x18\x05 \x01(\x01\"\xf6\x02\n\x03Hit\x12%\n\x04type\x18\x01 \x01(\x0e\x32\x17.nuggetflow.v1.Hit.Type\x12\n\n\x02id\x18\x02 \x01(\t\x12\r\n\x05title\x18\x03 \x01(\t\x12\x0c\n\x04text\x18\x04 \x01(\t\x12%\n\x06scores\x18\x05 \x01(\x0b\x32\x15.nuggetflow.v1.Scores\x12\x11\n\tcontested\x18\x06 \x01(\x08\x12\x19\n\x11inferred_validity\x18\x07 \x01(\x08\x12%\n\x06nugget\x18\x08 \x01(\x0b\x32\x15.nuggetflow.v1.Nugget\x12)\n\x08validity\x18\t \x01(\x0b\x32\x17.nuggetflow.v1.Validity\x12\x0e\n\x06\x64oc_id\x18\n \x01(\t\x12\x0b\n\x03url\x18\x0b \x01(\t\x12\x12\n\nlineage_id\x18\x0c \x01(\t\x12\x0f\n\x07version\x18\r \x01(\x05\"6\n\x04Type\x12\x14\n\x10TYPE_UNSPECIFIED\x10\x00\x12\n\n\x06NUGGET\x10\x01\x12\x0c\n\x08\x44OCUMENT\x10\x02\"\x82\x01\n\x10RetrieveResponse\x12\x12\n\nrequest_id\x18\x01 \x01(\t\x12 \n\x04hits\x18\x02 \x03(\x0b\x32\x12.nuggetflow.v1.Hit\x12\x12\n\nsuppressed\x18\x03 \x01(\x05\x12\x15\n\rcontext_block\x18\x04 \x01(\t\x12\r\n\x05gated\x18\x05 \x01(\x08\"?\n\x10GetNuggetRequest\x12\x0e\n\x06tenant\x18\x01 \x01(\t\x12\n\n\x02id\x18\x02 \x01(\t\x12\x0f\n\x07version\x18\x03 \x01(\x05\"X\n\x13ListVersionsRequest\x12\x0e\n\x06tenant\x18\x01 \x01(\t\x12\n\n\x02id\x18\x02 \x01(\t\x12\x11\n\tpage_size\x18\x03 \x01(\x05\x12\x12\n\npage_token\x18\x04 \x01(\t\"X\n\x14ListVersionsResponse\x12\'\n\x08versions\x18\x01 \x03(\x0b\x32\x15.nuggetflow.v1.Nugget\x12\x17\n\x0fnext_page_token\x18\x02 \x01(\t\"\x80\x01\n\x15ListCandidatesRequest\x12\x0e\n\x06tenant\x18\x01 \x01(\t\x12\x30\n\x0cpublications\x18\x02 \x03(\x0e\x32\x1a.nuggetflow.v1.Publication\x12\x11\n\tpage_size\x18\x03 \x01(\x05\x12\x12\n\npage_token\x18\x04 \x01(\t\"\\\n\x16ListCandidatesResponse\x12)\n\ncandidates\x18\x01 \x03(\x0b\x32\x15.nuggetflow.v1.Nugget\x12\x17\n\x0fnext_page_token\x18\x02 \x01(\t\"\x87\x02\n\rReviewRequest\x12\x0e\n\x06tenant\x18\x01 \x01(\t\x12\n\n\x02id\x18\x02 \x01(\t\x12\x33\n\x06\x61\x63tion\x18\x03 \x01(\x0e\x32#.nuggetflow.v1.ReviewRequest.Action\x12\x10\n\x08reviewer\x18\x04 \x01(\t\x12\x0e\n\x06reason\x18\x05 \x01(\t\x12\x19\n\x11target_version_id\x18\x06 \x01(\t\x12\x12\n\nrequest_id\x18\x07 \x01(\t\"T\n\x06\x41\x63tion\x12\x16\n\x12\x41\x43TION_UNSPECIFIED\x10\x00\x12\x0b\n\x07\x41PPROVE\x10\x01\x12\n\n\x06REJECT\x10\x02\x12\r\n\tUNPUBLISH\x10\x03\x12\n\n\x06REVERT\x10\x04\"O\n\x16ReportCitationsRequest\x12\x0e\n\x06tenant\x18\x01 \x01(\t\x12\x12\n\nrequest_id\x18\x02 \x01(\t\x12\x11\n\tcited_ids\x18\x03 \x03(\t\">\n\x17ReportCitationsResponse\x12\x10\n\x08\x61\x63\x63\x65pted\x18\x01 \x01(\x05\x12\x11\n\tretrieved\x18\x02 \x01(\x05*M\n\x04View\x12\x14\n\x10VIEW_UNSPECIFIED\x10\x00\x12\x0f\n\x0bVIEW_ACTIVE\x10\x01\x12\x1e\n\x1aVIEW_ACTIVE_PLUS_CONTESTED\x10\x02*C\n\x06\x46usion\x12\x16\n\x12\x46USION_UNSPECIFIED\x10\x00\x12\x11\n\rFUSION_MINMAX\x10\x01\x12\x0e\n\nFUSION_RRF\x10\x02*7\n\x04Gate\x12\x14\n\x10GATE_UNSPECIFIED\x10\x00\x12\x0b\n\x07GATE_ON\x10\x01\x12\x0c\n\x08GATE_OFF\x10\x02\x32\xf9\x03\n\x0cQueryService\x12K\n\x08Retrieve\x12\x1e.nuggetflow.v1.RetrieveRequest\x1a\x1f.nuggetflow.v1.RetrieveResponse\x12\x43\n\tGetNugget\x12\x1f.nuggetflow.v1.GetNuggetRequest\x1a\x15.nuggetflow.v1.Nugget\x12W\n\x0cListVersions\x12\".nuggetflow.v1.ListVersionsRequest\x1a#.nuggetflow.v1.ListVersionsResponse\x12]\n\x0eListCandidates\x12$.nuggetflow.v1.ListCandidatesRequest\x1a%.nuggetflow.v1.ListCandidatesResponse\x12=\n\x06Review\x12\x1c.nuggetflow.v1.ReviewRequest\x1a\x15.nuggetflow.v1.Nugget\x12`\n\x0fReportCitations\x12%.nuggetflow.v1.ReportCitationsRequest\x1a&.nuggetflow.v1.ReportCitationsResponseb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n!nuggetflow/v1/query_service.proto\x12\rnuggetflow.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x1anuggetflow/v1/nugget.proto\"\xa8\x02\n\x0fRetrieveRequest\x12\x0e\n\x06tenant\x18\x01 \x01(\t\x12\r\n\x05query\x18\x02 \x01(\t\x12)\n\x05\x61s_of\x18\x03 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12!\n\x04view\x18\x04 \x01(\x0e\x32\x13.nuggetflow.v1.View\x12\t\n\x01k\x18\x05 \x01(\x05\x12\x0e\n\x06scopes\x18\x06 \x03(\t\x12(\n\x05kinds\x18\x07 \x03(\x0e\x32\x19.nuggetflow.v1.NuggetKind\x12\x19\n\x11include_documents\x18\x08 \x01(\x08\x12%\n\x06\x66usion\x18\t \x01(\x0e\x32\x15.nuggetflow.v1.Fusion\x12!\n\x04gate\x18\n \x01(\x0e\x32\x13.nuggetflow.v1.Gate\"\\\n\x06Scores\x12\x0f\n\x07lexical\x18\x01 \x01(\x01\x12\r\n\x05\x64\x65nse\x18\x02 \x01(\x01\x12\x10\n\x08metadata\x18\x03 \x01(\x01\x12\r\n\x05\x66used\x18\x04 \x01(\x01\x12\x11\n\trelevance\x18\x05 \x01(\x01\"\xf6\x02\n\x03Hit\x12%\n\x04type\x18\x01 \x01(\x0e\x32\x17.nuggetflow.v1.Hit.Type\x12\n\n\x02id\x18\x02 \x01(\t\x12\r\n\x05title\x18\x03 \x01(\t\x12\x0c\n\x04text\x18\x04 \x01(\t\x12%\n\x06scores\x18\x05 \x01(\x0b\x32\x15.nuggetflow.v1.Scores\x12\x11\n\tcontested\x18\x06 \x01(\x08\x12\x19\n\x11inferred_validity\x18\x07 \x01(\x08\x12%\n\x06nugget\x18\x08 \x01(\x0b\x32\x15.nuggetflow.v1.Nugget\x12)\n\x08validity\x18\t \x01(\x0b\x32\x17.nuggetflow.v1.Validity\x12\x0e\n\x06\x64oc_id\x18\n \x01(\t\x12\x0b\n\x03url\x18\x0b \x01(\t\x12\x12\n\nlineage_id\x18\x0c \x01(\t\x12\x0f\n\x07version\x18\r \x01(\x05\"6\n\x04Type\x12\x14\n\x10TYPE_UNSPECIFIED\x10\x00\x12\n\n\x06NUGGET\x10\x01\x12\x0c\n\x08\x44OCUMENT\x10\x02\"\x82\x01\n\x10RetrieveResponse\x12\x12\n\nrequest_id\x18\x01 \x01(\t\x12 \n\x04hits\x18\x02 \x03(\x0b\x32\x12.nuggetflow.v1.Hit\x12\x12\n\nsuppressed\x18\x03 \x01(\x05\x12\x15\n\rcontext_block\x18\x04 \x01(\t\x12\r\n\x05gated\x18\x05 \x01(\x08\"?\n\x10GetNuggetRequest\x12\x0e\n\x06tenant\x18\x01 \x01(\t\x12\n\n\x02id\x18\x02 \x01(\t\x12\x0f\n\x07version\x18\x03 \x01(\x05\"X\n\x13ListVersionsRequest\x12\x0e\n\x06tenant\x18\x01 \x01(\t\x12\n\n\x02id\x18\x02 \x01(\t\x12\x11\n\tpage_size\x18\x03 \x01(\x05\x12\x12\n\npage_token\x18\x04 \x01(\t\"X\n\x14ListVersionsResponse\x12\'\n\x08versions\x18\x01 \x03(\x0b\x32\x15.nuggetflow.v1.Nugget\x12\x17\n\x0fnext_page_token\x18\x02 \x01(\t\"\xcf\x02\n\x15ListCandidatesRequest\x12\x0e\n\x06tenant\x18\x01 \x01(\t\x12\x30\n\x0cpublications\x18\x02 \x03(\x0e\x32\x1a.nuggetflow.v1.Publication\x12\x11\n\tpage_size\x18\x03 \x01(\x05\x12\x12\n\npage_token\x18\x04 \x01(\t\x12*\n\x06states\x18\x05 \x03(\x0e\x32\x1a.nuggetflow.v1.NuggetState\x12\r\n\x05owner\x18\x06 \x01(\t\x12\r\n\x05query\x18\x07 \x01(\t\x12\'\n\x05order\x18\x08 \x01(\x0e\x32\x18.nuggetflow.v1.ListOrder\x12/\n\x08validity\x18\t \x01(\x0e\x32\x1d.nuggetflow.v1.ValidityFilter\x12)\n\x05\x61s_of\x18\n \x01(\x0b\x32\x1a.google.protobuf.Timestamp\"p\n\x16ListCandidatesResponse\x12)\n\ncandidates\x18\x01 \x03(\x0b\x32\x15.nuggetflow.v1.Nugget\x12\x17\n\x0fnext_page_token\x18\x02 \x01(\t\x12\x12\n\ntotal_size\x18\x03 \x01(\x05\"\xa4\x02\n\rReviewRequest\x12\x0e\n\x06tenant\x18\x01 \x01(\t\x12\n\n\x02id\x18\x02 \x01(\t\x12\x33\n\x06\x61\x63tion\x18\x03 \x01(\x0e\x32#.nuggetflow.v1.ReviewRequest.Action\x12\x10\n\x08reviewer\x18\x04 \x01(\t\x12\x0e\n\x06reason\x18\x05 \x01(\t\x12\x19\n\x11target_version_id\x18\x06 \x01(\t\x12\x12\n\nrequest_id\x18\x07 \x01(\t\x12\x1b\n\x13\x65xpected_version_id\x18\x08 \x01(\t\"T\n\x06\x41\x63tion\x12\x16\n\x12\x41\x43TION_UNSPECIFIED\x10\x00\x12\x0b\n\x07\x41PPROVE\x10\x01\x12\n\n\x06REJECT\x10\x02\x12\r\n\tUNPUBLISH\x10\x03\x12\n\n\x06REVERT\x10\x04\"\x95\x02\n\x11\x45\x64itNuggetRequest\x12\x0e\n\x06tenant\x18\x01 \x01(\t\x12\n\n\x02id\x18\x02 \x01(\t\x12\x1b\n\x13\x65xpected_version_id\x18\x03 \x01(\t\x12\r\n\x05title\x18\x04 \x01(\t\x12\x0c\n\x04\x62ody\x18\x05 \x01(\t\x12\x0f\n\x07\x61nchors\x18\x06 \x03(\t\x12\'\n\x04\x66\x61\x63t\x18\x07 \x01(\x0b\x32\x19.nuggetflow.v1.FactTriple\x12)\n\x08validity\x18\x08 \x01(\x0b\x32\x17.nuggetflow.v1.Validity\x12\x10\n\x08reviewer\x18\t \x01(\t\x12\x0e\n\x06reason\x18\n \x01(\t\x12\x0f\n\x07\x64ry_run\x18\x0b \x01(\x08\x12\x12\n\nrequest_id\x18\x0c \x01(\t\".\n\x0cGuardVerdict\x12\n\n\x02ok\x18\x01 \x01(\x08\x12\x12\n\nviolations\x18\x02 \x03(\t\"\x8e\x01\n\x12\x45\x64itNuggetResponse\x12%\n\x06nugget\x18\x01 \x01(\x0b\x32\x15.nuggetflow.v1.Nugget\x12*\n\x05guard\x18\x02 \x01(\x0b\x32\x1b.nuggetflow.v1.GuardVerdict\x12\r\n\x05saved\x18\x03 \x01(\x08\x12\x16\n\x0e\x63hanged_fields\x18\x04 \x03(\t\"5\n\x17GetNeighbourhoodRequest\x12\x0e\n\x06tenant\x18\x01 \x01(\t\x12\n\n\x02id\x18\x02 \x01(\t\"\xea\x01\n\tNeighbour\x12\x33\n\x08relation\x18\x01 \x01(\x0e\x32!.nuggetflow.v1.Neighbour.Relation\x12%\n\x06nugget\x18\x02 \x01(\x0b\x32\x15.nuggetflow.v1.Nugget\x12\x0c\n\x04note\x18\x03 \x01(\t\"s\n\x08Relation\x12\x18\n\x14RELATION_UNSPECIFIED\x10\x00\x12\x0e\n\nDUPLICATES\x10\x01\x12\x0e\n\nSUPERSEDES\x10\x02\x12\x11\n\rSUPERSEDED_BY\x10\x03\x12\x0c\n\x08\x43ONTESTS\x10\x04\x12\x0c\n\x08SAME_KEY\x10\x05\"\x84\x01\n\x18GetNeighbourhoodResponse\x12%\n\x06nugget\x18\x01 \x01(\x0b\x32\x15.nuggetflow.v1.Nugget\x12,\n\nneighbours\x18\x02 \x03(\x0b\x32\x18.nuggetflow.v1.Neighbour\x12\x13\n\x0bon_approval\x18\x03 \x01(\t\".\n\x0fGetUsageRequest\x12\x0e\n\x06tenant\x18\x01 \x01(\t\x12\x0b\n\x03ids\x18\x02 \x03(\t\"5\n\x05Usage\x12\n\n\x02id\x18\x01 \x01(\t\x12\x11\n\tretrieved\x18\x02 \x01(\x03\x12\r\n\x05\x63ited\x18\x03 \x01(\x03\"7\n\x10GetUsageResponse\x12#\n\x05usage\x18\x01 \x03(\x0b\x32\x14.nuggetflow.v1.Usage\"\x0f\n\rWhoAmIRequest\"I\n\x0eWhoAmIResponse\x12\x0f\n\x07tenants\x18\x01 \x03(\t\x12\x14\n\x0cunrestricted\x18\x02 \x01(\x08\x12\x10\n\x08token_id\x18\x03 \x01(\t\"O\n\x16ReportCitationsRequest\x12\x0e\n\x06tenant\x18\x01 \x01(\t\x12\x12\n\nrequest_id\x18\x02 \x01(\t\x12\x11\n\tcited_ids\x18\x03 \x03(\t\">\n\x17ReportCitationsResponse\x12\x10\n\x08\x61\x63\x63\x65pted\x18\x01 \x01(\x05\x12\x11\n\tretrieved\x18\x02 \x01(\x05*M\n\x04View\x12\x14\n\x10VIEW_UNSPECIFIED\x10\x00\x12\x0f\n\x0bVIEW_ACTIVE\x10\x01\x12\x1e\n\x1aVIEW_ACTIVE_PLUS_CONTESTED\x10\x02*C\n\x06\x46usion\x12\x16\n\x12\x46USION_UNSPECIFIED\x10\x00\x12\x11\n\rFUSION_MINMAX\x10\x01\x12\x0e\n\nFUSION_RRF\x10\x02*7\n\x04Gate\x12\x14\n\x10GATE_UNSPECIFIED\x10\x00\x12\x0b\n\x07GATE_ON\x10\x01\x12\x0c\n\x08GATE_OFF\x10\x02*W\n\tListOrder\x12\x1a\n\x16LIST_ORDER_UNSPECIFIED\x10\x00\x12\x11\n\rLIST_ORDER_ID\x10\x01\x12\x1b\n\x17LIST_ORDER_NEWEST_FIRST\x10\x02*\x87\x01\n\x0eValidityFilter\x12\x1f\n\x1bVALIDITY_FILTER_UNSPECIFIED\x10\x00\x12\x1b\n\x17VALIDITY_FILTER_CURRENT\x10\x01\x12\x1b\n\x17VALIDITY_FILTER_EXPIRED\x10\x02\x12\x1a\n\x16VALIDITY_FILTER_FUTURE\x10\x03\x32\xc5\x06\n\x0cQueryService\x12K\n\x08Retrieve\x12\x1e.nuggetflow.v1.RetrieveRequest\x1a\x1f.nuggetflow.v1.RetrieveResponse\x12\x43\n\tGetNugget\x12\x1f.nuggetflow.v1.GetNuggetRequest\x1a\x15.nuggetflow.v1.Nugget\x12W\n\x0cListVersions\x12\".nuggetflow.v1.ListVersionsRequest\x1a#.nuggetflow.v1.ListVersionsResponse\x12]\n\x0eListCandidates\x12$.nuggetflow.v1.ListCandidatesRequest\x1a%.nuggetflow.v1.ListCandidatesResponse\x12=\n\x06Review\x12\x1c.nuggetflow.v1.ReviewRequest\x1a\x15.nuggetflow.v1.Nugget\x12`\n\x0fReportCitations\x12%.nuggetflow.v1.ReportCitationsRequest\x1a&.nuggetflow.v1.ReportCitationsResponse\x12Q\n\nEditNugget\x12 .nuggetflow.v1.EditNuggetRequest\x1a!.nuggetflow.v1.EditNuggetResponse\x12\x63\n\x10GetNeighbourhood\x12&.nuggetflow.v1.GetNeighbourhoodRequest\x1a\'.nuggetflow.v1.GetNeighbourhoodResponse\x12K\n\x08GetUsage\x12\x1e.nuggetflow.v1.GetUsageRequest\x1a\x1f.nuggetflow.v1.GetUsageResponse\x12\x45\n\x06WhoAmI\x12\x1c.nuggetflow.v1.WhoAmIRequest\x1a\x1d.nuggetflow.v1.WhoAmIResponseb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'nuggetflow.v1.query_service_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_VIEW']._serialized_start=1897
-  _globals['_VIEW']._serialized_end=1974
-  _globals['_FUSION']._serialized_start=1976
-  _globals['_FUSION']._serialized_end=2043
-  _globals['_GATE']._serialized_start=2045
-  _globals['_GATE']._serialized_end=2100
+  _globals['_VIEW']._serialized_start=3305
+  _globals['_VIEW']._serialized_end=3382
+  _globals['_FUSION']._serialized_start=3384
+  _globals['_FUSION']._serialized_end=3451
+  _globals['_GATE']._serialized_start=3453
+  _globals['_GATE']._serialized_end=3508
+  _globals['_LISTORDER']._serialized_start=3510
+  _globals['_LISTORDER']._serialized_end=3597
+  _globals['_VALIDITYFILTER']._serialized_start=3600
+  _globals['_VALIDITYFILTER']._serialized_end=3735
   _globals['_RETRIEVEREQUEST']._serialized_start=114
   _globals['_RETRIEVEREQUEST']._serialized_end=410
   _globals['_SCORES']._serialized_start=412
@@ -56,17 +60,41 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_LISTVERSIONSRESPONSE']._serialized_start=1171
   _globals['_LISTVERSIONSRESPONSE']._serialized_end=1259
   _globals['_LISTCANDIDATESREQUEST']._serialized_start=1262
-  _globals['_LISTCANDIDATESREQUEST']._serialized_end=1390
-  _globals['_LISTCANDIDATESRESPONSE']._serialized_start=1392
-  _globals['_LISTCANDIDATESRESPONSE']._serialized_end=1484
-  _globals['_REVIEWREQUEST']._serialized_start=1487
-  _globals['_REVIEWREQUEST']._serialized_end=1750
-  _globals['_REVIEWREQUEST_ACTION']._serialized_start=1666
-  _globals['_REVIEWREQUEST_ACTION']._serialized_end=1750
-  _globals['_REPORTCITATIONSREQUEST']._serialized_start=1752
-  _globals['_REPORTCITATIONSREQUEST']._serialized_end=1831
-  _globals['_REPORTCITATIONSRESPONSE']._serialized_start=1833
-  _globals['_REPORTCITATIONSRESPONSE']._serialized_end=1895
-  _globals['_QUERYSERVICE']._serialized_start=2103
-  _globals['_QUERYSERVICE']._serialized_end=2608
+  _globals['_LISTCANDIDATESREQUEST']._serialized_end=1597
+  _globals['_LISTCANDIDATESRESPONSE']._serialized_start=1599
+  _globals['_LISTCANDIDATESRESPONSE']._serialized_end=1711
+  _globals['_REVIEWREQUEST']._serialized_start=1714
+  _globals['_REVIEWREQUEST']._serialized_end=2006
+  _globals['_REVIEWREQUEST_ACTION']._serialized_start=1922
+  _globals['_REVIEWREQUEST_ACTION']._serialized_end=2006
+  _globals['_EDITNUGGETREQUEST']._serialized_start=2009
+  _globals['_EDITNUGGETREQUEST']._serialized_end=2286
+  _globals['_GUARDVERDICT']._serialized_start=2288
+  _globals['_GUARDVERDICT']._serialized_end=2334
+  _globals['_EDITNUGGETRESPONSE']._serialized_start=2337
+  _globals['_EDITNUGGETRESPONSE']._serialized_end=2479
+  _globals['_GETNEIGHBOURHOODREQUEST']._serialized_start=2481
+  _globals['_GETNEIGHBOURHOODREQUEST']._serialized_end=2534
+  _globals['_NEIGHBOUR']._serialized_start=2537
+  _globals['_NEIGHBOUR']._serialized_end=2771
+  _globals['_NEIGHBOUR_RELATION']._serialized_start=2656
+  _globals['_NEIGHBOUR_RELATION']._serialized_end=2771
+  _globals['_GETNEIGHBOURHOODRESPONSE']._serialized_start=2774
+  _globals['_GETNEIGHBOURHOODRESPONSE']._serialized_end=2906
+  _globals['_GETUSAGEREQUEST']._serialized_start=2908
+  _globals['_GETUSAGEREQUEST']._serialized_end=2954
+  _globals['_USAGE']._serialized_start=2956
+  _globals['_USAGE']._serialized_end=3009
+  _globals['_GETUSAGERESPONSE']._serialized_start=3011
+  _globals['_GETUSAGERESPONSE']._serialized_end=3066
+  _globals['_WHOAMIREQUEST']._serialized_start=3068
+  _globals['_WHOAMIREQUEST']._serialized_end=3083
+  _globals['_WHOAMIRESPONSE']._serialized_start=3085
+  _globals['_WHOAMIRESPONSE']._serialized_end=3158
+  _globals['_REPORTCITATIONSREQUEST']._serialized_start=3160
+  _globals['_REPORTCITATIONSREQUEST']._serialized_end=3239
+  _globals['_REPORTCITATIONSRESPONSE']._serialized_start=3241
+  _globals['_REPORTCITATIONSRESPONSE']._serialized_end=3303
+  _globals['_QUERYSERVICE']._serialized_start=3738
+  _globals['_QUERYSERVICE']._serialized_end=4575
 # @@protoc_insertion_point(module_scope)
