@@ -26,9 +26,8 @@ shown, and a request id, so a resubmitted form applies once.
 from __future__ import annotations
 
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable
-from contextlib import asynccontextmanager
-from dataclasses import dataclass, field
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
@@ -79,7 +78,6 @@ class ConsoleConfig:
     secure_cookies: bool = False
     page_size: int = 20
     client_factory: ClientFactory | None = None
-    extra: dict[str, Any] = field(default_factory=dict)
 
     def client(self, token: str) -> AsyncQueryClient:
         """A client of the query service with the reviewer's token."""
@@ -158,9 +156,6 @@ class Console:
         if sid and session is None:
             fresh.say("error", "Your session expired: sign in again.")
         return self.redirect("/signin?" + urlencode({"next": str(request.url.path)}), fresh)
-
-
-app_state_key = "console"
 
 
 def _console(request: Request) -> Console:
@@ -611,11 +606,6 @@ def _int(value: str | None, default: int) -> int:
 def create_app(config: ConsoleConfig) -> Starlette:
     """The console's ASGI application."""
     console = Console(config)
-
-    @asynccontextmanager
-    async def lifespan(app: Starlette) -> AsyncIterator[None]:
-        yield
-
     app = Starlette(routes=[
         Route("/", home),
         Route("/signin", signin_page, methods=["GET"]),
@@ -628,6 +618,6 @@ def create_app(config: ConsoleConfig) -> Starlette:
         Route("/t/{tenant}/n/{nugget}/review", form_action(review), methods=["POST"]),
         Route("/t/{tenant}/n/{nugget}/edit", form_action(edit), methods=["POST"]),
         Mount("/static", StaticFiles(directory=HERE / "static"), name="static"),
-    ], lifespan=lifespan)
+    ])
     app.state.console = console
     return app

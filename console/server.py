@@ -67,7 +67,7 @@ async def serving(config: ConsoleConfig, host: str = "127.0.0.1",
     sock = bind(host, port)
     bound = sock.getsockname()[1]
     server = _Server(uvicorn.Config(create_app(config), log_level="warning",
-                                    access_log=False, lifespan="on"))
+                                    access_log=False, lifespan="off"))
     task = asyncio.create_task(server.serve(sockets=[sock]))
     while not server.started:
         if task.done():

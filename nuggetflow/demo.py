@@ -72,7 +72,6 @@ async def run_demo(settings: Settings, workdir: str | Path = "var/demo", *,
 
     import grpc
 
-    from console.server import config_from_settings, serving
     from nuggetflow.v1 import query_service_pb2 as qpb
     from nuggetflow.v1 import query_service_pb2_grpc as qpb_grpc
     from optimizer.backends import make_roles
@@ -201,6 +200,9 @@ async def run_demo(settings: Settings, workdir: str | Path = "var/demo", *,
         _say(f"\nindex file: {work / 'index.db'}")
         owner = settings.owner_for(TENANT)
         if serve:
+            # the console needs nuggetflow-client (scripts/bootstrap installs it)
+            from console.server import config_from_settings, serving
+
             config = config_from_settings(settings, grpc_target=f"127.0.0.1:{bound}")
             async with serving(config, "127.0.0.1", console_port) as console:
                 _say(f"\n5. review console: open {console.url} and sign in with the token "
