@@ -757,6 +757,13 @@ class ServiceSuite:
                 tenant="globex", request_id="r", cited_ids=[globex_id]), metadata=md),
             service.stub.ListCandidates(qpb.ListCandidatesRequest(
                 tenant="globex", publications=[pb.PUBLISHED]), metadata=md),
+            service.stub.EditNugget(qpb.EditNuggetRequest(
+                tenant="globex", id=globex_id, expected_version_id=globex_id, title="t",
+                body="b"), metadata=md),
+            service.stub.GetNeighbourhood(qpb.GetNeighbourhoodRequest(
+                tenant="globex", id=globex_id), metadata=md),
+            service.stub.GetUsage(qpb.GetUsageRequest(tenant="globex", ids=[globex_id]),
+                                  metadata=md),
         ]
         for call in calls:
             err = await rpc_error(call, grpc.StatusCode.PERMISSION_DENIED)
@@ -774,6 +781,40 @@ class ServiceSuite:
         history = await service.stub.ListVersions(
             qpb.ListVersionsRequest(tenant="globex", id=globex_id), metadata=bearer(TOKEN_GLOBEX))
         assert [v.publication for v in history.versions] == [pb.PUBLISHED], "review refused"
+
+    # the review console's calls ---------------------------------------------------------
+
+    async def test_edit_listing_neighbourhood_and_who_am_i(self, service: Service) -> None:
+        md = bearer(TOKEN_ACME)
+        pending = service.ids["pending"]
+        head = await service.stub.GetNugget(qpb.GetNuggetRequest(tenant="acme", id=pending),
+                                            metadata=md)
+        edit = qpb.EditNuggetRequest(
+            tenant="acme", id=pending, expected_version_id=pending, title=head.title,
+            body=head.body + " It is kept for 400 days.", reviewer="alice", dry_run=True)
+        refused = await service.stub.EditNugget(edit, metadata=md)
+        assert not refused.saved and not refused.guard.ok
+        assert any("'400'" in v for v in refused.guard.violations)
+        edit.body, edit.title, edit.dry_run = head.body, "Are password resets audited?", False
+        saved = await service.stub.EditNugget(edit, metadata=md)
+        assert saved.saved and saved.nugget.version == 2 and list(saved.changed_fields) == [
+            "title"]
+        err = await rpc_error(service.stub.EditNugget(edit, metadata=md),
+                              grpc.StatusCode.ABORTED)
+        assert field_of(err) == "expected_version_id" and saved.nugget.id in err.details()
+        listed = await service.stub.ListCandidates(qpb.ListCandidatesRequest(
+            tenant="acme", publications=[pb.PUBLISHED, pb.PENDING_REVIEW],
+            states=[pb.CONTESTED], order=qpb.LIST_ORDER_NEWEST_FIRST), metadata=md)
+        assert [c.id for c in listed.candidates] == [service.ids["contested"]]
+        assert listed.total_size == 1
+        words = await service.stub.ListCandidates(qpb.ListCandidatesRequest(
+            tenant="acme", query="AUDITED"), metadata=md)
+        assert [c.lineage_id for c in words.candidates] == [pending]
+        hood = await service.stub.GetNeighbourhood(qpb.GetNeighbourhoodRequest(
+            tenant="acme", id=pending), metadata=md)
+        assert hood.nugget.id == saved.nugget.id and hood.on_approval == "published"
+        me = await service.stub.WhoAmI(qpb.WhoAmIRequest(), metadata=md)
+        assert list(me.tenants) == ["acme"] and not me.unrestricted
 
     # metrics, health, reflection, limits -------------------------------------------------
 
