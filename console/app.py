@@ -30,7 +30,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlencode
+from urllib.parse import urlencode, urlsplit
 
 import jinja2
 from starlette.applications import Starlette
@@ -195,8 +195,10 @@ def form_action(handler: FormHandler, *, signed_in: bool = True
         console = _console(request)
         session = console.session_of(request)
         form = await request.form()
+        # A browser names the page a POST comes from; it must be this console's host (the
+        # scheme is not compared: behind a TLS proxy the console itself sees http).
         origin = request.headers.get("origin")
-        same_origin = origin is None or origin == f"{request.url.scheme}://{request.url.netloc}"
+        same_origin = origin is None or urlsplit(origin).netloc == request.headers.get("host")
         token = form.get("csrf")
         if session is None or not same_origin or not session.csrf_ok(
                 token if isinstance(token, str) else None):
