@@ -270,7 +270,9 @@ def cmd_serve(args: argparse.Namespace, settings: Settings) -> int:
     if args.workers is not None:
         changes["serve_workers"] = args.workers
     settings = settings.replace(**changes) if changes else settings
-    return run(settings, build_index)
+    from optimizer.guard import check_edit
+
+    return run(settings, build_index, guard=check_edit)
 
 
 def cmd_optimize(args: argparse.Namespace, settings: Settings) -> int:

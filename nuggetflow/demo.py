@@ -76,6 +76,7 @@ async def run_demo(settings: Settings, workdir: str | Path = "var/demo", *,
     from nuggetflow.v1 import query_service_pb2_grpc as qpb_grpc
     from optimizer.backends import make_roles
     from optimizer.evaluation import measure, read_cases
+    from optimizer.guard import check_edit
     from optimizer.harness import BuiltinHarness
     from optimizer.pipeline import Optimizer
     from optimizer.types import NuggetDraft
@@ -182,7 +183,7 @@ async def run_demo(settings: Settings, workdir: str | Path = "var/demo", *,
              f"(manual policy), assigned to {settings.owner_for(TENANT) or 'the agent'}")
 
         server, bound = create_server(index, settings, port,
-                                      auth=TokenAuth({token: [TENANT]}))
+                                      auth=TokenAuth({token: [TENANT]}), guard=check_edit)
         await server.start()
         _say(f"\n4. gRPC query service on 127.0.0.1:{bound}; Retrieve calls through a real "
              "channel:")

@@ -107,11 +107,12 @@ class QueryServicer(qpb_grpc.QueryServiceServicer):
 
     @property
     def guard(self) -> EditGuard:
-        """The factual-preservation guard EditNugget runs (the optimizer's, by default)."""
+        """The factual-preservation guard EditNugget runs: given by the caller that builds
+        the server (the CLI and the demo pass ``optimizer.guard.check_edit``; query does
+        not import the optimizer)."""
         if self._guard is None:
-            from optimizer.guard import check_edit
-
-            self._guard = check_edit
+            raise ConfigError("EditNugget needs the factual guard: create_server(guard=...)",
+                              field="guard")
         return self._guard
 
     async def Retrieve(self, request: qpb.RetrieveRequest,
@@ -334,13 +335,14 @@ def _address(host: str, port: int) -> str:
 def create_server(index: NuggetIndex, settings: Settings, port: int = 0, *,
                   metrics: QueryMetrics | None = None, auth: TokenAuth | None = None,
                   ledger: Ledger | None = None, reuse_port: bool = False,
-                  ) -> tuple[QueryServer, int]:
+                  guard: EditGuard | None = None) -> tuple[QueryServer, int]:
     """A QueryService server bound to ``settings.serve_host:port`` (0: any free port).
 
     The index must be started by the caller. ``metrics`` defaults to a fresh registry's,
     ``auth`` to the settings' tokens (open mode without any), ``ledger`` to an in-memory
     one. ``reuse_port`` lets worker processes share the port (off otherwise, so a second
-    server on a taken port fails instead of binding silently). Returns the server (not
+    server on a taken port fails instead of binding silently). ``guard`` is the factual
+    guard EditNugget runs (without one, EditNugget fails: INTERNAL, logged). Returns the server (not
     started) and the bound port.
     """
     metrics = metrics if metrics is not None else Metrics.create().query
@@ -351,7 +353,7 @@ def create_server(index: NuggetIndex, settings: Settings, port: int = 0, *,
                  ("grpc.so_reuseport", 1 if reuse_port else 0)])
     if ledger is None:
         ledger = CitationLedger(settings.citation_ledger_size)
-    servicer = QueryServicer(index, metrics, ledger)
+    servicer = QueryServicer(index, metrics, ledger, guard)
     qpb_grpc.add_QueryServiceServicer_to_server(servicer, server)  # type: ignore[no-untyped-call]
     health_servicer = health.aio.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
@@ -368,7 +370,8 @@ def create_server(index: NuggetIndex, settings: Settings, port: int = 0, *,
 
 
 async def serve(settings: Settings, index: NuggetIndex, *,
-                stop_event: asyncio.Event | None = None, worker: int | None = None) -> None:
+                stop_event: asyncio.Event | None = None, worker: int | None = None,
+                guard: EditGuard | None = None) -> None:
     """Run the query service (and /metrics) until SIGTERM/SIGINT or ``stop_event``.
 
     Starts ``index`` (and warms its embedder up, so the first query is not slow), binds
@@ -395,7 +398,7 @@ async def serve(settings: Settings, index: NuggetIndex, *,
             ledger = SQLiteLedger(settings.citation_ledger_path, settings.citation_ledger_size)
         server, port = create_server(index, settings, settings.grpc_port,
                                      metrics=metrics.query, auth=auth, ledger=ledger,
-                                     reuse_port=worker is not None)
+                                     reuse_port=worker is not None, guard=guard)
         metrics_port = metrics_server.start()
         await server.start()
         log.info("query service started", host=settings.serve_host, grpc_port=port,
@@ -428,17 +431,18 @@ IndexFactory = Callable[[Settings], NuggetIndex]
 RESTART_DELAY_SECONDS = 1.0
 
 
-def _worker_main(settings: Settings, worker: int, build_index: IndexFactory) -> None:
+def _worker_main(settings: Settings, worker: int, build_index: IndexFactory,
+                 guard: EditGuard | None = None) -> None:
     """Entry point of worker process ``worker`` (spawned: configures its own logging)."""
     from nuggetflow.logging import configure
 
     configure(settings.log_level, settings.log_format)
     if settings.metrics_port:
         settings = settings.replace(metrics_port=settings.metrics_port + worker)
-    asyncio.run(serve(settings, build_index(settings), worker=worker))
+    asyncio.run(serve(settings, build_index(settings), worker=worker, guard=guard))
 
 
-def run(settings: Settings, build_index: IndexFactory) -> int:
+def run(settings: Settings, build_index: IndexFactory, guard: EditGuard | None = None) -> int:
     """``nuggetflow serve``: one process, or a supervisor of ``serve_workers`` workers.
 
     The supervisor starts the workers, restarts one that exits on its own (after
@@ -447,7 +451,7 @@ def run(settings: Settings, build_index: IndexFactory) -> int:
     """
     workers = settings.serve_workers
     if workers == 1:
-        asyncio.run(serve(settings, build_index(settings)))
+        asyncio.run(serve(settings, build_index(settings), guard=guard))
         return 0
     if settings.grpc_port == 0:
         raise ConfigError("several workers need a fixed port (not 0)",
@@ -460,7 +464,7 @@ def run(settings: Settings, build_index: IndexFactory) -> int:
     stopping = threading.Event()
 
     def start(i: int) -> multiprocessing.process.BaseProcess:
-        proc = ctx.Process(target=_worker_main, args=(settings, i, build_index),
+        proc = ctx.Process(target=_worker_main, args=(settings, i, build_index, guard),
                            name=f"nuggetflow-serve-{i}", daemon=False)
         proc.start()
         log.info("worker started", worker=i, pid=proc.pid)

@@ -22,6 +22,7 @@ from nuggetflow.settings import Settings
 from nuggetflow.v1 import nugget_pb2 as pb
 from nuggetflow.v1 import query_service_pb2 as qpb
 from nuggetflow.v1 import query_service_pb2_grpc as qpb_grpc
+from optimizer.guard import check_edit
 from query.auth import TokenAuth
 from query.embeddings import MiniLMEmbedder
 from query.index import NuggetIndex
@@ -146,7 +147,7 @@ class ServiceSuite:
             await refresh()
         metrics = Metrics.create()
         server, port = create_server(index, settings, 0, metrics=metrics.query,
-                                     auth=TokenAuth(TOKENS))
+                                     auth=TokenAuth(TOKENS), guard=check_edit)
         await server.start()
         channel = grpc.aio.insecure_channel(f"127.0.0.1:{port}")
         stub = qpb_grpc.QueryServiceStub(channel)  # type: ignore[no-untyped-call]

@@ -69,6 +69,7 @@ def _events() -> list[bytes]:
 
 async def _serve(stack: Stack, workdir: Path, ready: threading.Event) -> None:
     from console.server import config_from_settings, serving
+    from optimizer.guard import check_edit
     from optimizer.local import local_roles
     from query.auth import TokenAuth
     from query.backends.sqlite import SQLiteStore
@@ -100,7 +101,7 @@ async def _serve(stack: Stack, workdir: Path, ready: threading.Event) -> None:
         for tenant, event_id in (("acme", "ev-a1"), ("acme", "ev-a2"), ("globex", "ev-g1")):
             [n] = await index.store.find_by_event(tenant, event_id)
             stack.candidates[event_id] = n.lineage_id or n.id
-        server, port = create_server(index, settings, 0,
+        server, port = create_server(index, settings, 0, guard=check_edit,
                                      auth=TokenAuth({TOKEN_A: ["acme"], TOKEN_B: ["globex"]}))
         await server.start()
         stack.grpc_target = f"127.0.0.1:{port}"

@@ -21,6 +21,7 @@ from nuggetflow_client import (
     Unauthenticated,
 )
 from nuggetflow_client.v1 import nugget_pb2 as pb
+from optimizer.guard import check_edit
 from query.auth import TokenAuth
 from query.backends.sqlite import SQLiteStore
 from query.embeddings import MiniLMEmbedder
@@ -74,7 +75,7 @@ async def served(tmp_path: Path, embedder: MiniLMEmbedder,
     index = NuggetIndex(store, embedder, settings)
     await index.start()
     server, port = create_server(index, settings, 0, metrics=Metrics.create().query,
-                                 auth=TokenAuth(TOKENS))
+                                 auth=TokenAuth(TOKENS), guard=check_edit)
     await server.start()
     yield Served(server, index, f"127.0.0.1:{port}")
     await server.stop(0)
@@ -197,3 +198,26 @@ async def test_who_am_i_names_the_tokens_tenants(served: Served) -> None:
 
 def test_state_filter_values_are_the_lifecycle_states() -> None:
     assert {s.name for s in State} == {"ACTIVE", "DEPRECATED", "CONTESTED"}
+
+
+async def test_a_server_built_without_the_guard_saves_no_edit(
+        tmp_path: Path, embedder: MiniLMEmbedder, settings: Settings) -> None:
+    """query never imports the optimizer: whoever builds the server hands the guard over,
+    and without one EditNugget fails (INTERNAL) instead of saving an unchecked edit."""
+    from nuggetflow_client import ClientError
+
+    index = NuggetIndex(SQLiteStore(tmp_path / "bare.db"), embedder, settings)
+    await index.start()
+    server, port = create_server(index, settings, 0, metrics=Metrics.create().query)
+    await server.start()
+    try:
+        n = await index.submit(candidate())
+        async with AsyncQueryClient(f"127.0.0.1:{port}") as c:
+            with pytest.raises(ClientError) as err:
+                await c.edit_nugget("acme", n.id, expected_version_id=n.id, title="Other",
+                                    body=n.body, reviewer="alice")
+            assert err.value.code == "INTERNAL"
+        assert (await index.head("acme", n.id)).version == 1
+    finally:
+        await server.stop(0)
+        await index.stop()

@@ -21,6 +21,7 @@ from console.app import ConsoleConfig, create_app
 from console.diff import word_diff
 from console.sessions import SessionStore
 from nuggetflow.settings import Settings
+from optimizer.guard import check_edit
 from query.auth import TokenAuth
 from query.backends.sqlite import SQLiteStore
 from query.embeddings import MiniLMEmbedder
@@ -61,7 +62,7 @@ async def setup(tmp_path: Path, embedder: MiniLMEmbedder,
     index = NuggetIndex(SQLiteStore(tmp_path / "console.db"), embedder, settings)
     await index.start()
     server, port = create_server(index, settings, 0, metrics=Metrics.create().query,
-                                 auth=TokenAuth(TOKENS))
+                                 auth=TokenAuth(TOKENS), guard=check_edit)
     await server.start()
     config = ConsoleConfig(grpc_target=f"127.0.0.1:{port}")
     app = create_app(config)
