@@ -100,12 +100,16 @@ def nugget_to_proto(n: Nugget) -> pb.Nugget:
 
 def trace_to_proto(trace: dict[str, Any]) -> pb.OptimizationTrace:
     """The wire form of an optimization trace (:meth:`OptimizationResult.to_dict`): the
-    outcome and, when kept, every round's probes, edits, guard rejections and cost."""
+    outcome and, when kept, every round's probes, edits, guard rejections and cost. A trace
+    of another shape keeps what it has (a probe given as a bare string is its query; a
+    round that is not a mapping is left out)."""
     msg = pb.OptimizationTrace(
         variant=str(trace.get("variant", "")), iterations=int(trace.get("iterations", 0)),
         passed=bool(trace.get("passed", False)), seed=int(trace.get("seed", 0)),
         probe_queries=[str(q) for q in trace.get("probes", ())])
     for r in trace.get("history", ()):
+        if not isinstance(r, dict):
+            continue
         it = msg.history.add(
             iteration=int(r.get("iteration", 0)), passed=bool(r.get("passed", False)),
             edits=[str(e) for e in r.get("edits", ())],
@@ -113,13 +117,14 @@ def trace_to_proto(trace: dict[str, Any]) -> pb.OptimizationTrace:
             seconds=float(r.get("seconds", 0.0)), cost_usd=float(r.get("cost_usd", 0.0)),
             rejected_edits=[str(e) for e in r.get("rejected", ())])
         for probe in r.get("probes", ()):
+            p = probe if isinstance(probe, dict) else {"query": probe}
             it.probes.add(
-                query=str(probe.get("query", "")), retrieved=bool(probe.get("retrieved")),
-                cited=bool(probe.get("cited")), rank=int(probe.get("rank", 0)),
-                competitors=[str(c) for c in probe.get("competitors", ())],
-                answer=str(probe.get("answer", "")), held_out=bool(probe.get("held_out")),
-                reached_generator=bool(probe.get("reached_generator")),
-                rerank_score=float(probe.get("rerank_score", 0.0)))
+                query=str(p.get("query", "")), retrieved=bool(p.get("retrieved")),
+                cited=bool(p.get("cited")), rank=int(p.get("rank", 0)),
+                competitors=[str(c) for c in p.get("competitors", ())],
+                answer=str(p.get("answer", "")), held_out=bool(p.get("held_out")),
+                reached_generator=bool(p.get("reached_generator")),
+                rerank_score=float(p.get("rerank_score", 0.0)))
     return msg
 
 
