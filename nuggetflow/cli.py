@@ -272,7 +272,9 @@ def cmd_serve(args: argparse.Namespace, settings: Settings) -> int:
     if args.insecure_dev:
         changes["insecure_dev"] = True
     settings = settings.replace(**changes) if changes else settings
-    return run(settings, build_index)
+    from optimizer.guard import check_edit
+
+    return run(settings, build_index, guard=check_edit)
 
 
 def cmd_health(args: argparse.Namespace, settings: Settings) -> int:
@@ -450,7 +452,25 @@ def cmd_demo(args: argparse.Namespace, settings: Settings) -> int:
 
     try:
         return asyncio.run(run_demo(settings, workdir=args.workdir, serve=args.serve,
-                                    port=args.port))
+                                    port=args.port, console_port=args.console_port))
+    except KeyboardInterrupt:
+        return 0
+
+
+def cmd_console(args: argparse.Namespace, settings: Settings) -> int:
+    """Run the review console (a web application, client of the query service)."""
+    from console.server import run
+
+    changes: dict[str, Any] = {}
+    if args.host is not None:
+        changes["console_host"] = args.host
+    if args.port is not None:
+        changes["console_port"] = args.port
+    if args.grpc_target is not None:
+        changes["console_grpc_target"] = args.grpc_target
+    settings = settings.replace(**changes) if changes else settings
+    try:
+        return asyncio.run(run(settings))
     except KeyboardInterrupt:
         return 0
 
@@ -470,9 +490,24 @@ def build_parser() -> argparse.ArgumentParser:
     demo = sub.add_parser("demo", help="run the embedded end-to-end demo (no servers, no key)")
     demo.add_argument("--workdir", default="var/demo", help="where the demo keeps its index")
     demo.add_argument("--serve", action="store_true",
-                      help="keep the gRPC query service up after the report")
+                      help="keep the gRPC query service and the review console up after "
+                           "the report, until Ctrl-C")
     demo.add_argument("--port", type=int, default=0, help="gRPC port (0: any free port)")
+    demo.add_argument("--console-port", type=int, default=8080,
+                      help="review console port with --serve (8080; 0: any free port)")
     demo.set_defaults(fn=cmd_demo)
+
+    co = sub.add_parser(
+        "console", help="run the review console for knowledge owners (web, until SIGTERM)",
+        description="Serve the review console (http://NUGGETFLOW_CONSOLE_HOST:"
+                    "NUGGETFLOW_CONSOLE_PORT), a client of the gRPC query service at "
+                    "NUGGETFLOW_CONSOLE_GRPC_TARGET. Reviewers sign in with the service's "
+                    "per-tenant tokens.")
+    co.add_argument("--host", help="bind address (overrides NUGGETFLOW_CONSOLE_HOST)")
+    co.add_argument("--port", type=int, help="HTTP port (overrides NUGGETFLOW_CONSOLE_PORT)")
+    co.add_argument("--grpc-target",
+                    help="query service host:port (overrides NUGGETFLOW_CONSOLE_GRPC_TARGET)")
+    co.set_defaults(fn=cmd_console)
 
     ing = sub.add_parser("ingest", help="ingest a corpus JSONL {id, tenant, title, text}")
     ing.add_argument("file", help="corpus JSONL file")

@@ -9,12 +9,16 @@
 4. Print a report: what was accepted or rejected and why, the iterations per nugget, and
    for each nugget its retrieval on held-out queries before INO (the standard nugget, A)
    and after (the published one).
+5. Hold two more corrections for a person (manual review) and end by saying how to open
+   the review console on the demo's data; with ``--serve`` the query service and the
+   console stay up until Ctrl-C.
 """
 
 from __future__ import annotations
 
 import contextlib
 import json
+import secrets
 import shutil
 import sys
 from pathlib import Path
@@ -27,6 +31,8 @@ GNOME = ROOT / "bench" / "data" / "gnome-help"
 TENANT = "gnome"
 SAMPLE_CORRECTIONS = ("c004", "c006", "c013", "c020", "c024", "c032", "c044", "c054")
 SAMPLE_OTHERS = ("n001", "n010", "n020", "n030")
+HELD_FOR_REVIEW = 2  # further corrections the demo leaves in the review queue
+DEMO_OWNER = "gnome-owner"  # the demo tenant's designated owner (NUGGETFLOW_TENANT_OWNERS)
 
 
 def _say(text: str = "") -> None:
@@ -49,9 +55,20 @@ def sample_stream(cases: list[Any]) -> list[bytes]:
     return lines
 
 
+def held_stream(cases: list[Any], count: int = HELD_FOR_REVIEW) -> list[bytes]:
+    """Feedback events of further corrections (not in the sample) for the review queue."""
+    extra = [c for c in cases if c.actionable and c.id not in SAMPLE_CORRECTIONS][:count]
+    return [json.dumps({
+        "eventId": f"fb-{c.id}", "tenant": TENANT, "query": c.query, "answer": c.answer,
+        "feedback": {"rating": c.rating, "comment": c.comment},
+        "citedDocuments": list(c.cited), "user": "demo-user", "agent": "chat"}).encode()
+        for c in extra]
+
+
 async def run_demo(settings: Settings, workdir: str | Path = "var/demo", *,
-                   serve: bool = False, port: int = 0) -> int:
-    """Run the demo and print the report; with ``serve``, keep the service up."""
+                   serve: bool = False, port: int = 0, console_port: int = 8080) -> int:
+    """Run the demo and print the report; with ``serve``, keep the query service and the
+    review console up."""
     import asyncio
 
     import grpc
@@ -60,9 +77,11 @@ async def run_demo(settings: Settings, workdir: str | Path = "var/demo", *,
     from nuggetflow.v1 import query_service_pb2_grpc as qpb_grpc
     from optimizer.backends import make_roles
     from optimizer.evaluation import measure, read_cases
+    from optimizer.guard import check_edit
     from optimizer.harness import BuiltinHarness
     from optimizer.pipeline import Optimizer
     from optimizer.types import NuggetDraft
+    from query.auth import TokenAuth
     from query.backends.sqlite import SQLiteStore
     from query.corpus import ingest_corpus
     from query.embeddings import make_embedder
@@ -79,7 +98,11 @@ async def run_demo(settings: Settings, workdir: str | Path = "var/demo", *,
     if work.exists():
         shutil.rmtree(work)
     work.mkdir(parents=True)
-    settings = settings.replace(review_policy="auto", review_policy_tenants="")
+    settings = settings.replace(review_policy="auto", review_policy_tenants="",
+                                tenant_owners=settings.tenant_owners or f"{TENANT}={DEMO_OWNER}")
+    # One token for the demo tenant: the console signs in with it, Retrieve sends it.
+    token = "demo-" + secrets.token_urlsafe(18)
+    (work / "tokens.json").write_text(json.dumps({token: [TENANT]}) + "\n")
     index = NuggetIndex(SQLiteStore(work / "index.db", settings.embedding_dim),
                         make_embedder(settings), settings)
     await index.start()
@@ -152,31 +175,54 @@ async def run_demo(settings: Settings, workdir: str | Path = "var/demo", *,
                  f"{sum(m.cited for m in a)}/{n} cited after")
         await harness.close()
 
-        # The demo's service is local and open: insecure dev mode, explicitly, on the
-        # loopback address only (whatever NUGGETFLOW_SERVE_HOST or tokens say).
-        local = settings.replace(serve_host="127.0.0.1", insecure_dev=True, auth_tokens="",
-                                 auth_tokens_file="")
-        server, bound = create_server(index, local, port)
+        held = held_stream(cases)
+        manual = settings.replace(review_policy="manual")
+        held_report = await EmbeddedRunner(Steps(index, engine, manual),
+                                           Topics.from_settings(manual)).run(
+            enumerate(held, start=1))
+        _say(f"\n   {len(held_report.candidates)} more correction(s) held for review "
+             f"(manual policy), assigned to {settings.owner_for(TENANT) or 'the agent'}")
+
+        server, bound = create_server(index, settings, port,
+                                      auth=TokenAuth({token: [TENANT]}), guard=check_edit)
         await server.start()
-        _say(f"\n4. gRPC query service on 127.0.0.1:{bound} in insecure dev mode (no tokens: "
-             "every local caller may use every tenant; `nuggetflow serve` refuses this "
-             "without --insecure-dev); Retrieve calls through a real channel:")
+        _say(f"\n4. gRPC query service on 127.0.0.1:{bound}; Retrieve calls through a real "
+             "channel:")
+        metadata = (("authorization", f"Bearer {token}"),)
         async with grpc.aio.insecure_channel(f"127.0.0.1:{bound}") as channel:
             stub = qpb_grpc.QueryServiceStub(channel)  # type: ignore[no-untyped-call]
             for event_id in list(published)[:3]:
                 q = by_event[event_id].heldout[0]
                 reply = await stub.Retrieve(qpb.RetrieveRequest(
-                    tenant=TENANT, query=q, k=3, include_documents=True))
+                    tenant=TENANT, query=q, k=3, include_documents=True), metadata=metadata)
                 _say(f"   Retrieve({q!r}): suppressed={reply.suppressed}")
                 for i, h in enumerate(reply.hits, 1):
                     kind = "nugget  " if h.type == qpb.Hit.NUGGET else "document"
                     _say(f"      {i}. {kind} {h.scores.fused:.3f}  {h.title[:70]}")
         _say(f"\nindex file: {work / 'index.db'}")
+        owner = settings.owner_for(TENANT)
         if serve:
-            _say(f"serving on 127.0.0.1:{bound} (insecure dev mode, localhost only); press "
-                 "Ctrl-C to stop")
-            with contextlib.suppress(asyncio.CancelledError):
-                await server.wait_for_termination()
+            # the console needs nuggetflow-client (scripts/bootstrap installs it)
+            from console.server import config_from_settings, serving
+
+            config = config_from_settings(settings, grpc_target=f"127.0.0.1:{bound}")
+            async with serving(config, "127.0.0.1", console_port) as console:
+                _say(f"\n5. review console: open {console.url} and sign in with the token "
+                     f"{token} and your name\n   (as {owner!r}: 'Assigned to me' lists the "
+                     "candidates held for review)")
+                _say(f"serving gRPC on 127.0.0.1:{bound} and the console on {console.url}; "
+                     "press Ctrl-C to stop")
+                with contextlib.suppress(asyncio.CancelledError):
+                    await server.wait_for_termination()
+        else:
+            _say("\n5. the review console on this data: run `scripts/nuggetflow demo --serve` "
+                 "(service and console stay up\n   until Ctrl-C) and open "
+                 f"http://127.0.0.1:{console_port}, or serve this index yourself:\n"
+                 f"     NUGGETFLOW_STORE=sqlite:///{work / 'index.db'} "
+                 f"NUGGETFLOW_AUTH_TOKENS_FILE={work / 'tokens.json'} scripts/nuggetflow serve\n"
+                 "     scripts/nuggetflow console      # http://127.0.0.1:8080\n"
+                 f"   sign in with the token in {work / 'tokens.json'} ({token}) and your "
+                 f"name ({owner!r} sees what is assigned to it)")
     finally:
         if server is not None:
             await server.stop(1.0)

@@ -50,6 +50,16 @@ class NotFoundError(NuggetflowError):
     """The requested record does not exist (for this tenant)."""
 
 
+class ConflictError(NuggetflowError):
+    """A write was made from a version that is no longer the lineage's head (someone
+    changed the nugget meanwhile): nothing was written. ``current`` is the head now."""
+
+    def __init__(self, message: str, *, field: str | None = None,
+                 current: object = None) -> None:
+        super().__init__(message, field=field)
+        self.current = current
+
+
 class InvalidTransitionError(ValidationError):
     """A review or lifecycle action is not allowed from the record's current state."""
 

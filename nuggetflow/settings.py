@@ -407,6 +407,22 @@ class Settings:
         "reviewer acts) or auto (approved, then governance publishes or disputes them).")
     review_policy_tenants: str = _setting(
         "", "Per-tenant review policies overriding the default, e.g. 'acme=auto,globex=manual'.")
+    tenant_owners: str = _setting(
+        "",
+        "Designated owner of each tenant's new nuggets, who reviews them, e.g. "
+        "'acme=alice,globex=bob'; a tenant not listed gets the feedback's agent.")
+    # --- review console (nuggetflow console) -------------------------------------------
+    console_host: str = _setting(
+        "127.0.0.1", "Address the review console's web server binds to (0.0.0.0 in containers).")
+    console_port: int = _setting(8080, "HTTP port of the review console (0: any free port).")
+    console_grpc_target: str = _setting(
+        "127.0.0.1:50051", "host:port of the query service the review console is a client of.")
+    console_session_minutes: int = _setting(
+        30, "A console session ends after this many minutes without a request (sign in again).")
+    console_session_max_hours: int = _setting(
+        12, "A console session ends this many hours after sign-in, however active.")
+    console_secure_cookies: bool = _setting(
+        False, "Mark the console's cookies Secure (only sent over HTTPS): set it behind TLS.")
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None, **overrides: Any) -> Settings:
@@ -588,6 +604,8 @@ class Settings:
             raise ConfigError(f"must be manual or auto, got {self.review_policy!r}",
                               field="NUGGETFLOW_REVIEW_POLICY")
         parse_review_policies(self.review_policy_tenants)
+        parse_tenant_owners(self.tenant_owners)
+        self._validate_console()
         agents = [a.strip() for a in self.stream_agents.split(",") if a.strip()]
         unknown = set(agents) - set(STREAM_AGENTS)
         if not agents or unknown:
@@ -647,6 +665,22 @@ class Settings:
             return self.alert_retrieve_p99_seconds
         scheme = self.store.split("://", 1)[0]
         return RETRIEVE_P99_BY_STORE.get(scheme, RETRIEVE_P99_BY_STORE["sqlite"])
+    def _validate_console(self) -> None:
+        if not 0 <= self.console_port <= 65535:
+            raise ConfigError("must be a port in 0..65535", field="NUGGETFLOW_CONSOLE_PORT")
+        if not self.console_host.strip():
+            raise ConfigError("must not be empty", field="NUGGETFLOW_CONSOLE_HOST")
+        host, _, port = self.console_grpc_target.rpartition(":")
+        if not host or not port.isdigit() or not 0 < int(port) <= 65535:
+            raise ConfigError(f"expected host:port, got {self.console_grpc_target!r}",
+                              field="NUGGETFLOW_CONSOLE_GRPC_TARGET")
+        for name in ("console_session_minutes", "console_session_max_hours"):
+            if getattr(self, name) < 1:
+                raise ConfigError("must be >= 1", field=ENV_PREFIX + name.upper())
+
+    def owner_for(self, tenant: str) -> str:
+        """The designated owner of a tenant's new nuggets ("" when none is set)."""
+        return parse_tenant_owners(self.tenant_owners).get(tenant, "")
 
     def policy_for(self, tenant: str) -> str:
         """The review policy (manual or auto) that applies to a tenant's candidates."""
@@ -715,6 +749,18 @@ def parse_review_policies(raw: str) -> dict[str, str]:
             raise ConfigError(f"expected tenant=manual|auto, got {pair!r}",
                               field="NUGGETFLOW_REVIEW_POLICY_TENANTS")
         out[tenant] = policy
+    return out
+
+
+def parse_tenant_owners(raw: str) -> dict[str, str]:
+    """Parse ``tenant=owner,...`` (NUGGETFLOW_TENANT_OWNERS); ConfigError if bad."""
+    out: dict[str, str] = {}
+    for pair in filter(None, (p.strip() for p in raw.split(","))):
+        tenant, _, owner = (x.strip() for x in pair.partition("="))
+        if not tenant or not owner:
+            raise ConfigError(f"expected tenant=owner, got {pair!r}",
+                              field="NUGGETFLOW_TENANT_OWNERS")
+        out[tenant] = owner
     return out
 
 

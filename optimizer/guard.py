@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from optimizer.local.lexicon import ROLE_WORDS, VERSION
 from optimizer.types import NuggetDraft
+from query.model import Nugget
 from query.text import words
 
 _NUMBER = re.compile(r"\b\d+(?:[.,]\d+)*\b")
@@ -88,3 +89,22 @@ def check_revision(revision: NuggetDraft, context: str, obj: str,
     if obj and obj.lower() not in claims.lower():
         violations.append(f"the corrected value {obj!r} is no longer stated")
     return GuardVerdict(not violations, tuple(violations))
+
+
+def edit_context(original: Nugget) -> str:
+    """The correction context of a stored nugget: what its facts may come from (the
+    trigger query, the corrected answer, the feedback, and the nugget as extracted)."""
+    p = original.provenance
+    return "\n".join([p.trigger_query, p.corrected_answer, p.feedback_text, original.title,
+                      original.body, original.fact.subject, original.fact.object])
+
+
+def check_edit(original: Nugget, edited: Nugget) -> list[str]:
+    """The guard on a reviewer's edit (EditNugget): ``edited`` may reword ``original``
+    (the lineage's first version, with its provenance), never add a number, version, role
+    or name absent from the correction context, and must still state its fact's value.
+    Anchors may also use the words of INO's probe queries. Returns the violations."""
+    probes = [str(q) for q in (original.optimization or {}).get("probes", ())]
+    verdict = check_revision(NuggetDraft(edited.title, edited.body, edited.anchors),
+                             edit_context(original), edited.fact.object, probes)
+    return list(verdict.violations)

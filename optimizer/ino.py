@@ -98,6 +98,7 @@ class OptimizationResult:
             "history": [{
                 "iteration": r.iteration, "passed": r.passed, "edits": r.edits,
                 "llm_calls": r.llm_calls, "tokens": r.tokens, "seconds": round(r.seconds, 4),
+                "cost_usd": round(r.cost_usd, 6), "rejected": list(r.rejected),
                 "probes": [{"query": p.query, "retrieved": p.retrieved,
                             "reached_generator": p.reached_generator, "cited": p.cited,
                             "rank": p.rank, "rerank_score": round(p.rerank_score, 4),
@@ -130,6 +131,7 @@ async def optimize(*, candidate_id: str, start: NuggetDraft, extraction: Extract
     rounds = max_iterations if loop else 1
     for iteration in range(1, rounds + 1):
         t0, calls0, tokens0 = time.perf_counter(), meter.total_calls, meter.tokens
+        cost0 = meter.cost_usd
         cand = make_candidate(embedder, candidate_id, draft)
         traces = await probe_all(harness, tenant, cand, probes, meter)
         passed = all(t.passed for t in traces)
@@ -150,11 +152,13 @@ async def optimize(*, candidate_id: str, start: NuggetDraft, extraction: Extract
                 record.edits = list(revision.edits)
             else:
                 result.rejected.append(list(verdict.violations))
+                record.rejected = list(verdict.violations)
                 record.edits = [f"rejected: {v}" for v in verdict.violations]
                 log.warning("revision rejected by the factual guard", tenant=tenant,
                             candidate=candidate_id, violations=list(verdict.violations))
         record.llm_calls = meter.total_calls - calls0
         record.tokens = meter.tokens - tokens0
+        record.cost_usd = meter.cost_usd - cost0
         record.seconds = time.perf_counter() - t0
         if passed or (record.edits and record.edits[0].startswith(("rejected", "no change"))):
             break

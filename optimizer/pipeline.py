@@ -195,7 +195,8 @@ class Optimizer:
             harness=self.harness, roles=self.roles, embedder=self.embedder, meter=meter,
             loop=variant == "E", max_iterations=self.max_iterations, seed=seed,
             variant=variant)
-        nugget = self.to_nugget(ctx, extraction, result)
+        nugget = self.to_nugget(ctx, extraction, result,
+                                owner=self.settings.owner_for(ctx.tenant))
         summary = meter.summary()
         log.info("nugget optimized", tenant=ctx.tenant, event=ctx.event_id, variant=variant,
                  passed=result.passed, iterations=result.iterations,
@@ -203,8 +204,11 @@ class Optimizer:
         return Outcome(ctx, extraction, nugget, result, summary)
 
     @staticmethod
-    def to_nugget(ctx: FeedbackContext, ex: Extraction, result: OptimizationResult) -> Nugget:
-        """The candidate record: content from INO, fact and provenance from the event."""
+    def to_nugget(ctx: FeedbackContext, ex: Extraction, result: OptimizationResult,
+                  owner: str = "") -> Nugget:
+        """The candidate record: content from INO, fact and provenance from the event. Its
+        designated owner is ``owner`` (the tenant's, NUGGETFLOW_TENANT_OWNERS), else the
+        feedback's agent."""
         when = ctx.timestamp or datetime.now(UTC)
         d = result.draft
         n = Nugget(
@@ -217,7 +221,8 @@ class Optimizer:
             provenance=Provenance(event_id=ctx.event_id, trigger_query=ctx.query,
                                   corrected_answer=ctx.answer, feedback_text=ctx.comment,
                                   cited_documents=ctx.cited_documents, timestamp=when,
-                                  tenant=ctx.tenant, owner=ctx.user),
+                                  tenant=ctx.tenant, owner=owner or ctx.agent,
+                                  rating=ctx.rating, user=ctx.user, agent=ctx.agent),
             optimization=result.to_dict(), change_reason=f"extracted ({result.variant})",
         )
         held = screen(n)

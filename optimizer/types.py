@@ -139,6 +139,8 @@ class IterationRecord:
     llm_calls: int = 0
     tokens: int = 0
     seconds: float = 0.0
+    rejected: list[str] = field(default_factory=list)  # the guard's reasons, this round
+    cost_usd: float = 0.0
 
 
 class Vocabulary(list[str]):

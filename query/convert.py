@@ -29,7 +29,8 @@ from query.model import (
 from query.retrieval import MAX_QUERY_CHARS, Hit, RetrieveRequest, RetrieveResult
 
 if TYPE_CHECKING:
-    from query.index import CandidatePage
+    from query.governance import Relation
+    from query.index import CandidatePage, Listing
     from query.probes import CandidateSpec, ProbeRecord, ProbeSession
 
 DEFAULT_K = 10
@@ -86,18 +87,67 @@ def nugget_to_proto(n: Nugget) -> pb.Nugget:
             feedback_text=n.provenance.feedback_text,
             cited_documents=list(n.provenance.cited_documents),
             timestamp=ts_to_proto(n.provenance.timestamp), tenant=n.provenance.tenant,
-            owner=n.provenance.owner),
+            owner=n.provenance.owner, rating=n.provenance.rating, user=n.provenance.user,
+            agent=n.provenance.agent),
         evidence=[pb.Evidence(source_id=e.source_id, kind=e.kind,
                               observed_at=ts_to_proto(e.observed_at)) for e in n.evidence],
         created_at=ts_to_proto(n.created_at), change_reason=n.change_reason,
-        merged_into=n.merged_into, request_id=n.request_id,
+        merged_into=n.merged_into, request_id=n.request_id, reviewer=n.reviewer,
     )
     if n.optimization:
-        msg.optimization.variant = str(n.optimization.get("variant", ""))
-        msg.optimization.iterations = int(n.optimization.get("iterations", 0))
-        msg.optimization.passed = bool(n.optimization.get("passed", False))
-        msg.optimization.seed = int(n.optimization.get("seed", 0))
+        msg.optimization.CopyFrom(trace_to_proto(n.optimization))
     return msg
+
+
+def trace_to_proto(trace: dict[str, Any]) -> pb.OptimizationTrace:
+    """The wire form of an optimization trace (:meth:`OptimizationResult.to_dict`): the
+    outcome and, when kept, every round's probes, edits, guard rejections and cost. A trace
+    of another shape keeps what it has (a probe given as a bare string is its query; a
+    round that is not a mapping is left out)."""
+    msg = pb.OptimizationTrace(
+        variant=str(trace.get("variant", "")), iterations=int(trace.get("iterations", 0)),
+        passed=bool(trace.get("passed", False)), seed=int(trace.get("seed", 0)),
+        probe_queries=[str(q) for q in trace.get("probes", ())])
+    for r in trace.get("history", ()):
+        if not isinstance(r, dict):
+            continue
+        it = msg.history.add(
+            iteration=int(r.get("iteration", 0)), passed=bool(r.get("passed", False)),
+            edits=[str(e) for e in r.get("edits", ())],
+            llm_calls=int(r.get("llm_calls", 0)), tokens=int(r.get("tokens", 0)),
+            seconds=float(r.get("seconds", 0.0)), cost_usd=float(r.get("cost_usd", 0.0)),
+            rejected_edits=[str(e) for e in r.get("rejected", ())])
+        for probe in r.get("probes", ()):
+            p = probe if isinstance(probe, dict) else {"query": probe}
+            it.probes.add(
+                query=str(p.get("query", "")), retrieved=bool(p.get("retrieved")),
+                cited=bool(p.get("cited")), rank=int(p.get("rank", 0)),
+                competitors=[str(c) for c in p.get("competitors", ())],
+                answer=str(p.get("answer", "")), held_out=bool(p.get("held_out")),
+                reached_generator=bool(p.get("reached_generator")),
+                rerank_score=float(p.get("rerank_score", 0.0)))
+    return msg
+
+
+def trace_from_proto(msg: pb.OptimizationTrace) -> dict[str, Any]:
+    """Inverse of :func:`trace_to_proto` (the dict shape INO writes)."""
+    out: dict[str, Any] = {"variant": msg.variant, "iterations": msg.iterations,
+                           "passed": msg.passed, "seed": msg.seed}
+    if msg.probe_queries:
+        out["probes"] = list(msg.probe_queries)
+    if msg.history:
+        out["history"] = [{
+            "iteration": r.iteration, "passed": r.passed, "edits": list(r.edits),
+            "llm_calls": r.llm_calls, "tokens": r.tokens, "seconds": r.seconds,
+            "cost_usd": r.cost_usd, "rejected": list(r.rejected_edits),
+            "probes": [{"query": p.query, "retrieved": p.retrieved,
+                        "reached_generator": p.reached_generator, "cited": p.cited,
+                        "rank": p.rank, "rerank_score": p.rerank_score,
+                        "competitors": list(p.competitors), "answer": p.answer,
+                        "held_out": p.held_out} for p in r.probes]} for r in msg.history]
+        out["rejected_revisions"] = [list(r.rejected_edits) for r in msg.history
+                                     if r.rejected_edits]
+    return out
 
 
 def nugget_from_proto(msg: pb.Nugget) -> Nugget:
@@ -124,15 +174,14 @@ def nugget_from_proto(msg: pb.Nugget) -> Nugget:
             event_id=prov.event_id, trigger_query=prov.trigger_query,
             corrected_answer=prov.corrected_answer, feedback_text=prov.feedback_text,
             cited_documents=tuple(prov.cited_documents),
-            timestamp=ts_from_proto(prov, "timestamp"), tenant=prov.tenant, owner=prov.owner),
+            timestamp=ts_from_proto(prov, "timestamp"), tenant=prov.tenant, owner=prov.owner,
+            rating=prov.rating, user=prov.user, agent=prov.agent),
         evidence=tuple(Evidence(e.source_id, e.kind or "feedback",
                                 ts_from_proto(e, "observed_at")) for e in msg.evidence),
-        optimization=({"variant": msg.optimization.variant,
-                       "iterations": msg.optimization.iterations,
-                       "passed": msg.optimization.passed, "seed": msg.optimization.seed}
+        optimization=(trace_from_proto(msg.optimization)
                       if msg.HasField("optimization") else None),
         created_at=ts_from_proto(msg, "created_at"), change_reason=msg.change_reason,
-        merged_into=msg.merged_into, request_id=msg.request_id,
+        merged_into=msg.merged_into, request_id=msg.request_id, reviewer=msg.reviewer,
     )
 
 
@@ -279,7 +328,73 @@ def publications_from_proto(values: Sequence[int]) -> tuple[Publication, ...]:
 def candidates_to_proto(page: CandidatePage) -> qpb.ListCandidatesResponse:
     """The wire response of one page of the review queue."""
     return qpb.ListCandidatesResponse(candidates=[nugget_to_proto(n) for n in page.candidates],
-                                      next_page_token=page.next_page_token)
+                                      next_page_token=page.next_page_token,
+                                      total_size=page.total)
+
+
+_VALIDITY_FILTERS = {qpb.VALIDITY_FILTER_UNSPECIFIED: "", qpb.VALIDITY_FILTER_CURRENT: "current",
+                     qpb.VALIDITY_FILTER_EXPIRED: "expired", qpb.VALIDITY_FILTER_FUTURE: "future"}
+
+
+def listing_from_proto(msg: qpb.ListCandidatesRequest) -> Listing:
+    """The filters and order of a ListCandidates request; ValidationError names a bad
+    ``states``, ``order`` or ``validity``."""
+    from query.index import Listing
+
+    states: list[State] = []
+    for value in msg.states:
+        try:
+            states.append(State(value))
+        except ValueError:
+            raise ValidationError(f"unknown nugget state {value} (one of ACTIVE, DEPRECATED, "
+                                  "CONTESTED)", field="states") from None
+    if msg.order not in (qpb.LIST_ORDER_UNSPECIFIED, qpb.LIST_ORDER_ID,
+                         qpb.LIST_ORDER_NEWEST_FIRST):
+        raise ValidationError(f"unknown order {msg.order}", field="order")
+    validity = _VALIDITY_FILTERS.get(msg.validity)
+    if validity is None:
+        raise ValidationError(f"unknown validity filter {msg.validity}", field="validity")
+    return Listing(states=tuple(sorted(set(states))), owner=msg.owner.strip(),
+                   query=msg.query.strip(), newest_first=msg.order == qpb.LIST_ORDER_NEWEST_FIRST,
+                   validity=validity, as_of=ts_from_proto(msg, "as_of"))
+
+
+def edit_changes_from_proto(msg: qpb.EditNuggetRequest) -> dict[str, Any]:
+    """The content fields an EditNugget request sets (title, body, anchors; fact and
+    validity when given); ValidationError names a malformed one."""
+    if not msg.title.strip():
+        raise ValidationError("title is empty", field="title")
+    if not msg.body.strip():
+        raise ValidationError("body is empty", field="body")
+    if any(not a.strip() for a in msg.anchors):
+        raise ValidationError("an anchor is empty", field="anchors")
+    changes: dict[str, Any] = {"title": msg.title.strip(), "body": msg.body.strip(),
+                               "anchors": tuple(a.strip() for a in msg.anchors)}
+    if msg.HasField("fact"):
+        f = msg.fact
+        for name in ("subject", "predicate", "object"):
+            if not getattr(f, name).strip():
+                raise ValidationError(f"fact {name} is empty", field=f"fact.{name}")
+        changes["fact"] = FactTriple(f.subject.strip(), f.predicate.strip(), f.object.strip(),
+                                     f.scope.strip() or "global")
+    if msg.HasField("validity"):
+        start = ts_from_proto(msg.validity, "start")
+        if start is None:
+            raise ValidationError("validity start is required", field="validity.start")
+        changes["validity"] = Validity(start, ts_from_proto(msg.validity, "end"),
+                                       msg.validity.inferred)
+    return changes
+
+
+_RELATIONS = {"duplicates": qpb.Neighbour.DUPLICATES, "supersedes": qpb.Neighbour.SUPERSEDES,
+              "superseded_by": qpb.Neighbour.SUPERSEDED_BY, "contests": qpb.Neighbour.CONTESTS,
+              "same_key": qpb.Neighbour.SAME_KEY}
+
+
+def relation_to_proto(r: Relation) -> qpb.Neighbour:
+    """The wire form of a governance relation."""
+    return qpb.Neighbour(relation=_RELATIONS[r.kind], nugget=nugget_to_proto(r.other),
+                         note=r.note)
 
 
 def review_action_from_proto(action: int) -> str:

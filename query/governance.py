@@ -9,6 +9,7 @@ new versions, so history stays readable and every step can be reverted.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -249,3 +250,93 @@ def transition(current: Publication, action: str) -> Publication:
         raise InvalidTransitionError(
             f"cannot {action} a {current.name} nugget (allowed from: {allowed})", field="action")
     return table[current]
+
+
+# --- the neighbourhood of a nugget (the review console) -----------------------------
+
+DUPLICATES = "duplicates"
+SUPERSEDES = "supersedes"
+SUPERSEDED_BY = "superseded_by"
+CONTESTS = "contests"
+SAME_KEY = "same_key"
+
+
+@dataclass(frozen=True)
+class Relation:
+    """How another lineage with the same governance key relates to a nugget."""
+
+    kind: str  # DUPLICATES, SUPERSEDES, SUPERSEDED_BY, CONTESTS or SAME_KEY
+    other: Nugget  # the other lineage's head
+    note: str
+
+
+def neighbourhood(n: Nugget, others: Sequence[Nugget], schema: PredicateSchema,
+                  now: datetime) -> tuple[list[Relation], str]:
+    """How each head in ``others`` (other lineages with ``n``'s key) relates to ``n``, and
+    for an ``n`` that may still be approved, the outcome approving it now would have.
+
+    For such a nugget the relations are what :func:`resolve_publication` would do on
+    approval (merge into a duplicate, end or deprecate a value, contest one); for a
+    published one, what the records say (a merge, an ended or deprecated value, a
+    dispute); other same-key heads are SAME_KEY.
+    """
+    others = [o for o in others if _lineage(o) != _lineage(n)]
+    outcome = ""
+    predicted: dict[str, Nugget] = {}
+    own: Nugget | None = None
+    if n.publication is not Publication.PUBLISHED and n.publication in _ALLOWED["approve"]:
+        decision = resolve_publication(dataclasses.replace(n, publication=Publication.PUBLISHED),
+                                       others, schema, now)
+        outcome = decision.outcome
+        for w in decision.writes:
+            if _lineage(w) == _lineage(n):
+                own = w
+            else:
+                predicted[_lineage(w)] = w
+    out: list[Relation] = []
+    for o in others:
+        lo = _lineage(o)
+        if o.merged_into == _lineage(n):
+            out.append(Relation(DUPLICATES, o, "merged into this nugget"))
+        elif n.merged_into == lo or (own is not None and own.merged_into == lo):
+            verb = "merged" if n.merged_into == lo else "on approval, merged"
+            out.append(Relation(DUPLICATES, o, f"{verb} into this neighbour (same value)"))
+        elif lo in predicted:
+            after = predicted[lo]
+            if after.state is State.DEPRECATED:
+                out.append(Relation(SUPERSEDES, o, "on approval, deprecates this neighbour"))
+            elif after.state is State.CONTESTED:
+                out.append(Relation(CONTESTS, o, "on approval, both values are contested"))
+            elif after.validity.end != o.validity.end:
+                out.append(Relation(SUPERSEDES, o, "on approval, ends this neighbour's "
+                                    "validity where this one starts"))
+            else:
+                out.append(Relation(SAME_KEY, o, "same key"))
+        elif own is not None and own.state is State.DEPRECATED:
+            out.append(Relation(SUPERSEDED_BY, o, "on approval, outweighed by this "
+                                "neighbour (more sources)"))
+        elif is_duplicate(n, o):
+            out.append(Relation(DUPLICATES, o, "same value"))
+        else:
+            out.append(_recorded(n, o, schema))
+    return out, outcome
+
+
+def _recorded(n: Nugget, o: Nugget, schema: PredicateSchema) -> Relation:
+    """The relation of two same-key heads as their records state it."""
+    if not schema.is_functional(n.fact.predicate):
+        return Relation(SAME_KEY, o, "multi-valued predicate: both values hold")
+    if o.validity.end is not None and o.validity.end <= n.validity.start:
+        return Relation(SUPERSEDES, o, "its validity ends where this one's starts")
+    if n.validity.end is not None and n.validity.end <= o.validity.start:
+        return Relation(SUPERSEDED_BY, o, "this one's validity ends where its starts")
+    if not n.validity.overlaps(o.validity):
+        return Relation(SAME_KEY, o, "different times")
+    if o.state is State.DEPRECATED and n.state is not State.DEPRECATED:
+        return Relation(SUPERSEDES, o, "deprecated in favour of this value")
+    if n.state is State.DEPRECATED and o.state is not State.DEPRECATED:
+        return Relation(SUPERSEDED_BY, o, "this value was deprecated in its favour")
+    if n.state is State.CONTESTED and o.state is State.CONTESTED:
+        return Relation(CONTESTS, o, "both values are contested")
+    return Relation(SAME_KEY, o, f"same key ({o.publication.name.lower()}, "
+                    f"{o.state.name.lower()})")

@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from nuggetflow.errors import (
+    ConflictError,
     DeadlineExceededError,
     InvalidTransitionError,
     NotFoundError,
@@ -32,12 +33,20 @@ from nuggetflow.errors import (
 from nuggetflow.logging import clip, get_logger
 from nuggetflow.settings import Settings
 from query.embeddings import Embedder, Vector
-from query.governance import Decision, PredicateSchema, resolve_publication, transition
+from query.governance import (
+    Decision,
+    PredicateSchema,
+    Relation,
+    neighbourhood,
+    resolve_publication,
+    transition,
+)
 from query.model import (
     Nugget,
     Passage,
     Publication,
     State,
+    content_hash,
     first_version_id,
     next_version,
     plain_nugget,
@@ -132,7 +141,8 @@ class NuggetIndex:
         return await self.store.get(tenant, item_id)
 
     async def candidates(self, tenant: str, publications: Sequence[Publication] = (),
-                         page_size: int = 0, page_token: str = "") -> CandidatePage:
+                         page_size: int = 0, page_token: str = "",
+                         listing: Listing | None = None) -> CandidatePage:
         """One page of what waits for review (ListCandidates, ``nuggetflow candidates``):
         the heads of the tenant's lineages whose publication is one of ``publications``
         (none given: PENDING_REVIEW), in id order. ``page_size`` 0 means
@@ -140,25 +150,76 @@ class NuggetIndex:
         ``next_page_token`` back for the next page ("" on the last). Text fields are cut
         at ``NUGGETFLOW_MAX_HIT_CHARS`` as in Retrieve hits (the INO outcome is kept):
         :meth:`nugget` gives the whole record. ValidationError names ``page_size`` or
-        ``page_token``."""
+        ``page_token``.
+
+        ``listing`` filters (lifecycle states, designated owner, words, validity) and
+        orders (id, or newest feedback first) the listing; with any of them the heads in
+        ``publications`` are read whole, filtered and sorted, and ``total`` counts the
+        matches of every page."""
         if page_size < 0:
             raise ValidationError(f"must be in 0..{MAX_PAGE_SIZE}, got {page_size}",
                                   field="page_size")
         size = min(page_size or DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE)
         wanted = tuple(sorted(set(publications))) or (Publication.PENDING_REVIEW,)
+        if listing is not None and not listing.plain:
+            return await self._listing_page(tenant, wanted, size, page_token, listing)
         after = _candidates_after(page_token, wanted)
         page = await self.store.heads_page(tenant, wanted, size + 1, after_id=after)
         more = len(page) > size
         page = page[:size]
+        return CandidatePage(self._shown(page),
+                             _candidates_token(page[-1].id, wanted) if more else "", wanted)
+
+    def _shown(self, page: Sequence[Nugget]) -> list[Nugget]:
+        """Listed heads: text cut as in Retrieve hits, the INO outcome without its rounds
+        (GetNugget has the whole trace)."""
         cap = self.settings.max_hit_chars
-        shown = [dataclasses.replace(hit_record(n, cap), optimization=n.optimization)
-                 for n in page]
-        return CandidatePage(shown, _candidates_token(page[-1].id, wanted) if more else "",
-                             wanted)
+        return [dataclasses.replace(hit_record(n, cap), optimization=_outcome(n.optimization))
+                for n in page]
+
+    async def _listing_page(self, tenant: str, wanted: tuple[Publication, ...], size: int,
+                            page_token: str, listing: Listing) -> CandidatePage:
+        at = listing.as_of or self.clock()
+        matches: list[Nugget] = []
+        after = ""
+        while True:
+            chunk = await self.store.heads_page(tenant, wanted, MAX_PAGE_SIZE, after_id=after)
+            matches += [n for n in chunk if listing.matches(n, at)]
+            if len(chunk) < MAX_PAGE_SIZE:
+                break
+            after = chunk[-1].id
+        prefix = _listing_prefix(wanted, listing)
+        cursor = _listing_cursor(page_token, prefix)
+        if listing.newest_first:
+            matches.sort(key=_newest_key, reverse=True)
+            bound = _parse_newest(cursor) if cursor else None
+            rest = [n for n in matches if bound is None or _newest_key(n) < bound]
+        else:
+            matches.sort(key=lambda n: n.id)
+            rest = [n for n in matches if n.id > cursor]
+        page = rest[:size]
+        token = ""
+        if len(rest) > size:
+            last = page[-1]
+            mark = (f"{_newest_key(last)[0].isoformat()}|{last.id}" if listing.newest_first
+                    else last.id)
+            token = _encode_token(f"{prefix}:{mark}")
+        return CandidatePage(self._shown(page), token, wanted, total=len(matches))
+
+    async def neighbourhood(self, tenant: str, item_id: str
+                            ) -> tuple[Nugget, list[Relation], str]:
+        """The head of ``item_id``'s lineage, how every other lineage with its governance
+        key relates to it (:func:`query.governance.neighbourhood`), and for a nugget not
+        yet published the governance outcome approving it now would have ("" otherwise)."""
+        head = await self.store.head(tenant, item_id)
+        others = [h for h in await self.store.heads_by_key(tenant, head.key)
+                  if _lineage(h) != _lineage(head)]
+        relations, outcome = neighbourhood(head, others, self.schema, self.clock())
+        return head, relations, outcome
 
     async def review(self, tenant: str, item_id: str, action: str, *, reviewer: str = "",
                      reason: str = "", target_version_id: str = "", request_id: str = "",
-                     deadline: float | None = None) -> Nugget:
+                     deadline: float | None = None, expected_version_id: str = "") -> Nugget:
         """Apply a review action; returns the version it produced (the new head; with a
         request id already applied, the version that request produced). Governance runs
         on approval.
@@ -167,11 +228,13 @@ class NuggetIndex:
         """
         return (await self.apply_review(tenant, item_id, action, reviewer=reviewer,
                                         reason=reason, target_version_id=target_version_id,
-                                        request_id=request_id, deadline=deadline)).head
+                                        request_id=request_id, deadline=deadline,
+                                        expected_version_id=expected_version_id)).head
 
     async def apply_review(self, tenant: str, item_id: str, action: str, *,
                            reviewer: str = "", reason: str = "", target_version_id: str = "",
-                           request_id: str = "", deadline: float | None = None) -> Applied:
+                           request_id: str = "", deadline: float | None = None,
+                           expected_version_id: str = "") -> Applied:
         """Apply a review action once; returns the version it produced.
 
         ``request_id`` (optional, chosen by the caller) makes the call idempotent: when a
@@ -180,12 +243,16 @@ class NuggetIndex:
         waiting for the writer lock and reading stop there, and the write does not begin
         once it has passed (DeadlineExceededError, nothing written); a write that has
         begun is finished, even if the caller is cancelled meanwhile.
+        ``expected_version_id`` (optional): the version the reviewer saw; when the head is
+        another version, ConflictError (field ``expected_version_id``), nothing written.
+        The new version records ``reviewer``.
         """
         if action not in REVIEW_ACTIONS:
             raise InvalidTransitionError(f"unknown action {action!r} "
                                          f"(one of {', '.join(REVIEW_ACTIONS)})", field="action")
 
         async def plan(head: Nugget, now: datetime) -> Nugget:
+            _expect(head, expected_version_id)
             note = f"{action} by {reviewer or 'unknown'}" + (f": {reason}" if reason else "")
             if action == "revert":
                 try:
@@ -199,9 +266,9 @@ class NuggetIndex:
                                                              "rank", "publication",
                                                              "evidence")}
                 return next_version(head, f"revert to v{target.version} ({note})", now,
-                                    **restored)
-            return next_version(head, note, now, publication=transition(head.publication,
-                                                                        action))
+                                    reviewer=reviewer, **restored)
+            return next_version(head, note, now, reviewer=reviewer,
+                                publication=transition(head.publication, action))
 
         return await self._write(tenant, item_id, plan, request_id, deadline)
 
@@ -231,6 +298,48 @@ class NuggetIndex:
             return new
 
         return await self._write(tenant, item_id, plan, request_id, deadline)
+
+    async def checked_edit(self, tenant: str, item_id: str, *, expected_version_id: str,
+                           changes: dict[str, object], guard: EditGuard, reviewer: str = "",
+                           reason: str = "", dry_run: bool = False, request_id: str = "",
+                           deadline: float | None = None) -> EditOutcome:
+        """An edit as a reviewer makes it (EditNugget): made from ``expected_version_id``
+        (ConflictError, field ``expected_version_id``, when the head is another version:
+        a concurrent edit or review), checked by ``guard`` (the factual-preservation guard:
+        the lineage's first version, the edited version -> violations) and written as a
+        new version unless ``dry_run``, the guard objects, or nothing changed. Returns the
+        version written (``saved``) or the one that would be, the verdict and the fields
+        that changed. ``request_id`` and ``deadline`` as in :meth:`apply_review`."""
+        bad = set(changes) - set(_CONTENT_FIELDS)
+        if bad:
+            raise ValidationError(f"cannot edit {', '.join(sorted(bad))}", field=sorted(bad)[0])
+        if not expected_version_id.strip():
+            raise ValidationError("the version the edit was made from is required",
+                                  field="expected_version_id")
+        checked: dict[str, Any] = {}
+
+        async def plan(head: Nugget, now: datetime) -> Nugget:
+            _expect(head, expected_version_id)
+            note = f"edit by {reviewer or 'unknown'}" + (f": {reason}" if reason else "")
+            new = plain_nugget(next_version(head, note, now, reviewer=reviewer, **changes))
+            validate_nugget(new)
+            changed = [f for f in _EDITED_FIELDS if getattr(new, f) != getattr(head, f)]
+            first = await self.store.lineage_version(tenant, _lineage(head), 1)
+            violations = tuple(guard(first, new)) if changed else ()
+            checked.update(changed=changed, violations=violations)
+            if dry_run or not changed or violations:
+                raise _NotWritten(new)
+            return new
+
+        try:
+            applied = await self._write(tenant, item_id, plan, request_id, deadline)
+        except _NotWritten as held:
+            return EditOutcome(held.version, saved=False,
+                               violations=checked.get("violations", ()),
+                               changed=checked.get("changed", []))
+        return EditOutcome(applied.head, saved=True,
+                           violations=checked.get("violations", ()),
+                           changed=checked.get("changed", []), replayed=applied.replayed)
 
     async def _write(self, tenant: str, item_id: str,
                      plan: Callable[[Nugget, datetime], Awaitable[Nugget]],
@@ -310,11 +419,144 @@ _CANDIDATES_TOKEN = "c1"
 @dataclass(frozen=True)
 class CandidatePage:
     """One page of the review queue: head versions in id order, the token of the next
-    page ("" on the last) and the publications listed."""
+    page ("" on the last) and the publications listed (``total``: how many match every
+    page, for a filtered or ordered listing; 0 otherwise)."""
 
     candidates: list[Nugget]
     next_page_token: str
     publications: tuple[Publication, ...]
+    total: int = 0
+
+
+VALIDITY_FILTERS = ("", "current", "expired", "future")
+
+
+@dataclass(frozen=True)
+class Listing:
+    """Filters and order of a review-queue or knowledge listing (ListCandidates)."""
+
+    states: tuple[State, ...] = ()
+    owner: str = ""
+    query: str = ""
+    newest_first: bool = False
+    validity: str = ""  # one of VALIDITY_FILTERS ("": any)
+    as_of: datetime | None = None
+
+    def __post_init__(self) -> None:
+        if self.validity not in VALIDITY_FILTERS:
+            raise ValidationError(f"unknown validity filter {self.validity!r}",
+                                  field="validity")
+
+    @property
+    def plain(self) -> bool:
+        """True when nothing filters or orders (the id-order listing of the store)."""
+        return not (self.states or self.owner or self.query.strip() or self.newest_first
+                    or self.validity)
+
+    def matches(self, n: Nugget, at: datetime) -> bool:
+        """Whether head ``n`` passes every filter, validity judged at ``at``."""
+        if self.states and n.state not in self.states:
+            return False
+        if self.owner and n.provenance.owner != self.owner:
+            return False
+        if self.query.strip():
+            hay = "\n".join([n.title, n.body, *n.anchors, n.fact.subject, n.fact.object,
+                              n.fact.scope]).lower()
+            if not all(w in hay for w in self.query.lower().split()):
+                return False
+        v = n.validity
+        if self.validity == "current":
+            return v.contains(at)
+        if self.validity == "expired":
+            return v.end is not None and v.end <= at
+        if self.validity == "future":
+            return v.start > at
+        return True
+
+    def fingerprint(self, publications: Sequence[Publication]) -> str:
+        """What a page token of this listing is bound to."""
+        return content_hash([int(p) for p in publications], sorted(int(s) for s in self.states),
+                            self.owner, self.query, self.newest_first, self.validity,
+                            self.as_of.isoformat() if self.as_of else "")[:12]
+
+
+EditGuard = Callable[[Nugget, Nugget], Sequence[str]]
+_EDITED_FIELDS = ("title", "body", "anchors", "fact", "validity")
+
+
+@dataclass(frozen=True)
+class EditOutcome:
+    """What :meth:`NuggetIndex.checked_edit` did: the version written (``saved``) or the
+    one it would write, the guard's violations and the fields the edit changed."""
+
+    nugget: Nugget
+    saved: bool
+    violations: tuple[str, ...] = ()
+    changed: list[str] = dataclasses.field(default_factory=list)
+    replayed: bool = False
+
+
+class _NotWritten(Exception):
+    """Raised inside a write plan to stop before writing (dry run, guard refusal)."""
+
+    def __init__(self, version: Nugget) -> None:
+        super().__init__("not written")
+        self.version = version
+
+
+def _expect(head: Nugget, expected_version_id: str) -> None:
+    """ConflictError unless ``head`` is the version the caller saw (none given: any)."""
+    if expected_version_id and expected_version_id != head.id:
+        raise ConflictError(
+            f"the nugget changed meanwhile: its current version is {head.id} (v{head.version},"
+            f" {head.change_reason or 'no reason given'}); nothing was written",
+            field="expected_version_id", current=head)
+
+
+def _outcome(trace: dict[str, Any] | None) -> dict[str, Any] | None:
+    """The INO outcome of a trace, without its rounds."""
+    if not trace:
+        return trace
+    return {k: trace[k] for k in ("variant", "iterations", "passed", "seed") if k in trace}
+
+
+def _newest_key(n: Nugget) -> tuple[datetime, str]:
+    when = n.provenance.timestamp or n.created_at or n.validity.start
+    return (when, n.id)
+
+
+def _parse_newest(cursor: str) -> tuple[datetime, str]:
+    when, _, nid = cursor.partition("|")
+    try:
+        return (datetime.fromisoformat(when), nid)
+    except ValueError:
+        raise ValidationError("not a page token of this listing", field="page_token") from None
+
+
+def _listing_prefix(publications: Sequence[Publication], listing: Listing) -> str:
+    return f"{_LISTING_TOKEN}:{listing.fingerprint(publications)}"
+
+
+def _encode_token(raw: str) -> str:
+    return base64.urlsafe_b64encode(raw.encode()).decode().rstrip("=")
+
+
+def _listing_cursor(token: str, prefix: str) -> str:
+    """Where a filtered listing's page token continues ("" for none); ValidationError
+    (field ``page_token``) for a token of another listing."""
+    if not token:
+        return ""
+    try:
+        raw = base64.urlsafe_b64decode(token + "=" * (-len(token) % 4)).decode()
+    except (ValueError, UnicodeDecodeError):
+        raw = ""
+    if not raw.startswith(prefix + ":") or len(raw) == len(prefix) + 1:
+        raise ValidationError("not a page token of this listing (its filters or order "
+                              "differ)", field="page_token")
+    return raw[len(prefix) + 1:]
+
+
+_LISTING_TOKEN = "c2"
 
 
 def _candidates_token(after_id: str, publications: Sequence[Publication]) -> str:

@@ -10,10 +10,12 @@ Every QueryService call goes through :class:`ServiceInterceptor`, which
    with a short fixed message, counted like any call and logged at most once a minute
    per kind, without the payload and without a traceback;
 3. checks the size of every field (:class:`~query.limits.RequestLimits`), then the
-   request's ``tenant`` against the token (every QueryService request has one);
+   request's ``tenant`` against the token (every QueryService request has one, except
+   WhoAmI's, which asks what the token grants), and makes the caller known to the
+   handler (:data:`CALLER`);
 4. runs the handler under the call's deadline (``context.time_remaining()``): a call
    whose deadline has passed is not started, and a running read is cancelled when it
-   passes. Writes (Review) get the deadline instead and check it themselves right before
+   passes. Writes (Review, EditNugget) get the deadline instead and check it themselves right before
    the write begins; a write that has begun is finished, never cancelled half way;
 5. maps exceptions to status codes, in :func:`status_for` and nowhere else
    (``nuggetflow.errors`` -> gRPC codes; anything unexpected is INTERNAL with an error id
@@ -30,6 +32,7 @@ bytes are INVALID_ARGUMENT, logged at most once a minute per kind.
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import time
 import uuid
 from collections.abc import Awaitable, Callable
@@ -41,13 +44,14 @@ from google.protobuf.message import DecodeError
 from nuggetflow.errors import (
     BackendUnavailableError,
     BudgetExceededError,
+    ConflictError,
     DeadlineExceededError,
     NotFoundError,
     UndecodableRequestError,
     ValidationError,
 )
 from nuggetflow.logging import LogThrottle, clip, get_logger
-from query.auth import AuthenticationError, PermissionDeniedError, TokenAuth
+from query.auth import AuthenticationError, PermissionDeniedError, Principal, TokenAuth
 from query.limits import RequestLimits
 from query.metrics import QueryMetrics
 from query.probes import SessionLimitError
@@ -57,7 +61,11 @@ log = get_logger(__name__)
 SERVICE_PREFIX = "/nuggetflow.v1.QueryService/"
 FIELD_METADATA_KEY = "nuggetflow-field"
 DEADLINE_SLACK_SECONDS = 0.005
-WRITE_METHODS = frozenset({"Review"})  # handlers that honour the deadline themselves
+WRITE_METHODS = frozenset({"Review", "EditNugget"})  # they honour the deadline themselves
+# Methods whose request has no tenant: the token alone is checked (WhoAmI).
+TENANTLESS_METHODS = frozenset({"WhoAmI"})
+# The authenticated caller of the call being handled (set before the handler runs).
+CALLER: contextvars.ContextVar[Principal] = contextvars.ContextVar("nuggetflow_caller")
 DECODE_LOG_INTERVAL_SECONDS = 60.0  # one "undecodable request" line per kind per minute
 
 Behavior = Callable[[Any, grpc.aio.ServicerContext], Awaitable[Any]]
@@ -80,6 +88,7 @@ def status_for(exc: BaseException) -> tuple[grpc.StatusCode, str]:
         (DeadlineExceededError, grpc.StatusCode.DEADLINE_EXCEEDED),
         (BudgetExceededError, grpc.StatusCode.RESOURCE_EXHAUSTED),
         (SessionLimitError, grpc.StatusCode.RESOURCE_EXHAUSTED),
+        (ConflictError, grpc.StatusCode.ABORTED),
     )
     for cls, code in table:
         if isinstance(exc, cls):
@@ -184,10 +193,12 @@ class ServiceInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
         if getattr(request, "probe_session", ""):
             label[0] = f"{name}.probe"
         self.limits.check(request)
-        tenant = str(getattr(request, "tenant", ""))
-        if not tenant.strip():
-            raise ValidationError("tenant is empty", field="tenant")
-        self.auth.authorize(principal, tenant)
+        if name not in TENANTLESS_METHODS:
+            tenant = str(getattr(request, "tenant", ""))
+            if not tenant.strip():
+                raise ValidationError("tenant is empty", field="tenant")
+            self.auth.authorize(principal, tenant)
+        CALLER.set(principal)
         remaining = context.time_remaining()
         if remaining is not None and remaining <= 0:
             raise DeadlineExceededError("deadline passed before the call started")

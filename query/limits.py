@@ -2,8 +2,9 @@
 
 :class:`RequestLimits` walks the fields of a decoded request by its descriptor, so every
 string field of every request (and any field added later) is bounded: id-like fields by
-``NUGGETFLOW_GRPC_MAX_ID_CHARS``, the Retrieve query by ``NUGGETFLOW_GRPC_MAX_QUERY_CHARS``,
-free text by ``NUGGETFLOW_GRPC_MAX_TEXT_CHARS``, page tokens by twice the id limit, and
+``NUGGETFLOW_GRPC_MAX_ID_CHARS``, the Retrieve query and an edited nugget body by
+``NUGGETFLOW_GRPC_MAX_QUERY_CHARS``, free text (a reason, an edited title or fact, a
+listing's words) by ``NUGGETFLOW_GRPC_MAX_TEXT_CHARS``, page tokens by twice the id limit, and
 every repeated field by ``NUGGETFLOW_GRPC_MAX_LIST_ITEMS`` values. Errors name the field
 and its limit, never the value, so an error or a log line never echoes unbounded input.
 """
@@ -19,8 +20,10 @@ from nuggetflow.errors import ValidationError
 from nuggetflow.settings import Settings
 
 # "<message>.<field>" of the string fields that are not ids.
-QUERY_FIELDS = frozenset({"RetrieveRequest.query"})
-TEXT_FIELDS = frozenset({"ReviewRequest.reason"})
+QUERY_FIELDS = frozenset({"RetrieveRequest.query", "EditNuggetRequest.body"})
+TEXT_FIELDS = frozenset({"ReviewRequest.reason", "EditNuggetRequest.reason",
+                         "EditNuggetRequest.title", "FactTriple.subject", "FactTriple.object",
+                         "ListCandidatesRequest.query"})
 TOKEN_FIELDS = frozenset({"ListVersionsRequest.page_token",
                           "ListCandidatesRequest.page_token"})
 # A probe session's candidate texts: as long as a query may be.

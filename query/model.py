@@ -143,7 +143,10 @@ class Provenance:
     cited_documents: tuple[str, ...] = ()
     timestamp: datetime | None = None
     tenant: str = ""
-    owner: str = ""
+    owner: str = ""  # the designated owner who reviews it (tenant setting, else the agent)
+    rating: str = ""  # the feedback's rating ("up", "down", "")
+    user: str = ""  # who gave the feedback
+    agent: str = ""  # the feedback's agent ("chat", "ticket", ...)
 
 
 @dataclass(frozen=True)
@@ -181,6 +184,7 @@ class Nugget:
     change_reason: str = ""
     merged_into: str = ""
     request_id: str = ""  # the review/edit request that produced this version (idempotency)
+    reviewer: str = ""  # who produced this version by a review or an edit ("" otherwise)
 
     @property
     def key(self) -> tuple[str, str, str]:
@@ -300,11 +304,11 @@ def next_version(parent: Nugget, reason: str, now: datetime | None = None,
                  **changes: Any) -> Nugget:
     """A new version of ``parent`` with ``changes``; id derived from parent and content.
 
-    The parent's ``request_id`` is not inherited (it names the request that produced the
-    parent); pass ``request_id`` among the changes to set one.
+    The parent's ``request_id`` and ``reviewer`` are not inherited (they name the request
+    and the person that produced the parent); pass them among the changes to set them.
     """
     now = now or utcnow()
-    child = dataclasses.replace(parent, **{"request_id": "", **changes})
+    child = dataclasses.replace(parent, **{"request_id": "", "reviewer": "", **changes})
     child = dataclasses.replace(
         child, parent_id=parent.id, lineage_id=parent.lineage_id or parent.id,
         version=parent.version + 1, created_at=now, change_reason=reason,

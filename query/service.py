@@ -45,18 +45,21 @@ from query.auth import TokenAuth, server_auth
 from query.citations import CitationLedger, Ledger, SQLiteLedger
 from query.convert import (
     candidates_to_proto,
+    edit_changes_from_proto,
+    listing_from_proto,
     nugget_to_proto,
     probe_candidates_from_proto,
     probe_record_to_proto,
     probe_session_to_proto,
     publications_from_proto,
+    relation_to_proto,
     retrieve_request_from_proto,
     retrieve_result_to_proto,
     review_action_from_proto,
     ts_from_proto,
 )
-from query.index import DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, NuggetIndex
-from query.interceptor import ServiceInterceptor
+from query.index import DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, EditGuard, NuggetIndex
+from query.interceptor import CALLER, ServiceInterceptor
 from query.limits import RequestLimits
 from query.metrics import Metrics, MetricsServer, QueryMetrics
 from query.model import ItemType
@@ -106,11 +109,22 @@ class QueryServicer(qpb_grpc.QueryServiceServicer):
     """nuggetflow.v1.QueryService over a NuggetIndex (errors are raised, not set)."""
 
     def __init__(self, index: NuggetIndex, metrics: QueryMetrics, ledger: Ledger,
-                 probes: ProbeSessions | None = None) -> None:
+                 probes: ProbeSessions | None = None, guard: EditGuard | None = None) -> None:
         self.index = index
         self.metrics = metrics
         self.ledger = ledger
         self.probes = probes or ProbeSessions(index.store, index.embedder, index.settings)
+        self._guard = guard
+
+    @property
+    def guard(self) -> EditGuard:
+        """The factual-preservation guard EditNugget runs: given by the caller that builds
+        the server (the CLI and the demo pass ``optimizer.guard.check_edit``; query does
+        not import the optimizer)."""
+        if self._guard is None:
+            raise ConfigError("EditNugget needs the factual guard: create_server(guard=...)",
+                              field="guard")
+        return self._guard
 
     async def Retrieve(self, request: qpb.RetrieveRequest,
                        context: grpc.aio.ServicerContext) -> qpb.RetrieveResponse:
@@ -156,7 +170,7 @@ class QueryServicer(qpb_grpc.QueryServiceServicer):
         ``nuggetflow candidates`` calls too)."""
         publications = publications_from_proto(request.publications)
         page = await self.index.candidates(request.tenant, publications, request.page_size,
-                                           request.page_token)
+                                           request.page_token, listing_from_proto(request))
         return candidates_to_proto(page)
 
     async def ListVersions(self, request: qpb.ListVersionsRequest,
@@ -202,13 +216,67 @@ class QueryServicer(qpb_grpc.QueryServiceServicer):
         applied = await self.index.apply_review(
             request.tenant, item_id, action, reviewer=request.reviewer,
             reason=request.reason, target_version_id=request.target_version_id,
-            request_id=request.request_id, deadline=deadline)
+            request_id=request.request_id, deadline=deadline,
+            expected_version_id=request.expected_version_id)
         head = applied.head
         log.info("review replayed" if applied.replayed else "review applied",
                  tenant=clip(request.tenant), id=clip(item_id), action=action,
                  reviewer=clip(request.reviewer), request_id=clip(request.request_id),
                  head=head.id, publication=head.publication.name)
         return nugget_to_proto(head)
+
+    async def EditNugget(self, request: qpb.EditNuggetRequest,
+                         context: grpc.aio.ServicerContext) -> qpb.EditNuggetResponse:
+        """A new version with the edited content, made from ``expected_version_id``
+        (ABORTED when the head is another version) and checked by the factual guard first:
+        written unless ``dry_run``, the guard objects or nothing changed. The deadline is
+        honoured like Review's."""
+        item_id = _require_id(request.id, "id")
+        _require_id(request.expected_version_id, "expected_version_id")
+        changes = edit_changes_from_proto(request)
+        remaining = context.time_remaining()
+        deadline = None if remaining is None else time.monotonic() + remaining
+        outcome = await self.index.checked_edit(
+            request.tenant, item_id, expected_version_id=request.expected_version_id,
+            changes=changes, guard=self.guard, reviewer=request.reviewer,
+            reason=request.reason, dry_run=request.dry_run, request_id=request.request_id,
+            deadline=deadline)
+        log.info("edit saved" if outcome.saved else "edit not saved",
+                 tenant=clip(request.tenant), id=clip(item_id), dry_run=request.dry_run,
+                 reviewer=clip(request.reviewer), changed=",".join(outcome.changed),
+                 violations=len(outcome.violations), head=outcome.nugget.id)
+        return qpb.EditNuggetResponse(
+            nugget=nugget_to_proto(outcome.nugget),
+            guard=qpb.GuardVerdict(ok=not outcome.violations,
+                                   violations=list(outcome.violations)),
+            saved=outcome.saved, changed_fields=outcome.changed)
+
+    async def GetNeighbourhood(self, request: qpb.GetNeighbourhoodRequest,
+                               context: grpc.aio.ServicerContext
+                               ) -> qpb.GetNeighbourhoodResponse:
+        """The other lineages with the nugget's governance key and how each relates."""
+        head, relations, outcome = await self.index.neighbourhood(
+            request.tenant, _require_id(request.id, "id"))
+        return qpb.GetNeighbourhoodResponse(
+            nugget=nugget_to_proto(head), neighbours=[relation_to_proto(r) for r in relations],
+            on_approval=outcome)
+
+    async def GetUsage(self, request: qpb.GetUsageRequest,
+                       context: grpc.aio.ServicerContext) -> qpb.GetUsageResponse:
+        """How often each nugget version was retrieved and cited (the citation ledger)."""
+        if any(not i.strip() for i in request.ids):
+            raise ValidationError("an id is empty", field="ids")
+        counts = self.ledger.usage(request.tenant, list(request.ids))
+        return qpb.GetUsageResponse(usage=[
+            qpb.Usage(id=i, retrieved=r, cited=c) for i, (r, c) in zip(request.ids, counts,
+                                                                      strict=True)])
+
+    async def WhoAmI(self, request: qpb.WhoAmIRequest,
+                     context: grpc.aio.ServicerContext) -> qpb.WhoAmIResponse:
+        """The tenants the caller's token grants (unrestricted without tokens)."""
+        caller = CALLER.get()
+        return qpb.WhoAmIResponse(tenants=sorted(caller.tenants),
+                                  unrestricted=caller.unrestricted, token_id=caller.token_id)
 
     async def ReportCitations(self, request: qpb.ReportCitationsRequest,
                               context: grpc.aio.ServicerContext
@@ -337,14 +405,15 @@ def _address(host: str, port: int) -> str:
 def create_server(index: NuggetIndex, settings: Settings, port: int = 0, *,
                   metrics: QueryMetrics | None = None, auth: TokenAuth | None = None,
                   ledger: Ledger | None = None, reuse_port: bool = False,
-                  ) -> tuple[QueryServer, int]:
+                  guard: EditGuard | None = None) -> tuple[QueryServer, int]:
     """A QueryService server bound to ``settings.serve_host:port`` (0: any free port).
 
     The index must be started by the caller. ``metrics`` defaults to a fresh registry's,
     ``auth`` to the settings' tokens (:func:`~query.auth.server_auth`: ConfigError without
     any unless ``settings.insecure_dev``), ``ledger`` to an in-memory one. ``reuse_port``
     lets worker processes share the port (off otherwise, so a second server on a taken
-    port fails instead of binding silently). Returns the server (not
+    port fails instead of binding silently). ``guard`` is the factual guard EditNugget runs
+    (without one, EditNugget fails: INTERNAL, logged). Returns the server (not
     started) and the bound port.
     """
     metrics = metrics if metrics is not None else Metrics.create().query
@@ -355,7 +424,7 @@ def create_server(index: NuggetIndex, settings: Settings, port: int = 0, *,
                  ("grpc.so_reuseport", 1 if reuse_port else 0)])
     if ledger is None:
         ledger = CitationLedger(settings.citation_ledger_size)
-    servicer = QueryServicer(index, metrics, ledger)
+    servicer = QueryServicer(index, metrics, ledger, guard=guard)
     qpb_grpc.add_QueryServiceServicer_to_server(servicer, server)  # type: ignore[no-untyped-call]
     health_servicer = health.aio.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
@@ -372,7 +441,8 @@ def create_server(index: NuggetIndex, settings: Settings, port: int = 0, *,
 
 
 async def serve(settings: Settings, index: NuggetIndex, *,
-                stop_event: asyncio.Event | None = None, worker: int | None = None) -> None:
+                stop_event: asyncio.Event | None = None, worker: int | None = None,
+                guard: EditGuard | None = None) -> None:
     """Run the query service (and /metrics) until SIGTERM/SIGINT or ``stop_event``.
 
     Starts ``index`` (and warms its embedder up, so the first query is not slow), binds
@@ -394,7 +464,7 @@ async def serve(settings: Settings, index: NuggetIndex, *,
             ledger = SQLiteLedger(settings.citation_ledger_path, settings.citation_ledger_size)
         server, port = create_server(index, settings, settings.grpc_port,
                                      metrics=metrics.query, auth=auth, ledger=ledger,
-                                     reuse_port=worker is not None)
+                                     reuse_port=worker is not None, guard=guard)
         metrics_port = metrics_server.start()
         await server.start()
         log.info("query service started", host=settings.serve_host, grpc_port=port,
@@ -427,17 +497,18 @@ IndexFactory = Callable[[Settings], NuggetIndex]
 RESTART_DELAY_SECONDS = 1.0
 
 
-def _worker_main(settings: Settings, worker: int, build_index: IndexFactory) -> None:
+def _worker_main(settings: Settings, worker: int, build_index: IndexFactory,
+                 guard: EditGuard | None = None) -> None:
     """Entry point of worker process ``worker`` (spawned: configures its own logging)."""
     from nuggetflow.logging import configure
 
     configure(settings.log_level, settings.log_format)
     if settings.metrics_port:
         settings = settings.replace(metrics_port=settings.metrics_port + worker)
-    asyncio.run(serve(settings, build_index(settings), worker=worker))
+    asyncio.run(serve(settings, build_index(settings), worker=worker, guard=guard))
 
 
-def run(settings: Settings, build_index: IndexFactory) -> int:
+def run(settings: Settings, build_index: IndexFactory, guard: EditGuard | None = None) -> int:
     """``nuggetflow serve``: one process, or a supervisor of ``serve_workers`` workers.
 
     The supervisor starts the workers, restarts one that exits on its own (after
@@ -447,7 +518,7 @@ def run(settings: Settings, build_index: IndexFactory) -> int:
     server_auth(settings, announce=settings.serve_workers > 1)  # refuse before any worker
     workers = settings.serve_workers
     if workers == 1:
-        asyncio.run(serve(settings, build_index(settings)))
+        asyncio.run(serve(settings, build_index(settings), guard=guard))
         return 0
     if settings.grpc_port == 0:
         raise ConfigError("several workers need a fixed port (not 0)",
@@ -460,7 +531,7 @@ def run(settings: Settings, build_index: IndexFactory) -> int:
     stopping = threading.Event()
 
     def start(i: int) -> multiprocessing.process.BaseProcess:
-        proc = ctx.Process(target=_worker_main, args=(settings, i, build_index),
+        proc = ctx.Process(target=_worker_main, args=(settings, i, build_index, guard),
                            name=f"nuggetflow-serve-{i}", daemon=False)
         proc.start()
         log.info("worker started", worker=i, pid=proc.pid)

@@ -94,10 +94,71 @@ class Citations:
 
 @dataclass(frozen=True)
 class NuggetPage:
-    """One page of nuggets; ``next_page_token`` is "" on the last page."""
+    """One page of nuggets; ``next_page_token`` is "" on the last page; ``total_size``: how
+    many match every page of a filtered or ordered candidates listing (else 0)."""
 
     nuggets: tuple[Nugget, ...]
     next_page_token: str
+    total_size: int = 0
+
+
+@dataclass(frozen=True)
+class Edit:
+    """An EditNugget reply: the version written (``saved``) or the one that would be, the
+    factual guard's violations (none: it passed) and the fields that changed."""
+
+    nugget: Nugget
+    saved: bool
+    violations: tuple[str, ...]
+    changed_fields: tuple[str, ...]
+
+    @property
+    def guard_ok(self) -> bool:
+        """The factual guard found nothing added."""
+        return not self.violations
+
+
+@dataclass(frozen=True)
+class Neighbour:
+    """Another lineage with the same governance key: ``relation`` is ``"duplicates"``,
+    ``"supersedes"``, ``"superseded_by"``, ``"contests"`` or ``"same_key"``."""
+
+    relation: str
+    nugget: Nugget
+    note: str
+
+
+@dataclass(frozen=True)
+class Neighbourhood:
+    """A GetNeighbourhood reply; ``on_approval``: what approving a not yet published nugget
+    would do ("" otherwise)."""
+
+    nugget: Nugget
+    neighbours: tuple[Neighbour, ...]
+    on_approval: str
+
+
+@dataclass(frozen=True)
+class Usage:
+    """How many Retrieve replies returned a nugget version, and how often it was cited."""
+
+    id: str
+    retrieved: int
+    cited: int
+
+
+@dataclass(frozen=True)
+class Identity:
+    """What the token grants (WhoAmI): its tenants, or every tenant (``unrestricted``) on
+    a service without tokens."""
+
+    tenants: tuple[str, ...]
+    unrestricted: bool
+    token_id: str
+
+    def may_use(self, tenant: str) -> bool:
+        """True when the token is valid for ``tenant``."""
+        return self.unrestricted or tenant in self.tenants
 
 
 # --- requests and replies (shared by both clients) ------------------------------------
@@ -178,20 +239,91 @@ def _citations_request(tenant: str, request_id: str,
 
 
 def _review_request(tenant: str, id: str, action: ReviewAction | int, reviewer: str,
-                    reason: str, target_version_id: str,
-                    request_id: str) -> qpb.ReviewRequest:
+                    reason: str, target_version_id: str, request_id: str,
+                    expected_version_id: str = "") -> qpb.ReviewRequest:
     return qpb.ReviewRequest(
         tenant=tenant, id=id,
         action=_enum(action, qpb.ReviewRequest.Action, "action"),
         reviewer=reviewer, reason=reason, target_version_id=target_version_id,
-        request_id=request_id)
+        request_id=request_id, expected_version_id=expected_version_id)
+
+
+_ORDERS = {"id": qpb.LIST_ORDER_ID, "newest": qpb.LIST_ORDER_NEWEST_FIRST}
+_VALIDITY = {"": qpb.VALIDITY_FILTER_UNSPECIFIED, "current": qpb.VALIDITY_FILTER_CURRENT,
+             "expired": qpb.VALIDITY_FILTER_EXPIRED, "future": qpb.VALIDITY_FILTER_FUTURE}
+
+
+@dataclass(frozen=True)
+class _Listing:
+    states: Sequence[str | int] = ()
+    owner: str = ""
+    query: str = ""
+    order: str = "id"
+    validity: str = ""
+    as_of: datetime | None = None
 
 
 def _candidates_request(tenant: str, publications: Sequence[str | int], page_size: int,
-                        page_token: str) -> qpb.ListCandidatesRequest:
-    return qpb.ListCandidatesRequest(
+                        page_token: str, listing: _Listing = _Listing()
+                        ) -> qpb.ListCandidatesRequest:
+    if listing.order not in _ORDERS:
+        raise InvalidArgument(f"order: unknown value {listing.order!r} (one of id, newest)",
+                              code="INVALID_ARGUMENT", field="order")
+    if listing.validity not in _VALIDITY:
+        raise InvalidArgument(f"validity: unknown value {listing.validity!r} (one of "
+                              "current, expired, future, or '' for any)",
+                              code="INVALID_ARGUMENT", field="validity")
+    req = qpb.ListCandidatesRequest(
         tenant=tenant, page_size=page_size, page_token=page_token,
-        publications=[_enum(p, pb.Publication, "publications") for p in publications])
+        publications=[_enum(p, pb.Publication, "publications") for p in publications],
+        states=[_enum(s, pb.NuggetState, "states") for s in listing.states],
+        owner=listing.owner, query=listing.query, order=_ORDERS[listing.order],
+        validity=_VALIDITY[listing.validity])
+    if listing.as_of is not None:
+        req.as_of.CopyFrom(_timestamp(listing.as_of))
+    return req
+
+
+def _edit_request(tenant: str, id: str, *, expected_version_id: str, title: str, body: str,
+                  anchors: Sequence[str], fact: pb.FactTriple | None,
+                  valid_from: datetime | None, valid_until: datetime | None, reviewer: str,
+                  reason: str, dry_run: bool, request_id: str) -> qpb.EditNuggetRequest:
+    if isinstance(anchors, str):
+        raise InvalidArgument("anchors: a list of strings, not one string",
+                              code="INVALID_ARGUMENT", field="anchors")
+    req = qpb.EditNuggetRequest(
+        tenant=tenant, id=id, expected_version_id=expected_version_id, title=title,
+        body=body, anchors=list(anchors), reviewer=reviewer, reason=reason, dry_run=dry_run,
+        request_id=request_id)
+    if fact is not None:
+        req.fact.CopyFrom(fact)
+    if valid_from is not None:
+        req.validity.start.CopyFrom(_timestamp(valid_from))
+        if valid_until is not None:
+            req.validity.end.CopyFrom(_timestamp(valid_until))
+    elif valid_until is not None:
+        raise InvalidArgument("validity: valid_until needs valid_from",
+                              code="INVALID_ARGUMENT", field="validity")
+    return req
+
+
+def _edit(r: qpb.EditNuggetResponse) -> Edit:
+    return Edit(nugget=r.nugget, saved=r.saved, violations=tuple(r.guard.violations),
+                changed_fields=tuple(r.changed_fields))
+
+
+def _neighbourhood(r: qpb.GetNeighbourhoodResponse) -> Neighbourhood:
+    names = {v.number: v.name.lower() for v in qpb.Neighbour.Relation.DESCRIPTOR.values}
+    return Neighbourhood(nugget=r.nugget, neighbours=tuple(
+        Neighbour(names.get(n.relation, "same_key"), n.nugget, n.note) for n in r.neighbours),
+        on_approval=r.on_approval)
+
+
+def _usage_request(tenant: str, ids: Iterable[str]) -> qpb.GetUsageRequest:
+    if isinstance(ids, str):
+        raise InvalidArgument("ids: a list of ids, not one string", code="INVALID_ARGUMENT",
+                              field="ids")
+    return qpb.GetUsageRequest(tenant=tenant, ids=list(ids))
 
 
 def _channel_credentials(secure: bool, credentials: grpc.ChannelCredentials | None
@@ -283,22 +415,64 @@ class QueryClient(_Base):
 
     def list_candidates(self, tenant: str, *, publications: Sequence[str | int] = (),
                         page_size: int = 0, page_token: str = "",
+                        states: Sequence[str | int] = (), owner: str = "", query: str = "",
+                        order: Literal["id", "newest"] = "id",
+                        validity: Literal["", "current", "expired", "future"] = "",
+                        as_of: datetime | None = None,
                         timeout: float | None = None) -> NuggetPage:
         """Heads of the tenant's lineages in these review states (names such as
-        ``"pending_review"``, ``"published"``; default: what waits for review)."""
+        ``"pending_review"``, ``"published"``; default: what waits for review), filtered
+        by lifecycle ``states`` (``"active"``, ``"deprecated"``, ``"contested"``),
+        designated ``owner``, the words of ``query`` and ``validity`` at ``as_of``
+        (default now), in id order or newest feedback first (``order="newest"``)."""
         r = self._call("ListCandidates", _candidates_request(
-            tenant, publications, page_size, page_token), timeout)
-        return NuggetPage(tuple(r.candidates), r.next_page_token)
+            tenant, publications, page_size, page_token,
+            _Listing(states, owner, query, order, validity, as_of)), timeout)
+        return NuggetPage(tuple(r.candidates), r.next_page_token, r.total_size)
 
     def review(self, tenant: str, id: str, action: ReviewAction | int, *, reviewer: str,
                reason: str = "", target_version_id: str = "", request_id: str = "",
-               timeout: float | None = None) -> Nugget:
+               expected_version_id: str = "", timeout: float | None = None) -> Nugget:
         """Approve, reject, unpublish or revert (to ``target_version_id``) the nugget's
         current version; returns the version produced. Give a ``request_id`` (e.g. a
-        UUID) and retry with the same one when the outcome is unclear: it applies once."""
+        UUID) and retry with the same one when the outcome is unclear: it applies once.
+        ``expected_version_id``: the version you saw; Aborted if it is no longer current."""
         nugget: Nugget = self._call("Review", _review_request(
-            tenant, id, action, reviewer, reason, target_version_id, request_id), timeout)
+            tenant, id, action, reviewer, reason, target_version_id, request_id,
+            expected_version_id), timeout)
         return nugget
+
+    def edit_nugget(self, tenant: str, id: str, *, expected_version_id: str, title: str,
+                    body: str, anchors: Sequence[str] = (), fact: pb.FactTriple | None = None,
+                    valid_from: datetime | None = None, valid_until: datetime | None = None,
+                    reviewer: str, reason: str = "", dry_run: bool = False,
+                    request_id: str = "", timeout: float | None = None) -> Edit:
+        """A new version with this content (title, body, anchors; ``fact`` and validity
+        unchanged when None), made from ``expected_version_id`` (Aborted if it is no longer
+        current). The factual guard checks it first: not saved when it objects
+        (``violations``), when nothing changed, or with ``dry_run``."""
+        return _edit(self._call("EditNugget", _edit_request(
+            tenant, id, expected_version_id=expected_version_id, title=title, body=body,
+            anchors=anchors, fact=fact, valid_from=valid_from, valid_until=valid_until,
+            reviewer=reviewer, reason=reason, dry_run=dry_run, request_id=request_id),
+            timeout))
+
+    def get_neighbourhood(self, tenant: str, id: str, *,
+                          timeout: float | None = None) -> Neighbourhood:
+        """The other lineages with the nugget's governance key, and how each relates."""
+        return _neighbourhood(self._call("GetNeighbourhood", qpb.GetNeighbourhoodRequest(
+            tenant=tenant, id=id), timeout))
+
+    def get_usage(self, tenant: str, ids: Iterable[str], *,
+                  timeout: float | None = None) -> tuple[Usage, ...]:
+        """How often each nugget version id was retrieved and cited."""
+        r = self._call("GetUsage", _usage_request(tenant, ids), timeout)
+        return tuple(Usage(u.id, u.retrieved, u.cited) for u in r.usage)
+
+    def who_am_i(self, *, timeout: float | None = None) -> Identity:
+        """The tenants this client's token grants."""
+        r = self._call("WhoAmI", qpb.WhoAmIRequest(), timeout)
+        return Identity(tuple(r.tenants), r.unrestricted, r.token_id)
 
     def close(self) -> None:
         """Close the channel (calls in flight are cancelled)."""
@@ -370,19 +544,57 @@ class AsyncQueryClient(_Base):
 
     async def list_candidates(self, tenant: str, *, publications: Sequence[str | int] = (),
                               page_size: int = 0, page_token: str = "",
+                              states: Sequence[str | int] = (), owner: str = "",
+                              query: str = "", order: Literal["id", "newest"] = "id",
+                              validity: Literal["", "current", "expired", "future"] = "",
+                              as_of: datetime | None = None,
                               timeout: float | None = None) -> NuggetPage:
         """See :meth:`QueryClient.list_candidates`."""
         r = await self._call("ListCandidates", _candidates_request(
-            tenant, publications, page_size, page_token), timeout)
-        return NuggetPage(tuple(r.candidates), r.next_page_token)
+            tenant, publications, page_size, page_token,
+            _Listing(states, owner, query, order, validity, as_of)), timeout)
+        return NuggetPage(tuple(r.candidates), r.next_page_token, r.total_size)
 
     async def review(self, tenant: str, id: str, action: ReviewAction | int, *,
                      reviewer: str, reason: str = "", target_version_id: str = "",
-                     request_id: str = "", timeout: float | None = None) -> Nugget:
+                     request_id: str = "", expected_version_id: str = "",
+                     timeout: float | None = None) -> Nugget:
         """See :meth:`QueryClient.review`."""
         nugget: Nugget = await self._call("Review", _review_request(
-            tenant, id, action, reviewer, reason, target_version_id, request_id), timeout)
+            tenant, id, action, reviewer, reason, target_version_id, request_id,
+            expected_version_id), timeout)
         return nugget
+
+    async def edit_nugget(self, tenant: str, id: str, *, expected_version_id: str,
+                          title: str, body: str, anchors: Sequence[str] = (),
+                          fact: pb.FactTriple | None = None,
+                          valid_from: datetime | None = None,
+                          valid_until: datetime | None = None, reviewer: str,
+                          reason: str = "", dry_run: bool = False, request_id: str = "",
+                          timeout: float | None = None) -> Edit:
+        """See :meth:`QueryClient.edit_nugget`."""
+        return _edit(await self._call("EditNugget", _edit_request(
+            tenant, id, expected_version_id=expected_version_id, title=title, body=body,
+            anchors=anchors, fact=fact, valid_from=valid_from, valid_until=valid_until,
+            reviewer=reviewer, reason=reason, dry_run=dry_run, request_id=request_id),
+            timeout))
+
+    async def get_neighbourhood(self, tenant: str, id: str, *,
+                                timeout: float | None = None) -> Neighbourhood:
+        """See :meth:`QueryClient.get_neighbourhood`."""
+        return _neighbourhood(await self._call("GetNeighbourhood", qpb.GetNeighbourhoodRequest(
+            tenant=tenant, id=id), timeout))
+
+    async def get_usage(self, tenant: str, ids: Iterable[str], *,
+                        timeout: float | None = None) -> tuple[Usage, ...]:
+        """See :meth:`QueryClient.get_usage`."""
+        r = await self._call("GetUsage", _usage_request(tenant, ids), timeout)
+        return tuple(Usage(u.id, u.retrieved, u.cited) for u in r.usage)
+
+    async def who_am_i(self, *, timeout: float | None = None) -> Identity:
+        """See :meth:`QueryClient.who_am_i`."""
+        r = await self._call("WhoAmI", qpb.WhoAmIRequest(), timeout)
+        return Identity(tuple(r.tenants), r.unrestricted, r.token_id)
 
     async def close(self) -> None:
         """Close the channel."""

@@ -65,6 +65,12 @@ class ResourceExhausted(ClientError):
     """The request is larger than the service accepts."""
 
 
+class Aborted(ClientError):
+    """A review or edit was made from a version that is no longer the nugget's current one
+    (someone changed it meanwhile): nothing was written. The message names the current
+    version; read it (``get_nugget``) and decide again."""
+
+
 _BY_CODE: dict[str, type[ClientError]] = {
     "INVALID_ARGUMENT": InvalidArgument,
     "NOT_FOUND": NotFound,
@@ -73,6 +79,7 @@ _BY_CODE: dict[str, type[ClientError]] = {
     "UNAVAILABLE": Unavailable,
     "DEADLINE_EXCEEDED": DeadlineExceeded,
     "RESOURCE_EXHAUSTED": ResourceExhausted,
+    "ABORTED": Aborted,
 }
 
 

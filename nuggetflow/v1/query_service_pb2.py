@@ -26,19 +26,23 @@ from google.protobuf import timestamp_pb2 as google_dot_protobuf_dot_timestamp__
 from nuggetflow.v1 import nugget_pb2 as nuggetflow_dot_v1_dot_nugget__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n!nuggetflow/v1/query_service.proto\x12\rnuggetflow.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x1anuggetflow/v1/nugget.proto\"\xbf\x02\n\x0fRetrieveRequest\x12\x0e\n\x06tenant\x18\x01 \x01(\t\x12\r\n\x05query\x18\x02 \x01(\t\x12)\n\x05\x61s_of\x18\x03 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12!\n\x04view\x18\x04 \x01(\x0e\x32\x13.nuggetflow.v1.View\x12\t\n\x01k\x18\x05 \x01(\x05\x12\x0e\n\x06scopes\x18\x06 \x03(\t\x12(\n\x05kinds\x18\x07 \x03(\x0e\x32\x19.nuggetflow.v1.NuggetKind\x12\x19\n\x11include_documents\x18\x08 \x01(\x08\x12%\n\x06\x66usion\x18\t \x01(\x0e\x32\x15.nuggetflow.v1.Fusion\x12!\n\x04gate\x18\n \x01(\x0e\x32\x13.nuggetflow.v1.Gate\x12\x15\n\rprobe_session\x18\x0b \x01(\t\"\\\n\x06Scores\x12\x0f\n\x07lexical\x18\x01 \x01(\x01\x12\r\n\x05\x64\x65nse\x18\x02 \x01(\x01\x12\x10\n\x08metadata\x18\x03 \x01(\x01\x12\r\n\x05\x66used\x18\x04 \x01(\x01\x12\x11\n\trelevance\x18\x05 \x01(\x01\"\xf6\x02\n\x03Hit\x12%\n\x04type\x18\x01 \x01(\x0e\x32\x17.nuggetflow.v1.Hit.Type\x12\n\n\x02id\x18\x02 \x01(\t\x12\r\n\x05title\x18\x03 \x01(\t\x12\x0c\n\x04text\x18\x04 \x01(\t\x12%\n\x06scores\x18\x05 \x01(\x0b\x32\x15.nuggetflow.v1.Scores\x12\x11\n\tcontested\x18\x06 \x01(\x08\x12\x19\n\x11inferred_validity\x18\x07 \x01(\x08\x12%\n\x06nugget\x18\x08 \x01(\x0b\x32\x15.nuggetflow.v1.Nugget\x12)\n\x08validity\x18\t \x01(\x0b\x32\x17.nuggetflow.v1.Validity\x12\x0e\n\x06\x64oc_id\x18\n \x01(\t\x12\x0b\n\x03url\x18\x0b \x01(\t\x12\x12\n\nlineage_id\x18\x0c \x01(\t\x12\x0f\n\x07version\x18\r \x01(\x05\"6\n\x04Type\x12\x14\n\x10TYPE_UNSPECIFIED\x10\x00\x12\n\n\x06NUGGET\x10\x01\x12\x0c\n\x08\x44OCUMENT\x10\x02\"\x82\x01\n\x10RetrieveResponse\x12\x12\n\nrequest_id\x18\x01 \x01(\t\x12 \n\x04hits\x18\x02 \x03(\x0b\x32\x12.nuggetflow.v1.Hit\x12\x12\n\nsuppressed\x18\x03 \x01(\x05\x12\x15\n\rcontext_block\x18\x04 \x01(\t\x12\r\n\x05gated\x18\x05 \x01(\x08\"?\n\x10GetNuggetRequest\x12\x0e\n\x06tenant\x18\x01 \x01(\t\x12\n\n\x02id\x18\x02 \x01(\t\x12\x0f\n\x07version\x18\x03 \x01(\x05\"X\n\x13ListVersionsRequest\x12\x0e\n\x06tenant\x18\x01 \x01(\t\x12\n\n\x02id\x18\x02 \x01(\t\x12\x11\n\tpage_size\x18\x03 \x01(\x05\x12\x12\n\npage_token\x18\x04 \x01(\t\"X\n\x14ListVersionsResponse\x12\'\n\x08versions\x18\x01 \x03(\x0b\x32\x15.nuggetflow.v1.Nugget\x12\x17\n\x0fnext_page_token\x18\x02 \x01(\t\"\x80\x01\n\x15ListCandidatesRequest\x12\x0e\n\x06tenant\x18\x01 \x01(\t\x12\x30\n\x0cpublications\x18\x02 \x03(\x0e\x32\x1a.nuggetflow.v1.Publication\x12\x11\n\tpage_size\x18\x03 \x01(\x05\x12\x12\n\npage_token\x18\x04 \x01(\t\"\\\n\x16ListCandidatesResponse\x12)\n\ncandidates\x18\x01 \x03(\x0b\x32\x15.nuggetflow.v1.Nugget\x12\x17\n\x0fnext_page_token\x18\x02 \x01(\t\"\x87\x02\n\rReviewRequest\x12\x0e\n\x06tenant\x18\x01 \x01(\t\x12\n\n\x02id\x18\x02 \x01(\t\x12\x33\n\x06\x61\x63tion\x18\x03 \x01(\x0e\x32#.nuggetflow.v1.ReviewRequest.Action\x12\x10\n\x08reviewer\x18\x04 \x01(\t\x12\x0e\n\x06reason\x18\x05 \x01(\t\x12\x19\n\x11target_version_id\x18\x06 \x01(\t\x12\x12\n\nrequest_id\x18\x07 \x01(\t\"T\n\x06\x41\x63tion\x12\x16\n\x12\x41\x43TION_UNSPECIFIED\x10\x00\x12\x0b\n\x07\x41PPROVE\x10\x01\x12\n\n\x06REJECT\x10\x02\x12\r\n\tUNPUBLISH\x10\x03\x12\n\n\x06REVERT\x10\x04\"f\n\x16ReportCitationsRequest\x12\x0e\n\x06tenant\x18\x01 \x01(\t\x12\x12\n\nrequest_id\x18\x02 \x01(\t\x12\x11\n\tcited_ids\x18\x03 \x03(\t\x12\x15\n\rprobe_session\x18\x04 \x01(\t\">\n\x17ReportCitationsResponse\x12\x10\n\x08\x61\x63\x63\x65pted\x18\x01 \x01(\x05\x12\x11\n\tretrieved\x18\x02 \x01(\x05\"J\n\x0eProbeCandidate\x12\n\n\x02id\x18\x01 \x01(\t\x12\r\n\x05title\x18\x02 \x01(\t\x12\x0c\n\x04\x62ody\x18\x03 \x01(\t\x12\x0f\n\x07\x61nchors\x18\x04 \x03(\t\"\x9c\x01\n\x17OpenProbeSessionRequest\x12\x0e\n\x06tenant\x18\x01 \x01(\t\x12\x31\n\ncandidates\x18\x02 \x03(\x0b\x32\x1d.nuggetflow.v1.ProbeCandidate\x12)\n\x05\x61s_of\x18\x03 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x13\n\x0bttl_seconds\x18\x04 \x01(\x05\"y\n\x0cProbeSession\x12\x12\n\nsession_id\x18\x01 \x01(\t\x12)\n\x05\x61s_of\x18\x02 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x13\n\x0bttl_seconds\x18\x03 \x01(\x05\x12\x15\n\rcandidate_ids\x18\x04 \x03(\t\"K\n\x16GetProbeSessionRequest\x12\x0e\n\x06tenant\x18\x01 \x01(\t\x12\x12\n\nsession_id\x18\x02 \x01(\t\x12\r\n\x05\x61\x66ter\x18\x03 \x01(\x05\"u\n\tProbeItem\x12\n\n\x02id\x18\x01 \x01(\t\x12\r\n\x05\x66used\x18\x02 \x01(\x01\x12\x10\n\x08reranked\x18\x03 \x01(\x08\x12\x11\n\trelevance\x18\x04 \x01(\x01\x12\x0b\n\x03hit\x18\x05 \x01(\x08\x12\r\n\x05title\x18\x06 \x01(\t\x12\x0c\n\x04text\x18\x07 \x01(\t\"\xaa\x01\n\x0eProbeRetrieval\x12\x0e\n\x06number\x18\x01 \x01(\x05\x12\x12\n\nrequest_id\x18\x02 \x01(\t\x12\r\n\x05query\x18\x03 \x01(\t\x12\'\n\x05items\x18\x04 \x03(\x0b\x32\x18.nuggetflow.v1.ProbeItem\x12\r\n\x05gated\x18\x05 \x01(\x08\x12\x11\n\tcited_ids\x18\x06 \x03(\t\x12\x1a\n\x12\x63itations_reported\x18\x07 \x01(\x08\"z\n\x17GetProbeSessionResponse\x12,\n\x07session\x18\x01 \x01(\x0b\x32\x1b.nuggetflow.v1.ProbeSession\x12\x31\n\nretrievals\x18\x02 \x03(\x0b\x32\x1d.nuggetflow.v1.ProbeRetrieval\">\n\x18\x43loseProbeSessionRequest\x12\x0e\n\x06tenant\x18\x01 \x01(\t\x12\x12\n\nsession_id\x18\x02 \x01(\t\"+\n\x19\x43loseProbeSessionResponse\x12\x0e\n\x06\x63losed\x18\x01 \x01(\x08*M\n\x04View\x12\x14\n\x10VIEW_UNSPECIFIED\x10\x00\x12\x0f\n\x0bVIEW_ACTIVE\x10\x01\x12\x1e\n\x1aVIEW_ACTIVE_PLUS_CONTESTED\x10\x02*C\n\x06\x46usion\x12\x16\n\x12\x46USION_UNSPECIFIED\x10\x00\x12\x11\n\rFUSION_MINMAX\x10\x01\x12\x0e\n\nFUSION_RRF\x10\x02*7\n\x04Gate\x12\x14\n\x10GATE_UNSPECIFIED\x10\x00\x12\x0b\n\x07GATE_ON\x10\x01\x12\x0c\n\x08GATE_OFF\x10\x02\x32\x9c\x06\n\x0cQueryService\x12K\n\x08Retrieve\x12\x1e.nuggetflow.v1.RetrieveRequest\x1a\x1f.nuggetflow.v1.RetrieveResponse\x12\x43\n\tGetNugget\x12\x1f.nuggetflow.v1.GetNuggetRequest\x1a\x15.nuggetflow.v1.Nugget\x12W\n\x0cListVersions\x12\".nuggetflow.v1.ListVersionsRequest\x1a#.nuggetflow.v1.ListVersionsResponse\x12]\n\x0eListCandidates\x12$.nuggetflow.v1.ListCandidatesRequest\x1a%.nuggetflow.v1.ListCandidatesResponse\x12=\n\x06Review\x12\x1c.nuggetflow.v1.ReviewRequest\x1a\x15.nuggetflow.v1.Nugget\x12`\n\x0fReportCitations\x12%.nuggetflow.v1.ReportCitationsRequest\x1a&.nuggetflow.v1.ReportCitationsResponse\x12W\n\x10OpenProbeSession\x12&.nuggetflow.v1.OpenProbeSessionRequest\x1a\x1b.nuggetflow.v1.ProbeSession\x12`\n\x0fGetProbeSession\x12%.nuggetflow.v1.GetProbeSessionRequest\x1a&.nuggetflow.v1.GetProbeSessionResponse\x12\x66\n\x11\x43loseProbeSession\x12\'.nuggetflow.v1.CloseProbeSessionRequest\x1a(.nuggetflow.v1.CloseProbeSessionResponseb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n!nuggetflow/v1/query_service.proto\x12\rnuggetflow.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x1anuggetflow/v1/nugget.proto\"\xbf\x02\n\x0fRetrieveRequest\x12\x0e\n\x06tenant\x18\x01 \x01(\t\x12\r\n\x05query\x18\x02 \x01(\t\x12)\n\x05\x61s_of\x18\x03 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12!\n\x04view\x18\x04 \x01(\x0e\x32\x13.nuggetflow.v1.View\x12\t\n\x01k\x18\x05 \x01(\x05\x12\x0e\n\x06scopes\x18\x06 \x03(\t\x12(\n\x05kinds\x18\x07 \x03(\x0e\x32\x19.nuggetflow.v1.NuggetKind\x12\x19\n\x11include_documents\x18\x08 \x01(\x08\x12%\n\x06\x66usion\x18\t \x01(\x0e\x32\x15.nuggetflow.v1.Fusion\x12!\n\x04gate\x18\n \x01(\x0e\x32\x13.nuggetflow.v1.Gate\x12\x15\n\rprobe_session\x18\x0b \x01(\t\"\\\n\x06Scores\x12\x0f\n\x07lexical\x18\x01 \x01(\x01\x12\r\n\x05\x64\x65nse\x18\x02 \x01(\x01\x12\x10\n\x08metadata\x18\x03 \x01(\x01\x12\r\n\x05\x66used\x18\x04 \x01(\x01\x12\x11\n\trelevance\x18\x05 \x01(\x01\"\xf6\x02\n\x03Hit\x12%\n\x04type\x18\x01 \x01(\x0e\x32\x17.nuggetflow.v1.Hit.Type\x12\n\n\x02id\x18\x02 \x01(\t\x12\r\n\x05title\x18\x03 \x01(\t\x12\x0c\n\x04text\x18\x04 \x01(\t\x12%\n\x06scores\x18\x05 \x01(\x0b\x32\x15.nuggetflow.v1.Scores\x12\x11\n\tcontested\x18\x06 \x01(\x08\x12\x19\n\x11inferred_validity\x18\x07 \x01(\x08\x12%\n\x06nugget\x18\x08 \x01(\x0b\x32\x15.nuggetflow.v1.Nugget\x12)\n\x08validity\x18\t \x01(\x0b\x32\x17.nuggetflow.v1.Validity\x12\x0e\n\x06\x64oc_id\x18\n \x01(\t\x12\x0b\n\x03url\x18\x0b \x01(\t\x12\x12\n\nlineage_id\x18\x0c \x01(\t\x12\x0f\n\x07version\x18\r \x01(\x05\"6\n\x04Type\x12\x14\n\x10TYPE_UNSPECIFIED\x10\x00\x12\n\n\x06NUGGET\x10\x01\x12\x0c\n\x08\x44OCUMENT\x10\x02\"\x82\x01\n\x10RetrieveResponse\x12\x12\n\nrequest_id\x18\x01 \x01(\t\x12 \n\x04hits\x18\x02 \x03(\x0b\x32\x12.nuggetflow.v1.Hit\x12\x12\n\nsuppressed\x18\x03 \x01(\x05\x12\x15\n\rcontext_block\x18\x04 \x01(\t\x12\r\n\x05gated\x18\x05 \x01(\x08\"?\n\x10GetNuggetRequest\x12\x0e\n\x06tenant\x18\x01 \x01(\t\x12\n\n\x02id\x18\x02 \x01(\t\x12\x0f\n\x07version\x18\x03 \x01(\x05\"X\n\x13ListVersionsRequest\x12\x0e\n\x06tenant\x18\x01 \x01(\t\x12\n\n\x02id\x18\x02 \x01(\t\x12\x11\n\tpage_size\x18\x03 \x01(\x05\x12\x12\n\npage_token\x18\x04 \x01(\t\"X\n\x14ListVersionsResponse\x12\'\n\x08versions\x18\x01 \x03(\x0b\x32\x15.nuggetflow.v1.Nugget\x12\x17\n\x0fnext_page_token\x18\x02 \x01(\t\"\xcf\x02\n\x15ListCandidatesRequest\x12\x0e\n\x06tenant\x18\x01 \x01(\t\x12\x30\n\x0cpublications\x18\x02 \x03(\x0e\x32\x1a.nuggetflow.v1.Publication\x12\x11\n\tpage_size\x18\x03 \x01(\x05\x12\x12\n\npage_token\x18\x04 \x01(\t\x12*\n\x06states\x18\x05 \x03(\x0e\x32\x1a.nuggetflow.v1.NuggetState\x12\r\n\x05owner\x18\x06 \x01(\t\x12\r\n\x05query\x18\x07 \x01(\t\x12\'\n\x05order\x18\x08 \x01(\x0e\x32\x18.nuggetflow.v1.ListOrder\x12/\n\x08validity\x18\t \x01(\x0e\x32\x1d.nuggetflow.v1.ValidityFilter\x12)\n\x05\x61s_of\x18\n \x01(\x0b\x32\x1a.google.protobuf.Timestamp\"p\n\x16ListCandidatesResponse\x12)\n\ncandidates\x18\x01 \x03(\x0b\x32\x15.nuggetflow.v1.Nugget\x12\x17\n\x0fnext_page_token\x18\x02 \x01(\t\x12\x12\n\ntotal_size\x18\x03 \x01(\x05\"\xa4\x02\n\rReviewRequest\x12\x0e\n\x06tenant\x18\x01 \x01(\t\x12\n\n\x02id\x18\x02 \x01(\t\x12\x33\n\x06\x61\x63tion\x18\x03 \x01(\x0e\x32#.nuggetflow.v1.ReviewRequest.Action\x12\x10\n\x08reviewer\x18\x04 \x01(\t\x12\x0e\n\x06reason\x18\x05 \x01(\t\x12\x19\n\x11target_version_id\x18\x06 \x01(\t\x12\x12\n\nrequest_id\x18\x07 \x01(\t\x12\x1b\n\x13\x65xpected_version_id\x18\x08 \x01(\t\"T\n\x06\x41\x63tion\x12\x16\n\x12\x41\x43TION_UNSPECIFIED\x10\x00\x12\x0b\n\x07\x41PPROVE\x10\x01\x12\n\n\x06REJECT\x10\x02\x12\r\n\tUNPUBLISH\x10\x03\x12\n\n\x06REVERT\x10\x04\"\x95\x02\n\x11\x45\x64itNuggetRequest\x12\x0e\n\x06tenant\x18\x01 \x01(\t\x12\n\n\x02id\x18\x02 \x01(\t\x12\x1b\n\x13\x65xpected_version_id\x18\x03 \x01(\t\x12\r\n\x05title\x18\x04 \x01(\t\x12\x0c\n\x04\x62ody\x18\x05 \x01(\t\x12\x0f\n\x07\x61nchors\x18\x06 \x03(\t\x12\'\n\x04\x66\x61\x63t\x18\x07 \x01(\x0b\x32\x19.nuggetflow.v1.FactTriple\x12)\n\x08validity\x18\x08 \x01(\x0b\x32\x17.nuggetflow.v1.Validity\x12\x10\n\x08reviewer\x18\t \x01(\t\x12\x0e\n\x06reason\x18\n \x01(\t\x12\x0f\n\x07\x64ry_run\x18\x0b \x01(\x08\x12\x12\n\nrequest_id\x18\x0c \x01(\t\".\n\x0cGuardVerdict\x12\n\n\x02ok\x18\x01 \x01(\x08\x12\x12\n\nviolations\x18\x02 \x03(\t\"\x8e\x01\n\x12\x45\x64itNuggetResponse\x12%\n\x06nugget\x18\x01 \x01(\x0b\x32\x15.nuggetflow.v1.Nugget\x12*\n\x05guard\x18\x02 \x01(\x0b\x32\x1b.nuggetflow.v1.GuardVerdict\x12\r\n\x05saved\x18\x03 \x01(\x08\x12\x16\n\x0e\x63hanged_fields\x18\x04 \x03(\t\"5\n\x17GetNeighbourhoodRequest\x12\x0e\n\x06tenant\x18\x01 \x01(\t\x12\n\n\x02id\x18\x02 \x01(\t\"\xea\x01\n\tNeighbour\x12\x33\n\x08relation\x18\x01 \x01(\x0e\x32!.nuggetflow.v1.Neighbour.Relation\x12%\n\x06nugget\x18\x02 \x01(\x0b\x32\x15.nuggetflow.v1.Nugget\x12\x0c\n\x04note\x18\x03 \x01(\t\"s\n\x08Relation\x12\x18\n\x14RELATION_UNSPECIFIED\x10\x00\x12\x0e\n\nDUPLICATES\x10\x01\x12\x0e\n\nSUPERSEDES\x10\x02\x12\x11\n\rSUPERSEDED_BY\x10\x03\x12\x0c\n\x08\x43ONTESTS\x10\x04\x12\x0c\n\x08SAME_KEY\x10\x05\"\x84\x01\n\x18GetNeighbourhoodResponse\x12%\n\x06nugget\x18\x01 \x01(\x0b\x32\x15.nuggetflow.v1.Nugget\x12,\n\nneighbours\x18\x02 \x03(\x0b\x32\x18.nuggetflow.v1.Neighbour\x12\x13\n\x0bon_approval\x18\x03 \x01(\t\".\n\x0fGetUsageRequest\x12\x0e\n\x06tenant\x18\x01 \x01(\t\x12\x0b\n\x03ids\x18\x02 \x03(\t\"5\n\x05Usage\x12\n\n\x02id\x18\x01 \x01(\t\x12\x11\n\tretrieved\x18\x02 \x01(\x03\x12\r\n\x05\x63ited\x18\x03 \x01(\x03\"7\n\x10GetUsageResponse\x12#\n\x05usage\x18\x01 \x03(\x0b\x32\x14.nuggetflow.v1.Usage\"\x0f\n\rWhoAmIRequest\"I\n\x0eWhoAmIResponse\x12\x0f\n\x07tenants\x18\x01 \x03(\t\x12\x14\n\x0cunrestricted\x18\x02 \x01(\x08\x12\x10\n\x08token_id\x18\x03 \x01(\t\"f\n\x16ReportCitationsRequest\x12\x0e\n\x06tenant\x18\x01 \x01(\t\x12\x12\n\nrequest_id\x18\x02 \x01(\t\x12\x11\n\tcited_ids\x18\x03 \x03(\t\x12\x15\n\rprobe_session\x18\x04 \x01(\t\">\n\x17ReportCitationsResponse\x12\x10\n\x08\x61\x63\x63\x65pted\x18\x01 \x01(\x05\x12\x11\n\tretrieved\x18\x02 \x01(\x05\"J\n\x0eProbeCandidate\x12\n\n\x02id\x18\x01 \x01(\t\x12\r\n\x05title\x18\x02 \x01(\t\x12\x0c\n\x04\x62ody\x18\x03 \x01(\t\x12\x0f\n\x07\x61nchors\x18\x04 \x03(\t\"\x9c\x01\n\x17OpenProbeSessionRequest\x12\x0e\n\x06tenant\x18\x01 \x01(\t\x12\x31\n\ncandidates\x18\x02 \x03(\x0b\x32\x1d.nuggetflow.v1.ProbeCandidate\x12)\n\x05\x61s_of\x18\x03 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x13\n\x0bttl_seconds\x18\x04 \x01(\x05\"y\n\x0cProbeSession\x12\x12\n\nsession_id\x18\x01 \x01(\t\x12)\n\x05\x61s_of\x18\x02 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x13\n\x0bttl_seconds\x18\x03 \x01(\x05\x12\x15\n\rcandidate_ids\x18\x04 \x03(\t\"K\n\x16GetProbeSessionRequest\x12\x0e\n\x06tenant\x18\x01 \x01(\t\x12\x12\n\nsession_id\x18\x02 \x01(\t\x12\r\n\x05\x61\x66ter\x18\x03 \x01(\x05\"u\n\tProbeItem\x12\n\n\x02id\x18\x01 \x01(\t\x12\r\n\x05\x66used\x18\x02 \x01(\x01\x12\x10\n\x08reranked\x18\x03 \x01(\x08\x12\x11\n\trelevance\x18\x04 \x01(\x01\x12\x0b\n\x03hit\x18\x05 \x01(\x08\x12\r\n\x05title\x18\x06 \x01(\t\x12\x0c\n\x04text\x18\x07 \x01(\t\"\xaa\x01\n\x0eProbeRetrieval\x12\x0e\n\x06number\x18\x01 \x01(\x05\x12\x12\n\nrequest_id\x18\x02 \x01(\t\x12\r\n\x05query\x18\x03 \x01(\t\x12\'\n\x05items\x18\x04 \x03(\x0b\x32\x18.nuggetflow.v1.ProbeItem\x12\r\n\x05gated\x18\x05 \x01(\x08\x12\x11\n\tcited_ids\x18\x06 \x03(\t\x12\x1a\n\x12\x63itations_reported\x18\x07 \x01(\x08\"z\n\x17GetProbeSessionResponse\x12,\n\x07session\x18\x01 \x01(\x0b\x32\x1b.nuggetflow.v1.ProbeSession\x12\x31\n\nretrievals\x18\x02 \x03(\x0b\x32\x1d.nuggetflow.v1.ProbeRetrieval\">\n\x18\x43loseProbeSessionRequest\x12\x0e\n\x06tenant\x18\x01 \x01(\t\x12\x12\n\nsession_id\x18\x02 \x01(\t\"+\n\x19\x43loseProbeSessionResponse\x12\x0e\n\x06\x63losed\x18\x01 \x01(\x08*M\n\x04View\x12\x14\n\x10VIEW_UNSPECIFIED\x10\x00\x12\x0f\n\x0bVIEW_ACTIVE\x10\x01\x12\x1e\n\x1aVIEW_ACTIVE_PLUS_CONTESTED\x10\x02*C\n\x06\x46usion\x12\x16\n\x12\x46USION_UNSPECIFIED\x10\x00\x12\x11\n\rFUSION_MINMAX\x10\x01\x12\x0e\n\nFUSION_RRF\x10\x02*7\n\x04Gate\x12\x14\n\x10GATE_UNSPECIFIED\x10\x00\x12\x0b\n\x07GATE_ON\x10\x01\x12\x0c\n\x08GATE_OFF\x10\x02*W\n\tListOrder\x12\x1a\n\x16LIST_ORDER_UNSPECIFIED\x10\x00\x12\x11\n\rLIST_ORDER_ID\x10\x01\x12\x1b\n\x17LIST_ORDER_NEWEST_FIRST\x10\x02*\x87\x01\n\x0eValidityFilter\x12\x1f\n\x1bVALIDITY_FILTER_UNSPECIFIED\x10\x00\x12\x1b\n\x17VALIDITY_FILTER_CURRENT\x10\x01\x12\x1b\n\x17VALIDITY_FILTER_EXPIRED\x10\x02\x12\x1a\n\x16VALIDITY_FILTER_FUTURE\x10\x03\x32\xe8\x08\n\x0cQueryService\x12K\n\x08Retrieve\x12\x1e.nuggetflow.v1.RetrieveRequest\x1a\x1f.nuggetflow.v1.RetrieveResponse\x12\x43\n\tGetNugget\x12\x1f.nuggetflow.v1.GetNuggetRequest\x1a\x15.nuggetflow.v1.Nugget\x12W\n\x0cListVersions\x12\".nuggetflow.v1.ListVersionsRequest\x1a#.nuggetflow.v1.ListVersionsResponse\x12]\n\x0eListCandidates\x12$.nuggetflow.v1.ListCandidatesRequest\x1a%.nuggetflow.v1.ListCandidatesResponse\x12=\n\x06Review\x12\x1c.nuggetflow.v1.ReviewRequest\x1a\x15.nuggetflow.v1.Nugget\x12`\n\x0fReportCitations\x12%.nuggetflow.v1.ReportCitationsRequest\x1a&.nuggetflow.v1.ReportCitationsResponse\x12W\n\x10OpenProbeSession\x12&.nuggetflow.v1.OpenProbeSessionRequest\x1a\x1b.nuggetflow.v1.ProbeSession\x12`\n\x0fGetProbeSession\x12%.nuggetflow.v1.GetProbeSessionRequest\x1a&.nuggetflow.v1.GetProbeSessionResponse\x12\x66\n\x11\x43loseProbeSession\x12\'.nuggetflow.v1.CloseProbeSessionRequest\x1a(.nuggetflow.v1.CloseProbeSessionResponse\x12Q\n\nEditNugget\x12 .nuggetflow.v1.EditNuggetRequest\x1a!.nuggetflow.v1.EditNuggetResponse\x12\x63\n\x10GetNeighbourhood\x12&.nuggetflow.v1.GetNeighbourhoodRequest\x1a\'.nuggetflow.v1.GetNeighbourhoodResponse\x12K\n\x08GetUsage\x12\x1e.nuggetflow.v1.GetUsageRequest\x1a\x1f.nuggetflow.v1.GetUsageResponse\x12\x45\n\x06WhoAmI\x12\x1c.nuggetflow.v1.WhoAmIRequest\x1a\x1d.nuggetflow.v1.WhoAmIResponseb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'nuggetflow.v1.query_service_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_VIEW']._serialized_start=2903
-  _globals['_VIEW']._serialized_end=2980
-  _globals['_FUSION']._serialized_start=2982
-  _globals['_FUSION']._serialized_end=3049
-  _globals['_GATE']._serialized_start=3051
-  _globals['_GATE']._serialized_end=3106
+  _globals['_VIEW']._serialized_start=4311
+  _globals['_VIEW']._serialized_end=4388
+  _globals['_FUSION']._serialized_start=4390
+  _globals['_FUSION']._serialized_end=4457
+  _globals['_GATE']._serialized_start=4459
+  _globals['_GATE']._serialized_end=4514
+  _globals['_LISTORDER']._serialized_start=4516
+  _globals['_LISTORDER']._serialized_end=4603
+  _globals['_VALIDITYFILTER']._serialized_start=4606
+  _globals['_VALIDITYFILTER']._serialized_end=4741
   _globals['_RETRIEVEREQUEST']._serialized_start=114
   _globals['_RETRIEVEREQUEST']._serialized_end=433
   _globals['_SCORES']._serialized_start=435
@@ -56,35 +60,59 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_LISTVERSIONSRESPONSE']._serialized_start=1194
   _globals['_LISTVERSIONSRESPONSE']._serialized_end=1282
   _globals['_LISTCANDIDATESREQUEST']._serialized_start=1285
-  _globals['_LISTCANDIDATESREQUEST']._serialized_end=1413
-  _globals['_LISTCANDIDATESRESPONSE']._serialized_start=1415
-  _globals['_LISTCANDIDATESRESPONSE']._serialized_end=1507
-  _globals['_REVIEWREQUEST']._serialized_start=1510
-  _globals['_REVIEWREQUEST']._serialized_end=1773
-  _globals['_REVIEWREQUEST_ACTION']._serialized_start=1689
-  _globals['_REVIEWREQUEST_ACTION']._serialized_end=1773
-  _globals['_REPORTCITATIONSREQUEST']._serialized_start=1775
-  _globals['_REPORTCITATIONSREQUEST']._serialized_end=1877
-  _globals['_REPORTCITATIONSRESPONSE']._serialized_start=1879
-  _globals['_REPORTCITATIONSRESPONSE']._serialized_end=1941
-  _globals['_PROBECANDIDATE']._serialized_start=1943
-  _globals['_PROBECANDIDATE']._serialized_end=2017
-  _globals['_OPENPROBESESSIONREQUEST']._serialized_start=2020
-  _globals['_OPENPROBESESSIONREQUEST']._serialized_end=2176
-  _globals['_PROBESESSION']._serialized_start=2178
-  _globals['_PROBESESSION']._serialized_end=2299
-  _globals['_GETPROBESESSIONREQUEST']._serialized_start=2301
-  _globals['_GETPROBESESSIONREQUEST']._serialized_end=2376
-  _globals['_PROBEITEM']._serialized_start=2378
-  _globals['_PROBEITEM']._serialized_end=2495
-  _globals['_PROBERETRIEVAL']._serialized_start=2498
-  _globals['_PROBERETRIEVAL']._serialized_end=2668
-  _globals['_GETPROBESESSIONRESPONSE']._serialized_start=2670
-  _globals['_GETPROBESESSIONRESPONSE']._serialized_end=2792
-  _globals['_CLOSEPROBESESSIONREQUEST']._serialized_start=2794
-  _globals['_CLOSEPROBESESSIONREQUEST']._serialized_end=2856
-  _globals['_CLOSEPROBESESSIONRESPONSE']._serialized_start=2858
-  _globals['_CLOSEPROBESESSIONRESPONSE']._serialized_end=2901
-  _globals['_QUERYSERVICE']._serialized_start=3109
-  _globals['_QUERYSERVICE']._serialized_end=3905
+  _globals['_LISTCANDIDATESREQUEST']._serialized_end=1620
+  _globals['_LISTCANDIDATESRESPONSE']._serialized_start=1622
+  _globals['_LISTCANDIDATESRESPONSE']._serialized_end=1734
+  _globals['_REVIEWREQUEST']._serialized_start=1737
+  _globals['_REVIEWREQUEST']._serialized_end=2029
+  _globals['_REVIEWREQUEST_ACTION']._serialized_start=1945
+  _globals['_REVIEWREQUEST_ACTION']._serialized_end=2029
+  _globals['_EDITNUGGETREQUEST']._serialized_start=2032
+  _globals['_EDITNUGGETREQUEST']._serialized_end=2309
+  _globals['_GUARDVERDICT']._serialized_start=2311
+  _globals['_GUARDVERDICT']._serialized_end=2357
+  _globals['_EDITNUGGETRESPONSE']._serialized_start=2360
+  _globals['_EDITNUGGETRESPONSE']._serialized_end=2502
+  _globals['_GETNEIGHBOURHOODREQUEST']._serialized_start=2504
+  _globals['_GETNEIGHBOURHOODREQUEST']._serialized_end=2557
+  _globals['_NEIGHBOUR']._serialized_start=2560
+  _globals['_NEIGHBOUR']._serialized_end=2794
+  _globals['_NEIGHBOUR_RELATION']._serialized_start=2679
+  _globals['_NEIGHBOUR_RELATION']._serialized_end=2794
+  _globals['_GETNEIGHBOURHOODRESPONSE']._serialized_start=2797
+  _globals['_GETNEIGHBOURHOODRESPONSE']._serialized_end=2929
+  _globals['_GETUSAGEREQUEST']._serialized_start=2931
+  _globals['_GETUSAGEREQUEST']._serialized_end=2977
+  _globals['_USAGE']._serialized_start=2979
+  _globals['_USAGE']._serialized_end=3032
+  _globals['_GETUSAGERESPONSE']._serialized_start=3034
+  _globals['_GETUSAGERESPONSE']._serialized_end=3089
+  _globals['_WHOAMIREQUEST']._serialized_start=3091
+  _globals['_WHOAMIREQUEST']._serialized_end=3106
+  _globals['_WHOAMIRESPONSE']._serialized_start=3108
+  _globals['_WHOAMIRESPONSE']._serialized_end=3181
+  _globals['_REPORTCITATIONSREQUEST']._serialized_start=3183
+  _globals['_REPORTCITATIONSREQUEST']._serialized_end=3285
+  _globals['_REPORTCITATIONSRESPONSE']._serialized_start=3287
+  _globals['_REPORTCITATIONSRESPONSE']._serialized_end=3349
+  _globals['_PROBECANDIDATE']._serialized_start=3351
+  _globals['_PROBECANDIDATE']._serialized_end=3425
+  _globals['_OPENPROBESESSIONREQUEST']._serialized_start=3428
+  _globals['_OPENPROBESESSIONREQUEST']._serialized_end=3584
+  _globals['_PROBESESSION']._serialized_start=3586
+  _globals['_PROBESESSION']._serialized_end=3707
+  _globals['_GETPROBESESSIONREQUEST']._serialized_start=3709
+  _globals['_GETPROBESESSIONREQUEST']._serialized_end=3784
+  _globals['_PROBEITEM']._serialized_start=3786
+  _globals['_PROBEITEM']._serialized_end=3903
+  _globals['_PROBERETRIEVAL']._serialized_start=3906
+  _globals['_PROBERETRIEVAL']._serialized_end=4076
+  _globals['_GETPROBESESSIONRESPONSE']._serialized_start=4078
+  _globals['_GETPROBESESSIONRESPONSE']._serialized_end=4200
+  _globals['_CLOSEPROBESESSIONREQUEST']._serialized_start=4202
+  _globals['_CLOSEPROBESESSIONREQUEST']._serialized_end=4264
+  _globals['_CLOSEPROBESESSIONRESPONSE']._serialized_start=4266
+  _globals['_CLOSEPROBESESSIONRESPONSE']._serialized_end=4309
+  _globals['_QUERYSERVICE']._serialized_start=4744
+  _globals['_QUERYSERVICE']._serialized_end=5872
 # @@protoc_insertion_point(module_scope)

@@ -82,6 +82,54 @@ GATE_OFF: Gate.ValueType  # 2
 """hits are the fused top-k, not re-ranked"""
 Global___Gate: _TypeAlias = Gate  # noqa: Y015
 
+class _ListOrder:
+    ValueType = _typing.NewType("ValueType", _builtins.int)
+    V: _TypeAlias = ValueType  # noqa: Y015
+
+class _ListOrderEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_ListOrder.ValueType], _builtins.type):
+    DESCRIPTOR: _descriptor.EnumDescriptor
+    LIST_ORDER_UNSPECIFIED: _ListOrder.ValueType  # 0
+    """id order"""
+    LIST_ORDER_ID: _ListOrder.ValueType  # 1
+    LIST_ORDER_NEWEST_FIRST: _ListOrder.ValueType  # 2
+    """Newest feedback first (Provenance.timestamp, else the version's created_at), then id."""
+
+class ListOrder(_ListOrder, metaclass=_ListOrderEnumTypeWrapper): ...
+
+LIST_ORDER_UNSPECIFIED: ListOrder.ValueType  # 0
+"""id order"""
+LIST_ORDER_ID: ListOrder.ValueType  # 1
+LIST_ORDER_NEWEST_FIRST: ListOrder.ValueType  # 2
+"""Newest feedback first (Provenance.timestamp, else the version's created_at), then id."""
+Global___ListOrder: _TypeAlias = ListOrder  # noqa: Y015
+
+class _ValidityFilter:
+    ValueType = _typing.NewType("ValueType", _builtins.int)
+    V: _TypeAlias = ValueType  # noqa: Y015
+
+class _ValidityFilterEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_ValidityFilter.ValueType], _builtins.type):
+    DESCRIPTOR: _descriptor.EnumDescriptor
+    VALIDITY_FILTER_UNSPECIFIED: _ValidityFilter.ValueType  # 0
+    """any validity"""
+    VALIDITY_FILTER_CURRENT: _ValidityFilter.ValueType  # 1
+    """valid at as_of"""
+    VALIDITY_FILTER_EXPIRED: _ValidityFilter.ValueType  # 2
+    """ended at or before as_of"""
+    VALIDITY_FILTER_FUTURE: _ValidityFilter.ValueType  # 3
+    """starts after as_of"""
+
+class ValidityFilter(_ValidityFilter, metaclass=_ValidityFilterEnumTypeWrapper): ...
+
+VALIDITY_FILTER_UNSPECIFIED: ValidityFilter.ValueType  # 0
+"""any validity"""
+VALIDITY_FILTER_CURRENT: ValidityFilter.ValueType  # 1
+"""valid at as_of"""
+VALIDITY_FILTER_EXPIRED: ValidityFilter.ValueType  # 2
+"""ended at or before as_of"""
+VALIDITY_FILTER_FUTURE: ValidityFilter.ValueType  # 3
+"""starts after as_of"""
+Global___ValidityFilter: _TypeAlias = ValidityFilter  # noqa: Y015
+
 @_typing.final
 class RetrieveRequest(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
@@ -403,6 +451,12 @@ class ListCandidatesRequest(_message.Message):
     PUBLICATIONS_FIELD_NUMBER: _builtins.int
     PAGE_SIZE_FIELD_NUMBER: _builtins.int
     PAGE_TOKEN_FIELD_NUMBER: _builtins.int
+    STATES_FIELD_NUMBER: _builtins.int
+    OWNER_FIELD_NUMBER: _builtins.int
+    QUERY_FIELD_NUMBER: _builtins.int
+    ORDER_FIELD_NUMBER: _builtins.int
+    VALIDITY_FIELD_NUMBER: _builtins.int
+    AS_OF_FIELD_NUMBER: _builtins.int
     tenant: _builtins.str
     page_size: _builtins.int
     """Nuggets per page: 0 (unset) means 100; values above 1000 are treated as 1000."""
@@ -410,11 +464,27 @@ class ListCandidatesRequest(_message.Message):
     """next_page_token of the previous page (of a listing with the same publications); ""
     (unset) for the first page.
     """
+    owner: _builtins.str
+    """Only nuggets whose designated owner (Provenance.owner) is this; "": any."""
+    query: _builtins.str
+    """Only nuggets whose title, body, anchors or fact contain every word of this
+    (case-insensitive); "": any.
+    """
+    order: Global___ListOrder.ValueType
+    validity: Global___ValidityFilter.ValueType
     @_builtins.property
     def publications(self) -> _containers.RepeatedScalarFieldContainer[_nugget_pb2.Publication.ValueType]:
         """Review states (publication of the lineage's head) to list; empty: PENDING_REVIEW, what
         waits for review. PUBLICATION_UNSPECIFIED or an unknown value is INVALID_ARGUMENT.
         """
+
+    @_builtins.property
+    def states(self) -> _containers.RepeatedScalarFieldContainer[_nugget_pb2.NuggetState.ValueType]:
+        """Lifecycle states to list (ACTIVE, DEPRECATED, CONTESTED); empty: any."""
+
+    @_builtins.property
+    def as_of(self) -> _timestamp_pb2.Timestamp:
+        """The instant `validity` is judged at; unset: now."""
 
     def __init__(
         self,
@@ -423,10 +493,16 @@ class ListCandidatesRequest(_message.Message):
         publications: _abc.Iterable[_nugget_pb2.Publication.ValueType] | None = ...,
         page_size: _builtins.int = ...,
         page_token: _builtins.str = ...,
+        states: _abc.Iterable[_nugget_pb2.NuggetState.ValueType] | None = ...,
+        owner: _builtins.str = ...,
+        query: _builtins.str = ...,
+        order: Global___ListOrder.ValueType = ...,
+        validity: Global___ValidityFilter.ValueType = ...,
+        as_of: _timestamp_pb2.Timestamp | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["as_of", b"as_of"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["page_size", b"page_size", "page_token", b"page_token", "publications", b"publications", "tenant", b"tenant"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["as_of", b"as_of", "order", b"order", "owner", b"owner", "page_size", b"page_size", "page_token", b"page_token", "publications", b"publications", "query", b"query", "states", b"states", "tenant", b"tenant", "validity", b"validity"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -438,8 +514,13 @@ class ListCandidatesResponse(_message.Message):
 
     CANDIDATES_FIELD_NUMBER: _builtins.int
     NEXT_PAGE_TOKEN_FIELD_NUMBER: _builtins.int
+    TOTAL_SIZE_FIELD_NUMBER: _builtins.int
     next_page_token: _builtins.str
     """"" on the last page"""
+    total_size: _builtins.int
+    """How many nuggets match the whole listing (every page), when the request filters or
+    orders (states, owner, query, order, validity); 0 otherwise.
+    """
     @_builtins.property
     def candidates(self) -> _containers.RepeatedCompositeFieldContainer[_nugget_pb2.Nugget]:
         """Head versions (one per lineage) whose publication is one of the requested, in id order
@@ -454,10 +535,11 @@ class ListCandidatesResponse(_message.Message):
         *,
         candidates: _abc.Iterable[_nugget_pb2.Nugget] | None = ...,
         next_page_token: _builtins.str = ...,
+        total_size: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["candidates", b"candidates", "next_page_token", b"next_page_token"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["candidates", b"candidates", "next_page_token", b"next_page_token", "total_size", b"total_size"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -493,6 +575,7 @@ class ReviewRequest(_message.Message):
     REASON_FIELD_NUMBER: _builtins.int
     TARGET_VERSION_ID_FIELD_NUMBER: _builtins.int
     REQUEST_ID_FIELD_NUMBER: _builtins.int
+    EXPECTED_VERSION_ID_FIELD_NUMBER: _builtins.int
     tenant: _builtins.str
     id: _builtins.str
     """the lineage id or any version id: the review applies to the head"""
@@ -509,6 +592,11 @@ class ReviewRequest(_message.Message):
     request produced, so a retry after an unclear outcome (a client-side deadline, a lost
     connection) applies once. Reusing an id for a different action returns the first result.
     """
+    expected_version_id: _builtins.str
+    """Optional: the version id the reviewer saw. When the lineage's head is another version
+    (someone changed it meanwhile) nothing is written: ABORTED, field
+    "expected_version_id", and the message names the current version.
+    """
     def __init__(
         self,
         *,
@@ -519,14 +607,389 @@ class ReviewRequest(_message.Message):
         reason: _builtins.str = ...,
         target_version_id: _builtins.str = ...,
         request_id: _builtins.str = ...,
+        expected_version_id: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["action", b"action", "id", b"id", "reason", b"reason", "request_id", b"request_id", "reviewer", b"reviewer", "target_version_id", b"target_version_id", "tenant", b"tenant"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["action", b"action", "expected_version_id", b"expected_version_id", "id", b"id", "reason", b"reason", "request_id", b"request_id", "reviewer", b"reviewer", "target_version_id", b"target_version_id", "tenant", b"tenant"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___ReviewRequest: _TypeAlias = ReviewRequest  # noqa: Y015
+
+@_typing.final
+class EditNuggetRequest(_message.Message):
+    """A new version with edited content. The factual-preservation guard checks the edit
+    against the correction context (feedback, trigger query, corrected answer, the extracted
+    nugget): a title, body or anchor may reword, never add a number, version, role or name.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TENANT_FIELD_NUMBER: _builtins.int
+    ID_FIELD_NUMBER: _builtins.int
+    EXPECTED_VERSION_ID_FIELD_NUMBER: _builtins.int
+    TITLE_FIELD_NUMBER: _builtins.int
+    BODY_FIELD_NUMBER: _builtins.int
+    ANCHORS_FIELD_NUMBER: _builtins.int
+    FACT_FIELD_NUMBER: _builtins.int
+    VALIDITY_FIELD_NUMBER: _builtins.int
+    REVIEWER_FIELD_NUMBER: _builtins.int
+    REASON_FIELD_NUMBER: _builtins.int
+    DRY_RUN_FIELD_NUMBER: _builtins.int
+    REQUEST_ID_FIELD_NUMBER: _builtins.int
+    tenant: _builtins.str
+    id: _builtins.str
+    """the lineage id or any version id: the edit applies to the head"""
+    expected_version_id: _builtins.str
+    """Required: the version id the edit was made from. When the head is another version
+    (a concurrent edit or review), nothing is written: ABORTED, field
+    "expected_version_id", the message naming the current version.
+    """
+    title: _builtins.str
+    """The whole new content: title and body (required), anchors (the new list; empty: none),
+    fact (unset: unchanged), validity (unset: unchanged).
+    """
+    body: _builtins.str
+    reviewer: _builtins.str
+    reason: _builtins.str
+    dry_run: _builtins.bool
+    """true: check only (guard verdict and the version it would write), write nothing."""
+    request_id: _builtins.str
+    """idempotency, as ReviewRequest.request_id"""
+    @_builtins.property
+    def anchors(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]: ...
+    @_builtins.property
+    def fact(self) -> _nugget_pb2.FactTriple: ...
+    @_builtins.property
+    def validity(self) -> _nugget_pb2.Validity: ...
+    def __init__(
+        self,
+        *,
+        tenant: _builtins.str = ...,
+        id: _builtins.str = ...,
+        expected_version_id: _builtins.str = ...,
+        title: _builtins.str = ...,
+        body: _builtins.str = ...,
+        anchors: _abc.Iterable[_builtins.str] | None = ...,
+        fact: _nugget_pb2.FactTriple | None = ...,
+        validity: _nugget_pb2.Validity | None = ...,
+        reviewer: _builtins.str = ...,
+        reason: _builtins.str = ...,
+        dry_run: _builtins.bool = ...,
+        request_id: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["fact", b"fact", "validity", b"validity"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["anchors", b"anchors", "body", b"body", "dry_run", b"dry_run", "expected_version_id", b"expected_version_id", "fact", b"fact", "id", b"id", "reason", b"reason", "request_id", b"request_id", "reviewer", b"reviewer", "tenant", b"tenant", "title", b"title", "validity", b"validity"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___EditNuggetRequest: _TypeAlias = EditNuggetRequest  # noqa: Y015
+
+@_typing.final
+class GuardVerdict(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    OK_FIELD_NUMBER: _builtins.int
+    VIOLATIONS_FIELD_NUMBER: _builtins.int
+    ok: _builtins.bool
+    @_builtins.property
+    def violations(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """e.g. "title/body introduces '45'" """
+
+    def __init__(
+        self,
+        *,
+        ok: _builtins.bool = ...,
+        violations: _abc.Iterable[_builtins.str] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["ok", b"ok", "violations", b"violations"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___GuardVerdict: _TypeAlias = GuardVerdict  # noqa: Y015
+
+@_typing.final
+class EditNuggetResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    NUGGET_FIELD_NUMBER: _builtins.int
+    GUARD_FIELD_NUMBER: _builtins.int
+    SAVED_FIELD_NUMBER: _builtins.int
+    CHANGED_FIELDS_FIELD_NUMBER: _builtins.int
+    saved: _builtins.bool
+    @_builtins.property
+    def nugget(self) -> _nugget_pb2.Nugget:
+        """Saved: the new head. Not saved (dry run, guard refused, nothing changed): the version
+        that would be written (its id is what it would get).
+        """
+
+    @_builtins.property
+    def guard(self) -> Global___GuardVerdict: ...
+    @_builtins.property
+    def changed_fields(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """"title", "body", "anchors", "fact", "validity" """
+
+    def __init__(
+        self,
+        *,
+        nugget: _nugget_pb2.Nugget | None = ...,
+        guard: Global___GuardVerdict | None = ...,
+        saved: _builtins.bool = ...,
+        changed_fields: _abc.Iterable[_builtins.str] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["guard", b"guard", "nugget", b"nugget"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["changed_fields", b"changed_fields", "guard", b"guard", "nugget", b"nugget", "saved", b"saved"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___EditNuggetResponse: _TypeAlias = EditNuggetResponse  # noqa: Y015
+
+@_typing.final
+class GetNeighbourhoodRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TENANT_FIELD_NUMBER: _builtins.int
+    ID_FIELD_NUMBER: _builtins.int
+    tenant: _builtins.str
+    id: _builtins.str
+    """the lineage id or any version id: the neighbourhood of the head"""
+    def __init__(
+        self,
+        *,
+        tenant: _builtins.str = ...,
+        id: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["id", b"id", "tenant", b"tenant"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___GetNeighbourhoodRequest: _TypeAlias = GetNeighbourhoodRequest  # noqa: Y015
+
+@_typing.final
+class Neighbour(_message.Message):
+    """How another lineage with the same governance key (subject, predicate, scope) relates."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    class _Relation:
+        ValueType = _typing.NewType("ValueType", _builtins.int)
+        V: _TypeAlias = ValueType  # noqa: Y015
+
+    class _RelationEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[Neighbour._Relation.ValueType], _builtins.type):
+        DESCRIPTOR: _descriptor.EnumDescriptor
+        RELATION_UNSPECIFIED: Neighbour._Relation.ValueType  # 0
+        DUPLICATES: Neighbour._Relation.ValueType  # 1
+        """near-equal value: one was (or on approval would be) merged"""
+        SUPERSEDES: Neighbour._Relation.ValueType  # 2
+        """this nugget ended or deprecated the neighbour (or would)"""
+        SUPERSEDED_BY: Neighbour._Relation.ValueType  # 3
+        """the neighbour ended or deprecated this nugget (or would)"""
+        CONTESTS: Neighbour._Relation.ValueType  # 4
+        """different values at overlapping times: a dispute (or would be)"""
+        SAME_KEY: Neighbour._Relation.ValueType  # 5
+        """same key, no conflict (multi-valued predicate, disjoint times)"""
+
+    class Relation(_Relation, metaclass=_RelationEnumTypeWrapper): ...
+    RELATION_UNSPECIFIED: Neighbour.Relation.ValueType  # 0
+    DUPLICATES: Neighbour.Relation.ValueType  # 1
+    """near-equal value: one was (or on approval would be) merged"""
+    SUPERSEDES: Neighbour.Relation.ValueType  # 2
+    """this nugget ended or deprecated the neighbour (or would)"""
+    SUPERSEDED_BY: Neighbour.Relation.ValueType  # 3
+    """the neighbour ended or deprecated this nugget (or would)"""
+    CONTESTS: Neighbour.Relation.ValueType  # 4
+    """different values at overlapping times: a dispute (or would be)"""
+    SAME_KEY: Neighbour.Relation.ValueType  # 5
+    """same key, no conflict (multi-valued predicate, disjoint times)"""
+
+    RELATION_FIELD_NUMBER: _builtins.int
+    NUGGET_FIELD_NUMBER: _builtins.int
+    NOTE_FIELD_NUMBER: _builtins.int
+    relation: Global___Neighbour.Relation.ValueType
+    note: _builtins.str
+    """why, in words"""
+    @_builtins.property
+    def nugget(self) -> _nugget_pb2.Nugget:
+        """the neighbour's head"""
+
+    def __init__(
+        self,
+        *,
+        relation: Global___Neighbour.Relation.ValueType = ...,
+        nugget: _nugget_pb2.Nugget | None = ...,
+        note: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["nugget", b"nugget"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["note", b"note", "nugget", b"nugget", "relation", b"relation"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___Neighbour: _TypeAlias = Neighbour  # noqa: Y015
+
+@_typing.final
+class GetNeighbourhoodResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    NUGGET_FIELD_NUMBER: _builtins.int
+    NEIGHBOURS_FIELD_NUMBER: _builtins.int
+    ON_APPROVAL_FIELD_NUMBER: _builtins.int
+    on_approval: _builtins.str
+    """For a nugget not yet published: what approving it now would do (governance outcome:
+    "published", "merged", "deprecated_old", "deprecated_candidate", "contested",
+    "resolved", "succession"); "" otherwise.
+    """
+    @_builtins.property
+    def nugget(self) -> _nugget_pb2.Nugget:
+        """the head asked about"""
+
+    @_builtins.property
+    def neighbours(self) -> _containers.RepeatedCompositeFieldContainer[Global___Neighbour]: ...
+    def __init__(
+        self,
+        *,
+        nugget: _nugget_pb2.Nugget | None = ...,
+        neighbours: _abc.Iterable[Global___Neighbour] | None = ...,
+        on_approval: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["nugget", b"nugget"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["neighbours", b"neighbours", "nugget", b"nugget", "on_approval", b"on_approval"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___GetNeighbourhoodResponse: _TypeAlias = GetNeighbourhoodResponse  # noqa: Y015
+
+@_typing.final
+class GetUsageRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TENANT_FIELD_NUMBER: _builtins.int
+    IDS_FIELD_NUMBER: _builtins.int
+    tenant: _builtins.str
+    @_builtins.property
+    def ids(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """version ids (as Retrieve hits carry them)"""
+
+    def __init__(
+        self,
+        *,
+        tenant: _builtins.str = ...,
+        ids: _abc.Iterable[_builtins.str] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["ids", b"ids", "tenant", b"tenant"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___GetUsageRequest: _TypeAlias = GetUsageRequest  # noqa: Y015
+
+@_typing.final
+class Usage(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    ID_FIELD_NUMBER: _builtins.int
+    RETRIEVED_FIELD_NUMBER: _builtins.int
+    CITED_FIELD_NUMBER: _builtins.int
+    id: _builtins.str
+    retrieved: _builtins.int
+    """Retrieve replies that returned it"""
+    cited: _builtins.int
+    """ReportCitations that counted it"""
+    def __init__(
+        self,
+        *,
+        id: _builtins.str = ...,
+        retrieved: _builtins.int = ...,
+        cited: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["cited", b"cited", "id", b"id", "retrieved", b"retrieved"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___Usage: _TypeAlias = Usage  # noqa: Y015
+
+@_typing.final
+class GetUsageResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    USAGE_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def usage(self) -> _containers.RepeatedCompositeFieldContainer[Global___Usage]:
+        """One per requested id, in request order (0 and 0 for ids never retrieved). Counted by
+        the service's citation ledger: since it started (one worker, in memory) or in the
+        ledger file its workers share (NUGGETFLOW_CITATION_LEDGER_PATH).
+        """
+
+    def __init__(
+        self,
+        *,
+        usage: _abc.Iterable[Global___Usage] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["usage", b"usage"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___GetUsageResponse: _TypeAlias = GetUsageResponse  # noqa: Y015
+
+@_typing.final
+class WhoAmIRequest(_message.Message):
+    """The one request without a tenant: who the bearer token is."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    def __init__(
+        self,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___WhoAmIRequest: _TypeAlias = WhoAmIRequest  # noqa: Y015
+
+@_typing.final
+class WhoAmIResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TENANTS_FIELD_NUMBER: _builtins.int
+    UNRESTRICTED_FIELD_NUMBER: _builtins.int
+    TOKEN_ID_FIELD_NUMBER: _builtins.int
+    unrestricted: _builtins.bool
+    """true: the service runs without tokens (development), every tenant is allowed"""
+    token_id: _builtins.str
+    """the first 8 hex digits of the token's SHA-256 ("open": none)"""
+    @_builtins.property
+    def tenants(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """the tenants the token grants, sorted"""
+
+    def __init__(
+        self,
+        *,
+        tenants: _abc.Iterable[_builtins.str] | None = ...,
+        unrestricted: _builtins.bool = ...,
+        token_id: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["tenants", b"tenants", "token_id", b"token_id", "unrestricted", b"unrestricted"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___WhoAmIResponse: _TypeAlias = WhoAmIResponse  # noqa: Y015
 
 @_typing.final
 class ReportCitationsRequest(_message.Message):

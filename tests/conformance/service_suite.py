@@ -22,6 +22,7 @@ from nuggetflow.settings import Settings
 from nuggetflow.v1 import nugget_pb2 as pb
 from nuggetflow.v1 import query_service_pb2 as qpb
 from nuggetflow.v1 import query_service_pb2_grpc as qpb_grpc
+from optimizer.guard import check_edit
 from query.auth import TokenAuth
 from query.embeddings import MiniLMEmbedder
 from query.index import NuggetIndex
@@ -146,7 +147,7 @@ class ServiceSuite:
             await refresh()
         metrics = Metrics.create()
         server, port = create_server(index, settings, 0, metrics=metrics.query,
-                                     auth=TokenAuth(TOKENS))
+                                     auth=TokenAuth(TOKENS), guard=check_edit)
         await server.start()
         channel = grpc.aio.insecure_channel(f"127.0.0.1:{port}")
         stub = qpb_grpc.QueryServiceStub(channel)  # type: ignore[no-untyped-call]
@@ -757,6 +758,13 @@ class ServiceSuite:
                 tenant="globex", request_id="r", cited_ids=[globex_id]), metadata=md),
             service.stub.ListCandidates(qpb.ListCandidatesRequest(
                 tenant="globex", publications=[pb.PUBLISHED]), metadata=md),
+            service.stub.EditNugget(qpb.EditNuggetRequest(
+                tenant="globex", id=globex_id, expected_version_id=globex_id, title="t",
+                body="b"), metadata=md),
+            service.stub.GetNeighbourhood(qpb.GetNeighbourhoodRequest(
+                tenant="globex", id=globex_id), metadata=md),
+            service.stub.GetUsage(qpb.GetUsageRequest(tenant="globex", ids=[globex_id]),
+                                  metadata=md),
         ]
         for call in calls:
             err = await rpc_error(call, grpc.StatusCode.PERMISSION_DENIED)
@@ -962,6 +970,39 @@ class ServiceSuite:
         err = await rpc_error(self.open_probe(service), grpc.StatusCode.RESOURCE_EXHAUSTED)
         assert "NUGGETFLOW_PROBE_SESSIONS_PER_TENANT" in err.details()
         await self.open_probe(service, "globex", TOKEN_GLOBEX)  # per tenant
+    # the review console's calls ---------------------------------------------------------
+
+    async def test_edit_listing_neighbourhood_and_who_am_i(self, service: Service) -> None:
+        md = bearer(TOKEN_ACME)
+        pending = service.ids["pending"]
+        head = await service.stub.GetNugget(qpb.GetNuggetRequest(tenant="acme", id=pending),
+                                            metadata=md)
+        edit = qpb.EditNuggetRequest(
+            tenant="acme", id=pending, expected_version_id=pending, title=head.title,
+            body=head.body + " It is kept for 400 days.", reviewer="alice", dry_run=True)
+        refused = await service.stub.EditNugget(edit, metadata=md)
+        assert not refused.saved and not refused.guard.ok
+        assert any("'400'" in v for v in refused.guard.violations)
+        edit.body, edit.title, edit.dry_run = head.body, "Are password resets audited?", False
+        saved = await service.stub.EditNugget(edit, metadata=md)
+        assert saved.saved and saved.nugget.version == 2 and list(saved.changed_fields) == [
+            "title"]
+        err = await rpc_error(service.stub.EditNugget(edit, metadata=md),
+                              grpc.StatusCode.ABORTED)
+        assert field_of(err) == "expected_version_id" and saved.nugget.id in err.details()
+        listed = await service.stub.ListCandidates(qpb.ListCandidatesRequest(
+            tenant="acme", publications=[pb.PUBLISHED, pb.PENDING_REVIEW],
+            states=[pb.CONTESTED], order=qpb.LIST_ORDER_NEWEST_FIRST), metadata=md)
+        assert [c.id for c in listed.candidates] == [service.ids["contested"]]
+        assert listed.total_size == 1
+        words = await service.stub.ListCandidates(qpb.ListCandidatesRequest(
+            tenant="acme", query="AUDITED"), metadata=md)
+        assert [c.lineage_id for c in words.candidates] == [pending]
+        hood = await service.stub.GetNeighbourhood(qpb.GetNeighbourhoodRequest(
+            tenant="acme", id=pending), metadata=md)
+        assert hood.nugget.id == saved.nugget.id and hood.on_approval == "published"
+        me = await service.stub.WhoAmI(qpb.WhoAmIRequest(), metadata=md)
+        assert list(me.tenants) == ["acme"] and not me.unrestricted
 
     # metrics, health, reflection, limits -------------------------------------------------
 

@@ -25,35 +25,35 @@ _sym_db = _symbol_database.Default()
 from google.protobuf import timestamp_pb2 as google_dot_protobuf_dot_timestamp__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1anuggetflow/v1/nugget.proto\x12\rnuggetflow.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"O\n\nFactTriple\x12\x0f\n\x07subject\x18\x01 \x01(\t\x12\x11\n\tpredicate\x18\x02 \x01(\t\x12\x0e\n\x06object\x18\x03 \x01(\t\x12\r\n\x05scope\x18\x04 \x01(\t\"p\n\x08Validity\x12)\n\x05start\x18\x01 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\'\n\x03\x65nd\x18\x02 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x10\n\x08inferred\x18\x03 \x01(\x08\"\xcd\x01\n\nProvenance\x12\x10\n\x08\x65vent_id\x18\x01 \x01(\t\x12\x15\n\rtrigger_query\x18\x02 \x01(\t\x12\x18\n\x10\x63orrected_answer\x18\x03 \x01(\t\x12\x15\n\rfeedback_text\x18\x04 \x01(\t\x12\x17\n\x0f\x63ited_documents\x18\x05 \x03(\t\x12-\n\ttimestamp\x18\x06 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x0e\n\x06tenant\x18\x07 \x01(\t\x12\r\n\x05owner\x18\x08 \x01(\t\"\\\n\x08\x45vidence\x12\x11\n\tsource_id\x18\x01 \x01(\t\x12\x0c\n\x04kind\x18\x02 \x01(\t\x12/\n\x0bobserved_at\x18\x03 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\"\x83\x01\n\x0bProbeResult\x12\r\n\x05query\x18\x01 \x01(\t\x12\x11\n\tretrieved\x18\x02 \x01(\x08\x12\r\n\x05\x63ited\x18\x03 \x01(\x08\x12\x0c\n\x04rank\x18\x04 \x01(\x05\x12\x13\n\x0b\x63ompetitors\x18\x05 \x03(\t\x12\x0e\n\x06\x61nswer\x18\x06 \x01(\t\x12\x10\n\x08held_out\x18\x07 \x01(\x08\"\xa9\x01\n\x15OptimizationIteration\x12\x11\n\titeration\x18\x01 \x01(\x05\x12*\n\x06probes\x18\x02 \x03(\x0b\x32\x1a.nuggetflow.v1.ProbeResult\x12\x0e\n\x06passed\x18\x03 \x01(\x08\x12\r\n\x05\x65\x64its\x18\x04 \x03(\t\x12\x11\n\tllm_calls\x18\x05 \x01(\x05\x12\x0e\n\x06tokens\x18\x06 \x01(\x05\x12\x0f\n\x07seconds\x18\x07 \x01(\x01\"\x8d\x01\n\x11OptimizationTrace\x12\x0f\n\x07variant\x18\x01 \x01(\t\x12\x12\n\niterations\x18\x02 \x01(\x05\x12\x35\n\x07history\x18\x03 \x03(\x0b\x32$.nuggetflow.v1.OptimizationIteration\x12\x0e\n\x06passed\x18\x04 \x01(\x08\x12\x0c\n\x04seed\x18\x05 \x01(\x03\"\xa2\x05\n\x06Nugget\x12\n\n\x02id\x18\x01 \x01(\t\x12\x11\n\tparent_id\x18\x02 \x01(\t\x12\x12\n\nlineage_id\x18\x03 \x01(\t\x12\x0f\n\x07version\x18\x04 \x01(\x05\x12\x0e\n\x06tenant\x18\x05 \x01(\t\x12\'\n\x04kind\x18\x06 \x01(\x0e\x32\x19.nuggetflow.v1.NuggetKind\x12\r\n\x05title\x18\x07 \x01(\t\x12\x0c\n\x04\x62ody\x18\x08 \x01(\t\x12\x0f\n\x07\x61nchors\x18\t \x03(\t\x12\'\n\x04\x66\x61\x63t\x18\n \x01(\x0b\x32\x19.nuggetflow.v1.FactTriple\x12)\n\x08validity\x18\x0b \x01(\x0b\x32\x17.nuggetflow.v1.Validity\x12)\n\x05state\x18\x0c \x01(\x0e\x32\x1a.nuggetflow.v1.NuggetState\x12\'\n\x04rank\x18\r \x01(\x0e\x32\x19.nuggetflow.v1.NuggetRank\x12\x12\n\nconfidence\x18\x0e \x01(\x01\x12/\n\x0bpublication\x18\x0f \x01(\x0e\x32\x1a.nuggetflow.v1.Publication\x12-\n\nprovenance\x18\x10 \x01(\x0b\x32\x19.nuggetflow.v1.Provenance\x12)\n\x08\x65vidence\x18\x11 \x03(\x0b\x32\x17.nuggetflow.v1.Evidence\x12\x36\n\x0coptimization\x18\x12 \x01(\x0b\x32 .nuggetflow.v1.OptimizationTrace\x12.\n\ncreated_at\x18\x13 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x15\n\rchange_reason\x18\x14 \x01(\t\x12\x13\n\x0bmerged_into\x18\x15 \x01(\t\x12\x12\n\nrequest_id\x18\x16 \x01(\t*v\n\nNuggetKind\x12\x1b\n\x17NUGGET_KIND_UNSPECIFIED\x10\x00\x12\x11\n\rSEMANTIC_FACT\x10\x01\x12\x12\n\x0e\x45PISODIC_EVENT\x10\x02\x12\x0f\n\x0bINSTRUCTION\x10\x03\x12\x13\n\x0fUSER_PREFERENCE\x10\x04*V\n\x0bNuggetState\x12\x1c\n\x18NUGGET_STATE_UNSPECIFIED\x10\x00\x12\n\n\x06\x41\x43TIVE\x10\x01\x12\x0e\n\nDEPRECATED\x10\x02\x12\r\n\tCONTESTED\x10\x03*Y\n\nNuggetRank\x12\x1b\n\x17NUGGET_RANK_UNSPECIFIED\x10\x00\x12\r\n\tPREFERRED\x10\x01\x12\n\n\x06NORMAL\x10\x02\x12\x13\n\x0fRANK_DEPRECATED\x10\x03*w\n\x0bPublication\x12\x1b\n\x17PUBLICATION_UNSPECIFIED\x10\x00\x12\t\n\x05\x44RAFT\x10\x01\x12\x12\n\x0ePENDING_REVIEW\x10\x02\x12\r\n\tPUBLISHED\x10\x03\x12\x0c\n\x08REJECTED\x10\x04\x12\x0f\n\x0bUNPUBLISHED\x10\x05\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1anuggetflow/v1/nugget.proto\x12\rnuggetflow.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"O\n\nFactTriple\x12\x0f\n\x07subject\x18\x01 \x01(\t\x12\x11\n\tpredicate\x18\x02 \x01(\t\x12\x0e\n\x06object\x18\x03 \x01(\t\x12\r\n\x05scope\x18\x04 \x01(\t\"p\n\x08Validity\x12)\n\x05start\x18\x01 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\'\n\x03\x65nd\x18\x02 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x10\n\x08inferred\x18\x03 \x01(\x08\"\xfa\x01\n\nProvenance\x12\x10\n\x08\x65vent_id\x18\x01 \x01(\t\x12\x15\n\rtrigger_query\x18\x02 \x01(\t\x12\x18\n\x10\x63orrected_answer\x18\x03 \x01(\t\x12\x15\n\rfeedback_text\x18\x04 \x01(\t\x12\x17\n\x0f\x63ited_documents\x18\x05 \x03(\t\x12-\n\ttimestamp\x18\x06 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x0e\n\x06tenant\x18\x07 \x01(\t\x12\r\n\x05owner\x18\x08 \x01(\t\x12\x0e\n\x06rating\x18\t \x01(\t\x12\x0c\n\x04user\x18\n \x01(\t\x12\r\n\x05\x61gent\x18\x0b \x01(\t\"\\\n\x08\x45vidence\x12\x11\n\tsource_id\x18\x01 \x01(\t\x12\x0c\n\x04kind\x18\x02 \x01(\t\x12/\n\x0bobserved_at\x18\x03 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\"\xb4\x01\n\x0bProbeResult\x12\r\n\x05query\x18\x01 \x01(\t\x12\x11\n\tretrieved\x18\x02 \x01(\x08\x12\r\n\x05\x63ited\x18\x03 \x01(\x08\x12\x0c\n\x04rank\x18\x04 \x01(\x05\x12\x13\n\x0b\x63ompetitors\x18\x05 \x03(\t\x12\x0e\n\x06\x61nswer\x18\x06 \x01(\t\x12\x10\n\x08held_out\x18\x07 \x01(\x08\x12\x19\n\x11reached_generator\x18\x08 \x01(\x08\x12\x14\n\x0crerank_score\x18\t \x01(\x01\"\xd3\x01\n\x15OptimizationIteration\x12\x11\n\titeration\x18\x01 \x01(\x05\x12*\n\x06probes\x18\x02 \x03(\x0b\x32\x1a.nuggetflow.v1.ProbeResult\x12\x0e\n\x06passed\x18\x03 \x01(\x08\x12\r\n\x05\x65\x64its\x18\x04 \x03(\t\x12\x11\n\tllm_calls\x18\x05 \x01(\x05\x12\x0e\n\x06tokens\x18\x06 \x01(\x05\x12\x0f\n\x07seconds\x18\x07 \x01(\x01\x12\x16\n\x0erejected_edits\x18\x08 \x03(\t\x12\x10\n\x08\x63ost_usd\x18\t \x01(\x01\"\xa4\x01\n\x11OptimizationTrace\x12\x0f\n\x07variant\x18\x01 \x01(\t\x12\x12\n\niterations\x18\x02 \x01(\x05\x12\x35\n\x07history\x18\x03 \x03(\x0b\x32$.nuggetflow.v1.OptimizationIteration\x12\x0e\n\x06passed\x18\x04 \x01(\x08\x12\x0c\n\x04seed\x18\x05 \x01(\x03\x12\x15\n\rprobe_queries\x18\x06 \x03(\t\"\xb4\x05\n\x06Nugget\x12\n\n\x02id\x18\x01 \x01(\t\x12\x11\n\tparent_id\x18\x02 \x01(\t\x12\x12\n\nlineage_id\x18\x03 \x01(\t\x12\x0f\n\x07version\x18\x04 \x01(\x05\x12\x0e\n\x06tenant\x18\x05 \x01(\t\x12\'\n\x04kind\x18\x06 \x01(\x0e\x32\x19.nuggetflow.v1.NuggetKind\x12\r\n\x05title\x18\x07 \x01(\t\x12\x0c\n\x04\x62ody\x18\x08 \x01(\t\x12\x0f\n\x07\x61nchors\x18\t \x03(\t\x12\'\n\x04\x66\x61\x63t\x18\n \x01(\x0b\x32\x19.nuggetflow.v1.FactTriple\x12)\n\x08validity\x18\x0b \x01(\x0b\x32\x17.nuggetflow.v1.Validity\x12)\n\x05state\x18\x0c \x01(\x0e\x32\x1a.nuggetflow.v1.NuggetState\x12\'\n\x04rank\x18\r \x01(\x0e\x32\x19.nuggetflow.v1.NuggetRank\x12\x12\n\nconfidence\x18\x0e \x01(\x01\x12/\n\x0bpublication\x18\x0f \x01(\x0e\x32\x1a.nuggetflow.v1.Publication\x12-\n\nprovenance\x18\x10 \x01(\x0b\x32\x19.nuggetflow.v1.Provenance\x12)\n\x08\x65vidence\x18\x11 \x03(\x0b\x32\x17.nuggetflow.v1.Evidence\x12\x36\n\x0coptimization\x18\x12 \x01(\x0b\x32 .nuggetflow.v1.OptimizationTrace\x12.\n\ncreated_at\x18\x13 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x15\n\rchange_reason\x18\x14 \x01(\t\x12\x13\n\x0bmerged_into\x18\x15 \x01(\t\x12\x12\n\nrequest_id\x18\x16 \x01(\t\x12\x10\n\x08reviewer\x18\x17 \x01(\t*v\n\nNuggetKind\x12\x1b\n\x17NUGGET_KIND_UNSPECIFIED\x10\x00\x12\x11\n\rSEMANTIC_FACT\x10\x01\x12\x12\n\x0e\x45PISODIC_EVENT\x10\x02\x12\x0f\n\x0bINSTRUCTION\x10\x03\x12\x13\n\x0fUSER_PREFERENCE\x10\x04*V\n\x0bNuggetState\x12\x1c\n\x18NUGGET_STATE_UNSPECIFIED\x10\x00\x12\n\n\x06\x41\x43TIVE\x10\x01\x12\x0e\n\nDEPRECATED\x10\x02\x12\r\n\tCONTESTED\x10\x03*Y\n\nNuggetRank\x12\x1b\n\x17NUGGET_RANK_UNSPECIFIED\x10\x00\x12\r\n\tPREFERRED\x10\x01\x12\n\n\x06NORMAL\x10\x02\x12\x13\n\x0fRANK_DEPRECATED\x10\x03*w\n\x0bPublication\x12\x1b\n\x17PUBLICATION_UNSPECIFIED\x10\x00\x12\t\n\x05\x44RAFT\x10\x01\x12\x12\n\x0ePENDING_REVIEW\x10\x02\x12\r\n\tPUBLISHED\x10\x03\x12\x0c\n\x08REJECTED\x10\x04\x12\x0f\n\x0bUNPUBLISHED\x10\x05\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'nuggetflow_client.v1.nugget_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_NUGGETKIND']._serialized_start=1702
-  _globals['_NUGGETKIND']._serialized_end=1820
-  _globals['_NUGGETSTATE']._serialized_start=1822
-  _globals['_NUGGETSTATE']._serialized_end=1908
-  _globals['_NUGGETRANK']._serialized_start=1910
-  _globals['_NUGGETRANK']._serialized_end=1999
-  _globals['_PUBLICATION']._serialized_start=2001
-  _globals['_PUBLICATION']._serialized_end=2120
+  _globals['_NUGGETKIND']._serialized_start=1879
+  _globals['_NUGGETKIND']._serialized_end=1997
+  _globals['_NUGGETSTATE']._serialized_start=1999
+  _globals['_NUGGETSTATE']._serialized_end=2085
+  _globals['_NUGGETRANK']._serialized_start=2087
+  _globals['_NUGGETRANK']._serialized_end=2176
+  _globals['_PUBLICATION']._serialized_start=2178
+  _globals['_PUBLICATION']._serialized_end=2297
   _globals['_FACTTRIPLE']._serialized_start=78
   _globals['_FACTTRIPLE']._serialized_end=157
   _globals['_VALIDITY']._serialized_start=159
   _globals['_VALIDITY']._serialized_end=271
   _globals['_PROVENANCE']._serialized_start=274
-  _globals['_PROVENANCE']._serialized_end=479
-  _globals['_EVIDENCE']._serialized_start=481
-  _globals['_EVIDENCE']._serialized_end=573
-  _globals['_PROBERESULT']._serialized_start=576
-  _globals['_PROBERESULT']._serialized_end=707
-  _globals['_OPTIMIZATIONITERATION']._serialized_start=710
-  _globals['_OPTIMIZATIONITERATION']._serialized_end=879
-  _globals['_OPTIMIZATIONTRACE']._serialized_start=882
-  _globals['_OPTIMIZATIONTRACE']._serialized_end=1023
-  _globals['_NUGGET']._serialized_start=1026
-  _globals['_NUGGET']._serialized_end=1700
+  _globals['_PROVENANCE']._serialized_end=524
+  _globals['_EVIDENCE']._serialized_start=526
+  _globals['_EVIDENCE']._serialized_end=618
+  _globals['_PROBERESULT']._serialized_start=621
+  _globals['_PROBERESULT']._serialized_end=801
+  _globals['_OPTIMIZATIONITERATION']._serialized_start=804
+  _globals['_OPTIMIZATIONITERATION']._serialized_end=1015
+  _globals['_OPTIMIZATIONTRACE']._serialized_start=1018
+  _globals['_OPTIMIZATIONTRACE']._serialized_end=1182
+  _globals['_NUGGET']._serialized_start=1185
+  _globals['_NUGGET']._serialized_end=1877
 # @@protoc_insertion_point(module_scope)

@@ -181,12 +181,24 @@ class Provenance(_message.Message):
     TIMESTAMP_FIELD_NUMBER: _builtins.int
     TENANT_FIELD_NUMBER: _builtins.int
     OWNER_FIELD_NUMBER: _builtins.int
+    RATING_FIELD_NUMBER: _builtins.int
+    USER_FIELD_NUMBER: _builtins.int
+    AGENT_FIELD_NUMBER: _builtins.int
     event_id: _builtins.str
     trigger_query: _builtins.str
     corrected_answer: _builtins.str
     feedback_text: _builtins.str
     tenant: _builtins.str
     owner: _builtins.str
+    """The designated owner who reviews the nugget: the tenant's owner
+    (NUGGETFLOW_TENANT_OWNERS) or else the feedback's agent.
+    """
+    rating: _builtins.str
+    """the feedback's rating: "up", "down" or "" """
+    user: _builtins.str
+    """who gave the feedback"""
+    agent: _builtins.str
+    """the feedback's agent ("chat", "ticket", ...)"""
     @_builtins.property
     def cited_documents(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]: ...
     @_builtins.property
@@ -202,10 +214,13 @@ class Provenance(_message.Message):
         timestamp: _timestamp_pb2.Timestamp | None = ...,
         tenant: _builtins.str = ...,
         owner: _builtins.str = ...,
+        rating: _builtins.str = ...,
+        user: _builtins.str = ...,
+        agent: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["timestamp", b"timestamp"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["cited_documents", b"cited_documents", "corrected_answer", b"corrected_answer", "event_id", b"event_id", "feedback_text", b"feedback_text", "owner", b"owner", "tenant", b"tenant", "timestamp", b"timestamp", "trigger_query", b"trigger_query"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["agent", b"agent", "cited_documents", b"cited_documents", "corrected_answer", b"corrected_answer", "event_id", b"event_id", "feedback_text", b"feedback_text", "owner", b"owner", "rating", b"rating", "tenant", b"tenant", "timestamp", b"timestamp", "trigger_query", b"trigger_query", "user", b"user"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -251,12 +266,17 @@ class ProbeResult(_message.Message):
     COMPETITORS_FIELD_NUMBER: _builtins.int
     ANSWER_FIELD_NUMBER: _builtins.int
     HELD_OUT_FIELD_NUMBER: _builtins.int
+    REACHED_GENERATOR_FIELD_NUMBER: _builtins.int
+    RERANK_SCORE_FIELD_NUMBER: _builtins.int
     query: _builtins.str
     retrieved: _builtins.bool
     cited: _builtins.bool
     rank: _builtins.int
     answer: _builtins.str
     held_out: _builtins.bool
+    reached_generator: _builtins.bool
+    """passed the gate into the generator's context"""
+    rerank_score: _builtins.float
     @_builtins.property
     def competitors(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]: ...
     def __init__(
@@ -269,10 +289,12 @@ class ProbeResult(_message.Message):
         competitors: _abc.Iterable[_builtins.str] | None = ...,
         answer: _builtins.str = ...,
         held_out: _builtins.bool = ...,
+        reached_generator: _builtins.bool = ...,
+        rerank_score: _builtins.float = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["answer", b"answer", "cited", b"cited", "competitors", b"competitors", "held_out", b"held_out", "query", b"query", "rank", b"rank", "retrieved", b"retrieved"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["answer", b"answer", "cited", b"cited", "competitors", b"competitors", "held_out", b"held_out", "query", b"query", "rank", b"rank", "reached_generator", b"reached_generator", "rerank_score", b"rerank_score", "retrieved", b"retrieved"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -289,15 +311,22 @@ class OptimizationIteration(_message.Message):
     LLM_CALLS_FIELD_NUMBER: _builtins.int
     TOKENS_FIELD_NUMBER: _builtins.int
     SECONDS_FIELD_NUMBER: _builtins.int
+    REJECTED_EDITS_FIELD_NUMBER: _builtins.int
+    COST_USD_FIELD_NUMBER: _builtins.int
     iteration: _builtins.int
     passed: _builtins.bool
     llm_calls: _builtins.int
     tokens: _builtins.int
     seconds: _builtins.float
+    cost_usd: _builtins.float
     @_builtins.property
     def probes(self) -> _containers.RepeatedCompositeFieldContainer[Global___ProbeResult]: ...
     @_builtins.property
     def edits(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]: ...
+    @_builtins.property
+    def rejected_edits(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """Revisions the factual-preservation guard refused in this round (why, one per line)."""
+
     def __init__(
         self,
         *,
@@ -308,10 +337,12 @@ class OptimizationIteration(_message.Message):
         llm_calls: _builtins.int = ...,
         tokens: _builtins.int = ...,
         seconds: _builtins.float = ...,
+        rejected_edits: _abc.Iterable[_builtins.str] | None = ...,
+        cost_usd: _builtins.float = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["edits", b"edits", "iteration", b"iteration", "llm_calls", b"llm_calls", "passed", b"passed", "probes", b"probes", "seconds", b"seconds", "tokens", b"tokens"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["cost_usd", b"cost_usd", "edits", b"edits", "iteration", b"iteration", "llm_calls", b"llm_calls", "passed", b"passed", "probes", b"probes", "rejected_edits", b"rejected_edits", "seconds", b"seconds", "tokens", b"tokens"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -326,12 +357,17 @@ class OptimizationTrace(_message.Message):
     HISTORY_FIELD_NUMBER: _builtins.int
     PASSED_FIELD_NUMBER: _builtins.int
     SEED_FIELD_NUMBER: _builtins.int
+    PROBE_QUERIES_FIELD_NUMBER: _builtins.int
     variant: _builtins.str
     iterations: _builtins.int
     passed: _builtins.bool
     seed: _builtins.int
     @_builtins.property
     def history(self) -> _containers.RepeatedCompositeFieldContainer[Global___OptimizationIteration]: ...
+    @_builtins.property
+    def probe_queries(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """q0 and its paraphrases, probed every round"""
+
     def __init__(
         self,
         *,
@@ -340,10 +376,11 @@ class OptimizationTrace(_message.Message):
         history: _abc.Iterable[Global___OptimizationIteration] | None = ...,
         passed: _builtins.bool = ...,
         seed: _builtins.int = ...,
+        probe_queries: _abc.Iterable[_builtins.str] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["history", b"history", "iterations", b"iterations", "passed", b"passed", "seed", b"seed", "variant", b"variant"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["history", b"history", "iterations", b"iterations", "passed", b"passed", "probe_queries", b"probe_queries", "seed", b"seed", "variant", b"variant"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -375,6 +412,7 @@ class Nugget(_message.Message):
     CHANGE_REASON_FIELD_NUMBER: _builtins.int
     MERGED_INTO_FIELD_NUMBER: _builtins.int
     REQUEST_ID_FIELD_NUMBER: _builtins.int
+    REVIEWER_FIELD_NUMBER: _builtins.int
     id: _builtins.str
     """stable, hash-based; one id per version"""
     parent_id: _builtins.str
@@ -397,6 +435,10 @@ class Nugget(_message.Message):
     """The client-supplied id of the review or edit request that produced this version
     (ReviewRequest.request_id, a review event's review_id): a request with an id already
     applied to the lineage returns this version instead of writing another. "" for none.
+    """
+    reviewer: _builtins.str
+    """Who produced this version: the reviewer of a review or edit ("auto" for the
+    auto-publish policy, "" for versions written by the pipeline or governance).
     """
     @_builtins.property
     def anchors(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]: ...
@@ -437,10 +479,11 @@ class Nugget(_message.Message):
         change_reason: _builtins.str = ...,
         merged_into: _builtins.str = ...,
         request_id: _builtins.str = ...,
+        reviewer: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["created_at", b"created_at", "fact", b"fact", "optimization", b"optimization", "provenance", b"provenance", "validity", b"validity"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["anchors", b"anchors", "body", b"body", "change_reason", b"change_reason", "confidence", b"confidence", "created_at", b"created_at", "evidence", b"evidence", "fact", b"fact", "id", b"id", "kind", b"kind", "lineage_id", b"lineage_id", "merged_into", b"merged_into", "optimization", b"optimization", "parent_id", b"parent_id", "provenance", b"provenance", "publication", b"publication", "rank", b"rank", "request_id", b"request_id", "state", b"state", "tenant", b"tenant", "title", b"title", "validity", b"validity", "version", b"version"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["anchors", b"anchors", "body", b"body", "change_reason", b"change_reason", "confidence", b"confidence", "created_at", b"created_at", "evidence", b"evidence", "fact", b"fact", "id", b"id", "kind", b"kind", "lineage_id", b"lineage_id", "merged_into", b"merged_into", "optimization", b"optimization", "parent_id", b"parent_id", "provenance", b"provenance", "publication", b"publication", "rank", b"rank", "request_id", b"request_id", "reviewer", b"reviewer", "state", b"state", "tenant", b"tenant", "title", b"title", "validity", b"validity", "version", b"version"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

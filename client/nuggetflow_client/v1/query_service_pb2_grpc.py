@@ -33,7 +33,9 @@ class QueryServiceStub:
     UNAUTHENTICATED (missing or unknown bearer token; checked before the request is
     decoded), PERMISSION_DENIED (token not valid for the tenant), UNAVAILABLE (index backend
     unreachable; retry), DEADLINE_EXCEEDED (sent by the server: the work was not done; a
-    Review refused this way wrote nothing), RESOURCE_EXHAUSTED (request too large).
+    Review refused this way wrote nothing), RESOURCE_EXHAUSTED (request too large), ABORTED
+    (a Review or EditNugget whose expected_version_id is no longer the head: nothing was
+    written; the message names the current version; read it and decide again).
     """
 
     def __init__(self, channel):
@@ -87,6 +89,26 @@ class QueryServiceStub:
                 request_serializer=nuggetflow_dot_v1_dot_query__service__pb2.CloseProbeSessionRequest.SerializeToString,
                 response_deserializer=nuggetflow_dot_v1_dot_query__service__pb2.CloseProbeSessionResponse.FromString,
                 _registered_method=True)
+        self.EditNugget = channel.unary_unary(
+                '/nuggetflow.v1.QueryService/EditNugget',
+                request_serializer=nuggetflow_dot_v1_dot_query__service__pb2.EditNuggetRequest.SerializeToString,
+                response_deserializer=nuggetflow_dot_v1_dot_query__service__pb2.EditNuggetResponse.FromString,
+                _registered_method=True)
+        self.GetNeighbourhood = channel.unary_unary(
+                '/nuggetflow.v1.QueryService/GetNeighbourhood',
+                request_serializer=nuggetflow_dot_v1_dot_query__service__pb2.GetNeighbourhoodRequest.SerializeToString,
+                response_deserializer=nuggetflow_dot_v1_dot_query__service__pb2.GetNeighbourhoodResponse.FromString,
+                _registered_method=True)
+        self.GetUsage = channel.unary_unary(
+                '/nuggetflow.v1.QueryService/GetUsage',
+                request_serializer=nuggetflow_dot_v1_dot_query__service__pb2.GetUsageRequest.SerializeToString,
+                response_deserializer=nuggetflow_dot_v1_dot_query__service__pb2.GetUsageResponse.FromString,
+                _registered_method=True)
+        self.WhoAmI = channel.unary_unary(
+                '/nuggetflow.v1.QueryService/WhoAmI',
+                request_serializer=nuggetflow_dot_v1_dot_query__service__pb2.WhoAmIRequest.SerializeToString,
+                response_deserializer=nuggetflow_dot_v1_dot_query__service__pb2.WhoAmIResponse.FromString,
+                _registered_method=True)
 
 
 class QueryServiceServicer:
@@ -96,7 +118,9 @@ class QueryServiceServicer:
     UNAUTHENTICATED (missing or unknown bearer token; checked before the request is
     decoded), PERMISSION_DENIED (token not valid for the tenant), UNAVAILABLE (index backend
     unreachable; retry), DEADLINE_EXCEEDED (sent by the server: the work was not done; a
-    Review refused this way wrote nothing), RESOURCE_EXHAUSTED (request too large).
+    Review refused this way wrote nothing), RESOURCE_EXHAUSTED (request too large), ABORTED
+    (a Review or EditNugget whose expected_version_id is no longer the head: nothing was
+    written; the message names the current version; read it and decide again).
     """
 
     def Retrieve(self, request, context):
@@ -159,6 +183,34 @@ class QueryServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def EditNugget(self, request, context):
+        """Edit a nugget's content (a new version) after the factual guard; dry_run checks only.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def GetNeighbourhood(self, request, context):
+        """The other lineages with the nugget's governance key, and how each relates to it.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def GetUsage(self, request, context):
+        """How often nugget versions were retrieved and cited.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def WhoAmI(self, request, context):
+        """The tenants the caller's token grants (no tenant field: checked by token only).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_QueryServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -207,6 +259,26 @@ def add_QueryServiceServicer_to_server(servicer, server):
                     request_deserializer=nuggetflow_dot_v1_dot_query__service__pb2.CloseProbeSessionRequest.FromString,
                     response_serializer=nuggetflow_dot_v1_dot_query__service__pb2.CloseProbeSessionResponse.SerializeToString,
             ),
+            'EditNugget': grpc.unary_unary_rpc_method_handler(
+                    servicer.EditNugget,
+                    request_deserializer=nuggetflow_dot_v1_dot_query__service__pb2.EditNuggetRequest.FromString,
+                    response_serializer=nuggetflow_dot_v1_dot_query__service__pb2.EditNuggetResponse.SerializeToString,
+            ),
+            'GetNeighbourhood': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetNeighbourhood,
+                    request_deserializer=nuggetflow_dot_v1_dot_query__service__pb2.GetNeighbourhoodRequest.FromString,
+                    response_serializer=nuggetflow_dot_v1_dot_query__service__pb2.GetNeighbourhoodResponse.SerializeToString,
+            ),
+            'GetUsage': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetUsage,
+                    request_deserializer=nuggetflow_dot_v1_dot_query__service__pb2.GetUsageRequest.FromString,
+                    response_serializer=nuggetflow_dot_v1_dot_query__service__pb2.GetUsageResponse.SerializeToString,
+            ),
+            'WhoAmI': grpc.unary_unary_rpc_method_handler(
+                    servicer.WhoAmI,
+                    request_deserializer=nuggetflow_dot_v1_dot_query__service__pb2.WhoAmIRequest.FromString,
+                    response_serializer=nuggetflow_dot_v1_dot_query__service__pb2.WhoAmIResponse.SerializeToString,
+            ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
             'nuggetflow.v1.QueryService', rpc_method_handlers)
@@ -222,7 +294,9 @@ class QueryService:
     UNAUTHENTICATED (missing or unknown bearer token; checked before the request is
     decoded), PERMISSION_DENIED (token not valid for the tenant), UNAVAILABLE (index backend
     unreachable; retry), DEADLINE_EXCEEDED (sent by the server: the work was not done; a
-    Review refused this way wrote nothing), RESOURCE_EXHAUSTED (request too large).
+    Review refused this way wrote nothing), RESOURCE_EXHAUSTED (request too large), ABORTED
+    (a Review or EditNugget whose expected_version_id is no longer the head: nothing was
+    written; the message names the current version; read it and decide again).
     """
 
     @staticmethod
@@ -458,6 +532,114 @@ class QueryService:
             '/nuggetflow.v1.QueryService/CloseProbeSession',
             nuggetflow_dot_v1_dot_query__service__pb2.CloseProbeSessionRequest.SerializeToString,
             nuggetflow_dot_v1_dot_query__service__pb2.CloseProbeSessionResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def EditNugget(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/nuggetflow.v1.QueryService/EditNugget',
+            nuggetflow_dot_v1_dot_query__service__pb2.EditNuggetRequest.SerializeToString,
+            nuggetflow_dot_v1_dot_query__service__pb2.EditNuggetResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetNeighbourhood(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/nuggetflow.v1.QueryService/GetNeighbourhood',
+            nuggetflow_dot_v1_dot_query__service__pb2.GetNeighbourhoodRequest.SerializeToString,
+            nuggetflow_dot_v1_dot_query__service__pb2.GetNeighbourhoodResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetUsage(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/nuggetflow.v1.QueryService/GetUsage',
+            nuggetflow_dot_v1_dot_query__service__pb2.GetUsageRequest.SerializeToString,
+            nuggetflow_dot_v1_dot_query__service__pb2.GetUsageResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def WhoAmI(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/nuggetflow.v1.QueryService/WhoAmI',
+            nuggetflow_dot_v1_dot_query__service__pb2.WhoAmIRequest.SerializeToString,
+            nuggetflow_dot_v1_dot_query__service__pb2.WhoAmIResponse.FromString,
             options,
             channel_credentials,
             insecure,

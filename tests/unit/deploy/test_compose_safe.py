@@ -116,9 +116,10 @@ def test_no_port_is_published_on_every_interface(config: dict[str, Any]) -> None
         for address, host, _ in mappings:
             assert address not in ("", "0.0.0.0", "::", "[::]"), (name, address, host)
             assert address == "127.0.0.1", (name, address, host)
-    # only what users need: gRPC, Grafana, Prometheus' read-only UI
+    # only what users need: gRPC, the review console, Grafana, Prometheus' read-only UI
     assert {n: [(h, c) for _, h, c in m] for n, m in ports.items() if m} == {
-        "query": [(50051, 50051)], "grafana": [(3000, 3000)], "prometheus": [(9090, 9090)]}
+        "query": [(50051, 50051)], "console": [(8080, 8080)], "grafana": [(3000, 3000)],
+        "prometheus": [(9090, 9090)]}
 
 
 def test_the_bind_address_is_an_explicit_choice(secrets_dir: Path) -> None:
@@ -233,7 +234,7 @@ def test_every_secret_comes_from_a_file(config: dict[str, Any], secrets_dir: Pat
 def test_every_long_running_service_has_a_healthcheck(config: dict[str, Any]) -> None:
     services = long_running(config)
     assert set(services) == {"kafka", "opensearch", "query", "worker", "prometheus",
-                             "grafana"}
+                             "grafana", "console"}
     for name, svc in services.items():
         check = svc.get("healthcheck")
         assert check and not check.get("disable") and check["test"][0] in ("CMD",

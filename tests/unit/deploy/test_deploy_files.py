@@ -44,7 +44,7 @@ def cli_commands() -> set[str]:
 
 def test_compose_has_every_component(compose: dict[str, Any]) -> None:
     assert set(compose["services"]) == {"kafka", "opensearch", "query", "worker", "ingest",
-                                        "prometheus", "grafana"}
+                                        "prometheus", "grafana", "console"}
     for name, svc in compose["services"].items():
         assert "image" in svc or "build" in svc, name
 
@@ -87,7 +87,7 @@ def test_compose_dependencies_and_commands(compose: dict[str, Any]) -> None:
         for dep in svc.get("depends_on", []):
             assert dep in services, f"{name} depends on unknown {dep}"
     commands = cli_commands()
-    for name in ("query", "worker", "ingest"):
+    for name in ("query", "worker", "ingest", "console"):
         command = services[name]["command"][0]
         assert command in commands, (name, command)
         test = services[name].get("healthcheck", {}).get("test", [])
@@ -95,13 +95,16 @@ def test_compose_dependencies_and_commands(compose: dict[str, Any]) -> None:
             assert test[2] in commands, (name, test)
     assert services["query"]["command"] == ["serve"]
     assert services["ingest"]["command"][0] == "ingest"
-    for name in ("worker", "ingest"):
+    for name in ("worker", "ingest", "console"):
         assert services[name]["image"] == services["query"]["image"], "one image, built once"
+    grpc_port = services["query"]["environment"]["NUGGETFLOW_GRPC_PORT"]
+    assert services["console"]["environment"]["NUGGETFLOW_CONSOLE_GRPC_TARGET"] == \
+        f"query:{grpc_port}", "the console is a client of the query service"
 
 
 def test_compose_environment_names_real_settings(compose: dict[str, Any]) -> None:
     known = {var for var, _, _ in Settings.describe()}
-    for name in ("query", "worker", "ingest"):
+    for name in ("query", "worker", "ingest", "console"):
         for var in compose["services"][name]["environment"]:
             assert var in known, f"{name}: {var} is not a setting"
 

@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import json
 import os
+import re
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -23,7 +26,7 @@ def run(args: list[str], tmp: Path, check: bool = True) -> subprocess.CompletedP
 def test_help_lists_the_commands(tmp_path: Path) -> None:
     out = run(["--help"], tmp_path).stdout
     for cmd in ("demo", "ingest", "search", "history", "review", "settings", "serve",
-                "candidates"):
+                "candidates", "console"):
         assert cmd in out
 
 
@@ -58,15 +61,62 @@ def test_errors_are_clear_and_exit_2(tmp_path: Path) -> None:
 
 
 def test_demo_runs_on_the_embedded_default(tmp_path: Path) -> None:
-    """The README's first command, end to end: runner, INO, auto-publish, gRPC calls."""
-    out = run(["demo", "--workdir", str(tmp_path / "demo")], tmp_path).stdout
-    assert "indexed the GNOME help as tenant 'gnome': 273 pages" in out
-    assert "8 nuggets published, 1 dead letter(s)" in out
-    assert "rejected (praise)" in out and "rejected (vague_negative)" in out
-    assert "dead letter (feedback.events:0:4): invalid_field" in out
-    assert out.count("INO: ") == 8
-    assert "Retrieve(" in out and "nugget" in out
-    assert (tmp_path / "demo" / "index.db").is_file()
+    """The README's first command, end to end: runner, INO, auto-publish, gRPC calls; with
+    --serve the query service and the review console stay up (signed in to, over HTTP,
+    with the demo's token) until SIGINT."""
+    env = {**os.environ, "NUGGETFLOW_STORE": f"sqlite:///{tmp_path}/cli.db",
+           "PYTHONPATH": os.pathsep.join([str(ROOT), str(ROOT / "client"),
+                                          os.environ.get("PYTHONPATH", "")])}
+    proc = subprocess.Popen([sys.executable, "-m", "nuggetflow.cli", "demo", "--serve",
+                             "--console-port", "0", "--workdir", str(tmp_path / "demo")],
+                            cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)
+    assert proc.stdout is not None
+    lines: list[str] = []
+    try:
+        deadline = time.monotonic() + 400
+        while time.monotonic() < deadline:
+            line = proc.stdout.readline()
+            if not line:
+                break
+            lines.append(line)
+            if "press Ctrl-C to stop" in line:
+                break
+        out = "".join(lines)
+        assert "press Ctrl-C to stop" in out, out + (proc.stderr.read() if proc.stderr else "")
+        assert "indexed the GNOME help as tenant 'gnome': 273 pages" in out
+        assert "8 nuggets published, 1 dead letter(s)" in out
+        assert "rejected (praise)" in out and "rejected (vague_negative)" in out
+        assert "dead letter (feedback.events:0:4): invalid_field" in out
+        assert out.count("INO: ") == 8
+        assert "Retrieve(" in out and "nugget" in out
+        assert "2 more correction(s) held for review (manual policy), assigned to gnome-owner" \
+            in out
+        assert (tmp_path / "demo" / "index.db").is_file()
+        url, token = re.search(r"review console: open (\S+) and sign in with the token (\S+)",
+                               out).groups()  # type: ignore[union-attr]
+        assert json.loads((tmp_path / "demo" / "tokens.json").read_text()) == {
+            token: ["gnome"]}
+        queue = _console_sign_in(url, token, "gnome-owner")
+        assert "2 candidates waiting for review" in queue
+    finally:
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(60) == 0
+
+
+def _console_sign_in(url: str, token: str, name: str) -> str:
+    """Sign in to the console over HTTP; the page signing in leads to (the queue)."""
+    import http.cookiejar
+    import urllib.parse
+    import urllib.request
+
+    opener = urllib.request.build_opener(
+        urllib.request.HTTPCookieProcessor(http.cookiejar.CookieJar()))
+    form = opener.open(url + "/signin", timeout=30).read().decode()
+    csrf = re.search(r'name="csrf" value="([^"]+)"', form).group(1)  # type: ignore[union-attr]
+    data = urllib.parse.urlencode({"csrf": csrf, "token": token, "reviewer": name}).encode()
+    with opener.open(url + "/signin", data=data, timeout=30) as reply:
+        return str(reply.read().decode())
 
 
 def test_history_pages_and_review_request_ids(tmp_path: Path) -> None:

@@ -3,6 +3,7 @@ NuggetIndex on SQLite."""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -208,3 +209,30 @@ async def test_submit_is_idempotent_for_redelivered_candidates(index: NuggetInde
     b = await index.submit(cand("Workspace Owner", ("ev-1",)))
     assert a.id == b.id
     assert len(await index.store.history("acme", a.id)) == 1
+
+
+async def test_neighbourhood_reads_recorded_relations() -> None:
+    """A published nugget's neighbours as the records state them (no approval to predict):
+    a value it deprecated, one whose validity ended where it starts, a merged duplicate,
+    a dispute, and a multi-valued predicate."""
+    from query.governance import neighbourhood
+
+    me = make_nugget(obj="Team Lead", sources=("e1", "e2"), start=T0 + days(10))
+    deprecated = make_nugget(obj="Admin", sources=("e3",), state=State.DEPRECATED,
+                             start=T0 + days(5))
+    ended = make_nugget(obj="Owner", sources=("e4",), start=T0, end=T0 + days(10))
+    merged = dataclasses.replace(make_nugget(obj="Team Lead.", sources=("e5",)),
+                                 merged_into=me.id, publication=Publication.UNPUBLISHED)
+    relations, outcome = neighbourhood(me, [deprecated, ended, merged], PredicateSchema(),
+                                       T0 + days(20))
+    assert outcome == ""
+    assert [(r.kind, r.other.id) for r in relations] == [
+        ("supersedes", deprecated.id), ("supersedes", ended.id), ("duplicates", merged.id)]
+    rival = make_nugget(obj="Analyst", sources=("e6",), state=State.CONTESTED,
+                        start=T0 + days(10))
+    contested = dataclasses.replace(me, state=State.CONTESTED)
+    [r] = neighbourhood(contested, [rival], PredicateSchema(), T0 + days(20))[0]
+    assert r.kind == "contests"
+    multi = PredicateSchema.from_mapping({"allowed_role": "multi"})
+    [r] = neighbourhood(me, [rival], multi, T0 + days(20))[0]
+    assert r.kind == "same_key"

@@ -23,8 +23,10 @@ def test_every_request_has_string_fields_to_check() -> None:
     assert set(REQUESTS) == {"RetrieveRequest", "GetNuggetRequest", "ListVersionsRequest",
                              "ListCandidatesRequest", "ReviewRequest", "ReportCitationsRequest",
                              "OpenProbeSessionRequest", "GetProbeSessionRequest",
-                             "CloseProbeSessionRequest"}
+                             "CloseProbeSessionRequest", "EditNuggetRequest",
+                             "GetNeighbourhoodRequest", "GetUsageRequest", "WhoAmIRequest"}
     assert len(STRING_FIELDS) >= 21
+    assert not qpb.WhoAmIRequest.DESCRIPTOR.fields, "WhoAmI carries nothing (token only)"
 
 
 @pytest.mark.parametrize("field", ["title", "body", "anchors"])
@@ -61,7 +63,10 @@ def test_every_string_field_is_capped_without_echo(message: str, field: str) -> 
     limit = limits.chars_for(message, field)
     assert limit == {"RetrieveRequest.query": 30, "ReviewRequest.reason": 20,
                      "ListVersionsRequest.page_token": 20,
-                     "ListCandidatesRequest.page_token": 20}.get(f"{message}.{field}", 10)
+                     "ListCandidatesRequest.page_token": 20,
+                     "ListCandidatesRequest.query": 20, "EditNuggetRequest.title": 20,
+                     "EditNuggetRequest.body": 30, "EditNuggetRequest.reason": 20,
+                     }.get(f"{message}.{field}", 10)
 
     def with_value(value: str) -> Message:
         request: Message = cls()
@@ -77,6 +82,17 @@ def test_every_string_field_is_capped_without_echo(message: str, field: str) -> 
     assert err.value.field == field
     assert f"longer than {limit} characters" in str(err.value)
     assert "ZZ" not in str(err.value)
+
+
+def test_an_edited_fact_is_checked_as_free_text() -> None:
+    limits = RequestLimits(id_chars=10, text_chars=20)
+    limits.check(qpb.EditNuggetRequest(fact=pb.FactTriple(object="o" * 20)))
+    with pytest.raises(ValidationError) as err:
+        limits.check(qpb.EditNuggetRequest(fact=pb.FactTriple(object="o" * 21)))
+    assert err.value.field == "fact.object"
+    with pytest.raises(ValidationError) as err:
+        limits.check(qpb.EditNuggetRequest(fact=pb.FactTriple(scope="s" * 11)))
+    assert err.value.field == "fact.scope"
 
 
 def test_repeated_fields_are_capped_in_count() -> None:
