@@ -142,9 +142,24 @@ async def stored(store: Path, embedder: MiniLMEmbedder) -> list[Nugget]:
 
 
 def comparable(n: Nugget) -> dict[str, Any]:
-    """The candidate the runner submitted: its text and INO's outcome."""
+    """The candidate the runner submitted: its text and INO's outcome (without what the
+    run cost: time, calls and tokens differ by harness, the agent's call is one more)."""
     return {"title": n.title, "body": n.body, "anchors": n.anchors,
-            "optimization": n.optimization}
+            "optimization": without_cost(n.optimization)}
+
+
+_COST_KEYS = ("second", "call", "token", "cost")
+
+
+def without_cost(value: Any) -> Any:
+    """``value`` with every mapping key that names a cost (seconds, calls, tokens, cost)
+    left out, at any depth."""
+    if isinstance(value, dict):
+        return {k: without_cost(v) for k, v in value.items()
+                if not any(word in k for word in _COST_KEYS)}
+    if isinstance(value, list):
+        return [without_cost(v) for v in value]
+    return value
 
 
 async def test_ino_through_the_reference_agent_as_through_the_built_in_harness(
