@@ -208,7 +208,9 @@ async def test_a_server_built_without_the_guard_saves_no_edit(
 
     index = NuggetIndex(SQLiteStore(tmp_path / "bare.db"), embedder, settings)
     await index.start()
-    server, port = create_server(index, settings, 0, metrics=Metrics.create().query)
+    # (no tokens: an explicitly insecure local service, as `serve --insecure-dev`)
+    server, port = create_server(index, settings.replace(insecure_dev=True), 0,
+                                 metrics=Metrics.create().query)
     await server.start()
     try:
         n = await index.submit(candidate())

@@ -67,10 +67,12 @@ def test_demo_runs_on_the_embedded_default(tmp_path: Path) -> None:
     env = {**os.environ, "NUGGETFLOW_STORE": f"sqlite:///{tmp_path}/cli.db",
            "PYTHONPATH": os.pathsep.join([str(ROOT), str(ROOT / "client"),
                                           os.environ.get("PYTHONPATH", "")])}
+    # stderr to a file: an undrained pipe fills with the service's logs and blocks it
+    err_path = tmp_path / "demo.stderr"
+    err = err_path.open("w")
     proc = subprocess.Popen([sys.executable, "-m", "nuggetflow.cli", "demo", "--serve",
                              "--console-port", "0", "--workdir", str(tmp_path / "demo")],
-                            cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True)
+                            cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=err, text=True)
     assert proc.stdout is not None
     lines: list[str] = []
     try:
@@ -83,7 +85,7 @@ def test_demo_runs_on_the_embedded_default(tmp_path: Path) -> None:
             if "press Ctrl-C to stop" in line:
                 break
         out = "".join(lines)
-        assert "press Ctrl-C to stop" in out, out + (proc.stderr.read() if proc.stderr else "")
+        assert "press Ctrl-C to stop" in out, out + err_path.read_text()
         assert "indexed the GNOME help as tenant 'gnome': 273 pages" in out
         assert "8 nuggets published, 1 dead letter(s)" in out
         assert "rejected (praise)" in out and "rejected (vague_negative)" in out
@@ -101,7 +103,11 @@ def test_demo_runs_on_the_embedded_default(tmp_path: Path) -> None:
         assert "2 candidates waiting for review" in queue
     finally:
         proc.send_signal(signal.SIGINT)
-        assert proc.wait(60) == 0
+        try:
+            assert proc.wait(120) == 0, err_path.read_text()[-3000:]
+        finally:
+            proc.kill()
+            err.close()
 
 
 def _console_sign_in(url: str, token: str, name: str) -> str:
