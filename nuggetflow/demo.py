@@ -20,6 +20,7 @@ import contextlib
 import json
 import secrets
 import shutil
+import signal
 import sys
 from pathlib import Path
 from typing import Any
@@ -212,8 +213,16 @@ async def run_demo(settings: Settings, workdir: str | Path = "var/demo", *,
                      "candidates held for review)")
                 _say(f"serving gRPC on 127.0.0.1:{bound} and the console on {console.url}; "
                      "press Ctrl-C to stop")
+                # Ctrl-C / SIGTERM end the wait here, so the console and the service shut
+                # down in order (a signal arriving inside another thread's work cannot
+                # leave the process waiting).
+                stop = asyncio.Event()
+                loop = asyncio.get_running_loop()
+                for sig in (signal.SIGINT, signal.SIGTERM):
+                    loop.add_signal_handler(sig, stop.set)
                 with contextlib.suppress(asyncio.CancelledError):
-                    await server.wait_for_termination()
+                    await stop.wait()
+                await server.stop(2)
         else:
             _say("\n5. the review console on this data: run `scripts/nuggetflow demo --serve` "
                  "(service and console stay up\n   until Ctrl-C) and open "
