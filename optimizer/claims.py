@@ -16,7 +16,7 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from query.text import has_markup, plain_text, stem
+from query.text import STOPWORDS, has_markup, outside_code, plain_text, stem
 
 __all__ = ["has_markup", "plain_text"]  # re-exported: feedback is read as plain text
 
@@ -494,26 +494,13 @@ _SQL_LINE = re.compile(r"\b(?:SELECT|INSERT|UPDATE|DELETE|CREATE|ALTER|DROP|GRAN
                        r"ANALYZE|COPY|TRUNCATE|BEGIN|COMMIT|ROLLBACK|EXPLAIN|REINDEX|CLUSTER|"
                        r"LOCK|MERGE|UPSERT|RETURNING|WHERE|SET|JOIN|LIMIT|OFFSET|VALUES|"
                        r"NULL|ORDER BY|GROUP BY|HAVING|DISTINCT|INTO)\b")
-_CODE_SPAN = re.compile(r"(`+)[^`\n]*?\1")
-
-
 def _unshout_line(line: str) -> str:
-    if _SQL_LINE.search(line):
-        return line
-    out, last = [], 0
-    for m in _CODE_SPAN.finditer(line):
-        out.append(_SHOUTED.sub(_unshout, line[last:m.start()]))
-        out.append(m.group())
-        last = m.end()
-    out.append(_SHOUTED.sub(_unshout, line[last:]))
-    return "".join(out)
+    return line if _SQL_LINE.search(line) else outside_code(_SHOUTED, _unshout, line)
 
 
 def _unshout(m: re.Match[str]) -> str:
     """A run of capitalised words in lower case when every word of it is shouted ("DO
     NOT"); a run with any other word ("NOT EXISTS", "GROUP BY", "IT") stays."""
-    from query.text import STOPWORDS
-
     run = m.group(0)
     for word in run.split():
         low = word.lower()
@@ -561,8 +548,6 @@ def tokens(text: str) -> list[str]:
 
 def content_stems(text: str, stopwords: Iterable[str] = ()) -> set[str]:
     """Stems of the content words of text (stopwords and one-letter words dropped)."""
-    from query.text import STOPWORDS
-
     stop = STOPWORDS | set(stopwords)
     return {stem(t) for t in tokens(text) if t not in stop and len(t) > 1}
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import functools
 import html
 import re
+from collections.abc import Callable
 
 from query.unicode61 import TOKEN_RANGES
 
@@ -262,7 +263,8 @@ _WIKI_LINK = re.compile(r"\[([^\[\]|\n]+)\|((?:https?|mailto):[^\[\]\s]+)\]")
 _CODE_SPAN = re.compile(r"(`+)[^`\n]*?\1")
 
 
-def _outside_code(pattern: re.Pattern[str], repl: str, text: str) -> str:
+def outside_code(pattern: re.Pattern[str], repl: str | Callable[[re.Match[str]], str],
+                 text: str) -> str:
     """``pattern.sub(repl, ...)`` on the parts of text outside `code spans`."""
     out, last = [], 0
     for m in _CODE_SPAN.finditer(text):
@@ -293,8 +295,8 @@ def plain_markup(text: str) -> str:
     text = _WIKI_HEADING.sub("", text)
     text = _MD_HEADING.sub("", text)
     text = _MD_TASK.sub(r"\1", text)
-    text = _outside_code(_MD_STRONG, r"\2", text)
-    text = _outside_code(_WIKI_STRONG, r"\1", text)
+    text = outside_code(_MD_STRONG, r"\2", text)
+    text = outside_code(_WIKI_STRONG, r"\1", text)
     return _MD_FENCE.sub("", text)
 
 

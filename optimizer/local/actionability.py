@@ -67,6 +67,7 @@ from optimizer.local.residue import (
     apply_self_corrections,
     is_greeting,
     reply_scope,
+    scoped,
     strip_frame,
     strip_quoted,
     strip_residue,
@@ -445,10 +446,7 @@ class LocalActionability:
             return [(sentence, "")]  # a claim, or a verdict announcing one ("X is pointless:")
         scope = reply_scope(head)
         if scope:  # "Can't go that high on company laptops: the delay is capped ..."
-            first = tail.split(maxsplit=1)[0]
-            if first[1:].islower() and english_word(first.lower()):
-                tail = tail[0].lower() + tail[1:]
-            return [(head + ":", "chatter"), (f"{scope}, {tail}", "")]
+            return [(head + ":", "chatter"), (scoped(scope, tail), "")]
         return [(head + ":", "praise" if kind == "praise" else "chatter"),
                 (tail[:1].upper() + tail[1:], "")]
 

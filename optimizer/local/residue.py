@@ -216,6 +216,16 @@ def reply_scope(clause: str) -> str:
     return f"{m.group(1)[0].upper()}{m.group(1)[1:]}" if m else ""
 
 
+def scoped(scope: str, clause: str) -> str:
+    """``clause`` under ``scope``: "On company laptops" + "The delay is capped" -> "On
+    company laptops, the delay is capped" (a first word that is only capitalised as the
+    sentence start goes to lower case; "Priya", "GNOME" stay)."""
+    first = clause.split(maxsplit=1)[0]
+    if first[1:].islower() and english_word(first.lower()):
+        clause = clause[0].lower() + clause[1:]
+    return f"{scope}, {clause}"
+
+
 def is_greeting(text: str) -> bool:
     """"Good morning", "Hi all", "Dear colleagues": a greeting and nothing else."""
     return bool(_GREETING.match(text.strip()))
@@ -453,15 +463,10 @@ def _answer_to_quote(quoted: str, reply: str) -> str:
     m = _NOTE_VALUE.match(r)
     if not m or len(tokens(r)) > 8 or m.group(0).strip().lower().startswith(("it", "that")):
         return ""
-    new, unit = m.group(1).rstrip(".,;"), m.group(2).lower().rstrip("s")
-    olds = {o.rstrip(".,;") for o, u in re.findall(
-        r"(?<![\w.:])(" + _VALUE + r")\s+([a-z]+)\b", quoted, re.IGNORECASE)
-        if u.lower().rstrip("s") == unit} - {new}
-    if len(olds) != 1:
+    fixed = _replace_value(quoted, m)
+    if not fixed:
         return ""
-    old = olds.pop()
-    fixed = re.sub(rf"(?<![\w.:]){re.escape(old)}(?=\s+{re.escape(m.group(2)[:len(unit)])})",
-                   new, quoted, flags=re.IGNORECASE).strip().rstrip(".")
+    fixed = fixed.strip().rstrip(".")
     rest = r[m.end():].strip(" ,.;")
     return f"{fixed}, {rest}." if rest else f"{fixed}."
 
@@ -519,6 +524,21 @@ _NOTE_VALUE = re.compile(r"\s*(?:(?:it'?s|it is|that'?s|make (?:it|that)|should 
                          r"(" + _VALUE + r")\s+([a-z]+)\b", re.IGNORECASE)
 
 
+def _replace_value(text: str, note: re.Match[str]) -> str:
+    """``text`` with the one value that has the unit of ``note`` (a ``_NOTE_VALUE``
+    match: "14 days") replaced by the note's value; "" when text has no such value or
+    more than one."""
+    new, unit = note.group(1).rstrip(".,;"), note.group(2).lower().rstrip("s")
+    olds = {o.rstrip(".,;") for o, u in re.findall(
+        r"(?<![\w.:])(" + _VALUE + r")\s+([a-z]+)\b", text, re.IGNORECASE)
+        if u.lower().rstrip("s") == unit} - {new}
+    if len(olds) != 1:
+        return ""
+    unit_word = re.escape(note.group(2)[:len(unit)])
+    return re.sub(rf"(?<![\w.:]){re.escape(olds.pop())}(?=\s+{unit_word})", new, text,
+                  flags=re.IGNORECASE)
+
+
 def _apply_value_note(note: str, head: str, tail: str) -> str:
     """"kept 7 days. edit: 14 days, it was raised in Q1": a note that opens with a value
     and its unit replaces the one other value with that unit in the message, and goes
@@ -526,15 +546,9 @@ def _apply_value_note(note: str, head: str, tail: str) -> str:
     m = _NOTE_VALUE.match(note)
     if not m:
         return ""
-    new, unit = m.group(1).rstrip(".,;"), m.group(2).lower().rstrip("s")
-    olds = {o.rstrip(".,;") for o, u in re.findall(
-        r"(?<![\w.:])(" + _VALUE + r")\s+([a-z]+)\b", head, re.IGNORECASE)
-        if u.lower().rstrip("s") == unit} - {new}
-    if len(olds) != 1:
+    head = _replace_value(head, m)
+    if not head:
         return ""
-    old = olds.pop()
-    head = re.sub(rf"(?<![\w.:]){re.escape(old)}(?=\s+{re.escape(m.group(2)[:len(unit)])})",
-                  new, head, flags=re.IGNORECASE)
     return head.rstrip() + " " + tail.lstrip()
 
 
@@ -652,18 +666,13 @@ def strip_residue(sentence: str) -> str:
             if story and not dropped_story:
                 before_story = [c for _, c in kept]
             dropped_story = dropped_story or story
-            scoped = _REPLY_SCOPE.search(clause) if _SUBJECTLESS_REPLY.match(
-                clause.strip()) else None
-            carried = scoped.group(1) if scoped else carried
+            carried = reply_scope(clause) or carried
             continue
         clause = _OUTCOME.sub("", clause.strip()) or clause
         if carried:
             # "Can't go that high on company laptops: the delay is capped at 5 minutes"
             # -> "On company laptops, the delay is capped at 5 minutes".
-            first_word = clause.split()[0]
-            if first_word[1:].islower() and english_word(first_word.lower()):
-                clause = clause[0].lower() + clause[1:]  # "The delay" -> "the delay"
-            clause, carried = f"{carried[0].upper()}{carried[1:]}, {clause}", ""
+            clause, carried = scoped(carried, clause), ""
         kept.append((sep if kept else "", clause))
     if dropped_story:
         # What is left of a story before it ("Back from the match, tried this ...") is
