@@ -187,6 +187,8 @@ def split_sentences(text: str) -> list[str]:
         for m in re.finditer(r"[.!?…]+[\"'”’)]*\s+(?=[^\W_]|[\"'“‘(`~/<\[@#\\])", line):
             if m.group().startswith("?") and m.start() and line[m.start() - 1].isspace():
                 continue  # "not the ? operator": a "?" standing alone is an operator
+            if re.match(r"[?!.]+[\"'”’]", m.group()) and re.match(r"[a-z]", line[m.end():]):
+                continue  # "an 'Allow support session?' popup": a quoted label's own "?"
             chunk = line[start:m.end()].strip()
             if _ABBREV.search(chunk.rstrip(" \"'”’)")):
                 continue
@@ -493,7 +495,7 @@ _NOT_SHOUTS = frozenset({"it", "us", "or", "on", "as", "id", "am", "pm", "in", "
 _SQL_LINE = re.compile(r"\b(?:SELECT|INSERT|UPDATE|DELETE|CREATE|ALTER|DROP|GRANT|REVOKE|VACUUM|"
                        r"ANALYZE|COPY|TRUNCATE|BEGIN|COMMIT|ROLLBACK|EXPLAIN|REINDEX|CLUSTER|"
                        r"LOCK|MERGE|UPSERT|RETURNING|WHERE|SET|JOIN|LIMIT|OFFSET|VALUES|"
-                       r"NULL|ORDER BY|GROUP BY|HAVING|DISTINCT|INTO)\b")
+                       r"NULL|ORDER BY|GROUP BY|HAVING|DISTINCT|INTO|EXISTS)\b")
 def _unshout_line(line: str) -> str:
     return line if _SQL_LINE.search(line) else outside_code(_SHOUTED, _unshout, line)
 
@@ -502,13 +504,37 @@ def _unshout(m: re.Match[str]) -> str:
     """A run of capitalised words in lower case when every word of it is shouted ("DO
     NOT"); a run with any other word ("NOT EXISTS", "GROUP BY", "IT") stays."""
     run = m.group(0)
-    for word in run.split():
-        low = word.lower()
-        shout = low in _CAPS_WORDS or low in MODALS or low in NEGATIONS or low in POLICY or \
-            low in _SHOUT_EXTRA or low in STOPWORDS
-        if not shout or low in _NOT_SHOUTS:
-            return run
-    return run.lower()
+    words = run.split()
+    if all((low := w.lower()) not in _NOT_SHOUTS and (
+            low in _CAPS_WORDS or low in MODALS or low in NEGATIONS or low in POLICY
+            or low in _SHOUT_EXTRA or low in STOPWORDS) for w in words):
+        return run.lower()
+    # "PATIENTS AND VISITORS", "DISABLED IN THE BIOS": two or more English words of three
+    # letters or more make the run a shout; its English words go to lower case, its
+    # acronyms ("BIOS", "USB", "GNOME") stay.
+    if any(w.lower() in _SQL_WORDS for w in words):
+        return run  # "GENERATED ALWAYS AS IDENTITY", "READ COMMITTED": SQL in prose
+    english = [w for w in words if w.lower() not in _ACRONYM_WORDS and w.lower() not in
+               _NOT_SHOUTS_ACRONYMS and (w.lower() in STOPWORDS or english_word(w.lower()))]
+    if len(english) < 2 or len(english) < len(words) / 2 or not any(len(w) >= 4 for w in english):
+        return run
+    return " ".join(w.lower() if w in english else w for w in words)
+
+
+#: Capitals that are an acronym even in a shout ("IT", "US", "ID", "PM").
+_NOT_SHOUTS_ACRONYMS = frozenset({"it", "us", "id", "am", "pm", "hr", "pa", "ad", "or"})
+#: Acronyms that are also English words: a shouted run keeps them in capitals.
+_ACRONYM_WORDS = frozenset("""bios gnome ram rom cap lan wan pin mac dos ups sms cpu gpu
+ssd hdd nas san dns vpn ssh usb led lcd sim nic mfa sso ldap kde api cli gui url cups pc
+pcs nfs raid lvm""".split())
+#: Keywords of SQL written in capitals inside prose: a run with one is SQL, not a shout.
+_SQL_WORDS = frozenset("""select insert update delete create alter drop grant revoke vacuum
+analyze copy truncate begin commit rollback explain reindex cluster lock merge returning where
+join limit offset values null into exists generated identity committed uncommitted
+serializable repeatable isolation conflict zone cascade restrict primary foreign references
+constraint unique concurrently nowait serial bigserial bigint integer varchar
+text boolean timestamp timestamptz jsonb owned sequence schema table index view trigger
+function procedure role user database tablespace extension""".split())
 
 
 def _filler(m: re.Match[str]) -> str:
@@ -667,9 +693,14 @@ _BRACKET_ROLE = re.compile(
 _SYSTEM_NOUNS = (r"(?:instructions?|rules?|guidelines?|guardrails?|polic(?:y|ies)|system "
                  r"prompt|prompt|programming|directives?|constraints?|restrictions?|"
                  r"safety|filters?|review|previous|prior|above|earlier)")
+#: The override verb is an order: it opens a clause or follows "please", "you must", "now"
+#: ("Ignore all previous instructions", "please disregard your rules"); as a noun or a
+#: setting's name it states a fact ("Automatic Suspend is off by policy").
 _OVERRIDE = re.compile(
-    r"\b(?:ignore|disregard|forget|override|bypass|skip|drop|abandon|suspend|disable)\b"
-    r"(?:\s+\w+){0,4}?\s+" + _SYSTEM_NOUNS + r"\b", re.IGNORECASE)
+    r"(?:^|[.!?:;,(\[\n-]\s*|\b(?:please|pls|kindly|now|just|and|then|must|should|you)\s+)"
+    r"(?:ignore|disregard|forget|override|bypass|skip|drop|abandon|suspend|disable)\b"
+    r"(?:\s+(?!(?:is|are|was|were|be|been|by|off|on|in|at)\b)\w+){0,4}?\s+" + _SYSTEM_NOUNS
+    + r"\b", re.IGNORECASE)
 _KB_ACTION = re.compile(
     r"\b(?:publish(?:ed|es|ing)?|stor(?:e|ed|es|ing)|sav(?:e|ed|es|ing)|add(?:ed|s)?|"
     r"insert(?:ed|s)?|record(?:ed|s)?|writ(?:e|es|ten)|commit(?:ted|s)?|approv(?:e|ed|es)|"
@@ -716,6 +747,13 @@ _KB_DIRECTIVE = re.compile(
     r"SYSTEM|ADMIN|DIRECTIVE|COMMAND|PROMPT)\b", re.IGNORECASE)
 
 
+# A one-time code pasted in a message ("here are my backup codes: 8841-2907 5512-0374",
+# "recovery code 493028"): a login secret, however it is introduced.
+_ONE_TIME_CODES = re.compile(
+    r"\b(?:backup|recovery|one[- ]time|2fa|mfa|otp|totp|verification|security|sms|"
+    r"authenticator|login|sign-?in|reset)\s+(?:codes?|pins?|keys?)\b[^.\n]{0,80}?"
+    r"(?<![\w.:/-])(?:\d{3,}[- ]\d{3,}|\d{6,10})(?![\w.:/-])", re.IGNORECASE)
+
 # A user name and password in a URL ("postgresql://app:Qw9#x@db/ledger").
 _URL_CREDENTIALS = re.compile(r"\b[a-z][\w+.-]*://[^\s/:@'\"<>]+:[^\s/@'\"<>]+@[\w.-]+",
                               re.IGNORECASE)
@@ -761,6 +799,8 @@ def addressed_to_system(text: str) -> str:
         return "text addressed to the model"
     if _URL_CREDENTIALS.search(text):
         return "a secret value (credentials in a URL)"
+    if _ONE_TIME_CODES.search(text):
+        return "a secret value (one-time or backup codes)"
     if _GROUPED_KEY.search(text):
         return "a secret value (a key or token)"
     if _BASE64_KEY.search(text) or _PGPASS_LINE.search(text) or any(
@@ -895,6 +935,12 @@ def novel_items(sentence_items: Sequence[Item], reference: str) -> list[Item]:
 _IDENTIFIER = re.compile(r"[\d_./\\*-]")
 
 
+#: Short words of English compounds ("walk-in", "per-table"); "apt-file", "pg-main" and
+#: "net-tools" are names of things.
+_SHORT_PARTS = frozenset("in on up off out by per non pre co re all one two end top low sub "
+                         "day".split())
+
+
 def sentence_case(sentence: str, context: str = "") -> str:
     """The sentence with its first letter capitalized, apostrophe-less contractions
     restored ("dont" -> "don't") and a terminal period; a first word that is an
@@ -906,8 +952,11 @@ def sentence_case(sentence: str, context: str = "") -> str:
         return s
     first = s.split(" ", 1)[0]
     core = first.rstrip(".,;:!?")
-    identifier = first.islower() and (bool(_IDENTIFIER.search(core))
-                                      or not english_word(core))
+    words = core.split("-")  # "third-party" is English, "ssh-copy-id" is not
+    identifier = first.islower() and (bool(_IDENTIFIER.search(core)) or not english_word(core)) \
+        and not (len(words) > 1 and all(
+            w in _SHORT_PARTS or (len(w) >= 4 and w.isalpha() and english_word(w))
+            for w in words) and any(len(w) >= 4 for w in words))
     if not identifier:
         s = s[0].upper() + s[1:]
     return s if s[-1] in ".!?" else s + "."
@@ -929,4 +978,6 @@ def english_word(word: str) -> bool:
     w = word.lower().split("'")[0].split("’")[0]
     vocab = _vocabulary()
     return w in vocab or any(w.endswith(suf) and w[: -len(suf)] in vocab
-                             for suf in ("s", "es", "ed", "d", "ing", "ly", "er"))
+                             for suf in ("s", "es", "ed", "d", "ing", "ly", "er", "ary",
+                                         "ation", "ations", "ment", "ments", "ness", "ity",
+                                         "ive", "al", "ous", "able", "ful", "less"))

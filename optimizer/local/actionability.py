@@ -36,6 +36,7 @@ from optimizer.claims import (
     STRONG_KINDS,
     Item,
     SentenceView,
+    addressed_to_system,
     clause_split,
     content_stems,
     english_word,
@@ -72,6 +73,7 @@ from optimizer.local.residue import (
     strip_quoted,
     strip_residue,
     strip_sign_off,
+    without_greeting,
 )
 from optimizer.local.titles import scope_of, task_of, title_for
 from optimizer.types import Extraction, FeedbackContext
@@ -100,7 +102,8 @@ _PRAISE = re.compile(
     r"perfectly|great|fine|first try|the first time|first time|right away|straight away|"
     r"instantly|immediately)\b|\b(?:it|that|this|which)\s+(?:worked|works|helped|fixed it|did "
     r"it|did the trick)\b|\bworks? now\b|\ball good\b|\bfine again\b|\bback to normal\b|"
-    r"\b(?:loving|love) (?:the|this|it|your)\b|\bkeep (?:it up|up the good work)\b",
+    r"\b(?:loving|love) (?:the|this|it|your)\b|\bkeep (?:it up|up the good work)\b|"
+    r"\b(?:is|are|was|were)\s+(?:(?:very|so|really|greatly|truly|much)\s+)*appreciated\b",
     re.IGNORECASE)
 #: Agreement with the answer.
 _CONFIRM = re.compile(r"^(?:yes|yep|yeah|exactly|correct|right|indeed|true|agreed)\b",
@@ -127,9 +130,13 @@ _STYLE = re.compile(r"\b(?:tone|formatting|bullet points|emojis?|verbose|wordy|r
                     r"jargon)\b", re.IGNORECASE)
 #: A score given to the answer ("10/10", "5 stars").
 _SCORE = re.compile(r"^\W*\d+\s*(?:/\s*\d+|stars?|out of \d+)\b", re.IGNORECASE)
+#: "I'm not sure that's quite right": politeness about the answer, not doubt of one's own.
+_POLITE = (r"(?!\s+(?:that|this|it|the answer|your answer)(?:'s|\s+is|\s+was)?\s+(?:quite\s+|"
+           r"entirely\s+|100%\s+|completely\s+)?(?:right|correct|accurate|true|the case)\b)")
 #: Hedges: a sentence that guesses is not a fact to publish.
 _HEDGE = re.compile(r"\b(?:maybe|perhaps|probably|possibly|i think|i guess|i believe|i suppose|"
-                    r"not (?:100% )?sure|no idea|might be|could be|seems? to|apparently|"
+                    r"not (?:100% )?sure" + _POLITE + r"|no idea|might be|could be|seems? to|"
+                    r"apparently|"
                     r"afaik|iirc|i'm not certain|might be mixing|i may be wrong|don't quote me)\b",
     re.IGNORECASE)
 #: A time of one event: what happened then is an incident, not a standing rule.
@@ -166,9 +173,10 @@ _SYMPTOM = re.compile(
     r"disconnecting|stalling|jamming|lagging|dying|rebooting|restarting|timing out|breaking|"
     r"closing|logging (?:me|us) out)\b|\b(?:hangs?|freezes?|crash(?:es)?|drops?|fails?|"
     r"disconnects?|stalls?|jams?|lags?|dies|reboots?|times? out|breaks?|stops? working|"
-    r"crackles?|flickers?|buzz(?:es)?|stutters?|glitch(?:es)?)\b"
-    r"(?:\s+[\w']+){0,8}?\s+(?:every (?:single )?time|every few|every (?:morning|afternoon|"
-    r"evening|night|day|week|hour)|all the time|constantly|randomly|again and again|over and "
+    r"crackles?|flickers?|buzz(?:es)?|stutters?|glitch(?:es)?|slow|sluggish|laggy|unusable)\b"
+    r"(?:\s+[\w']+){0,8}?\s+(?:every (?:single )?time|every few|every (?:single )?(?:morning|"
+    r"afternoon|evening|night|day|week|weekend|hour|monday|tuesday|wednesday|thursday|friday|"
+    r"saturday|sunday)|all the time|constantly|randomly|again and again|over and "
     r"over|at random)\b|\b(?:been|was|has been) like (?:that|this) (?:since|for)\b|"
     r"\b(?:every (?:single )?time|whenever|each time)\s+(?:i|we)\s+(?:open|start|try|run|"
     r"click|log|plug|connect|use|print|load|launch|boot)\b",
@@ -184,7 +192,8 @@ _MENTAL = re.compile(
     re.IGNORECASE)
 #: Doubt about one's own facts.
 # ("afaik", "iirc" hedge only the sentence they stand in: see _HEDGE.)
-_UNSURE = re.compile(r"\b(?:not (?:100% |entirely |totally )?sure|no idea|might be mixing|"
+_UNSURE = re.compile(r"\b(?:not (?:100% |entirely |totally )?sure" + _POLITE + r"|no idea|"
+                     r"might be mixing|"
                      r"may be (?:wrong|mixing)|might be wrong|don't quote me|something like|"
                      r"or something)\b", re.IGNORECASE)
 #: Doubt about what the same sentence reports: "the old wiki says X, no idea if that's
@@ -228,6 +237,16 @@ _TEST_WORDS = frozenset("""test tests testing ping hello hi hey ignore please pl
 just only""".split())
 #: What the writer owns or does as a habit: "We've got 14 of them in Planning", "I print
 #: them out for our volunteers". Context for the writer's question, not a rule.
+#: Where the writer stands now: "We're at 1.87", "I'm over 90% of my quota".
+_STANDING = re.compile(r"^(?:we're|we are|i'm|i am)\s+(?:currently\s+|now\s+|already\s+)?(?:at|"
+                       r"over|under|near|close to|using)\s+(?:about\s+|around\s+|almost\s+)?\d",
+                       re.IGNORECASE)
+#: A rule over everything, in telegraph style: "root ssh disabled everywhere".
+_BLANKET = re.compile(r"\b(?:disabled|blocked|forbidden|prohibited|banned|not allowed|not "
+                      r"permitted|required|mandatory|enforced|locked)\s+(?:everywhere|across the "
+                      r"board|on all\b|on every\b|for (?:all|everyone|everybody)\b|"
+                      r"company-wide|org-wide|fleet-wide|globally)", re.IGNORECASE)
+_COMMAND_ONLY = re.compile(r"^`[^`\n]{2,}`[.!]?$")
 _HOLDINGS = re.compile(r"^(?:we|i)(?:'ve\s+got|\s+have\s+got|\s+have|\s+got|\s+own)\s+"
                        r"(?:\d+|a few|several|some|many|lots|loads|two|three|four|five|six|"
                        r"seven|eight|nine|ten|dozens?)\b|^i(?:'ve\s+got|\s+have\s+got|"
@@ -235,6 +254,10 @@ _HOLDINGS = re.compile(r"^(?:we|i)(?:'ve\s+got|\s+have\s+got|\s+have|\s+got|\s+o
                        re.IGNORECASE)
 #: What the writer sees go wrong: "I get a syntax error at RETURNING", "we keep seeing a
 #: timeout".
+#: What the writer cannot find: "I can't find Remote Desktop in Sharing".
+_LOST = re.compile(r"\bi\s+(?:still\s+|just\s+)?(?:can't|cannot|can not|couldn't|could not|"
+                   r"don't|do not|didn't|did not)\s+(?:find|see|spot|locate|figure out|work out|"
+                   r"remember)\b", re.IGNORECASE)
 _SEEN_ERROR = re.compile(r"\b(?:i|we)\s+(?:still\s+|now\s+|keep\s+)?(?:get|got|see|saw|seeing|"
                          r"getting|hit|receive|received)\s+(?:a|an|the|this|that|some)?\s*"
                          r"(?:[\w-]+\s+){0,3}?(?:error|exception|warning|failure|timeout|"
@@ -256,7 +279,12 @@ _PLAN = re.compile(r"^(?:i'm|i am)\s+(?:\w+ly\s+)?\w+ing\b|"
                    r"^(?:i'm|i am|i'll be|i will be)\s+(?:off|away|out of (?:the )?office|on "
                    r"(?:leave|holiday|vacation|annual leave))\b|\b(?:i'll|i will) (?:need|have) "
                    r"to\b|^(?:will|i'll) (?:come back|get back|look) (?:to|at|into) (?:this|it)\b|"
-                   r"\b(?:still\s+)?waiting\s+(?:for|to|on)\b", re.IGNORECASE)
+                   r"\b(?:still\s+)?waiting\s+(?:for|to|on)\b|"
+                   # "I shall pass this along to her", "I'll forward it to the ward manager"
+                   r"(?:^|,\s*)(?:so\s+|and\s+)?(?:i'll|i will|i shall|i'm going to|"
+                   r"i am going to)\s+"
+                   r"(?:\w+ly\s+|also\s+|just\s+)?(?:pass|forward|share|send|show|tell|let|"
+                   r"print|circulate|mention|bring|try|check|ask|raise)\b", re.IGNORECASE)
 
 
 _TRAILING_CHATTER = re.compile(
@@ -408,7 +436,11 @@ class LocalActionability:
                 k = "offtopic"
             elif k == "claim" and praising and ((not v.rule and (
                     v.words <= 5 or not novel_items([*v.strong, *v.names], ctx.answer))) or (
-                    v.personal and past_tense(v.text) and not _strict_policy(v))):
+                    past_tense(v.text) and not _strict_policy(v) and (
+                        v.personal or not v.rule) and not _instruction(v.text) and not (
+                        len(novel_items(list(v.strong), ctx.answer)) >= 2 or any(
+                            re.search(r"\b(?:not|never|no longer)\s+(?:\S+\s+){0,2}?"
+                                      + re.escape(i.text), v.text) for i in v.strong)))):
                 # In a message that praises, nothing new is part of the praise, and so is
                 # the writer's story of how it went ("My 3rd graders typed their poems").
                 k = "praise"
@@ -488,8 +520,11 @@ class LocalActionability:
     def _kind(self, v: SentenceView, ctx: FeedbackContext) -> str:
         if v.system:
             return "system"
-        if is_greeting(v.text.rstrip(".!,")):
-            return "chatter"  # "Good morning.", "Dear all,"
+        bare = without_greeting(v.text)
+        if bare != v.text.strip() and tokens(bare):
+            v = view(bare)  # "Dear Sir or Madam, forgive the long note": no names in it
+        if is_greeting(v.text.rstrip(".!,")) or _ISSUED_BY.match(v.text):
+            return "chatter"  # "Good morning.", "Dear all,", "Issued on behalf of IT."
         if _SETTING.match(v.text) and not v.question:
             return "claim"  # "MaxSessions = 4.", "FZ-80-A: alarm = -70 °C" (see layout)
         if not v.text or v.words < 2:
@@ -525,7 +560,8 @@ class LocalActionability:
             return "chatter"  # "test test 123"
         if _WISH.search(v.text) and not (v.firm_modal or _strict_policy(v)):
             return "meta"  # "it would be great if the assistant could book it for me"
-        if (_HOLDINGS.match(v.text) and not (v.policy or v.negation)) or (
+        if (_HOLDINGS.match(v.text) and not (v.policy or v.negation)) or _STANDING.match(
+                v.text) or (
                 _HABIT.match(v.text) and not (v.firm_modal or v.policy or v.negation)):
             return "chatter"  # "we've got 14 of them", "I print them out for volunteers"
         if v.words >= 4 and not v.strong and not set(tokens(v.text)) & STOPWORDS:
@@ -577,6 +613,8 @@ class LocalActionability:
                 v.text)) and not (
                 v.firm_modal or _strict_policy(v)):
             return "chatter"  # "TimeTabler hangs every single time", "the projector died"
+        if _LOST.search(v.text) and not _strict_policy(v):
+            return "chatter"  # "I can't find Remote Desktop in Sharing": the asker's search
         if _PLAN.search(v.text) and not (v.roles or _strict_policy(v)):
             return "chatter"  # "I'm presenting to 40 families", "still waiting to hear back"
         if _MENTAL.search(v.text) and not _strict_policy(v):
@@ -591,6 +629,11 @@ class LocalActionability:
             # "Reprinted on PROOF-A3", "Tried it twice": what the writer did, with the
             # subject left out (unlike "Deleted files stay ...", where it is a noun).
             return "chatter"
+        told = v
+        if told.personal and _ANECDOTE.search(told.text) and told.strong and all(
+                re.fullmatch(r"(?:19|20)\d\d", i.text) for i in told.strong) and not (
+                told.names or told.firm_modal or _strict_policy(told)):
+            return "chatter"  # "I had been told otherwise at my induction in 2019": a story
         personal_only = v.personal and not v.organisational and not novel
         concrete_claim = v.concrete and v.words >= 3 and (
             bool(novel) or (v.negation and bool(new_words)) or len(new_words) >= 2)
@@ -607,7 +650,11 @@ class LocalActionability:
         limited = v.concrete and (v.firm_modal or v.negation or v.policy) and bool(new_words)
         prohibition = bool(_PROHIBITION.match(v.text)) and bool(
             content_stems(v.text) - _GENERIC - {"need"})
-        rule_claim = rule_claim or limited or prohibition
+        blanket = bool(_BLANKET.search(v.text)) and v.words >= 3
+        # "`exportfs -ra`." on its own: the command the writer gives instead.
+        command = bool(_COMMAND_ONLY.match(v.text)) and bool(novel_items(list(v.strong),
+                                                                          ctx.answer))
+        rule_claim = rule_claim or limited or prohibition or blanket or command
         if not (concrete_claim or rule_claim or instruction or restriction) or \
                 (personal_only and not concrete_claim):
             return "opinion" if v.evaluative else "chatter"
@@ -627,11 +674,13 @@ class LocalActionability:
 
     def _extract(self, ctx: FeedbackContext) -> Extraction:
         sents = self.read(ctx)
-        system = [s for s in sents if s.kind == "system"]
+        system = [s.view.system for s in sents if s.kind == "system"]
+        secret = addressed_to_system(ctx.comment)
+        if secret.startswith("a secret value"):
+            system.append(secret)  # "my codes if that helps: 4471-9902 ...": across a colon
         if system:
             return Extraction("other", False,
-                              f"refused: {system[0].view.system} (feedback is data, "
-                              "not instructions)")
+                              f"refused: {system[0]} (feedback is data, not instructions)")
         claims = [s for s in sents if s.kind == "claim"]
         if claims:
             return self._nugget(ctx, sents)
@@ -698,8 +747,9 @@ _VERDICT = re.compile(
     r"your answer|the tip|the suggestion)(?:'s|\s+is|\s+was|\s+\w+)?\s+(?:\w+\s+){0,2}?"
     r"(?:wrong|incorrect|inaccurate|outdated|out of date|obsolete|old|stale|not (?:right|true|"
     r"correct|accurate|it|quite right|the case|possible|how it works)|false|misleading|fails?|"
-    r"failed|(?:does(?:n't| not)|won't|will not|did(?:n't| not)|can't|cannot) (?:work|help|apply|"
-    r"exist)|no longer (?:works|true|correct|applies))\b[^,:;]{0,40}[.!]?$", re.IGNORECASE)
+    r"failed|(?:does(?:n't| not)|won't|will not|did(?:n't| not)|can't|cannot) (?:work|help|"
+    r"apply(?!\s+to\s+(?!us\b|me\b|our\b|my\b|here\b|this\b|that\b)\w)|exist)|no longer "
+    r"(?:works|true|correct|applies))\b[^,:;]{0,40}[.!]?$", re.IGNORECASE)
 
 
 #: A verdict that names what was wrong: "Wrong server name.", "Outdated info!".
@@ -719,7 +769,8 @@ def _support(v: SentenceView, ctx: FeedbackContext) -> bool:
     not an anecdote, not about the answer, at least six words of which three are new."""
     first = re.split(r";\s+", v.text)[0]
     if v.question or v.system or v.about_answer or v.evaluative >= 2 or v.words < 2 or \
-            v.text.rstrip().endswith(":") or _TO_COLLEAGUE.match(v.text) or (
+            v.text.rstrip().endswith(":") or _TO_COLLEAGUE.match(v.text) or \
+            _ISSUED_BY.match(v.text) or (
                 past_tense(v.text) and bool(_EPISODIC.search(v.text)) and not (
                     v.firm_modal or _strict_policy(v))) or (
                 _PERSONAL_WORD.search(first) and past_tense(first) and not (
@@ -804,6 +855,14 @@ _DONT_TELL = re.compile(
     r"(?=\S*[A-Z0-9_./-])", re.IGNORECASE)
 
 
+#: A memo's sign-off line: "Issued on behalf of the Desktop Services Team."
+_ISSUED_BY = re.compile(r"^(?:issued|sent|posted|published|circulated|distributed|written|"
+                        r"signed)\s+(?:on behalf of|by|for)\s+[^.;:]{1,80}[.!]?$", re.IGNORECASE)
+#: "..., and the help page when I looked, both say": a conjunct of the subject, not a story.
+_CONJUNCT = re.compile(r"^(?:and|or|nor)\s+(?:the|a|an|our|its|their|his|her)\b", re.IGNORECASE)
+_RELATIVE_START = re.compile(r"^(?:which|who|whom|whose|where)\b", re.IGNORECASE)
+
+
 def clean_sentence(sentence: str, context: str = "", topic: str = "") -> str:
     """A claim as it goes into a body (``topic``: the query and the answer): opening
     discourse markers, a short label before a colon unless it names the topic ("Lost
@@ -839,9 +898,10 @@ def clean_sentence(sentence: str, context: str = "", topic: str = "") -> str:
         # the rows": verdicts, praise and anecdotes are not part of the fact.
         kept = [c for i, c in enumerate(clauses) if not (verdict(c) or (
             i > 0 and (_ANECDOTE.search(c) or _PRAISE.search(c)) and len(tokens(c)) <= 8
-            and not any(it.kind in STRONG_KINDS for it in items(c))))]
-        if kept and len(kept) < len(clauses):
-            s = ", ".join(kept)
+            and not any(it.kind in STRONG_KINDS for it in items(c))
+            and not _CONJUNCT.match(c)))]
+        if kept and len(kept) < len(clauses) and not _RELATIVE_START.match(kept[0]):
+            s = ", ".join(kept)  # (not when only "which follow their own schedule" is left)
     parts = re.split(r"(;\s+)", s)
     if len(parts) > 1:
         kept = [p for p in parts[::2] if not _ANECDOTE.search(p) or len(parts) == 1]

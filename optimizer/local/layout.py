@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 
-from optimizer.claims import CHECK_MARKS
+from optimizer.claims import CHECK_MARKS, english_word
 
 _ROW = re.compile(r"^\s*\|{1,2}(.*?)\|{1,2}\s*$")
 _RULE_ROW = re.compile(r"^\s*\|?[\s:|+-]*-{2,}[\s:|+-]*\|?\s*$")
@@ -128,7 +128,8 @@ def states_pairs(text: str) -> bool:
 _TIME = r"\d{1,2}:\d{2}(?::\d{2})?(?:\s?[AaPp][Mm])?"
 #: "[09:14] priya: ...", "09:14 Priya Shah: ...", "priya [09:14]: ...", "<priya> ...".
 _CHAT_LINE = re.compile(
-    r"^\s*(?:\[" + _TIME + r"\]\s*|" + _TIME + r"\s+)(?:<[^<>\n]{1,40}>|[\w.@-]+(?:\s[\w.-]+)?:)"
+    r"^\s*(?:\[" + _TIME + r"\]\s*|" + _TIME + r"\s+)(?:<[^<>\n]{1,40}>|[\w.@-]+(?:\s[\w.-]+)?"
+    r"(?:\s\([^()\n]{1,24}\))?:)"
     r"\s+|^\s*[\w.@-]+(?:\s[\w.-]+)?\s*\[" + _TIME + r"\]:?\s+|^\s*<[\w.@ -]{1,40}>\s+")
 
 
@@ -230,14 +231,50 @@ def checkmarks_as_statements(text: str) -> str:
     return "\n".join(out[:-1])
 
 #: "MTU 1400 → 1380", "timeout 30s -> 60s": a value changed to another.
-_ARROW = re.compile(r"(?<![\w.])(\d[\w.:%/-]*|[\w.-]*\d[\w.:%/-]*)\s*(?:→|->|=>|⟶)\s*"
+_ARROW = re.compile(r"(?<![\w.])(\d[\w.:%/-]*(?:\s[a-zA-Z]{1,7}(?=\s*(?:→|->|=>|⟶)))?|"
+                    r"[\w.-]*\d[\w.:%/-]*)\s*(?:→|->|=>|⟶)\s*"
                     r"(\d[\w.:%/-]*|[\w.-]*\d[\w.:%/-]*)(?![\w.])")
+
+
+_ARROW_SIGN = r"(?:→|->|=>|⟶)"
+#: "MaxSessions 10 → 4" as a line of its own: a setting and its new value.
+_ARROW_SETTING = re.compile(r"^(\s*(?:[-*•]\s*)?)([A-Za-z][\w.-]*)\s+(\S+)\s*" + _ARROW_SIGN
+                            + r"\s*(\S+)\s*$")
+#: "tmux on login nodes → ✅ allowed", "keepalives → ❌ don't count": a label and what
+#: holds for it (one arrow on the line; a menu path has several, or capitals both sides).
+_ARROW_LABEL = re.compile(
+    r"^(\s*(?:[-*•]\s*)?)([^\n→>]*?[A-Za-z][^\n→>]*?)\s*" + _ARROW_SIGN + r"\s*("
+    + "|".join(sorted(map(re.escape, _MARKS), key=len, reverse=True)) + r")?\s*(.*)$")
+_NEGATED = re.compile(r"\b(?:not|no|never|none|nothing|blocked|disabled|denied|forbidden|"
+                      r"banned|off)\b|n't\b", re.IGNORECASE)
+
+
+def _arrow_line(line: str) -> str:
+    m = _ARROW_SETTING.match(line)
+    if m and _ARROW.search(line) and (not english_word(m.group(2)) or not m.group(2).islower()):
+        return f"{m.group(1)}{m.group(2)} = {m.group(4).rstrip('.;,')}."
+    line = _ARROW.sub(r"\2", line)
+    if len(re.findall(_ARROW_SIGN, line)) != 1:
+        return line
+    m = _ARROW_LABEL.match(line)
+    if not m:
+        return line
+    lead, left, mark, right = m.group(1), m.group(2).strip(), m.group(3), m.group(4).strip()
+    if not mark and not right[:1].islower():
+        return line  # "go to Settings -> Privacy": a menu path
+    word = _MARKS[mark] if mark else ""
+    if word and right and (_NEGATED.search(right) or not word.startswith("not")):
+        word = ""  # "❌ don't count as activity", "✅ QA staff only" say it in words already
+    said = ", ".join(p for p in (word, right) if p)
+    return f"{lead}{left}: {said}" if said else line
 
 
 def arrows_as_values(text: str) -> str:
     """ "MTU 1400 → 1380" -> "MTU 1380": a value arrow leaves the value it points to (the
-    one it points from is what the correction overturns)."""
-    return _ARROW.sub(r"\2", text)
+    one it points from is what the correction overturns); a setting's own line reads as
+    "MaxSessions = 4.", and a label with an arrow to a check mark or a statement as "tmux
+    on login nodes: allowed, ..." (a menu path's arrows stay)."""
+    return "\n".join(_arrow_line(line) for line in text.split("\n"))
 
 
 #: A label that opens a line and only frames what follows: review labels ("nit:",

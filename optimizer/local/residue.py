@@ -95,11 +95,15 @@ _FRAME = re.compile(
     r"^(?:[^.;]{0,200}?,\s*)?(?:i|we)\s+(?:was|were|have been|'ve been|got)\s+(?:\w+\s+){0,3}?"
     r"(?:told|informed|advised|assured|notified|reminded)\s+(?:[^.;]{0,100}?\s+)?that\s+(?=\S)|"
     # "She also said X", "Marisol said that X"
-    r"^(?:she|he|they|(?-i:[A-Z][a-z]+))\s+(?:also\s+)?(?:said|says|confirmed|explained|"
-    r"mentioned)\s+(?:that\s+)?(?=\S)|"
+    # ("I checked with Gareth this morning, and he confirmed that X")
+    r"^(?:[^.;]{0,200}?,\s*(?:and|but|so)\s+)?(?:she|he|they|(?-i:[A-Z][a-z]+))\s+(?:also\s+)?"
+    r"(?:said|says|confirmed|explained|mentioned)\s+(?:that\s+)?(?=\S)|"
     # "I must say, X", "I'd add that X", "I should mention that X"
-    r"^(?:i|we)\s+(?:must|have to|should|would|'d|will|'ll|might)\s+(?:say|add|admit|mention|"
-    r"point out|note)\s*,?\s*(?:that\s+)?(?=\S)|"
+    # ("I must gently point out, though, that X", "I just wanted to flag that X")
+    r"^(?:i|we)\s+(?:\w+ly\s+|just\s+|also\s+)?(?:must|have to|should|would|'d|will|'ll|might|"
+    r"want to|wanted to|need to|would like to|'d like to)\s+(?:\w+ly\s+|just\s+|also\s+)?"
+    r"(?:say|add|admit|mention|point out|note|flag|stress|clarify|remind you|let you know)\s*,?"
+    r"\s*(?:(?:though|however|also)\s*,\s*)?(?:that\s+)?(?=\S)|"
     r"^(?:i|we)\s+(?:heard|learned|learnt|found out|noticed|realised|realized|checked)\s+"
     r"that\s+|^(?:it\s+)?turns out\s+(?:that\s+)?|"
     # Memo and letter frames: "Please be advised that X", "It has been decided that X",
@@ -608,11 +612,24 @@ def strip_frame(sentence: str) -> str:
     X")."""
     s = _GIVEN_BY.sub("", sentence.strip())
     m = _FRAME.match(s)
-    return s[m.end():] if m and len(tokens(s[m.end():])) >= 3 else s
+    if not m or len(tokens(s[m.end():])) < 3:
+        return s
+    rest = s[m.end():]
+    if re.search(r"\bthat\s*$", m.group(0), re.IGNORECASE):
+        # "he confirmed that X, but that Y": the reported clauses without their "that"
+        rest = re.sub(r"(,\s*(?:and|but))\s+that\s+(?=\w)", r"\1 ", rest)
+    return rest
 
 
 #: "Dear all, please be advised that X": a greeting before the first clause.
-_LEADING_GREETING = re.compile(r"^" + _HELLO + r"(?:\s+[\w.-]+){0,2}\s*,\s*(?=\S)", re.IGNORECASE)
+_LEADING_GREETING = re.compile(r"^" + _HELLO + r"(?:\s+sir\s+or\s+madam|(?:\s+[\w.-]+){0,2})\s*,\s*"
+                               r"(?=\S)", re.IGNORECASE)
+
+
+def without_greeting(sentence: str) -> str:
+    """The sentence without a greeting before its first clause ("Dear Sir or Madam, I
+    hope ..." -> "I hope ...")."""
+    return _LEADING_GREETING.sub("", sentence.strip())
 
 
 #: "@tomasz for new tables ...": a mention that addresses someone, not the subject of the
@@ -654,6 +671,9 @@ def strip_residue(sentence: str) -> str:
         if sep.strip().startswith(":") and kept and _label(" ".join(c for _, c in kept)):
             kept = []  # "For the next person: X" -> "X"
         why = residue(clause, first=not kept and i == 0)
+        if why and kept and sep.strip(" ,").lower() in ("and", "or", "nor") and re.match(
+                r"^(?:the|a|an|our|its|their|his|her)\b", clause.strip(), re.IGNORECASE):
+            why = ""  # "the booklet, and the help page when I looked, both say": a conjunct
         # After the writer's story, what continues it ("that was the real problem, now
         # it runs fine") is the story too.
         if not why and story and re.match(r"^(?:it|that|this|now|then|and|so|\w+ing)\b",

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 import pytest
 
 from optimizer.accounting import Meter
+from optimizer.claims import plain_voice, sentence_case, split_sentences
 from optimizer.fidelity import (
     conversational_text,
     fact_coverage,
@@ -426,6 +427,51 @@ MESSAGES = {
         "lpstat -p lbl-returns-02\n{noformat}",
         ("Returns labels print on lbl-returns-02.", "The label size is 100x150 mm."),
         ("okafor", "[~", "*", "{{", "noformat")),
+    "memo-with-an-exception-and-a-sign-off": Message(
+        "when does the ferry ticket office close on Sundays",
+        "The ticket office closes at 18:00 every day.",
+        "Please be advised that from 1 June the ferry ticket office closes at 16:00 on "
+        "Sundays. This does not apply to the summer timetable weeks, which follow their "
+        "own hours. Issued on behalf of Harbour Operations.",
+        ("The ferry ticket office closes at 16:00 on Sundays.",
+         "The Sunday closing time does not apply to the summer timetable weeks."),
+        ("Issued", "behalf", "advised")),
+    "chat-log-with-speaker-roles": Message(
+        "open dental x-ray images on the reception pc",
+        "Open the images in the clinic viewer on any PC.",
+        "[08:02] tomas (front desk): they want the dental images, I can't find the viewer\n"
+        "[08:04] aisha (vet IT): the dental viewer only runs on the Surgery 2 workstation, "
+        "it is not installed on reception PCs\n[08:05] tomas (front desk): ah ok thanks",
+        ("The dental viewer only runs on the Surgery 2 workstation.",
+         "The dental viewer is not installed on reception PCs."),
+        ("08:04", "aisha", "vet it", "can't find", "tomas")),
+    "a-colleague-confirms-in-a-long-letter": Message(
+        "who can issue complimentary theatre tickets",
+        "Any box office clerk can issue complimentary tickets.",
+        "Dear Sir or Madam, forgive the long note, but I was puzzled by this reply, as I "
+        "had been shown a different procedure at my training day in 2021. I rang Imogen "
+        "at the box office this afternoon, and she confirmed that complimentary tickets "
+        "for the matinee are issued only by the house manager, and that they must be "
+        "collected by 13:00 on the day. I thought it right to pass this on.",
+        ("Complimentary matinee tickets are issued only by the house manager.",
+         "Complimentary tickets must be collected by 13:00 on the day."),
+        ("2021", "training", "Imogen", "Dear", "confirmed", "puzzled")),
+    "polite-disagreement-with-a-framed-point": Message(
+        "how often is the pharmacy fridge checked",
+        "The pharmacy fridge is checked once a day.",
+        "Thank you, it is very much appreciated. I must respectfully point out, though, "
+        "that the vet pharmacy fridge is checked at 07:30 and at 19:00, not once a day.",
+        ("The vet pharmacy fridge is checked at 07:30 and at 19:00.",),
+        ("respectfully", "point out", "appreciated", "thank")),
+    "arrows-from-labels-to-marks": Message(
+        "what changed on the brewhouse controller after the audit",
+        "Nothing changed on the brewhouse controller.",
+        "brewhouse controller after the audit:\nMaxBatchLitres 4000 → 3200\n"
+        "weekend CIP cycles → ❌ not run any more\nsampling valve → ✅ QA staff only",
+        ("MaxBatchLitres on the brewhouse controller is 3200.",
+         "Weekend CIP cycles are not run any more.",
+         "The sampling valve is for QA staff only."),
+        ("4000",)),
 }
 
 
@@ -620,3 +666,24 @@ def test_a_subjectless_reply_before_a_colon_scopes_the_fact_after_it(
 def test_quoted_yes_and_no_are_values_not_replies() -> None:
     assert strip_residue("'yes', 'y' and '1' are read as true, 'no' and '0' as false") == \
         "'yes', 'y' and '1' are read as true, 'no' and '0' as false"
+
+
+def test_a_shouted_run_of_english_words_is_read_in_lower_case_and_acronyms_stay() -> None:
+    assert plain_voice("The staff car park is for STAFF AND CONTRACTORS only.") == \
+        "The staff car park is for staff and contractors only."
+    assert plain_voice("It is LOCKED IN THE BIOS on every till.") == \
+        "It is locked in the BIOS on every till."
+    # SQL keywords in prose keep their capitals.
+    assert plain_voice("keys are bigint GENERATED ALWAYS AS IDENTITY here") == \
+        "keys are bigint GENERATED ALWAYS AS IDENTITY here"
+
+
+def test_a_quoted_label_with_a_question_mark_does_not_end_the_sentence() -> None:
+    assert split_sentences("You get a 'Share your screen?' prompt, click Share. Done.") == \
+        ["You get a 'Share your screen?' prompt, click Share.", "Done."]
+
+
+def test_a_hyphenated_english_word_opens_a_sentence_in_capitals() -> None:
+    assert sentence_case("walk-in customers are served at desk 3") == \
+        "Walk-in customers are served at desk 3."
+    assert sentence_case("ssh-keygen is run by the user") == "ssh-keygen is run by the user."
