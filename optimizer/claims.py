@@ -972,12 +972,26 @@ def _vocabulary() -> frozenset[str]:
     return frozenset(w for w in vocab if w.isalpha() and w.islower())
 
 
+_SUFFIXES = ("s", "es", "ed", "d", "ing", "ly", "er", "ary", "ation", "ations", "ment", "ments",
+             "ness", "ity", "ive", "al", "ous", "able", "ful", "less")
+#: Everyday office and IT words that the embedder's vocabulary splits into pieces.
+_OFFICE_WORDS = frozenset("""admin admins config configs wifi repo repos kiosk kiosks email
+emails app apps login logins logout popup popups inbox upload uploads plugin plugins timeout
+timeouts toolbar sidebar webcam webcams headset headsets touchpad checkbox thumbnail thumbnails
+workstation workstations screenshot screenshots dropdown firewall firewalls hostname hostnames
+bookmark bookmarks username usernames homepage""".split())
+
+
+def _in_vocabulary(w: str) -> bool:
+    vocab = _vocabulary()
+    return w in vocab or w in _OFFICE_WORDS or any(
+        w.endswith(suf) and w[: -len(suf)] in vocab for suf in _SUFFIXES)
+
+
+@functools.lru_cache(maxsize=65536)
 def english_word(word: str) -> bool:
     """True when the word is a whole word of the embedder's English vocabulary (30k
-    word pieces): "press" and "backup" are, "lxc", "iptables" and "journalctl" are not."""
-    w = word.lower().split("'")[0].split("’")[0]
-    vocab = _vocabulary()
-    return w in vocab or any(w.endswith(suf) and w[: -len(suf)] in vocab
-                             for suf in ("s", "es", "ed", "d", "ing", "ly", "er", "ary",
-                                         "ation", "ations", "ment", "ments", "ness", "ity",
-                                         "ive", "al", "ous", "able", "ful", "less"))
+    word pieces, with inflections and everyday office words such as "admin" and
+    "workstation"): "press" and "backup"
+    are, "lxc", "iptables" and "journalctl" are not."""
+    return _in_vocabulary(word.lower().split("'")[0].split("’")[0])

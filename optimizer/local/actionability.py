@@ -246,6 +246,11 @@ _BLANKET = re.compile(r"\b(?:disabled|blocked|forbidden|prohibited|banned|not al
                       r"permitted|required|mandatory|enforced|locked)\s+(?:everywhere|across the "
                       r"board|on all\b|on every\b|for (?:all|everyone|everybody)\b|"
                       r"company-wide|org-wide|fleet-wide|globally)", re.IGNORECASE)
+#: A scope before a colon: "Admin laptops only:", "On the kiosks:" ("For everyone reading:"
+#: is a label for the reader).
+_SCOPE_HEAD = re.compile(r"^\s*(?:(?:on|for|in|at|with)\s+)?(?:the\s+|all\s+|our\s+)?[\w-]+"
+                         r"(?:\s+[\w-]+){0,3}\s+only\s*$|^\s*(?:on|in|at)\s+(?:the\s+|all\s+|"
+                         r"our\s+)?[\w-]+(?:\s+[\w-]+){0,3}\s*$", re.IGNORECASE)
 _COMMAND_ONLY = re.compile(r"^`[^`\n]{2,}`[.!]?$")
 _HOLDINGS = re.compile(r"^(?:we|i)(?:'ve\s+got|\s+have\s+got|\s+have|\s+got|\s+own)\s+"
                        r"(?:\d+|a few|several|some|many|lots|loads|two|three|four|five|six|"
@@ -467,7 +472,8 @@ class LocalActionability:
         if lead:
             sentence = sentence[lead.end()].upper() + sentence[lead.end() + 1:]
         head, sep, tail = sentence.partition(": ")
-        if not sep or any(i.kind in STRONG_KINDS for i in items(head)) or \
+        if not sep or _SCOPE_HEAD.match(head) or any(
+                i.kind in STRONG_KINDS for i in items(head)) or \
                 len(tokens(head)) < 3 or len(tokens(_without_items(tail))) < 3 or \
                 _instruction(head) or states_pairs(tail):
             return [(sentence, "")]
@@ -564,7 +570,8 @@ class LocalActionability:
                 v.text) or (
                 _HABIT.match(v.text) and not (v.firm_modal or v.policy or v.negation)):
             return "chatter"  # "we've got 14 of them", "I print them out for volunteers"
-        if v.words >= 4 and not v.strong and not set(tokens(v.text)) & STOPWORDS:
+        if v.words >= 4 and not v.strong and not set(tokens(v.text)) & STOPWORDS and \
+                not _BLANKET.search(v.text):
             return "chatter"  # no English function word: not a sentence we can read
         novel = novel_items([*v.strong, *v.names], ctx.answer)
         new_words = content_stems(v.text) - content_stems(ctx.answer) - _GENERIC
@@ -888,6 +895,7 @@ def clean_sentence(sentence: str, context: str = "", topic: str = "") -> str:
     # ("..., that's not it") carries nothing the rest does not say better.
     head, colon, tail = s.partition(": ")
     if colon and len(tokens(head)) <= 3 and len(tokens(tail)) >= 4 and not items(head) and \
+            not _SCOPE_HEAD.match(head) and \
             not states_pairs(tail) and \
             not (content_stems(head) & content_stems(topic) - _GENERIC
                  and not (set(tokens(head)) & EVALUATIVE) - set(tokens(topic))):

@@ -33,6 +33,7 @@ from optimizer.claims import (
     items,
     negated,
     past_tense,
+    strip_discourse,
     tokens,
 )
 
@@ -109,6 +110,9 @@ _FRAME = re.compile(
     # Memo and letter frames: "Please be advised that X", "It has been decided that X",
     # "I am writing to let you know that X", "..., but I thought you ought to know that X".
     r"^kindly\s+note\s+(?:that\s*,?\s*)?(?=\S)|"
+    # "The way it works here is X", "How it works for us: X"
+    r"^(?:the\s+way\s+it\s+works|how\s+it\s+works)\s+(?:here|for us|at\s+\w+)\s*(?:is\s+"
+    r"(?:that\s+)?|:\s*)(?=\S)|"
     r"^(?:please\s+|kindly\s+)?(?:be\s+(?:advised|informed|aware)|note)\s*(?:that\s*,?\s*|,\s*)"
     r"(?=\S)|^it\s+has\s+(?:now\s+)?been\s+(?:decided|agreed|confirmed|announced)\s+(?:that\s+)?"
     r"(?=\S)|^(?:i\s+am|i'm|we\s+are|we're)\s+writing\s+to\s+(?:let\s+you\s+know|inform\s+you|"
@@ -139,6 +143,21 @@ _EMPTY_VERDICT = re.compile(
     r"the case|a bug|up to date)|"
     r"(?:not\s+)?a bug|(?:the\s+)?(?:real|actual|whole|main)\s+(?:problem|issue|cause|"
     r"reason|culprit))\s*[.!]*$", re.IGNORECASE)
+# "Other way round", "Order's backwards": the answer had it reversed.
+_WRONG_WAY = re.compile(r"^(?:(?:the\s+)?(?:other|wrong|opposite)\s+way\s+(?:a)?round|"
+                        r"(?:(?:the|your|that|this)\s+)?(?:order|steps|sequence|it|that|this)"
+                        r"(?:'s|\s+is|\s+are|\s+was|\s+were)\s+(?:all\s+)?"
+                        r"(?:backwards|reversed|upside down|the (?:wrong|other) way (?:a)?round))"
+                        r"(?:\s+(?:for|when|on|in|with)\s+[\w -]{1,30})?$", re.IGNORECASE)
+# "I'm not sure that's quite right, I'm afraid", "I don't think that's correct".
+_POLITE_VERDICT = re.compile(
+    r"^(?:i'm|i am)\s+(?:not sure|afraid)\s+(?:that|this|it)(?:'s|\s+is)\s+(?:quite\s+|"
+    r"entirely\s+|100%\s+)?(?:right|correct|accurate|true|the case)(?:,?\s+i'm afraid)?$|"
+    r"^i\s+(?:don't|do not)\s+think\s+(?:that|this|it)(?:'s|\s+is)\s+(?:quite\s+)?(?:right|"
+    r"correct|accurate|true)$|^i'm afraid$", re.IGNORECASE)
+_PLUS_ONE = re.compile(r"^\+1\b(?:\s+(?:to|on)\s+.*)?$")
+# "Because Debian is famous for never rotating anything": a retort with no main clause.
+_RETORT = re.compile(r"^because\s+\w", re.IGNORECASE)
 # Time spent by the writer: "it cost us a day to find out", "took me hours".
 _EFFORT = re.compile(r"\b(?:cost|took|takes|wasted|spent|lost)\s+(?:me|us)\b|"
                      r"\b(?:i|we)\s+(?:spent|wasted|lost)\b", re.IGNORECASE)
@@ -281,8 +300,13 @@ def residue(clause: str, first: bool = True) -> str:
         return "a label"
     if first and _AUX_REPLY.match(c):
         return "elliptical reply"
-    if _EMPTY_VERDICT.match(c) and not strong:
+    if (_EMPTY_VERDICT.match(c) or _WRONG_WAY.match(c) or _POLITE_VERDICT.match(c)) and \
+            not strong:
         return "verdict"
+    if re.match(r"^(?:we|i|they)\s+used\s+to\b", c, re.IGNORECASE):
+        return "the writer's own story or opinion"  # "we used to wait till morning"
+    if first and _PLUS_ONE.match(c) and not _strong(c[2:]):
+        return "acknowledgement"  # "+1 to what Elin said further up"
     if _NO_EFFECT.match(c) and not strong:
         return "verdict"
     if first and _NOT_START.match(c) and len(toks) <= 5 and not strong and not any(
@@ -652,6 +676,10 @@ def strip_residue(sentence: str) -> str:
     """The sentence without its conversational clauses (see the module docstring);
     "" when nothing factual is left."""
     s = strip_frame(_ASIDE.sub("", _strip_mention(_LEADING_GREETING.sub("", sentence.strip()))))
+    bare = re.sub(r"^(?:right|sure|yeah|oh|well|ah|ha|lol)\s*[,.!]*\s+", "",
+                  strip_discourse(_LEAD.sub("", s)), flags=re.IGNORECASE)
+    if _RETORT.match(bare) and not re.search(r"[,;:]", bare):
+        return ""  # "Right, because Debian is famous for never rotating anything."
     # "I tried all of that and still nothing": the outcome of the story is talk too.
     s = re.sub(r",?\s+(?:and|but)\s+(?:still\s+)?nothing(?:\s+happened)?\s*(?=[.!]*$)", "", s,
                flags=re.IGNORECASE)

@@ -687,3 +687,47 @@ def test_a_hyphenated_english_word_opens_a_sentence_in_capitals() -> None:
     assert sentence_case("walk-in customers are served at desk 3") == \
         "Walk-in customers are served at desk 3."
     assert sentence_case("ssh-keygen is run by the user") == "ssh-keygen is run by the user."
+
+
+@pytest.mark.parametrize(("sentence", "kept"), [
+    ("I'm not sure that's quite right, I'm afraid - the ferry office shuts at 16:00",
+     "the ferry office shuts at 16:00"),
+    ("+1 to what Sanjay wrote above, and: the kiln is off on bank holidays",
+     "the kiln is off on bank holidays"),
+    ("Other way round - the tare weight is set before the batch is loaded",
+     "the tare weight is set before the batch is loaded"),
+    ("The order's backwards for refunds, the voucher is cancelled first",
+     "the voucher is cancelled first"),
+    ("The way it works here is the cold store alarm rings at -15 C",
+     "the cold store alarm rings at -15 C"),
+    ("We used to print them at reception, now only the back office can",
+     "now only the back office can"),
+    # A reversal stated as the fact, and "because" with its main clause, are kept.
+    ("The bytes are reversed, so 0x0A0B is stored as 0B 0A",
+     "The bytes are reversed, so 0x0A0B is stored as 0B 0A"),
+    ("because the scale drifts in the cold, it is recalibrated every Monday",
+     "because the scale drifts in the cold, it is recalibrated every Monday"),
+])
+def test_replies_about_the_answer_go_and_the_fact_stays(sentence: str, kept: str) -> None:
+    assert strip_residue(sentence) == kept
+
+
+def test_a_retort_without_a_main_clause_is_talk() -> None:
+    assert strip_residue("Sure, because the till is famous for never crashing.") == ""
+
+
+def test_a_scope_before_a_colon_stays_with_the_rule(role: LocalActionability) -> None:
+    ex = role.extract(FeedbackContext(
+        "e1", "t", "can the box office laptops use bluetooth speakers",
+        "Yes, pair them in Settings > Bluetooth.",
+        "Box office laptops have Bluetooth switched off in firmware. Manager laptops only: "
+        "Bluetooth is allowed for headsets, nothing else.", "down"), Meter())
+    assert "Manager laptops only: Bluetooth is allowed for headsets" in ex.body, ex.body
+
+
+def test_everyday_office_words_open_a_sentence_in_capitals() -> None:
+    assert sentence_case("thumbnails are made by the worker") == \
+        "Thumbnails are made by the worker."
+    assert sentence_case("admin page is on port 631") == "Admin page is on port 631."
+    assert sentence_case("featherlift runs the migrations") == \
+        "featherlift runs the migrations."
