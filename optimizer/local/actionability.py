@@ -743,8 +743,8 @@ _SUBJECT_NP = re.compile(
     r"only|will|does|doesn't|isn't|aren't)\b")
 
 
-_ANECDOTE = re.compile(r"\b(?:i|me|my|mine|ours)\b.*\b(?:was|were|had|did|got|went|\w+ed)\b|"
-                       r"\b(?:was|were|had|did|got|went|\w+ed)\b.*\b(?:i|me|my|mine|ours)\b",
+_ANECDOTE = re.compile(r"\b(?:i|me|my|mine|ours)\b.*\b(?:was|were|had|did|got|went|been|\w+ed)\b|"
+                       r"\b(?:was|were|had|did|got|went|been|\w+ed)\b.*\b(?:i|me|my|mine|ours)\b",
                        re.IGNORECASE)
 
 

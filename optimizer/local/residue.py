@@ -83,8 +83,8 @@ _SEPARATORS = re.compile(
     r"which is why\s+|then\s+)?|\s+(?:and then|which is why|so that's why)\s+)",
     re.IGNORECASE)
 
-_LEAD = re.compile(r"^(?:and|so|but|then|which is why|so that's why|though|also)\s+",
-                   re.IGNORECASE)
+_LEAD = re.compile(r"^(?:and|so|but|then|which is why|so that's why|though|also|yeah|yep|yup)\s+"
+                   r"(?=[a-z])", re.IGNORECASE)
 
 # Someone else's words reported as the fact: "My colleague told me (that) X", "I was told
 # X", "It turns out X". The frame goes, X stays.
@@ -101,7 +101,8 @@ _FRAME = re.compile(
     r"(?:said|says|confirmed|explained|mentioned)\s+(?:that\s+)?(?=\S)|"
     # "I must say, X", "I'd add that X", "I should mention that X"
     # ("I must gently point out, though, that X", "I just wanted to flag that X")
-    r"^(?:i|we)\s+(?:\w+ly\s+|just\s+|also\s+)?(?:must|have to|should|would|'d|will|'ll|might|"
+    r"^(?:thanks?(?: you)?(?:\s+for\s+[^,]{1,40})?,\s*(?:but|though|although)\s+)?"
+    r"(?:i|we)\s+(?:\w+ly\s+|just\s+|also\s+)?(?:must|have to|should|would|'d|will|'ll|might|"
     r"want to|wanted to|need to|would like to|'d like to)\s+(?:\w+ly\s+|just\s+|also\s+)?"
     r"(?:say|add|admit|mention|point out|note|flag|stress|clarify|remind you|let you know)\s*,?"
     r"\s*(?:(?:though|however|also)\s*,\s*)?(?:that\s+)?(?=\S)|"
@@ -133,7 +134,10 @@ _GIVEN_BY = re.compile(
 _ASIDE = re.compile(r",\s*(?:though|however|anyway|honestly|frankly|sorry)\s*,|"
                     # "(that one bit us on kvm03)": a story in brackets
                     r"\s*\((?:that|this|which|it)?\s*(?:one\s+)?(?:bit|caught|burned|burnt|got)"
-                    r"\s+(?:us|me)\b[^)]*\)", re.IGNORECASE)
+                    r"\s+(?:us|me)\b[^)]*\)|"
+                    # "(the one that cost us the front page)": what it cost the writer
+                    r"\s*\((?:the\s+one\s+)?(?:that|which|when\s+it)\s+(?:cost|lost|took|"
+                    r"wasted|ate|ruined|killed)\s+(?:us|me)\b[^)]*\)", re.IGNORECASE)
 # A copula with nothing after it but a verdict: "Our guideline is different", "that was
 # the real problem", "Not a bug".
 _EMPTY_VERDICT = re.compile(
@@ -155,6 +159,9 @@ _POLITE_VERDICT = re.compile(
     r"entirely\s+|100%\s+)?(?:right|correct|accurate|true|the case)(?:,?\s+i'm afraid)?$|"
     r"^i\s+(?:don't|do not)\s+think\s+(?:that|this|it)(?:'s|\s+is)\s+(?:quite\s+)?(?:right|"
     r"correct|accurate|true)$|^i'm afraid$", re.IGNORECASE)
+_OLD_VALUE = re.compile(r"^\d[\w.:/%+-]*(?:\s+[a-z]+)?\s+(?:was|is)\s+(?:the\s+)?(?:old|previous|"
+                        r"former|outdated|wrong)\s+(?:value|setting|number|limit|figure|one)$",
+                        re.IGNORECASE)
 _PLUS_ONE = re.compile(r"^\+1\b(?:\s+(?:to|on)\s+.*)?$")
 # "Because Debian is famous for never rotating anything": a retort with no main clause.
 _RETORT = re.compile(r"^because\s+\w", re.IGNORECASE)
@@ -305,6 +312,8 @@ def residue(clause: str, first: bool = True) -> str:
         return "verdict"
     if re.match(r"^(?:we|i|they)\s+used\s+to\b", c, re.IGNORECASE):
         return "the writer's own story or opinion"  # "we used to wait till morning"
+    if _OLD_VALUE.match(c):
+        return "verdict"  # "60 was the old value": the value the repair replaced
     if first and _PLUS_ONE.match(c) and not _strong(c[2:]):
         return "acknowledgement"  # "+1 to what Elin said further up"
     if _NO_EFFECT.match(c) and not strong:
@@ -536,7 +545,8 @@ _REPAIR_WORDS = r"(?:sorry|i mean|i meant|correction|make that|no wait|wait|or r
 # "valid 30 days — sorry, 14 days": the writer corrects a value in passing.
 _INLINE_VALUE = r"\d(?:[\w.:/%+-]*[\w%])?"  # a value that does not end a sentence
 _INLINE_REPAIR = re.compile(r"\b(" + _INLINE_VALUE + r")([ \t]+[a-z]+)?[ \t]*(?:[-–—,(;][ \t]*)?"
-                            + _REPAIR_WORDS + r"[ \t]*[:,]?[ \t]+(" + _INLINE_VALUE
+                            + r"(?:" + _REPAIR_WORDS + r"[ \t]*[:,]?[ \t]*){1,2}(?<=[\s:,])("
+                            + _INLINE_VALUE
                             + r")([ \t]+[a-z]+)?\)?", re.IGNORECASE)
 # "... after 90 days. edit: 60 days, not 90 — 90 was before the cut.": a later note.
 _EDIT_NOTE = re.compile(r"(?:^|(?<=[.!?\n])\s*)\s*(?:edit|update|correction|ps)\s*:\s*(" + _VALUE

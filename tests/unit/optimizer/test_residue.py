@@ -731,3 +731,21 @@ def test_everyday_office_words_open_a_sentence_in_capitals() -> None:
     assert sentence_case("admin page is on port 631") == "Admin page is on port 631."
     assert sentence_case("featherlift runs the migrations") == \
         "featherlift runs the migrations."
+
+
+def test_an_edit_note_that_apologises_replaces_the_value_and_the_old_one_goes() -> None:
+    text = apply_self_corrections("Vouchers are valid 30 days — edit: sorry, 21 days since "
+                                  "the spring change, 30 was the old value.")
+    assert text == "Vouchers are valid 21 days since the spring change, 30 was the old value."
+    assert strip_residue(text.rstrip(".")) == "Vouchers are valid 21 days since the spring change"
+
+
+@pytest.mark.parametrize(("sentence", "kept"), [
+    ("Thanks for the reply, but I should point out that the loading bay closes at 15:00",
+     "the loading bay closes at 15:00"),
+    ("yeah the kiln room is locked after 18:00", "the kiln room is locked after 18:00"),
+    ("After the June flood (the one that cost us the whole archive shelf) boxes go on "
+     "pallets only", "After the June flood boxes go on pallets only"),
+])
+def test_thanks_agreement_and_a_costly_story_in_brackets_go(sentence: str, kept: str) -> None:
+    assert strip_residue(sentence) == kept
