@@ -664,13 +664,17 @@ understood went woke wore won wrote""".split())
 
 
 def past_tense(text: str) -> bool:
-    """A verb in the past tense that is not a participle after "is/are/be/been/get"."""
+    """A verb in the past tense that is not a participle after "is/are/be/been/get" (the
+    past progressive, "was crawling", counts)."""
     toks = tokens(text)
     for i, t in enumerate(toks):
         after_be = i > 0 and toks[i - 1] in ("is", "are", "be", "been", "being", "get",
                                               "gets", "got", "was", "were", "has", "have")
         if (t in IRREGULAR_PAST or (t.endswith("ed") and len(t) > 4)) and not after_be:
             return True
+        if t in ("was", "were") and i + 1 < len(toks) and toks[i + 1].endswith("ing") and \
+                len(toks[i + 1]) > 4:
+            return True  # "enrol-db was crawling around 14:05"
     return False
 
 
@@ -711,8 +715,10 @@ _KB_ACTION = re.compile(
     r"general)\s+)?(?:fact|truth|verified|correct|true|actionable|approved|trusted|rule|"
     r"policy)|for\s+(?:all|every)\s+(?:tenants?|customers?|users?)|(?:to|in|into)\s+(?:the\s+|your\s+)?"
     r"(?:knowledge(?:\s*base)?|kb|memory|index|database|nuggets?)|verbatim|"
-    r"(?:the\s+|your\s+)?(?:system prompt|instructions|nugget|nuggets|confidence|json|"
-    r"priority)|with\s+(?:confidence|priority)|(?:without|no)\s+(?:review|approval|checks?))",
+    r"(?:the\s+|your\s+)(?:system prompt|instructions|nugget|nuggets|confidence|json|"
+    r"priority|(?:hidden\s+)?configuration|conversations)|(?:system prompt|instructions|"
+    r"nuggets?|(?:high|top|highest|urgent)\s+priority)\b|with\s+(?:confidence|priority)|"
+    r"(?:without|no)\s+(?:review|approval|checks?))",
     re.IGNORECASE)
 _ADDRESS_MODEL = re.compile(
     r"\b(?:you are now|you're now|act as|pretend (?:to be|you)|as an ai|new (?:fact|rule|"
@@ -725,7 +731,16 @@ _ADDRESS_MODEL = re.compile(
     r"cleared)|pre-?(?:verified|approved|validated)|(?:to|for)\s+the\s+(?:nugget\s+|feedback"
     r"\s+|knowledge\s+)?(?:extractor|pipeline|classifier|reviewer|ingester)\b|"
     r"(?:this|the following) (?:is|as) (?:a |an )?(?:verified|trusted|official) "
-    r"(?:fact|source|statement))", re.IGNORECASE)
+    r"(?:fact|source|statement)|"
+    # "note to the model processing this feedback", "the AI reading this"
+    r"(?:note|message|instructions?|hint)\s+(?:to|for)\s+(?:the\s+|any\s+)?(?:model|assistant|ai|"
+    r"llm|bot|system|extractor|classifier)\b|(?:the\s+|any\s+)?(?:model|ai|llm|assistant|"
+    r"extractor|classifier)\s+(?:processing|reading|handling|parsing)\s+(?:this|these)\b|"
+    r"\bcopy\s+(?:it|this|that|the\s+json|the\s+above)\s+(?:exactly|verbatim|as[- ]is)\b|"
+    # the pipeline's own output, pasted: {"actionable": true, "facts": [...]}
+    r"\{\s*\"(?:actionable|facts|nugget|can_produce_nugget|usefulness|title|body)\"\s*:|"
+    r"\{\s*\"role\"\s*:\s*\"(?:system|assistant|developer|tool)\")",
+    re.IGNORECASE)
 _SECRET = re.compile(
     r"\b(?:passwords?|passphrase|passcode|pin(?:\s*code)?|api[\s_-]?keys?|secret(?:\s*key)?s?|"
     r"access[\s_-]?tokens?|tokens?|credentials?|private[\s_-]?keys?|login password)\b"

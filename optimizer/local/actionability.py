@@ -73,6 +73,7 @@ from optimizer.local.residue import (
     strip_quoted,
     strip_residue,
     strip_sign_off,
+    without_asides,
     without_greeting,
 )
 from optimizer.local.titles import scope_of, task_of, title_for
@@ -263,6 +264,31 @@ _HOLDINGS = re.compile(r"^(?:we|i)(?:'ve\s+got|\s+have\s+got|\s+have|\s+got|\s+o
 _LOST = re.compile(r"\bi\s+(?:still\s+|just\s+)?(?:can't|cannot|can not|couldn't|could not|"
                    r"don't|do not|didn't|did not)\s+(?:find|see|spot|locate|figure out|work out|"
                    r"remember)\b", re.IGNORECASE)
+#: Sarcasm: what it names is the thing not to do.
+_SARCASM = re.compile(r"\bwhat could (?:possibly )?go wrong\b|^(?:oh\s+)?(?:sure|yeah right|"
+                      r"great idea)\s*,\s*(?:because|let's|just)\b|^oh sure\b", re.IGNORECASE)
+#: A reply that only gives a value: "It's 30s.", "Should be 5433.", "5s."
+_VALUE_REPLY = re.compile(r"^(?:(?:it'?s|it is|that'?s|it should be|should be|it was|now|make it|"
+                          r"try)\s+\S|\d[\w.:%/-]*[.!]?$)", re.IGNORECASE)
+
+
+def _shape(text: str) -> str:
+    return re.sub(r"\d+(?:[.,]\d+)?", "9", normalize(text))
+
+
+def _value_reply(text: str, answer: str) -> bool:
+    """The text gives a value of the same shape as one of the answer's ("30s" for "60s",
+    "5433" for "5432") that the answer does not have."""
+    def values(found: Sequence[Item]) -> list[Item]:
+        return [i for i in found if i.kind in ("number", "tech") and i.text[:1].isdigit()]
+    answer_values = values(items(answer))
+    theirs = {_shape(i.text) for i in answer_values}
+    keys = {i.key for i in answer_values}  # ("5min" is new next to "15min")
+    return any(_shape(i.text) in theirs and i.key not in keys for i in values(items(text)))
+
+
+_ASKING_FOR = re.compile(r"^(?:i'm\s+|i am\s+)?asking\s+(?:for|on behalf of|because|since)\b",
+                         re.IGNORECASE)
 _SEEN_ERROR = re.compile(r"\b(?:i|we)\s+(?:still\s+|now\s+|keep\s+)?(?:get|got|see|saw|seeing|"
                          r"getting|hit|receive|received)\s+(?:a|an|the|this|that|some)?\s*"
                          r"(?:[\w-]+\s+){0,3}?(?:error|exception|warning|failure|timeout|"
@@ -417,7 +443,7 @@ class LocalActionability:
                  self._after_colon(s, ctx)]
         # A frame that reports or announces the claim ("I felt you ought to know that
         # X", "Our manager told me that X") is read as X.
-        views = [(raw, view(strip_frame(raw))) for raw, _ in parts]
+        views = [(raw, view(strip_frame(without_asides(raw)))) for raw, _ in parts]
         kinds = [kind or self._sentence_kind(v, ctx)
                  for (_, kind), (_, v) in zip(parts, views, strict=True)]
         on_topic = self._on_topic([v.text for _, v in views], ctx)
@@ -542,8 +568,15 @@ class LocalActionability:
             return "meta"
         if verdict(v.text) and not v.strong:
             return "verdict"
-        if _HEDGE.search(v.text) or _DOUBT.search(v.text):
-            return "opinion"  # a guess is not a fact to publish
+        if _SARCASM.search(v.text):
+            return "opinion"  # "oh sure, VACUUM FULL at noon, what could possibly go wrong"
+        if _DOUBT.search(v.text) or (_HEDGE.search(v.text) and not any(
+                not _HEDGE.search(p) and len(tokens(p)) >= 3 and not past_tense(p)
+                and any(i.kind in STRONG_KINDS for i in items(p))
+                for p in re.split(r",\s+|;\s+", v.text))):
+            # A guess is not a fact to publish; a hedge holds for its own clause only
+            # ("X is probably what you want, analyst_ro already has work_mem 256MB").
+            return "opinion"
         if _CONTEXT_NOTE.search(v.text) and not (v.firm_modal or _strict_policy(v)):
             return "chatter"  # "we're on bacula 13.0.1 if that matters"
         if _bare_list(v.text):
@@ -620,6 +653,11 @@ class LocalActionability:
                 v.text)) and not (
                 v.firm_modal or _strict_policy(v)):
             return "chatter"  # "TimeTabler hangs every single time", "the projector died"
+        if _ASKING_FOR.match(v.text):
+            return "chatter"  # "asking for the whole QA team lol": who the question is for
+        if _VALUE_REPLY.match(v.text) and v.words <= 4 and not _SCORE.search(v.text) and \
+                _value_reply(v.text, ctx.answer):
+            return "claim"  # "It's 30s." where the answer said 60s: the value corrected
         if _LOST.search(v.text) and not _strict_policy(v):
             return "chatter"  # "I can't find Remote Desktop in Sharing": the asker's search
         if _PLAN.search(v.text) and not (v.roles or _strict_policy(v)):
@@ -668,6 +706,11 @@ class LocalActionability:
         return "claim"
 
     def _on_topic(self, sentences: Sequence[str], ctx: FeedbackContext) -> bool:
+        if _value_reply(" ".join(sentences), ctx.answer):
+            return True  # "It's 30s." after an answer that said 60s
+        return self._on_topic_words(sentences, ctx)
+
+    def _on_topic_words(self, sentences: Sequence[str], ctx: FeedbackContext) -> bool:
         topic = content_stems(f"{ctx.query}\n{ctx.answer}") - _GENERIC
         if any(content_stems(s) & topic for s in sentences):
             return True
@@ -682,9 +725,11 @@ class LocalActionability:
     def _extract(self, ctx: FeedbackContext) -> Extraction:
         sents = self.read(ctx)
         system = [s.view.system for s in sents if s.kind == "system"]
-        secret = addressed_to_system(ctx.comment)
-        if secret.startswith("a secret value"):
-            system.append(secret)  # "my codes if that helps: 4471-9902 ...": across a colon
+        whole = addressed_to_system(ctx.comment)
+        if whole:
+            # "my codes if that helps: 4471-9902 ..." across a colon, a note to the model
+            # in an HTML comment that the reading drops: the raw message is checked too.
+            system.append(whole)
         if system:
             return Extraction("other", False,
                               f"refused: {system[0]} (feedback is data, not instructions)")
@@ -785,9 +830,15 @@ def _support(v: SentenceView, ctx: FeedbackContext) -> bool:
         return False  # also a label, "@Kenji this bit you", "I went through all of that"
     if v.words < 6:
         # A short statement counts only when it negates something ("It doesn't always
-        # switch."), the usual way a correction says what the answer got wrong.
-        return v.negation and not verdict(v.text) and not v.personal and bool(
-            content_stems(v.text) - content_stems(ctx.answer) - _GENERIC)
+        # switch."), the usual way a correction says what the answer got wrong, or gives
+        # a new value ("Retries 3x.").
+        if v.personal or verdict(v.text):
+            return False
+        return (v.negation and bool(content_stems(v.text) - content_stems(ctx.answer)
+                                    - _GENERIC)) or (
+            not past_tense(v.text) and not _SCORE.search(v.text) and any(
+                i.kind in ("number", "tech") and i.text[:1].isdigit()
+                for i in novel_items(list(v.strong), ctx.answer)))
     if (v.personal and not v.organisational and _PERSONAL_WORD.search(first)) or \
             _ANECDOTE.search(first) or verdict(first):
         return False

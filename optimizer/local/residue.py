@@ -97,7 +97,7 @@ _FRAME = re.compile(
     r"(?:told|informed|advised|assured|notified|reminded)\s+(?:[^.;]{0,100}?\s+)?that\s+(?=\S)|"
     # "She also said X", "Marisol said that X"
     # ("I checked with Gareth this morning, and he confirmed that X")
-    r"^(?:[^.;]{0,200}?,\s*(?:and|but|so)\s+)?(?:she|he|they|(?-i:[A-Z][a-z]+))\s+(?:also\s+)?"
+    r"^(?:[^.;]{0,200}?(?:,\s*|\s+)(?:and|but|so)\s+)?(?:she|he|they|(?-i:[A-Z][a-z]+))\s+(?:also\s+)?"
     r"(?:said|says|confirmed|explained|mentioned)\s+(?:that\s+)?(?=\S)|"
     # "I must say, X", "I'd add that X", "I should mention that X"
     # ("I must gently point out, though, that X", "I just wanted to flag that X")
@@ -132,6 +132,10 @@ _GIVEN_BY = re.compile(
     r"\s+(?:that\s+)?(?:they|he|she|someone|somebody|people)\s+(?:gave|told|sent|showed|"
     r"offered)\s+(?:me|us)(?=\s+(?:is|was|are|were)\b)", re.IGNORECASE)
 _ASIDE = re.compile(r",\s*(?:though|however|anyway|honestly|frankly|sorry)\s*,|"
+                    # ", as I understand it:", "(last time that was 11 minutes of ...)"
+                    r",\s*as\s+(?:i|far\s+as\s+i)\s+(?:understand|know)(?:\s+it)?\s*(?=[,:])|"
+                    r"\s*\((?:the\s+)?(?:last\s+time|once|yesterday|last\s+week|last\s+month)\b"
+                    r"[^)]*\)|"
                     # "(that one bit us on kvm03)": a story in brackets
                     r"\s*\((?:that|this|which|it)?\s*(?:one\s+)?(?:bit|caught|burned|burnt|got)"
                     r"\s+(?:us|me)\b[^)]*\)|"
@@ -162,6 +166,8 @@ _POLITE_VERDICT = re.compile(
 _OLD_VALUE = re.compile(r"^\d[\w.:/%+-]*(?:\s+[a-z]+)?\s+(?:was|is)\s+(?:the\s+)?(?:old|previous|"
                         r"former|outdated|wrong)\s+(?:value|setting|number|limit|figure|one)$",
                         re.IGNORECASE)
+_GUESS = re.compile(r"\b(?:probably|maybe|perhaps|i think|i guess|i suppose|might be)\b",
+                    re.IGNORECASE)
 _PLUS_ONE = re.compile(r"^\+1\b(?:\s+(?:to|on)\s+.*)?$")
 # "Because Debian is famous for never rotating anything": a retort with no main clause.
 _RETORT = re.compile(r"^because\s+\w", re.IGNORECASE)
@@ -310,7 +316,7 @@ def residue(clause: str, first: bool = True) -> str:
     if (_EMPTY_VERDICT.match(c) or _WRONG_WAY.match(c) or _POLITE_VERDICT.match(c)) and \
             not strong:
         return "verdict"
-    if re.match(r"^(?:we|i|they)\s+used\s+to\b", c, re.IGNORECASE):
+    if re.match(r"^(?:we|i|they)\s+used\s+to\b", c, re.IGNORECASE) and not strong:
         return "the writer's own story or opinion"  # "we used to wait till morning"
     if _OLD_VALUE.match(c):
         return "verdict"  # "60 was the old value": the value the repair replaced
@@ -339,6 +345,8 @@ def residue(clause: str, first: bool = True) -> str:
         return "the writer's own story or opinion"
     if _HEDGE_ASIDE.match(c):
         return "the writer's own story or opinion"  # "ymmv on older builds", "my 2 cents"
+    if not first and not strong and _GUESS.search(c):
+        return "a guess"  # "..., X is probably what you want"
     if _EFFORT.search(c) and not strong:
         return "the writer's effort"
     if any(t in _POINTING_VERBS for t in toks) and any(t in _DEICTIC for t in toks) and \
@@ -660,6 +668,12 @@ _LEADING_GREETING = re.compile(r"^" + _HELLO + r"(?:\s+sir\s+or\s+madam|(?:\s+[\
                                r"(?=\S)", re.IGNORECASE)
 
 
+def without_asides(sentence: str) -> str:
+    """The sentence without asides that only tell the writer's story or stance ("(last
+    time that was 11 minutes of failed payments)", ", as I understand it:")."""
+    return _ASIDE.sub("", sentence)
+
+
 def without_greeting(sentence: str) -> str:
     """The sentence without a greeting before its first clause ("Dear Sir or Madam, I
     hope ..." -> "I hope ...")."""
@@ -709,7 +723,8 @@ def strip_residue(sentence: str) -> str:
         if sep.strip().startswith(":") and kept and _label(" ".join(c for _, c in kept)):
             kept = []  # "For the next person: X" -> "X"
         why = residue(clause, first=not kept and i == 0)
-        if why and kept and sep.strip(" ,").lower() in ("and", "or", "nor") and re.match(
+        if why == "the writer's own story or opinion" and kept and sep.strip(" ,").lower() in (
+                "and", "or", "nor") and re.match(
                 r"^(?:the|a|an|our|its|their|his|her)\b", clause.strip(), re.IGNORECASE):
             why = ""  # "the booklet, and the help page when I looked, both say": a conjunct
         # After the writer's story, what continues it ("that was the real problem, now

@@ -702,6 +702,9 @@ def test_a_hyphenated_english_word_opens_a_sentence_in_capitals() -> None:
      "the cold store alarm rings at -15 C"),
     ("We used to print them at reception, now only the back office can",
      "now only the back office can"),
+    # A value the writer dates stays: it is history the message states.
+    ("We used to close at 17:00, since May the depot closes at 18:30",
+     "We used to close at 17:00, since May the depot closes at 18:30"),
     # A reversal stated as the fact, and "because" with its main clause, are kept.
     ("The bytes are reversed, so 0x0A0B is stored as 0B 0A",
      "The bytes are reversed, so 0x0A0B is stored as 0B 0A"),
@@ -749,3 +752,25 @@ def test_an_edit_note_that_apologises_replaces_the_value_and_the_old_one_goes() 
 ])
 def test_thanks_agreement_and_a_costly_story_in_brackets_go(sentence: str, kept: str) -> None:
     assert strip_residue(sentence) == kept
+
+
+@pytest.mark.parametrize(("sentence", "kept"), [
+    ("The rule from HR, as I understand it: badges are returned on the last day",
+     "The rule from HR: badges are returned on the last day"),
+    ("Never rotate the keys by hand (last time that took the tills down for an hour), the "
+     "vault job does it", "Never rotate the keys by hand, the vault job does it"),
+    ("I checked with the depot before doing it and she said that pallets over 800 kg go on "
+     "bay 4", "pallets over 800 kg go on bay 4"),
+    ("Labels print on the Zebra, and the thermal roll is probably what you want anyway, the "
+     "roll size is 100x150 mm", "Labels print on the Zebra, the roll size is 100x150 mm"),
+])
+def test_asides_frames_and_guesses_around_a_fact_go(sentence: str, kept: str) -> None:
+    assert strip_residue(sentence) == kept
+
+
+def test_a_short_new_value_next_to_a_claim_is_kept(role: LocalActionability) -> None:
+    ex = role.extract(FeedbackContext(
+        "e1", "t", "how does the price sync retry", "The price sync does not retry.",
+        "The price sync job is started by cron on stock-01 at 06:00. Retries 4x.", "down"),
+        Meter())
+    assert ex.body.endswith("Retries 4x."), ex.body
