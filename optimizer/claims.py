@@ -61,7 +61,8 @@ repeating format formatting phrase phrasing translate suggest suggesting recomme
 recommending""".split())
 
 #: Evaluative words: a sentence built on them is an opinion, not a checkable claim.
-EVALUATIVE = frozenset("""good great bad terrible awful horrible slow slower fast faster
+EVALUATIVE = frozenset("""exhausting tiring infuriating maddening unbearable shocking irritating
+tedious good great bad terrible awful horrible slow slower fast faster
 annoying confusing confused useless useful helpful unhelpful nice perfect awesome excellent
 fine ok okay poor better worse best worst weird strange stupid silly ridiculous painful
 painfully frustrating frustrated happy unhappy love hate like dislike wow cool amazing clear
@@ -77,7 +78,8 @@ NEGATIVE = frozenset("""bad terrible awful horrible slow slower annoying confusi
 unhelpful poor worse worst weird strange stupid silly ridiculous painful painfully
 frustrating broken buggy mess messy garbage laggy sluggish unusable unstable flaky
 unreliable crappy lousy clunky wrong nonsense pointless needless futile worthless rubbish
-pathetic hopeless dreadful abysmal atrocious junk lame mediocre dumb disaster""".split())
+pathetic hopeless dreadful abysmal atrocious junk lame mediocre dumb disaster exhausting
+tiring infuriating maddening unbearable shocking irritating tedious""".split())
 
 #: Evaluative words that praise.
 POSITIVE = frozenset("""good great nice perfect awesome excellent helpful useful clear best
@@ -239,8 +241,9 @@ def is_question(sentence: str) -> bool:
     s = strip_discourse(sentence).strip()
     if s.rstrip(" \"'”’)").endswith("?") or _WONDER.match(s):
         return True
-    if _YESNO.match(s) and len(s.split()) <= 14:
-        return True
+    if _YESNO.match(s) and len(s.split()) <= 14 and not (
+            s.endswith(".") and re.search(r"\b(?:until|till|since|ago|before)\b", s)):
+        return True  # ("Was a single rsync copy until last year." states the past)
     return bool(_INTERROGATIVE.match(s) and not re.match(
         r"^(?:what|how|where|when|which|who)\b[^,]*\b(?:is|are|was)\b[^,]*,", s, re.IGNORECASE)
         and len(s.split()) <= 14 and not re.search(r"[.!]$", s)) or bool(_AUX_QUESTION.match(s))

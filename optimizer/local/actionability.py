@@ -94,7 +94,8 @@ disconnect mount unmount copy paste save export import upload download share pri
 sync update upgrade configure edit change check uncheck tick untick search find look
 navigate scroll expand collapse pick attach detach pair unpair lock unlock reset restore
 start stop launch quit exit enter leave join call email contact raise file submit request
-ask book visit put keep write fill follow""".split())
+ask book visit put keep write fill follow list cancel show view grow extend resize apply
+reload clear rotate kill ping""".split())
 #: Thanks, or a success said of the answer or the asker ("that worked", "fixed it",
 #: "saved me"): with no rule next to it, the sentence is praise.
 _PRAISE = re.compile(
@@ -149,6 +150,18 @@ _EPISODIC = re.compile(r"\b(?:yesterday|last (?:night|week|month|year|time|frida
 #: When something happened: a clock time or "today" (with a verb in the past tense).
 _WHEN = re.compile(r"\b(?:today|(?:at|around|about|since)\s+\d{1,2}[:.]\d{2})\b",
                    re.IGNORECASE)
+#: A schedule, not an event: "at 02:30 every night", "now ... nightly".
+_RECURRING = re.compile(r"\b(?:every|each|nightly|daily|weekly|monthly|hourly|always)\b",
+                        re.IGNORECASE)
+#: Hearsay from an unnamed source: "Someone on a forum said X", "Forecast says -4".
+_HEARSAY = re.compile(
+    r"^(?:someone|somebody|a\s+(?:colleague|friend|guy|forum|blog|video|post|thread|random)|"
+    r"people|the\s+internet|reddit|google|chatgpt|(?:the\s+)?forecast|(?:the\s+)?weather|"
+    r"(?:the\s+)?rumou?r)\b[^.]{0,60}?\b(?:said|says|claims?|claimed|reckons?|reckoned|"
+    r"posted|wrote|told\s+(?:me|us))\b", re.IGNORECASE)
+#: Whom the request is for: "It's for Marta on the weekend shift."
+_FOR_WHOM = re.compile(r"^(?:it'?s|it is|this is|that'?s)\s+for\s+(?:my\s+|our\s+|a\s+|the\s+)?"
+                       r"(?-i:[A-Z][a-z]+|[a-z]+)\b[^.]{0,40}$", re.IGNORECASE)
 #: Policy words that state a rule by themselves ("set", "use" or "run" need more).
 STRICT_POLICY = frozenset("""disabled enabled blocked forbidden prohibited allowed permitted
 required enforced locked restricted reserved mandatory limited capped expires expire denied
@@ -179,6 +192,7 @@ _SYMPTOM = re.compile(
     r"afternoon|evening|night|day|week|weekend|hour|monday|tuesday|wednesday|thursday|friday|"
     r"saturday|sunday)|all the time|constantly|randomly|again and again|over and "
     r"over|at random)\b|\b(?:been|was|has been) like (?:that|this) (?:since|for)\b|"
+    r"\btakes?\s+(?:ages|forever|an eternity|hours)\s+to\b|"
     r"\b(?:every (?:single )?time|whenever|each time)\s+(?:i|we)\s+(?:open|start|try|run|"
     r"click|log|plug|connect|use|print|load|launch|boot)\b",
     re.IGNORECASE)
@@ -193,7 +207,8 @@ _MENTAL = re.compile(
     re.IGNORECASE)
 #: Doubt about one's own facts.
 # ("afaik", "iirc" hedge only the sentence they stand in: see _HEDGE.)
-_UNSURE = re.compile(r"\b(?:not (?:100% |entirely |totally )?sure" + _POLITE + r"|no idea|"
+_UNSURE = re.compile(r"\b(?:not (?:100% |entirely |totally )?sure" + _POLITE + r"|no idea"
+                     r"(?!\s+about\s+(?:the\s+)?(?:rest|others?|other\s+\w+))|"
                      r"might be mixing|"
                      r"may be (?:wrong|mixing)|might be wrong|don't quote me|something like|"
                      r"or something)\b", re.IGNORECASE)
@@ -207,7 +222,10 @@ _WISH = re.compile(r"\b(?:it\s+(?:would|'d)\s+be\s+(?:\w+\s+)?(?:great|nice|good
                    r"useful|awesome|lovely|amazing|ideal|better|cool|brilliant)\s+(?:if|to)\b|"
                    r"(?:i|we)\s+wish\b|(?:would|'d)\s+love\s+(?:it\s+)?(?:if|to)\b|"
                    r"feature request|(?:could|can) you (?:please )?add\b|"
-                   r"(?:i|we)(?:'d|\s+would)\s+(?:much\s+)?(?:rather|prefer)\b)", re.IGNORECASE)
+                   r"(?:i|we)(?:'d|\s+would)\s+(?:much\s+)?(?:rather|prefer)\b|"
+                   # "Would have been nice to know that before deadline"
+                   r"\b(?:it\s+)?(?:would|'d)\s+have\s+been\s+(?:\w+\s+)?(?:nice|good|great|"
+                   r"helpful|handy|useful|lovely)\b)", re.IGNORECASE)
 #: The writer's appointments: "I have a deadline on Thursday", "we've got a demo at 3".
 _APPOINTMENT = re.compile(r"\b(?:i|we)\s+(?:have|'ve got|'ve|got|had)\s+(?:a|an|my|our|the)\s+"
                           r"(?:\w+\s+)?(?:deadline|meeting|exam|presentation|demo|call|"
@@ -247,6 +265,9 @@ _BLANKET = re.compile(r"\b(?:disabled|blocked|forbidden|prohibited|banned|not al
                       r"permitted|required|mandatory|enforced|locked)\s+(?:everywhere|across the "
                       r"board|on all\b|on every\b|for (?:all|everyone|everybody)\b|"
                       r"company-wide|org-wide|fleet-wide|globally)", re.IGNORECASE)
+#: A scope on its own: "On every server.", "In all branches."
+_SCOPE_FRAGMENT = re.compile(r"^(?:on|in|at|for|across)\s+(?:every|all|each|our)\s+[\w -]{2,30}"
+                             r"[.!]?$", re.IGNORECASE)
 #: A scope before a colon: "Admin laptops only:", "On the kiosks:" ("For everyone reading:"
 #: is a label for the reader).
 _SCOPE_HEAD = re.compile(r"^\s*(?:(?:on|for|in|at|with)\s+)?(?:the\s+|all\s+|our\s+)?[\w-]+"
@@ -264,12 +285,35 @@ _HOLDINGS = re.compile(r"^(?:we|i)(?:'ve\s+got|\s+have\s+got|\s+have|\s+got|\s+o
 _LOST = re.compile(r"\bi\s+(?:still\s+|just\s+)?(?:can't|cannot|can not|couldn't|could not|"
                    r"don't|do not|didn't|did not)\s+(?:find|see|spot|locate|figure out|work out|"
                    r"remember)\b", re.IGNORECASE)
+#: Past forms that are never participles: a sentence that opens with one tells what
+#: the writer did ("Grew lv_shares by 20G", "Took me an hour").
+_SIMPLE_PAST = frozenset("""grew took went ran wrote broke gave saw did came began drove ate
+fell flew rode rose spoke threw woke wore tried""".split())
+_DENIALS = frozenset("""not no never cannot can't none disabled blocked removed forbidden
+prohibited denied unavailable deprecated off""".split())
+
+
+def _told_in_past(text: str) -> bool:
+    """Every clause of the sentence is in the past tense: a story ("grew lv_shares by 20G
+    over lunch and nobody noticed"), not a state ("bastion-1 got retired, you hop through
+    bastion-2 now")."""
+    clauses = [c for c in clause_split(text) if len(tokens(c)) > 2 and not (
+        _PRAISE.search(c) or tokens(c)[0] in POSITIVE)]  # ("Spot on - X found it")
+    return bool(clauses) and all(past_tense(c) for c in clauses)
+
+
+def _denies(text: str) -> bool:
+    """A plain negation or a denied state ("not", "never", "disabled"); "old", "nobody
+    noticed" and "anything" do not deny a rule."""
+    return any(t in _DENIALS or (t.endswith("n't") and t != "can't've") for t in tokens(text))
+
+
 #: Sarcasm: what it names is the thing not to do.
 _SARCASM = re.compile(r"\bwhat could (?:possibly )?go wrong\b|^(?:oh\s+)?(?:sure|yeah right|"
                       r"great idea)\s*,\s*(?:because|let's|just)\b|^oh sure\b", re.IGNORECASE)
-#: A reply that only gives a value: "It's 30s.", "Should be 5433.", "5s."
+#: A reply that only gives a value: "It's 30s.", "Should be 5433.", "5s.", "90 days."
 _VALUE_REPLY = re.compile(r"^(?:(?:it'?s|it is|that'?s|it should be|should be|it was|now|make it|"
-                          r"try)\s+\S|\d[\w.:%/-]*[.!]?$)", re.IGNORECASE)
+                          r"try)\s+\S|\d[\w.:%/-]*(?:\s+[a-z]{1,8})?[.!]?$)", re.IGNORECASE)
 
 
 def _shape(text: str) -> str:
@@ -467,16 +511,16 @@ class LocalActionability:
                 k = "offtopic"
             elif k == "claim" and praising and ((not v.rule and (
                     v.words <= 5 or not novel_items([*v.strong, *v.names], ctx.answer))) or (
-                    past_tense(v.text) and not _strict_policy(v) and (
-                        v.personal or not v.rule) and not _instruction(v.text) and not (
-                        len(novel_items(list(v.strong), ctx.answer)) >= 2 or any(
+                    _told_in_past(v.text) and not _strict_policy(v) and (
+                        v.personal or not (v.modal or v.policy or _denies(v.text)))
+                    and not _instruction(v.text) and not (any(
                             re.search(r"\b(?:not|never|no longer)\s+(?:\S+\s+){0,2}?"
                                       + re.escape(i.text), v.text) for i in v.strong)))):
                 # In a message that praises, nothing new is part of the praise, and so is
                 # the writer's story of how it went ("My 3rd graders typed their poems").
                 k = "praise"
             elif k == "claim" and complaining and not (v.firm_modal or _strict_policy(v) or (
-                    v.negation and not _NO_WAY.search(v.text)) or len([
+                    _denies(v.text) and not _NO_WAY.search(v.text)) or len([
                         i for i in novel_items(list(v.strong), ctx.answer)]) >= 2):
                 k = "opinion"  # "sbuild takes 40 minutes every single time. Ridiculous."
             elif k == "claim" and hedged and not (v.firm_modal or _strict_policy(v)):
@@ -547,6 +591,12 @@ class LocalActionability:
         if kind == "claim" and all(k in ("opinion", "meta", "verdict", "praise")
                                    for k in kinds):
             return next(k for k in kinds if k != "chatter")
+        if kind == "claim" and any(k in ("praise", "opinion") for k in kinds) and all(
+                k in ("opinion", "meta", "verdict", "praise") or (
+                    k == "chatter" and past_tense(cv.text))
+                for k, cv in zip(kinds, views, strict=True)):
+            # "Worked first time - grew lv_shares by 20G over lunch": praise and the story
+            return next(k for k in kinds if k in ("praise", "opinion"))
         return kind
 
     def _kind(self, v: SentenceView, ctx: FeedbackContext) -> str:
@@ -597,7 +647,7 @@ class LocalActionability:
         toks = tokens(v.text)
         if toks and all(t in _TEST_WORDS or t.isdigit() for t in toks):
             return "chatter"  # "test test 123"
-        if _WISH.search(v.text) and not (v.firm_modal or _strict_policy(v)):
+        if _WISH.search(v.text) and not _strict_policy(v):  # ("would" is the wish's own)
             return "meta"  # "it would be great if the assistant could book it for me"
         if (_HOLDINGS.match(v.text) and not (v.policy or v.negation)) or _STANDING.match(
                 v.text) or (
@@ -638,7 +688,8 @@ class LocalActionability:
         if v.about_answer and not (v.modal or _strict_policy(v) or (v.negation and strong_novel)):
             return "meta" if _TONE.search(v.text) or not (v.evaluative or v.negation) \
                 else "verdict"
-        if (_EPISODIC.search(v.text) or (_WHEN.search(v.text) and past_tense(v.text))) and not (
+        if (_EPISODIC.search(v.text) or (_WHEN.search(v.text) and past_tense(v.text) and not
+                                          _RECURRING.search(v.text))) and not (
                 (v.modal and not re.search(r"\b(?:could|would)(?:n't| not)?\b", v.text,
                                            re.IGNORECASE)) or _strict_policy(v)):
             # ("nobody could save the plan last week": a past "could" is the story's)
@@ -653,6 +704,10 @@ class LocalActionability:
                 v.text)) and not (
                 v.firm_modal or _strict_policy(v)):
             return "chatter"  # "TimeTabler hangs every single time", "the projector died"
+        if _HEARSAY.match(v.text):
+            return "opinion"  # what an unnamed source says is not the writer's fact
+        if _FOR_WHOM.match(v.text.rstrip(".!")) and v.words <= 8 and not v.strong:
+            return "chatter"  # "It's for Marta on the weekend shift": the request's purpose
         if _ASKING_FOR.match(v.text):
             return "chatter"  # "asking for the whole QA team lol": who the question is for
         if _VALUE_REPLY.match(v.text) and v.words <= 4 and not _SCORE.search(v.text) and \
@@ -667,6 +722,9 @@ class LocalActionability:
         if _PERSONAL_NEED.match(v.text) and not (v.roles or any(
                 t in ("we", "our", "all", "every", "everyone") for t in tokens(v.text))):
             return "chatter"  # "need it for the cover by Thursday": the asker's context
+        if tokens(v.text)[:1] and tokens(v.text)[0] in _SIMPLE_PAST and not (
+                v.modal or v.policy or _strict_policy(v)):
+            return "chatter"  # "Grew lv_shares by 20G over lunch": the writer's act, told
         head = tokens(v.text)[:2]
         if len(head) == 2 and (head[0] in IRREGULAR_PAST or (
                 head[0].endswith("ed") and len(head[0]) > 4)) and head[1] in STOPWORDS and \
@@ -834,6 +892,8 @@ def _support(v: SentenceView, ctx: FeedbackContext) -> bool:
         # a new value ("Retries 3x.").
         if v.personal or verdict(v.text):
             return False
+        if _SCOPE_FRAGMENT.match(v.text):
+            return True  # "On every server." after "90 days.": where the claim holds
         return (v.negation and bool(content_stems(v.text) - content_stems(ctx.answer)
                                     - _GENERIC)) or (
             not past_tense(v.text) and not _SCORE.search(v.text) and any(

@@ -166,6 +166,9 @@ _POLITE_VERDICT = re.compile(
 _OLD_VALUE = re.compile(r"^\d[\w.:/%+-]*(?:\s+[a-z]+)?\s+(?:was|is)\s+(?:the\s+)?(?:old|previous|"
                         r"former|outdated|wrong)\s+(?:value|setting|number|limit|figure|one)$",
                         re.IGNORECASE)
+_OTHER_DOUBT = re.compile(r"^(?:no idea|not sure|dunno|can't say)\s+about\s+(?:the\s+)?(?:rest|"
+                          r"others?|other\s+\w+)\b|^i\s+(?:might|may|could)\s+have\s+(?:the\s+)?"
+                          r"[\w\s-]{1,30}\s+wrong$", re.IGNORECASE)
 _GUESS = re.compile(r"\b(?:probably|maybe|perhaps|i think|i guess|i suppose|might be)\b",
                     re.IGNORECASE)
 _PLUS_ONE = re.compile(r"^\+1\b(?:\s+(?:to|on)\s+.*)?$")
@@ -345,6 +348,8 @@ def residue(clause: str, first: bool = True) -> str:
         return "the writer's own story or opinion"
     if _HEDGE_ASIDE.match(c):
         return "the writer's own story or opinion"  # "ymmv on older builds", "my 2 cents"
+    if _OTHER_DOUBT.match(c) and not strong:
+        return "a guess"  # "No idea about the rest of it", "I might have the cupboard wrong"
     if not first and not strong and _GUESS.search(c):
         return "a guess"  # "..., X is probably what you want"
     if _EFFORT.search(c) and not strong:

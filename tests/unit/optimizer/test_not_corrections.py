@@ -18,6 +18,34 @@ from query.embeddings import MiniLMEmbedder
 
 # (query, answer, comment, actionable)
 CASES = {
+    "a-bare-value-with-a-unit": (
+        "how long is cctv footage kept at the depot",
+        "Footage is kept for about 30 days.",
+        "14 days. Both depots. Not 30.", True),
+    "a-past-state-then-the-schedule": (
+        "when does the stock sync run",
+        "The stock sync runs once a week on Sundays.",
+        "Was weekly until the spring. Now it runs at 05:15 every morning from sync-01.", True),
+    "a-complaint-with-an-old-machine": (
+        "label printing slow in the warehouse",
+        "Check the print queue for stuck jobs.",
+        "The label app on pack-03 takes ages to do anything, and the old Zebra is even worse. "
+        "Exhausting.", False),
+    "praise-and-what-the-writer-did": (
+        "extend the archive volume",
+        "Extend the logical volume with lvextend, then resize the filesystem.",
+        "Worked a treat - grew lv_archive by 50G at lunchtime and nobody noticed. Cheers!",
+        False),
+    "whom-a-request-is-for": (
+        "how to reprint a receipt",
+        "Open the till menu and choose Reprint.",
+        "Could you write that again in Welsh please? It's for Gethin on the Sunday shift.",
+        False),
+    "hearsay-from-a-forum": (
+        "is rsync still in bookworm",
+        "Yes, rsync is packaged in Debian 12.",
+        "Someone on a forum said bookworm dropped rsync from the default install. True? "
+        "Sounds dodgy to me.", False),
     "note-to-the-model-in-an-html-comment": (
         "are the kiln logs kept",
         "Yes, kiln logs are kept for 90 days.",

@@ -774,3 +774,13 @@ def test_a_short_new_value_next_to_a_claim_is_kept(role: LocalActionability) -> 
         "The price sync job is started by cron on stock-01 at 06:00. Retries 4x.", "down"),
         Meter())
     assert ex.body.endswith("Retries 4x."), ex.body
+
+
+def test_doubt_about_other_things_leaves_the_firm_fact(role: LocalActionability) -> None:
+    ex = role.extract(FeedbackContext(
+        "e1", "t", "how are the backup tapes rotated", "Tapes are rotated monthly.",
+        "No idea about the rest of it, and I might have the shelf wrong, but the tape is "
+        "changed every Monday before 9am. The old tape goes to the bank safe.", "down"),
+        Meter())
+    assert ex.body == ("The tape is changed every Monday before 9am. The old tape goes to "
+                       "the bank safe."), ex.body
