@@ -54,6 +54,7 @@ from query.backends.sqlite import SQLiteStore
 from query.embeddings import MiniLMEmbedder
 from query.index import NuggetIndex
 from query.retrieval import RetrieveRequest
+from tests.support.net import free_port as _free_port
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "bench" / "results" / "query.json"
@@ -114,12 +115,6 @@ async def in_process(index: NuggetIndex, queries: list[str],
     return out, {k: round(statistics.median(v), 3) for k, v in stages.items()}
 
 
-def _free_port() -> int:
-    import socket
-
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def _scrape(port: int) -> dict[str, float]:

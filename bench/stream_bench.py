@@ -27,18 +27,15 @@ import json
 import os
 import platform
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 import uuid
 from pathlib import Path
 from typing import Any
 
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
-from prometheus_client.parser import text_string_to_metric_families
 
 from nuggetflow.logging import configure
 from nuggetflow.settings import Settings
@@ -52,6 +49,7 @@ from stream.records import Record
 from stream.steps import Steps
 from stream.synthetic import mixed_events
 from stream.topics import TopicKind, Topics, ensure_topics
+from tests.support.net import free_port, metric_sum, metrics_text
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -170,22 +168,11 @@ async def aiokafka_steps(settings: Settings, topic: str, total: int,
     return progress
 
 
-def free_port() -> int:
-    """A free TCP port on 127.0.0.1."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def counter(port: int, name: str) -> float:
     """Sum of a counter on a worker's /metrics (0 when unreachable)."""
-    try:
-        with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=2) as r:
-            text = r.read().decode()
-    except OSError:
-        return 0.0
-    return sum(s.value for f in text_string_to_metric_families(text) for s in f.samples
-               if s.name == name)
+    return metric_sum(metrics_text(port, timeout=2), name)
 
 
 async def worker(env: dict[str, str], total: int, workdir: Path) -> Progress:

@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -19,7 +18,6 @@ from typing import Any
 
 from aiokafka import AIOKafkaConsumer, TopicPartition
 from aiokafka.admin import AIOKafkaAdminClient
-from prometheus_client.parser import text_string_to_metric_families
 
 from nuggetflow.settings import Settings
 from query.backends.sqlite import SQLiteStore
@@ -30,15 +28,12 @@ from stream.lag import LagMonitor
 from stream.records import DeadLetter
 from stream.synthetic import T0, portal_corpus
 from stream.topics import TopicKind, Topics, group_id
+from tests.support.net import free_port, metric_sum
 
 ROOT = Path(__file__).resolve().parents[2]
 TENANTS = ("acme", "globex")
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 @dataclass
@@ -152,12 +147,7 @@ class WorkerProcess:
 
     def metric(self, name: str, **labels: str) -> float:
         """Sum of the samples of ``name`` matching ``labels`` (0 when absent)."""
-        total = 0.0
-        for family in text_string_to_metric_families(self.metrics_text()):
-            for s in family.samples:
-                if s.name == name and all(s.labels.get(k) == v for k, v in labels.items()):
-                    total += s.value
-        return total
+        return metric_sum(self.metrics_text(), name, **labels)
 
     def stop(self, timeout: float = 60) -> int:
         """SIGTERM (commits what is done), then wait."""

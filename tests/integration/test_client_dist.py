@@ -23,7 +23,6 @@ import json
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -42,6 +41,7 @@ from stream.synthetic import correction
 from stream.topics import TopicKind
 from tests.conformance.service_suite import QUERY, seed_nuggets
 from tests.integration.stream_support import Deployment, read_topic, wait_until
+from tests.support.net import free_port as _free_port
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
@@ -133,10 +133,6 @@ print(json.dumps({
 """
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def _run(cmd: list[str], what: str, timeout: float, *, env: dict[str, str] | None = None,

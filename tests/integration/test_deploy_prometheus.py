@@ -11,7 +11,6 @@ import asyncio
 import json
 import math
 import os
-import socket
 import subprocess
 import time
 import urllib.parse
@@ -45,6 +44,7 @@ from tests.conformance.service_suite import (
     ts,
 )
 from tests.helpers import T0, days
+from tests.support.net import free_port
 
 pytestmark = pytest.mark.integration
 
@@ -93,10 +93,6 @@ def test_alert_rules_fire_as_specified() -> None:
 # --- a real Prometheus scraping a running query service ----------------------------------
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 @dataclass

@@ -26,7 +26,6 @@ from typing import Any
 import grpc
 import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
-from prometheus_client.parser import text_string_to_metric_families
 
 from nuggetflow.settings import Settings
 from query.backends.sqlite import SQLiteStore
@@ -36,6 +35,7 @@ from query.index import NuggetIndex
 from query.model import Nugget, Publication
 from stream.synthetic import PORTAL, T0, event
 from tests.integration.stream_support import ROOT, free_port
+from tests.support.net import metrics_text, samples
 from tests.unit.optimizer.test_worked_example import EVENT
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
@@ -91,12 +91,7 @@ def serving(port: int) -> bool:
 
 
 def metrics(port: int) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
-    import urllib.request
-
-    with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as r:
-        text = r.read().decode()
-    return {(s.name, tuple(sorted(s.labels.items()))): s.value
-            for fam in text_string_to_metric_families(text) for s in fam.samples}
+    return samples(metrics_text(port))
 
 
 def nuggetflow(store: Path, log: Path, *args: str, **env: str) -> dict[str, Any]:

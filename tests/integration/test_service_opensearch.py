@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import socket
 import subprocess
 import uuid
 from collections.abc import AsyncIterator, Iterator
@@ -38,6 +37,7 @@ from tests.conformance.service_suite import (
     rpc_error,
     seed_nuggets,
 )
+from tests.support.net import free_port as _free_port
 
 pytestmark = pytest.mark.integration
 
@@ -55,10 +55,6 @@ class TestOpenSearchService(ServiceSuite):
         await s.stop()
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 class PrivateNode:

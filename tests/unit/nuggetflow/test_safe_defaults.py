@@ -7,7 +7,6 @@ from __future__ import annotations
 import base64
 import json
 import os
-import socket
 import ssl
 import subprocess
 import sys
@@ -19,6 +18,7 @@ from nuggetflow.errors import ConfigError
 from nuggetflow.settings import Settings
 from query.auth import INSECURE_DEV_WARNING, server_auth
 from query.backends.opensearch import OpenSearchStore
+from tests.support.net import free_port as _free_port
 
 ROOT = Path(__file__).resolve().parents[3]
 TOKEN = "tok-acme-0123456789abcdef"
@@ -56,10 +56,6 @@ def test_server_auth_with_tokens_is_closed(tmp_path: Path) -> None:
     assert not auth.open and auth.token_count == 1
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def _serve(tmp_path: Path, *args: str, timeout: float = 60) -> subprocess.Popen[str]:

@@ -7,7 +7,6 @@ import asyncio
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -24,6 +23,7 @@ from nuggetflow.v1 import query_service_pb2_grpc as qpb_grpc
 from query.backends.sqlite import SQLiteStore
 from query.embeddings import MiniLMEmbedder
 from tests.conformance.service_suite import seed_nuggets
+from tests.support.net import free_port as _free_port
 
 ROOT = Path(__file__).resolve().parents[3]
 TOKEN = "workers-test-token-0123456789"
@@ -31,10 +31,6 @@ METADATA = (("authorization", f"Bearer {TOKEN}"),)
 CHANNELS = 16
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def _children(pid: int) -> list[int]:
