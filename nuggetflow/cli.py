@@ -39,12 +39,10 @@ def _parse_time(value: str) -> datetime:
 
 
 def build_index(settings: Settings) -> NuggetIndex:
-    """The governed index for these settings (store and embedder picked by URL)."""
-    from query.backends import make_store
-    from query.embeddings import make_embedder
-    from query.index import NuggetIndex
+    """The governed index for these settings (see :func:`query.index.build_index`)."""
+    from query.index import build_index as build
 
-    return NuggetIndex(make_store(settings), make_embedder(settings), settings)
+    return build(settings)
 
 
 async def _with_index(settings: Settings, fn: Callable[[NuggetIndex], Awaitable[int]]) -> int:
@@ -331,7 +329,7 @@ def cmd_optimize(args: argparse.Namespace, settings: Settings) -> int:
     async def run(index: NuggetIndex) -> int:
         if args.corpus:
             report = await ingest_corpus(index, args.corpus, args.tenant, documents=docs)
-            print(f"corpus: {corpus_summary(report)}", file=sys.stderr)
+            print(f"corpus: {report.summary()}", file=sys.stderr)
         roles = make_roles(settings, embedder=index.embedder)
         harness = make_harness(settings, index.store, index.embedder, roles.generator)
         opt = Optimizer(index.store, index.embedder, roles, settings, harness=harness)
@@ -428,13 +426,6 @@ def cmd_eval(args: argparse.Namespace, settings: Settings) -> int:
 def _prefixed(progress: Callable[[str, int, int], None], prefix: str, label: str, done: int,
               total: int) -> None:
     progress(f"{prefix} {label}", done, total)
-
-
-def corpus_summary(report: IngestReport) -> str:
-    """One line for a corpus run: documents by outcome, passages written."""
-    return (f"{report.documents} documents ({report.new_documents} new, "
-            f"{report.changed_documents} changed, {report.unchanged_documents} unchanged), "
-            f"{report.passages} passages written")
 
 
 def cmd_settings(args: argparse.Namespace, settings: Settings) -> int:

@@ -315,6 +315,12 @@ class IngestReport:
         del out["stored_documents"]
         return out
 
+    def summary(self) -> str:
+        """One line for a corpus run: documents by outcome, passages written."""
+        return (f"{self.documents} documents ({self.new_documents} new, "
+                f"{self.changed_documents} changed, {self.unchanged_documents} unchanged), "
+                f"{self.passages} passages written")
+
 
 @dataclass(frozen=True)
 class _Planned:

@@ -62,6 +62,14 @@ REVIEW_ACTIONS = ("approve", "reject", "unpublish", "revert")
 _CONTENT_FIELDS = ("title", "body", "anchors", "fact", "validity", "kind", "confidence")
 
 
+def build_index(settings: Settings) -> NuggetIndex:
+    """The governed index for these settings (store and embedder picked by URL)."""
+    from query.backends import make_store
+    from query.embeddings import make_embedder
+
+    return NuggetIndex(make_store(settings), make_embedder(settings), settings)
+
+
 class NuggetIndex:
     """Facade over the store that enforces versioning, review and governance."""
 

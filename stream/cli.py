@@ -52,10 +52,10 @@ def cmd_worker(args: argparse.Namespace, settings: Settings) -> int:
 
 def cmd_run(args: argparse.Namespace, settings: Settings) -> int:
     """Run the worker's steps in-process on a feedback file or stdin, without Kafka."""
-    from nuggetflow.cli import build_index, corpus_summary
     from optimizer.backends import make_roles
     from optimizer.events import read_events
     from query.corpus import ingest_corpus, read_documents
+    from query.index import build_index
     from stream.engine import InlineEngine
     from stream.records import StepResult
     from stream.runner import EmbeddedRunner
@@ -86,7 +86,7 @@ def cmd_run(args: argparse.Namespace, settings: Settings) -> int:
         try:
             if args.corpus:
                 corpus = await ingest_corpus(index, args.corpus, args.tenant, documents=docs)
-                print(f"corpus: {corpus_summary(corpus)}", file=sys.stderr)
+                print(f"corpus: {corpus.summary()}", file=sys.stderr)
             runner = EmbeddedRunner(Steps(index, engine, settings),
                                     Topics.from_settings(settings), on_result=show)
             report = await runner.run(events)
