@@ -461,8 +461,9 @@ def _render_nugget(request: Request, console: Console, session: Session, tenant:
                         edit=edit, request_id=uuid.uuid4().hex, **context, **values)
 
 
-REVIEW_ACTIONS = {"approve": "approved", "reject": "rejected", "unpublish": "unpublished",
-                  "revert": "reverted"}
+#: Each review action and what the page says it did.
+ACTION_OUTCOMES = {"approve": "approved", "reject": "rejected", "unpublish": "unpublished",
+                   "revert": "reverted"}
 
 
 async def review(request: Request, console: Console, session: Session,
@@ -475,7 +476,7 @@ async def review(request: Request, console: Console, session: Session,
     target = str(form.get("target_version_id", ""))
     async with console.config.client(session.token) as client:
         problem = ""
-        if action not in REVIEW_ACTIONS:
+        if action not in ACTION_OUTCOMES:
             problem = f"Unknown action {action!r}."
         elif action == "reject" and not reason:
             problem = "Say why you reject it: the reason is kept with the nugget."
@@ -495,7 +496,7 @@ async def review(request: Request, console: Console, session: Session,
                                        expected_version_id=expected)
         except Aborted:
             context = await _nugget_context(client, tenant, nid)
-            session.say("error", f"Not {REVIEW_ACTIONS[action]}: someone changed this nugget "
+            session.say("error", f"Not {ACTION_OUTCOMES[action]}: someone changed this nugget "
                         "meanwhile. Its current version is shown; decide again.")
             return _render_nugget(request, console, session, tenant, context,
                                   EditForm.of(context["n"]), status=409,
@@ -507,7 +508,7 @@ async def review(request: Request, console: Console, session: Session,
                                   EditForm.of(context["n"]), status=400,
                                   reject_reason=reason)
     label = views.PUBLICATION_LABELS.get(done.publication, "?")
-    session.say("ok", f"{REVIEW_ACTIONS[action].capitalize()}: version {done.version} is "
+    session.say("ok", f"{ACTION_OUTCOMES[action].capitalize()}: version {done.version} is "
                 f"now {label}.")
     return console.redirect(f"/t/{tenant}/n/{done.lineage_id}", session)
 

@@ -560,13 +560,15 @@ def build_parser() -> argparse.ArgumentParser:
                     help="versions read from the store at a time (100)")
     hi.set_defaults(fn=cmd_history)
 
+    from query.model import REVIEW_ACTIONS
+
     rv = sub.add_parser("review", help="approve, reject, unpublish or revert a nugget",
                         description="Apply a review action to the head of a nugget's "
                                     "lineage and print the version it produced. " + ids)
     rv.add_argument("id", help="the lineage id or any version id (the head is reviewed)")
     rv.add_argument("--tenant", required=True)
     rv.add_argument("--action", required=True,
-                    choices=["approve", "reject", "unpublish", "revert"])
+                    choices=REVIEW_ACTIONS)
     rv.add_argument("--target", help="version id to revert to (a lineage id: version 1)")
     rv.add_argument("--reviewer", default="cli")
     rv.add_argument("--reason", default="")

@@ -40,7 +40,8 @@ _FUSIONS: dict[int, str | None] = {qpb.FUSION_UNSPECIFIED: None, qpb.FUSION_MINM
                                    qpb.FUSION_RRF: "rrf"}
 _GATES: dict[int, bool | None] = {qpb.GATE_UNSPECIFIED: None, qpb.GATE_ON: True,
                                   qpb.GATE_OFF: False}
-REVIEW_ACTIONS: dict[int, str] = {
+#: The proto's review action enum, by the index's action name.
+REVIEW_ACTION_NAMES: dict[int, str] = {
     qpb.ReviewRequest.APPROVE: "approve", qpb.ReviewRequest.REJECT: "reject",
     qpb.ReviewRequest.UNPUBLISH: "unpublish", qpb.ReviewRequest.REVERT: "revert"}
 
@@ -399,7 +400,7 @@ def relation_to_proto(r: Relation) -> qpb.Neighbour:
 
 def review_action_from_proto(action: int) -> str:
     """The review action name of a wire enum value; ValidationError(field="action")."""
-    name = REVIEW_ACTIONS.get(action)
+    name = REVIEW_ACTION_NAMES.get(action)
     if name is None:
         raise ValidationError(f"unknown review action {action} (one of APPROVE, REJECT, "
                               "UNPUBLISH, REVERT)", field="action")

@@ -42,6 +42,7 @@ from query.governance import (
     transition,
 )
 from query.model import (
+    REVIEW_ACTIONS,
     Nugget,
     Passage,
     Publication,
@@ -58,7 +59,6 @@ from query.store import IndexStore
 
 log = get_logger(__name__)
 
-REVIEW_ACTIONS = ("approve", "reject", "unpublish", "revert")
 _CONTENT_FIELDS = ("title", "body", "anchors", "fact", "validity", "kind", "confidence")
 
 

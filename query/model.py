@@ -82,6 +82,12 @@ def ensure_utc(value: datetime, field_name: str) -> datetime:
     return value.astimezone(UTC)
 
 
+#: What a review may do to the head of a lineage (the index, the CLIs, the stream and
+#: the console all take this list).
+REVIEW_ACTIONS = ("approve", "reject", "unpublish", "revert")
+#: What a review record may ask: a review action, or an edit of title, body or anchors.
+RECORD_ACTIONS = (*REVIEW_ACTIONS, "edit")
+
 @dataclass(frozen=True)
 class FactTriple:
     """(subject, predicate, object) with a scope; the key is (norm subject, predicate, scope)."""

@@ -32,7 +32,7 @@ from faust.types import EventT, StreamT
 from nuggetflow.settings import Settings
 from stream.records import Emit, Record, StepResult
 from stream.steps import Steps
-from stream.topics import TopicKind, Topics
+from stream.topics import AGENT_SOURCES, TopicKind, Topics
 
 INGEST_WITHIN_SECONDS = 0.05  # longest wait to fill an actionability batch
 REDELIVERED = "redelivered"  # outcome of a record this worker had already handled
@@ -142,8 +142,7 @@ class KeyedLocks:
         return len(self._locks)
 
 
-SOURCES = {"actionability": TopicKind.EVENTS, "optimize": TopicKind.CORRECTIONS,
-           "publish": TopicKind.CANDIDATES, "review": TopicKind.REVIEWS}
+SOURCES = AGENT_SOURCES
 
 
 def enabled_agents(settings: Settings) -> list[str]:

@@ -161,6 +161,8 @@ def add_commands(sub: Any) -> None:
     rn.add_argument("--quiet", action="store_true", help="only the summary")
     rn.set_defaults(fn=cmd_run)
 
+    from query.model import RECORD_ACTIONS
+
     re_ = sub.add_parser("review-event", help="publish a review action to nuggets.reviews",
                          description="The worker's review agent applies it (approve, reject, "
                                      "unpublish, revert to --target, or edit title/body/"
@@ -168,7 +170,7 @@ def add_commands(sub: Any) -> None:
     re_.add_argument("id", help="the lineage id or any version id (the head is reviewed)")
     re_.add_argument("--tenant", required=True)
     re_.add_argument("--action", required=True,
-                     choices=["approve", "reject", "unpublish", "revert", "edit"])
+                     choices=RECORD_ACTIONS)
     re_.add_argument("--target", help="version id to revert to (a lineage id: version 1)")
     re_.add_argument("--title", help="edit: new title")
     re_.add_argument("--body", help="edit: new body")

@@ -28,13 +28,13 @@ from nuggetflow.errors import ValidationError
 from nuggetflow.v1 import feedback_pb2, query_service_pb2
 from optimizer.events import validate_event
 from optimizer.types import Extraction
+from query.model import RECORD_ACTIONS
 from stream.topics import TopicKind
 
 Headers = tuple[tuple[str, bytes], ...]
 
 DL_PREFIX = "nuggetflow-dl-"
 ERROR_MAX_CHARS = 1000
-REVIEW_ACTIONS = ("approve", "reject", "unpublish", "revert", "edit")
 EDITABLE = ("title", "body", "anchors")
 
 
@@ -214,8 +214,8 @@ class ReviewEvent:
         for name in ("tenant", "id"):
             if not getattr(self, name).strip():
                 raise ValidationError(f"{name} is missing or empty", field=name)
-        if self.action not in REVIEW_ACTIONS:
-            raise ValidationError(f"action must be one of {', '.join(REVIEW_ACTIONS)}, got "
+        if self.action not in RECORD_ACTIONS:
+            raise ValidationError(f"action must be one of {', '.join(RECORD_ACTIONS)}, got "
                                   f"{self.action!r}", field="action")
         if self.action == "revert" and not self.target_version_id:
             raise ValidationError("revert needs target_version_id", field="target_version_id")

@@ -19,12 +19,11 @@ from typing import Any
 from nuggetflow.logging import get_logger
 from stream.records import DeadLetter, Emit, Record, StepResult
 from stream.steps import Steps
-from stream.topics import TopicKind, Topics
+from stream.topics import AGENT_SOURCES, TopicKind, Topics
 
 log = get_logger(__name__)
 
-AGENT_OF = {TopicKind.EVENTS: "actionability", TopicKind.CORRECTIONS: "optimize",
-            TopicKind.CANDIDATES: "publish", TopicKind.REVIEWS: "review"}
+AGENT_OF = {kind: agent for agent, kind in AGENT_SOURCES.items()}
 
 
 @dataclass

@@ -37,6 +37,13 @@ class TopicKind(enum.StrEnum):
     DEAD_LETTER = "feedback.dead-letter"
 
 
+#: Each agent and the topic it consumes (the Faust app and the embedded runner both
+#: route by this).
+AGENT_SOURCES: dict[str, TopicKind] = {
+    "actionability": TopicKind.EVENTS, "optimize": TopicKind.CORRECTIONS,
+    "publish": TopicKind.CANDIDATES, "review": TopicKind.REVIEWS}
+
+
 @dataclass(frozen=True)
 class Topics:
     """Real topic names for one deployment prefix."""
