@@ -60,6 +60,13 @@ class ConflictError(NuggetflowError):
         self.current = current
 
 
+class LLMOutputError(ValidationError):
+    """A model's reply did not match its role's schema after retries (dead-lettered with
+    the reason ``llm_output``)."""
+
+    reason_code = "llm_output"
+
+
 class InvalidTransitionError(ValidationError):
     """A review or lifecycle action is not allowed from the record's current state."""
 

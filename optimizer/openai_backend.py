@@ -25,7 +25,11 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
-from nuggetflow.errors import BackendUnavailableError, ConfigError, ValidationError
+from nuggetflow.errors import (
+    BackendUnavailableError,
+    ConfigError,
+    LLMOutputError,
+)
 from nuggetflow.logging import get_logger
 from nuggetflow.settings import Settings
 from optimizer.accounting import Meter
@@ -52,10 +56,6 @@ PROMPT_VERSION = 1
 PROMPT_VERSIONS = {"actionability": 3, "reflector": 2, "judge": 2}
 MALFORMED_RETRIES = 2
 T = TypeVar("T")
-
-
-class LLMOutputError(ValidationError):
-    """The model's reply did not match the role's schema after retries."""
 
 
 @functools.cache

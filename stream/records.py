@@ -135,10 +135,6 @@ class DeadLetter:
 
 def reason_of(exc: ValidationError) -> str:
     """The dead-letter reason code of a validation error."""
-    from optimizer.openai_backend import LLMOutputError
-
-    if isinstance(exc, LLMOutputError):
-        return "llm_output"
     code = getattr(exc, "reason_code", "")
     if code:
         return str(code)

@@ -7,11 +7,10 @@ from collections.abc import Iterator
 
 import pytest
 
-from nuggetflow.errors import BackendUnavailableError, BudgetExceededError
+from nuggetflow.errors import BackendUnavailableError, BudgetExceededError, LLMOutputError
 from nuggetflow.settings import Settings
 from optimizer.accounting import Budget, Meter
 from optimizer.backends import make_roles
-from optimizer.openai_backend import LLMOutputError
 from optimizer.roles import Roles
 from optimizer.types import FeedbackContext
 from tests.fakes.openai_server import FakeOpenAI, fake_openai

@@ -95,3 +95,13 @@ def test_dead_letter_keeps_the_bytes_and_says_why() -> None:
         "decode", "actionability", "p.feedback.events:3:42", "event")
     assert len(dl.error) == 1000  # bounded
     assert "value_base64" in dl.to_dict()  # not UTF-8
+
+
+def test_dead_letter_reasons_come_from_the_error_not_from_its_backend() -> None:
+    from nuggetflow.errors import LLMOutputError
+    from stream.records import reason_of
+
+    assert reason_of(LLMOutputError("generator: malformed reply after 3 tries")) == \
+        "llm_output"
+    assert reason_of(ValidationError("bad tenant", field="tenant")) == "invalid_field"
+    assert reason_of(ValidationError("not JSON", field="event")) == "decode"
