@@ -12,7 +12,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from optimizer.local.lexicon import ROLE_WORDS, VERSION
+from optimizer.lexicon import ROLE_WORDS, VERSION
 from optimizer.types import NuggetDraft
 from query.model import Nugget
 from query.text import words

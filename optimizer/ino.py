@@ -21,7 +21,7 @@ from nuggetflow.logging import get_logger
 from optimizer.accounting import Meter
 from optimizer.guard import check_revision
 from optimizer.harness import Candidate, RagHarness, RagTrace, make_candidate
-from optimizer.local.lexicon import near_duplicate
+from optimizer.lexicon import near_duplicate
 from optimizer.roles import ReflectionInput, Roles
 from optimizer.types import Competitor, Extraction, IterationRecord, NuggetDraft, ProbeTrace
 from query.embeddings import Embedder

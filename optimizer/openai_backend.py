@@ -35,6 +35,7 @@ from nuggetflow.settings import Settings
 from optimizer.accounting import Meter
 from optimizer.claims import addressed_to_system, plain_text
 from optimizer.guard import check_revision
+from optimizer.lexicon import near_duplicate
 from optimizer.roles import ReflectionInput, Roles
 from optimizer.types import (
     USEFULNESS_LABELS,
@@ -251,8 +252,6 @@ class OpenAIProbes:
     def paraphrases(self, q0: str, count: int, *, avoid: Sequence[str], seed: int,
                     meter: Meter) -> list[str]:
         """``count`` paraphrases; near-duplicates of q0 or the avoid list are dropped."""
-        from optimizer.local.lexicon import near_duplicate
-
         def parse(d: dict[str, Any]) -> list[str]:
             out = [p for p in _strings(d, "paraphrases") if not near_duplicate(p, q0)
                    and not any(near_duplicate(p, a) for a in avoid)]

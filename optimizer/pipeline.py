@@ -15,7 +15,7 @@ from nuggetflow.settings import Settings
 from optimizer.accounting import Budget, Meter
 from optimizer.harness import BuiltinHarness, RagHarness
 from optimizer.ino import OptimizationResult, build_variant, optimize
-from optimizer.local.lexicon import content_terms, stems
+from optimizer.lexicon import content_terms, stems
 from optimizer.roles import Roles
 from optimizer.screen import screen
 from optimizer.types import (

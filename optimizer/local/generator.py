@@ -17,7 +17,7 @@ import numpy as np
 from optimizer.accounting import Meter, estimate_tokens
 from optimizer.claims import STRONG_KINDS, content_stems, item_keys
 from optimizer.fidelity import answer_verdict, stale_claims
-from optimizer.local.lexicon import coverage, sentences
+from optimizer.lexicon import coverage, sentences
 from optimizer.types import Answer, ContextPassage, Extraction, Judgement, NuggetDraft
 from query.embeddings import CachedVectors, Embedder
 

@@ -14,8 +14,7 @@ from dataclasses import dataclass
 
 from optimizer.accounting import Meter, estimate_tokens
 from optimizer.claims import items
-from optimizer.local.actionability import INSTRUCTION_VERBS
-from optimizer.local.lexicon import (
+from optimizer.lexicon import (
     PERSON_WORDS,
     ROLE_WORDS,
     THESAURUS,
@@ -23,6 +22,7 @@ from optimizer.local.lexicon import (
     near_duplicate,
     stem,
 )
+from optimizer.local.actionability import INSTRUCTION_VERBS
 from optimizer.local.titles import task_of
 from optimizer.types import Extraction, NuggetDraft, Vocabulary
 from query.embeddings import CachedVectors, Embedder

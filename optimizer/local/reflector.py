@@ -24,8 +24,8 @@ import re
 
 from optimizer.accounting import Meter, estimate_tokens
 from optimizer.claims import split_sentences
-from optimizer.local.lexicon import content_terms, stem
-from optimizer.local.lexicon import stems as stem_set
+from optimizer.lexicon import content_terms, stem
+from optimizer.lexicon import stems as stem_set
 from optimizer.local.titles import task_of
 from optimizer.roles import ReflectionInput
 from optimizer.types import NuggetDraft, Revision

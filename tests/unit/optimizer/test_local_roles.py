@@ -8,8 +8,8 @@ from nuggetflow.errors import BudgetExceededError, ValidationError
 from optimizer.accounting import Budget, Meter
 from optimizer.guard import check_revision, factual_tokens
 from optimizer.ino import build_variant, check_disjoint
+from optimizer.lexicon import near_duplicate
 from optimizer.local import local_roles
-from optimizer.local.lexicon import near_duplicate
 from optimizer.roles import ReflectionInput
 from optimizer.types import Competitor, ContextPassage, FeedbackContext, NuggetDraft, ProbeTrace
 

@@ -1,4 +1,5 @@
-"""Word lists and small text tools shared by the local (deterministic) LLM roles."""
+"""Word lists and small text tools shared by the local (deterministic) LLM roles, the
+pipeline, the factual guard and INO."""
 
 from __future__ import annotations
 
