@@ -314,9 +314,8 @@ def cmd_optimize(args: argparse.Namespace, settings: Settings) -> int:
     """Extract and optimize nuggets from a feedback file; write candidates and traces."""
     from pathlib import Path
 
-    from optimizer.backends import make_roles
+    from optimizer.backends import make_harness, make_roles
     from optimizer.events import parse_event, read_events, to_context
-    from optimizer.harness import make_harness
     from optimizer.pipeline import Optimizer, RunStats
     from query.corpus import ingest_corpus, read_documents
 

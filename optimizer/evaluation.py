@@ -39,9 +39,10 @@ from nuggetflow.inputs import read_lines
 from nuggetflow.logging import get_logger
 from nuggetflow.settings import Settings
 from optimizer.accounting import Budget, Meter
+from optimizer.backends import make_harness
 from optimizer.fidelity import NuggetFidelity, judge_nugget
 from optimizer.guard import check_revision
-from optimizer.harness import RagHarness, make_candidate, make_harness
+from optimizer.harness import RagHarness, make_candidate
 from optimizer.ino import VARIANTS, to_probe
 from optimizer.pipeline import Optimizer, Outcome
 from optimizer.roles import Roles

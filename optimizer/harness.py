@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import TYPE_CHECKING, Protocol
+from typing import Protocol
 
 import numpy as np
 
@@ -29,9 +29,6 @@ from query.gate import Gate
 from query.model import ItemType, embedding_text
 from query.retrieval import FrozenView, Overlay, Retriever, RetrieveRequest, make_overlay
 from query.store import IndexStore
-
-if TYPE_CHECKING:
-    from optimizer.external import ExternalHarness
 
 log = get_logger(__name__)
 
@@ -155,17 +152,3 @@ def embed_draft(embedder: Embedder, draft: NuggetDraft) -> Vector:
     """The vector the index would store for this draft."""
     text = embedding_text(draft.title, draft.body, draft.anchors)
     return np.asarray(embedder.embed([text])[0], dtype=np.float32)
-
-
-def make_harness(settings: Settings, store: IndexStore, embedder: Embedder,
-                 generator: GeneratorRole, *, gate: Gate | None = None,
-                 as_of: datetime | None = None) -> BuiltinHarness | ExternalHarness:
-    """The harness ``NUGGETFLOW_HARNESS`` names: the built-in agent over ``store``, or the
-    team's agent through probe sessions (:mod:`optimizer.external`; ``store``,
-    ``embedder``, ``generator`` and ``gate`` are then the service's and the agent's
-    business). Close it when done."""
-    if settings.harness == "external":
-        from optimizer.external import ExternalHarness
-
-        return ExternalHarness(settings, as_of=as_of)
-    return BuiltinHarness(store, embedder, generator, settings, as_of=as_of, gate=gate)

@@ -28,7 +28,7 @@ from nuggetflow.errors import NuggetflowError
 from nuggetflow.logging import get_logger
 from nuggetflow.settings import Settings
 from optimizer.accounting import Budget, Meter
-from optimizer.harness import make_harness
+from optimizer.backends import make_harness
 from optimizer.pipeline import Optimizer, Outcome
 from optimizer.roles import Roles
 from optimizer.types import Extraction, FeedbackContext

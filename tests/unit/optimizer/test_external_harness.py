@@ -28,6 +28,7 @@ from nuggetflow.errors import BackendUnavailableError
 from nuggetflow.settings import Settings
 from nuggetflow.v1 import query_service_pb2 as qpb
 from optimizer.accounting import Meter
+from optimizer.backends import make_harness
 from optimizer.events import parse_event
 from optimizer.external import (
     AgentClient,
@@ -36,7 +37,7 @@ from optimizer.external import (
     ExternalHarness,
     parse_reply,
 )
-from optimizer.harness import BuiltinHarness, make_candidate, make_harness
+from optimizer.harness import BuiltinHarness, make_candidate
 from optimizer.ino import to_probe
 from optimizer.local import local_roles
 from optimizer.local.actionability import LocalActionability
