@@ -34,8 +34,8 @@ from query.embeddings import MiniLMEmbedder
 from query.index import NuggetIndex
 from query.model import Nugget, Publication
 from stream.synthetic import PORTAL, T0, event
-from tests.integration.stream_support import ROOT, free_port
-from tests.support.net import metrics_text, samples
+from tests.integration.stream_support import ROOT
+from tests.support.net import free_port, metrics_text, samples
 from tests.unit.optimizer.test_worked_example import EVENT
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]

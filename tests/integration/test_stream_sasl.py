@@ -20,7 +20,8 @@ from query.backends.sqlite import SQLiteStore
 from query.embeddings import MiniLMEmbedder
 from query.index import NuggetIndex
 from stream.synthetic import correction, event
-from tests.integration.stream_support import ROOT, Deployment, free_port, wait_until
+from tests.integration.stream_support import ROOT, Deployment, wait_until
+from tests.support.net import free_port
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
