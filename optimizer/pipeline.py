@@ -13,6 +13,7 @@ from typing import Any
 from nuggetflow.logging import get_logger
 from nuggetflow.settings import Settings
 from optimizer.accounting import Budget, Meter
+from optimizer.backends import make_harness
 from optimizer.harness import BuiltinHarness, RagHarness
 from optimizer.ino import OptimizationResult, build_variant, optimize
 from optimizer.lexicon import content_terms, stems
@@ -28,6 +29,7 @@ from optimizer.types import (
 from query.convert import nugget_to_dict
 from query.embeddings import Embedder
 from query.fusion import fuse_minmax
+from query.gate import Gate
 from query.model import (
     Evidence,
     FactTriple,
@@ -232,3 +234,17 @@ class Optimizer:
             n = dataclasses.replace(n, change_reason=f"{n.change_reason}; held for review: "
                                     + "; ".join(held))
         return dataclasses.replace(n, id=first_version_id(n))
+
+
+async def optimize_event(store: IndexStore, embedder: Embedder, roles: Roles,
+                         settings: Settings, gate: Gate, ctx: FeedbackContext,
+                         extraction: Extraction) -> Outcome:
+    """INO for one event whose extraction was made earlier (the stream's actionability
+    step), on a view of the index frozen now: a harness per event, the built-in one or,
+    with NUGGETFLOW_HARNESS=external, the team's agent."""
+    harness = make_harness(settings, store, embedder, roles.generator, gate=gate)
+    try:
+        return await Optimizer(store, embedder, roles, settings,
+                               harness=harness).process(ctx, extraction=extraction)
+    finally:
+        await harness.close()

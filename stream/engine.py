@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
-import dataclasses
 import threading
 from collections.abc import Callable, Coroutine, Sequence
 from typing import Any, Protocol, TypeVar
@@ -28,8 +27,7 @@ from nuggetflow.errors import NuggetflowError
 from nuggetflow.logging import get_logger
 from nuggetflow.settings import Settings
 from optimizer.accounting import Budget, Meter
-from optimizer.backends import make_harness
-from optimizer.pipeline import Optimizer, Outcome
+from optimizer.pipeline import Outcome, optimize_event
 from optimizer.roles import Roles
 from optimizer.types import Extraction, FeedbackContext
 from query.embeddings import Embedder
@@ -62,17 +60,6 @@ class Engine(Protocol):
         """Run INO for an actionable event (errors propagate)."""
 
 
-@dataclasses.dataclass(frozen=True)
-class _Extracted:
-    """An actionability role that returns an extraction made earlier (no LLM call)."""
-
-    extraction: Extraction
-
-    def extract(self, ctx: FeedbackContext, meter: Meter) -> Extraction:
-        """The stored extraction."""
-        return self.extraction
-
-
 #: Called with ``Meter.summary()`` of every actionability call (the worker's metrics).
 UsageHook = Callable[[dict[str, object]], None]
 
@@ -92,22 +79,6 @@ def _extract_batch(roles: Roles, budget: Budget, contexts: Sequence[FeedbackCont
             if on_usage is not None and meter.total_calls:
                 on_usage(meter.summary())
     return out
-
-
-async def run_ino(store: IndexStore, embedder: Embedder, roles: Roles, settings: Settings,
-                  gate: Gate, ctx: FeedbackContext,
-                  extraction: Extraction) -> Outcome:
-    """INO for one event on a view of the index frozen now (a harness per event: the
-    built-in one or, with NUGGETFLOW_HARNESS=external, the team's agent), with the given
-    extraction standing in for the actionability role."""
-    harness = make_harness(settings, store, embedder, roles.generator, gate=gate)
-    opt = Optimizer(store, embedder,
-                    dataclasses.replace(roles, actionability=_Extracted(extraction)),
-                    settings, harness=harness)
-    try:
-        return await opt.process(ctx)
-    finally:
-        await harness.close()
 
 
 class InlineEngine:
@@ -136,7 +107,7 @@ class InlineEngine:
 
     async def optimize(self, ctx: FeedbackContext, extraction: Extraction) -> Outcome:
         """See :meth:`Engine.optimize`."""
-        return await run_ino(self.store, self.embedder, self.roles, self.settings,
+        return await optimize_event(self.store, self.embedder, self.roles, self.settings,
                              self.gate, ctx, extraction)
 
 
@@ -236,7 +207,7 @@ class ThreadedEngine:
         try:
             if slot.store is None or slot.roles is None:
                 raise RuntimeError(f"optimizer slot {slot.name} is not open")
-            return await slot.call(run_ino(slot.store, self.embedder, slot.roles,
+            return await slot.call(optimize_event(slot.store, self.embedder, slot.roles,
                                            self.settings, self.gate, ctx, extraction))
         finally:
             self._free.put_nowait(slot)
