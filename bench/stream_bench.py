@@ -86,7 +86,7 @@ class Progress:
 
 async def fill(settings: Settings, topic: str, lines: list[bytes]) -> float:
     """Produce the events (keyed by tenant where parsable); returns events/s."""
-    from optimizer.events import parse_event
+    from stream.events import parse_event
 
     producer = AIOKafkaProducer(bootstrap_servers=settings.kafka_bootstrap, acks="all",
                                 linger_ms=20, max_batch_size=256 * 1024)

@@ -315,9 +315,9 @@ def cmd_optimize(args: argparse.Namespace, settings: Settings) -> int:
     from pathlib import Path
 
     from optimizer.backends import make_harness, make_roles
-    from optimizer.events import parse_event, read_events, to_context
     from optimizer.pipeline import Optimizer, RunStats
     from query.corpus import ingest_corpus, read_documents
+    from stream.events import parse_event, read_events, to_context
 
     # Inputs first: a bad file fails before the store and the models are loaded.
     events = list(read_events(args.feedback))

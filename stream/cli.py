@@ -17,7 +17,7 @@ from nuggetflow.settings import Settings
 
 def cmd_publish(args: argparse.Namespace, settings: Settings) -> int:
     """Produce feedback events (JSONL) to feedback.events, with progress and a summary."""
-    from optimizer.events import read_events
+    from stream.events import read_events
     from stream.producer import PublishReport, publish_events
     from stream.topics import TopicKind, Topics
 
@@ -53,10 +53,10 @@ def cmd_worker(args: argparse.Namespace, settings: Settings) -> int:
 def cmd_run(args: argparse.Namespace, settings: Settings) -> int:
     """Run the worker's steps in-process on a feedback file or stdin, without Kafka."""
     from optimizer.backends import make_roles
-    from optimizer.events import read_events
     from query.corpus import ingest_corpus, read_documents
     from query.index import build_index
     from stream.engine import InlineEngine
+    from stream.events import read_events
     from stream.records import StepResult
     from stream.runner import EmbeddedRunner
     from stream.steps import Steps

@@ -14,7 +14,7 @@ from aiokafka.errors import KafkaConnectionError, KafkaError
 from nuggetflow.errors import BackendUnavailableError, NuggetflowError
 from nuggetflow.logging import get_logger
 from nuggetflow.settings import Settings
-from optimizer.events import parse_event
+from stream.events import parse_event
 from stream.records import ReviewEvent
 from stream.topics import TopicKind, Topics, bootstrap_servers, kafka_client_options
 

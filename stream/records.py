@@ -26,9 +26,9 @@ from google.protobuf.message import DecodeError
 
 from nuggetflow.errors import ValidationError
 from nuggetflow.v1 import feedback_pb2, query_service_pb2
-from optimizer.events import validate_event
 from optimizer.types import Extraction
 from query.model import RECORD_ACTIONS
+from stream.events import validate_event
 from stream.topics import TopicKind
 
 Headers = tuple[tuple[str, bytes], ...]

@@ -44,7 +44,6 @@ from nuggetflow.errors import (
 )
 from nuggetflow.logging import clip, get_logger
 from nuggetflow.settings import Settings
-from optimizer.events import parse_event, to_context
 from optimizer.pipeline import Outcome
 from optimizer.screen import screen
 from query.convert import nugget_from_bytes, nugget_to_bytes
@@ -52,6 +51,7 @@ from query.index import Applied, NuggetIndex
 from query.metrics import PipelineMetrics
 from query.model import Nugget, Publication
 from stream.engine import Engine, ExtractResult
+from stream.events import parse_event, to_context
 from stream.records import (
     Correction,
     Emit,

@@ -34,9 +34,9 @@ from pathlib import Path
 import pytest
 
 from nuggetflow_client.v1 import nugget_pb2
-from optimizer.events import parse_event
 from query.backends.sqlite import SQLiteStore
 from query.embeddings import MiniLMEmbedder
+from stream.events import parse_event
 from stream.synthetic import correction
 from stream.topics import TopicKind
 from tests.conformance.service_suite import QUERY, seed_nuggets

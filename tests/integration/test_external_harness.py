@@ -243,7 +243,7 @@ async def test_the_reference_agent_publishes_feedback_to_kafka(kafka_bootstrap: 
     import uuid
 
     from examples.agent.agent import FeedbackPublisher, feedback_event
-    from optimizer.events import parse_event
+    from stream.events import parse_event
     from tests.integration.stream_support import read_topic
 
     topic = f"it-{uuid.uuid4().hex[:8]}.feedback.events"

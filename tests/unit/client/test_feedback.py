@@ -21,8 +21,8 @@ from nuggetflow_client import (
 )
 from nuggetflow_client.feedback import EVENTS_TOPIC, encode_event, validate_event
 from nuggetflow_client.v1 import feedback_pb2 as client_pb
-from optimizer.events import parse_event
-from optimizer.events import validate_event as server_validate
+from stream.events import parse_event
+from stream.events import validate_event as server_validate
 from stream.topics import TopicKind, Topics
 
 

@@ -29,7 +29,6 @@ from nuggetflow.settings import Settings
 from nuggetflow.v1 import query_service_pb2 as qpb
 from optimizer.accounting import Meter
 from optimizer.backends import make_harness
-from optimizer.events import parse_event
 from optimizer.external import (
     AgentClient,
     AgentOutputError,
@@ -51,6 +50,7 @@ from query.index import NuggetIndex
 from query.metrics import Metrics
 from query.service import QueryServer, create_server
 from stream.engine import InlineEngine
+from stream.events import parse_event
 from stream.records import Correction, DeadLetter, Record
 from stream.steps import Steps
 from stream.synthetic import PORTAL, event

@@ -12,13 +12,13 @@ from pathlib import Path
 
 from nuggetflow.settings import Settings
 from optimizer.accounting import Meter
-from optimizer.events import parse_event, to_context
 from optimizer.local import local_roles
 from optimizer.roles import Roles
 from optimizer.types import Answer, ContextPassage, Extraction, FeedbackContext
 from query.backends.sqlite import SQLiteStore
 from query.index import NuggetIndex
 from stream.engine import InlineEngine, ThreadedEngine
+from stream.events import parse_event, to_context
 from tests.unit.stream.test_steps import fb
 
 

@@ -8,8 +8,8 @@ import pytest
 
 from nuggetflow.errors import ValidationError
 from nuggetflow.v1 import query_service_pb2
-from optimizer.events import parse_event
 from optimizer.types import Extraction
+from stream.events import parse_event
 from stream.records import Correction, DeadLetter, Record, ReviewEvent, dead_letter
 from stream.synthetic import correction, event
 from stream.topics import TopicKind

@@ -81,7 +81,7 @@ async def test_the_shipped_sample_feedback_runs_through_the_steps(
     """examples/feedback.jsonl (the README's sample for `publish` and `run`): every line
     is a valid event; the four corrections become nuggets, the question, the praise,
     the vague complaint and the injected instruction do not."""
-    from optimizer.events import read_events
+    from stream.events import read_events
 
     lines = [raw for _, raw in read_events(ROOT / "examples" / "feedback.jsonl")]
     report = await EmbeddedRunner(steps, Topics(), batch=4).run(enumerate(lines, 1))

@@ -13,7 +13,6 @@ import pytest
 from nuggetflow.errors import BackendUnavailableError, BudgetExceededError, NuggetflowError
 from nuggetflow.settings import Settings
 from optimizer.accounting import Meter
-from optimizer.events import parse_event, to_context
 from optimizer.local import local_roles
 from optimizer.pipeline import Outcome
 from optimizer.types import Extraction, FeedbackContext
@@ -22,6 +21,7 @@ from query.index import NuggetIndex
 from query.metrics import Metrics
 from query.model import Publication
 from stream.engine import ExtractResult, InlineEngine
+from stream.events import parse_event, to_context
 from stream.records import Correction, DeadLetter, Emit, Record, ReviewEvent, StepResult
 from stream.steps import Steps
 from stream.synthetic import correction, event, malformed
