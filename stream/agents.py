@@ -142,13 +142,12 @@ class KeyedLocks:
         return len(self._locks)
 
 
-SOURCES = AGENT_SOURCES
 
 
 def enabled_agents(settings: Settings) -> list[str]:
     """The agents NUGGETFLOW_STREAM_AGENTS names, in flow order."""
     wanted = {a.strip() for a in settings.stream_agents.split(",")}
-    return [name for name in SOURCES if name in wanted]
+    return [name for name in AGENT_SOURCES if name in wanted]
 
 
 @dataclass(frozen=True)
@@ -237,6 +236,6 @@ def register_agents(app: faust.App, topics: Topics, steps: Steps, sink: Sink,
     made: dict[str, Any] = {}
     for name in enabled_agents(settings):
         concurrency = settings.stream_optimize_concurrency if name == "optimize" else 1
-        made[name] = app.agent(topic(SOURCES[name]), name=name,
+        made[name] = app.agent(topic(AGENT_SOURCES[name]), name=name,
                                concurrency=concurrency)(bodies[name])
     return Agents(**made)

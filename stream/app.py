@@ -20,11 +20,12 @@ from nuggetflow.logging import get_logger
 from nuggetflow.settings import Settings
 from query.index import NuggetIndex
 from query.metrics import Metrics, MetricsServer, PipelineMetrics
-from stream.agents import SOURCES, Agents, FaustSink, enabled_agents, register_agents
+from stream.agents import Agents, FaustSink, enabled_agents, register_agents
 from stream.engine import Engine, ThreadedEngine
 from stream.lag import LagMonitor
 from stream.steps import Steps
 from stream.topics import (
+    AGENT_SOURCES,
     Topics,
     bootstrap_servers,
     ensure_topics,
@@ -83,7 +84,7 @@ class StreamRuntime(Service):
                                             settings.metrics_port) if serve_metrics else None
         topics = Topics.from_settings(settings)
         self.lag = LagMonitor(bootstrap_servers(settings), group_id(settings),
-                              [topics.name(SOURCES[a]) for a in enabled_agents(settings)],
+                              [topics.name(AGENT_SOURCES[a]) for a in enabled_agents(settings)],
                               metrics.pipeline, kafka_client_options(settings))
 
     async def on_start(self) -> None:
