@@ -104,13 +104,14 @@ _INTERJECTION = (r"(?:no|nope|nah|yes|yeah|yep|ok|okay|hi|hello|hey|hmm|um|uh|oh
 # Connectives, and imperatives that only ask the reader to mind what follows ("Just
 # remember that X", "Keep in mind that X": X is the claim).
 _CONNECTIVE = (r"(?:well|actually|so|also|anyway|please|pls|just so you know|for the record|"
+               r"tbh|imo|imho|ngl|for what it's worth|fwiw|"
                r"to be clear|in fact|however|but|and|though|then|fyi|btw|psa|nb|"
                r"(?:just\s+)?(?:remember|note|notice|keep in mind|bear in mind|be aware|"
                r"don't forget|do not forget|mind you)\s+that)")
 _DISCOURSE = re.compile(
     r"^(?:" + _INTERJECTION + r"\b(?:\s*[,:;.!\u2014-]+\s*|\s+(?=(?:that|this|it|it's|you|"
     r"your|the answer|the|i|we|not|so|but|and|then|actually|well|no|nope|nah|yes|yeah|ok|"
-    r"okay|lol|haha|ha|there|sorry)\b)|\s*$)|" + _CONNECTIVE
+    r"okay|lol|haha|ha|there|sorry|its|tbh|imo|ngl)\b)|\s*$)|" + _CONNECTIVE
     + r"\b(?:\s*[,:;.!\u2014-]+\s*|\s+|\s*$))+", re.IGNORECASE)
 
 _INTERROGATIVE = re.compile(r"^(?:what|why|how|where|when|which|who|whom|whose)\b",
@@ -461,7 +462,14 @@ def restore_contractions(text: str) -> str:
         if full is None or word.lower() in ("im", "ive"):
             return word
         return full[0].upper() + full[1:] if word[0].isupper() else full
-    return re.sub(r"\b[A-Za-z]+\b", fix, text)
+    text = re.sub(r"\b[A-Za-z]+\b", fix, text)
+    # "its in Settings", "its Eastbrook-Free": at a clause start, "its" before a word that
+    # no noun of its would be is "it's" ("Its default is 5" stays).
+    return _ITS.sub(lambda m: m.group(1) + "'s", text)
+
+
+_ITS = re.compile(r"(?:^|(?<=[.!?;,:]\s)|(?<=\n))([Ii]t)s(?=\s+(?:in|on|at|under|not|just|only|"
+                  r"a|an|the|because|b/c|for|still|now|always|never|called|(?-i:[A-Z])\w))")
 
 
 #: Spoken fillers of a dictated or chatty message ("um", "uh", "erm").

@@ -41,7 +41,7 @@ from optimizer.claims import (
     split_sentences,
     tokens,
 )
-from query.text import stem
+from query.text import STOPWORDS, stem
 
 WORD_RECALL_MIN = 0.6
 COSINE_MIN = 0.8
@@ -120,6 +120,8 @@ def unsupported_text(title: str, body: str, feedback: str, query: str) -> list[s
         full for short, full in SHORTHAND.items()
         if re.search(rf"(?<![\w/.-]){re.escape(short)}(?![\w/.-])", feedback, re.IGNORECASE)])
     support = content_stems(f"{feedback}\n{query}\n{said}")
+    # A pronoun's contraction is no content of its own ("It's 30s" for "its 30s").
+    support |= {stem(t) for t in tokens(body) if "'" in t and t.split("'", 1)[0] in STOPWORDS}
     support_numbers = {t for t in tokens(f"{feedback}\n{query}") if any(c.isdigit() for c in t)}
     out = []
     for part in [title, *split_sentences(body)]:

@@ -308,11 +308,11 @@ def plain_text(text: str, *, keep_lines: bool = False) -> str:
     (``plain_markup``)."""
     text = _SCRIPT.sub(" ", text)
     text = _COMMENT.sub(" ", text)
-    text = _TAG.sub(" ", text)
+    text = outside_code(_TAG, " ", text)  # "`arch-proj <code>`": a placeholder, not markup
     text = html.unescape(text)
     text = _SCRIPT.sub(" ", text)  # markup that was entity-encoded
     text = _COMMENT.sub(" ", text)
-    text = _TAG.sub(" ", text)
+    text = outside_code(_TAG, " ", text)
     text = plain_markup(text)
     if keep_lines:
         lines = (" ".join(line.split()) for line in text.splitlines())

@@ -60,6 +60,7 @@ from optimizer.local.layout import (
     checkmarks_as_statements,
     config_as_statements,
     diff_as_lines,
+    negative_question_as_claim,
     states_pairs,
     strip_line_labels,
     tables_as_statements,
@@ -148,8 +149,11 @@ _EPISODIC = re.compile(r"\b(?:yesterday|last (?:night|week|month|year|time|frida
                        r"hours?|days?) ago|an? (?:hour|minute|day) ago|in the end)\b",
                        re.IGNORECASE)
 #: When something happened: a clock time or "today" (with a verb in the past tense).
-_WHEN = re.compile(r"\b(?:today|(?:at|around|about|since)\s+\d{1,2}[:.]\d{2})\b",
-                   re.IGNORECASE)
+_WHEN = re.compile(r"\b(?:today|(?:at|around|about|since)\s+\d{1,2}[:.]\d{2}|"
+                   # "we had the power flicker twice on Saturday" (not "was renamed on Monday")
+                   r"(?<!renamed )(?<!moved )(?<!changed )(?<!replaced )(?<!upgraded )"
+                   r"(?<!migrated )(?<!switched )on\s+(?:monday|tuesday|wednesday|thursday|"
+                   r"friday|saturday|sunday)(?!s))\b", re.IGNORECASE)
 #: A schedule, not an event: "at 02:30 every night", "now ... nightly".
 _RECURRING = re.compile(r"\b(?:every|each|nightly|daily|weekly|monthly|hourly|always)\b",
                         re.IGNORECASE)
@@ -481,10 +485,11 @@ class LocalActionability:
         for step in (chat_as_lines, diff_as_lines,
                      checkmarks_as_statements, config_as_statements, tables_as_statements,
                      strip_line_labels, arrows_as_values, plain_voice, apply_self_corrections,
-                     strip_sign_off, bare_answer_as_subject):
+                     strip_sign_off, bare_answer_as_subject, negative_question_as_claim):
             text = step(text)
         parts = [(raw, kind) for s in split_sentences(text) for raw, kind in
                  self._after_colon(s, ctx)]
+        steps = _list_items(text)
         # A frame that reports or announces the claim ("I felt you ought to know that
         # X", "Our manager told me that X") is read as X.
         views = [(raw, view(strip_frame(without_asides(raw)))) for raw, _ in parts]
@@ -527,6 +532,16 @@ class LocalActionability:
                 k = "opinion"  # "Something like B-Hall-something... not sure though"
             elif k == "chatter" and anchored and (_support(v, ctx) or _label_value(v.text)):
                 k = "support"  # "offsite copy: fridays" next to "backups: nightly, 01:30"
+            elif k in ("chatter", "meta") and _step_key(raw) in steps and any(
+                    kk == "claim" and _step_key(r) in steps
+                    for (r, _), kk in zip(views, kinds, strict=True)) and not (
+                    v.question or v.personal or v.about_answer or v.evaluative or (
+                        _AMENDED.search(text) and not novel_items(list(v.strong), ctx.answer))):
+                # A step of a procedure whose other steps are claims belongs to it, even
+                # one the answer also had ("1. Open Files", "4. `DROP ROLE ewa_k;`"),
+                # unless the writer amends the list afterwards ("edit: make that -L +200G"):
+                # then a step copied from the answer may be the amended one.
+                k = "support"
             out.append(Sentence(raw, v, k))
         return out
 
@@ -618,6 +633,8 @@ class LocalActionability:
             return "meta"
         if verdict(v.text) and not v.strong:
             return "verdict"
+        if _NO_BETTER.search(v.text) and not (v.firm_modal or _strict_policy(v)):
+            return "opinion"  # "DBeaver isn't much better", "the new one is even worse"
         if _SARCASM.search(v.text):
             return "opinion"  # "oh sure, VACUUM FULL at noon, what could possibly go wrong"
         if _DOUBT.search(v.text) or (_HEDGE.search(v.text) and not any(
@@ -654,7 +671,8 @@ class LocalActionability:
                 _HABIT.match(v.text) and not (v.firm_modal or v.policy or v.negation)):
             return "chatter"  # "we've got 14 of them", "I print them out for volunteers"
         if v.words >= 4 and not v.strong and not set(tokens(v.text)) & STOPWORDS and \
-                not _BLANKET.search(v.text):
+                not (_BLANKET.search(v.text) or v.negation):
+            # ("X don't query Y" reads: a negated verb is English however terse)
             return "chatter"  # no English function word: not a sentence we can read
         novel = novel_items([*v.strong, *v.names], ctx.answer)
         new_words = content_stems(v.text) - content_stems(ctx.answer) - _GENERIC
@@ -757,7 +775,8 @@ class LocalActionability:
         # "`exportfs -ra`." on its own: the command the writer gives instead.
         command = bool(_COMMAND_ONLY.match(v.text)) and bool(novel_items(list(v.strong),
                                                                           ctx.answer))
-        rule_claim = rule_claim or limited or prohibition or blanket or command
+        rule_claim = rule_claim or limited or prohibition or blanket or command or (
+            v.words >= 4 and _overturns(v, ctx.answer))
         if not (concrete_claim or rule_claim or instruction or restriction) or \
                 (personal_only and not concrete_claim):
             return "opinion" if v.evaluative else "chatter"
@@ -874,6 +893,12 @@ def verdict(text: str) -> bool:
     return bool(_VERDICT.match(text) or _NAMED_VERDICT.match(text))
 
 
+#: What follows a verb whose object is named ("closes it", "opens the list").
+_OBJECT_START = frozenset("it them the a an this that these those you your my our its their "
+                          "every all".split())
+# (not "everything": "Documents desktop downloads everything" is a list, not a statement)
+
+
 def _support(v: SentenceView, ctx: FeedbackContext) -> bool:
     """A declarative sentence that adds detail to the message's claim: not personal,
     not an anecdote, not about the answer, at least six words of which three are new."""
@@ -881,7 +906,8 @@ def _support(v: SentenceView, ctx: FeedbackContext) -> bool:
     if v.question or v.system or v.about_answer or v.evaluative >= 2 or v.words < 2 or \
             v.text.rstrip().endswith(":") or _TO_COLLEAGUE.match(v.text) or \
             _ISSUED_BY.match(v.text) or (
-                past_tense(v.text) and bool(_EPISODIC.search(v.text)) and not (
+                past_tense(v.text) and bool(_EPISODIC.search(v.text) or (
+                    _WHEN.search(v.text) and not _RECURRING.search(v.text))) and not (
                     v.firm_modal or _strict_policy(v))) or (
                 _PERSONAL_WORD.search(first) and past_tense(first) and not (
                     v.firm_modal or _strict_policy(v))):
@@ -894,6 +920,13 @@ def _support(v: SentenceView, ctx: FeedbackContext) -> bool:
             return False
         if _SCOPE_FRAGMENT.match(v.text):
             return True  # "On every server." after "90 days.": where the claim holds
+        toks = tokens(v.text)
+        if not past_tense(v.text) and len(toks) >= 3 and any(
+                (t[:-1] in INSTRUCTION_VERBS or (t.endswith("es") and t[:-2] in INSTRUCTION_VERBS))
+                and (n == len(toks) - 1 or toks[n + 1] in _OBJECT_START)
+                for n, t in enumerate(toks) if n and t.endswith("s")) and bool(
+                content_stems(v.text) - content_stems(ctx.answer) - _GENERIC):
+            return True  # "Esc closes it.", "Same shortcut again restores it.": what a key does
         return (v.negation and bool(content_stems(v.text) - content_stems(ctx.answer)
                                     - _GENERIC)) or (
             not past_tense(v.text) and not _SCORE.search(v.text) and any(
@@ -903,6 +936,33 @@ def _support(v: SentenceView, ctx: FeedbackContext) -> bool:
             _ANECDOTE.search(first) or verdict(first):
         return False
     return len(content_stems(first) - content_stems(ctx.answer) - _GENERIC) >= 3
+
+
+_NO_BETTER = re.compile(r"\b(?:isn't|is not|aren't|are not|wasn't|not)\s+(?:much|any|a lot|"
+                        r"that much|really)?\s*better\b|\b(?:is|are)\s+no\s+better\b|"
+                        r"\b(?:even|much|way)\s+worse\b|\bjust\s+as\s+bad\b", re.IGNORECASE)
+_AMENDED = re.compile(r"(?:^|\n|[.!?]\s+)\s*(?:edit|correction|update)\s*:|\bmake that\b",
+                      re.IGNORECASE)
+_LIST_ITEM = re.compile(r"^[ \t]*(?:\d{1,2}[.)]|[-*\u2022])[ \t]+(\S.*)$", re.MULTILINE)
+
+
+def _step_key(sentence: str) -> str:
+    return " ".join(tokens(sentence))
+
+
+def _list_items(text: str) -> set[str]:
+    """The items of the message's numbered or bulleted lists, as token keys."""
+    return {_step_key(m.group(1)) for m in _LIST_ITEM.finditer(text)}
+
+
+def _overturns(v: SentenceView, answer: str) -> bool:
+    """The sentence negates a value the answer gave ("statement_timeout is never 0 in
+    our migrations" after an answer that set it to 0): the correction itself, whatever
+    else it names."""
+    return v.negation and any(
+        re.search(r"\b(?:not|never|no longer|isn't|aren't|n't)\s+(?:\S+\s+){0,2}?"
+                  + re.escape(i.text) + r"(?!\w)", v.text, re.IGNORECASE)
+        for i in v.strong if i not in novel_items([i], answer))
 
 
 def _instruction(text: str) -> bool:

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 
-from optimizer.claims import CHECK_MARKS, english_word
+from optimizer.claims import CHECK_MARKS, STRONG_KINDS, english_word, items
 
 _ROW = re.compile(r"^\s*\|{1,2}(.*?)\|{1,2}\s*$")
 _RULE_ROW = re.compile(r"^\s*\|?[\s:|+-]*-{2,}[\s:|+-]*\|?\s*$")
@@ -146,6 +146,35 @@ def chat_as_lines(text: str) -> str:
 #: question; what follows is said of it.
 _BARE_ANSWER = re.compile(r"^\s*(`[^`\n]+`|[A-Za-z][\w.-]*(?:_|\d|[a-z][.-][a-z])[\w.-]*?)"
                           r"[.!]\s+(?=\S)")
+
+
+#: "Isn't it just Super+A? That jumps straight to the app grid.": a negative question
+#: the writer goes on to back up is how a correction is put politely.
+_NEGATIVE_QUESTION = re.compile(
+    r"^(?P<lead>\s*)(?:isn't|is not|wasn't|aren't)\s+(?P<subj>it|that|this|they)\s+"
+    r"(?P<rest>(?:just\s+|simply\s+|actually\s+)?[^?\n]{1,60}?)\s*\?+[ \t]+(?=[A-Z])",
+    re.IGNORECASE)
+_UNSURE_TAIL = re.compile(r"\b(?:not sure|no idea|i think|maybe|perhaps|probably|i guess|"
+                          r"might|could be|or (?:is|was) it|dunno|can't remember)\b|\?",
+                          re.IGNORECASE)
+
+
+def negative_question_as_claim(text: str) -> str:
+    """A message that opens with a negative question naming a concrete value and goes
+    on with a firm statement ("Isn't it just Super+A? That jumps straight to the app
+    grid.") states the value: "It's just Super+A. That jumps ...". A question followed
+    by doubt or another question stays a question, and so does one that names nothing
+    concrete (a key, number, path, version)."""
+    m = _NEGATIVE_QUESTION.match(text)
+    if not m or not any(i.kind in STRONG_KINDS for i in items(m.group("rest"))):
+        return text
+    tail = text[m.end():]
+    first = re.split(r"(?<=[.!?])\s+|\n", tail, maxsplit=1)[0]
+    if _UNSURE_TAIL.search(first) or _UNSURE_TAIL.search(text[m.end():m.end() + 200]):
+        return text
+    subj = m.group("subj").lower()
+    verb = "They're" if subj == "they" else subj.capitalize() + "'s"
+    return f"{m.group('lead')}{verb} {m.group('rest')}. {tail}"
 
 
 def bare_answer_as_subject(text: str) -> str:

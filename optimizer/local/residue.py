@@ -99,6 +99,22 @@ _FRAME = re.compile(
     # ("I checked with Gareth this morning, and he confirmed that X")
     r"^(?:[^.;]{0,200}?(?:,\s*|\s+)(?:and|but|so)\s+)?(?:she|he|they|(?-i:[A-Z][a-z]+))\s+(?:also\s+)?"
     r"(?:said|says|confirmed|explained|mentioned)\s+(?:that\s+)?(?=\S)|"
+    # "The thing to know is that X", "The catch is that X"
+    r"^the\s+(?:main\s+|key\s+|important\s+|only\s+)?(?:thing|point)\s+to\s+(?:know|remember|"
+    r"understand|note|keep in mind)\s+(?:here\s+)?is\s+(?:that\s+)?(?=\S)|^the\s+(?:catch|"
+    r"thing|trick|point|gotcha)\s+is\s+that\s+(?=\S)|"
+    # "Raj on the helpdesk confirmed that X", "Priya from Library Systems said X"
+    r"^(?!(?i:someone|somebody|anyone|anybody|everyone|nobody|people|some|one|a|an|the|"
+    r"this|that|my|our|your|their)\b)(?-i:[A-Z][a-z]+)\s+(?:on|from|in|at|of)\s+(?:the\s+)?(?:[\w&'-]+\s+){1,3}?(?:also\s+)?"
+    r"(?:said|says|confirmed|explained|mentioned)\s+(?:that\s+)?(?=\S)|"
+    # "We agreed at the managers' meeting in September that X"
+    r"^(?:we|they|management|the board|it)\s+(?:\w+\s+)?(?:agreed|decided|confirmed|announced|"
+    r"ruled)\s+(?:[^.;]{0,80}?\s+)?that\s+(?=\S)|"
+    # "Staff need to know that X", "Please make sure people know that X"
+    r"^(?:please\s+)?(?:make sure|ensure|let)\s+(?:that\s+)?(?:the\s+|all\s+|our\s+|your\s+)?"
+    r"[\w-]+(?:\s+[\w-]+)?\s+(?:know|knows|are aware|is aware|understand|understands)\s+"
+    r"(?:that\s+)?(?=\S)|^(?:staff|people|everyone|everybody|users|colleagues|new starters|"
+    r"you)\s+(?:all\s+)?(?:need|needs|should|must|ought)\s+to\s+know\s+(?:that\s+)?(?=\S)|"
     # "I must say, X", "I'd add that X", "I should mention that X"
     # ("I must gently point out, though, that X", "I just wanted to flag that X")
     r"^(?:thanks?(?: you)?(?:\s+for\s+[^,]{1,40})?,\s*(?:but|though|although)\s+)?"
@@ -162,7 +178,12 @@ _POLITE_VERDICT = re.compile(
     r"^(?:i'm|i am)\s+(?:not sure|afraid)\s+(?:that|this|it)(?:'s|\s+is)\s+(?:quite\s+|"
     r"entirely\s+|100%\s+)?(?:right|correct|accurate|true|the case)(?:,?\s+i'm afraid)?$|"
     r"^i\s+(?:don't|do not)\s+think\s+(?:that|this|it)(?:'s|\s+is)\s+(?:quite\s+)?(?:right|"
-    r"correct|accurate|true)$|^i'm afraid$", re.IGNORECASE)
+    r"correct|accurate|true)$|^i'm afraid$|"
+    # "The rest of the steps are right", "everything else is fine": the rest of the answer
+    r"^(?:(?:but|and)\s+)?(?:the\s+rest(?:\s+of\s+(?:the|it|your|that|this)(?:\s+\w+)?)?|"
+    r"everything\s+else|all\s+the\s+rest|the\s+other\s+(?:steps|parts|bits))\s+"
+    r"(?:is|are|was|were|looks?|seems?)\s+(?:\w+\s+)?(?:right|rigth|correct|fine|ok|okay|good|"
+    r"accurate|spot on)$", re.IGNORECASE)
 _OLD_VALUE = re.compile(r"^\d[\w.:/%+-]*(?:\s+[a-z]+)?\s+(?:was|is)\s+(?:the\s+)?(?:old|previous|"
                         r"former|outdated|wrong)\s+(?:value|setting|number|limit|figure|one)$",
                         re.IGNORECASE)
@@ -183,7 +204,11 @@ _OUTCOME = re.compile(r"^(?:in the end|eventually|finally|at last|as it turns ou
 # "It isn't.", "That doesn't.": a reply that only negates the question.
 _BARE_NEGATION = re.compile(r"^(?:it|that|this|they)\s+(?:isn't|is not|wasn't|doesn't|does not|"
                             r"won't|can't|aren't|don't|weren't)(?:\s+(?:it|them|that|this|so|"
-                            r"the (?:case|problem|issue|cause)))?\s*$", re.IGNORECASE)
+                            r"the (?:case|problem|issue|cause)))?\s*$|"
+                            # "It's not the port", "That isn't the printer": not the cause
+                            r"^(?:it|that|this)(?:'s|\s+is|\s+was)\s+not\s+(?:the|a|an|your)\s+"
+                            r"[a-z][\w-]*$|^(?:it|that|this)\s+(?:isn't|wasn't)\s+(?:the|a|an|your)\s+"
+                            r"[a-z][\w-]*$", re.IGNORECASE)
 _HEDGE = re.compile(r"\b(?:i|we)\s+(?:think|guess|believe|suppose|feel|reckon|hope|wonder)\b|"
                     r"\b(?:imo|imho|in my (?:opinion|view|experience))\b", re.IGNORECASE)
 _HEDGE_ASIDE = re.compile(r"^(?:ymmv|your mileage may vary|(?:just\s+)?my (?:2|two) cents|"
@@ -216,6 +241,19 @@ _GREETING = re.compile(r"^" + _HELLO + r"\b(?:\s+[\w&.'-]+){0,3}$", re.IGNORECAS
 _WELL_WISHING = re.compile(r"^(?:i\s+)?(?:hope|trust)\s+(?:you|you're|everyone|everybody|all|"
                            r"this finds)\b|^sorry in advance\b|^have a (?:good|great|nice|"
                            r"lovely)\b", re.IGNORECASE)
+# Kind words to the asker: "good question", "don't worry", "everyone trips over this one".
+_REASSURANCE = re.compile(r"^(?:(?:a\s+)?(?:good|great|fair|excellent)\s+question|"
+                          r"(?:don't|do not)\s+"
+                          r"worry|no\s+worries|(?:everyone|everybody|we\s+all|all\s+of\s+us)\s+"
+                          r"(?:\w+\s+){0,2}?(?:trips?|falls?|gets?\s+caught|gets?\s+bitten|"
+                          r"struggles?|stumbles?|makes?\s+(?:this|that|the same))\b)",
+                          re.IGNORECASE)
+# An offer of help: "ping me if you want to pair", "happy to walk you through it if you like".
+_OFFER = re.compile(r"^(?:(?:just\s+)?(?:ping|message|dm|call|ask|email|poke|grab|give)\s+me\b|"
+                    r"(?:i'm\s+|i\s+am\s+)?(?:happy|glad)\s+to\s+\w+|(?:let\s+me\s+know|shout)\b)",
+                    re.IGNORECASE)
+_HOPE = re.compile(r"^(?:i\s+|we\s+)?(?:really\s+|do\s+)?hope\b(?!\s+(?:is|was)\b)",
+                   re.IGNORECASE)
 # "Just a quick one from us", "small correction", "just to add", "fun fact", "side note".
 _ANNOUNCING = re.compile(
     r"^(?:(?:just|only)\s+)?(?:a\s+)?(?:quick|small|tiny|minor|little|brief)\s+(?:one|note|"
@@ -310,8 +348,11 @@ def residue(clause: str, first: bool = True) -> str:
         return "acknowledgement"
     if first and _GREETING.match(c) and not strong:
         return "a greeting"
-    if _WELL_WISHING.match(c) and not strong:
-        return "a greeting"
+    if _REASSURANCE.match(c) or (_OFFER.match(c) and re.search(r"\bif\s+(?:you|u)\b", c,
+                                                                re.IGNORECASE)):
+        return "a greeting"  # "good question, and don't worry", "ping me if you want to pair"
+    if (_WELL_WISHING.match(c) and not strong) or _HOPE.match(c):
+        return "a greeting"  # ("Hope the coffee machine on 3 is fixed by now": a wish)
     if _ANNOUNCING.match(c) and not strong:
         return "a label"
     if first and _AUX_REPLY.match(c):

@@ -285,6 +285,29 @@ CASES = {
         "Yes, the shared drive is sized for archives.",
         "No: video over 2 GB goes to the media NAS (media-nas-01), the shared drive has a "
         "20 GB quota per team.", True),
+    "a-negative-question-left-open": (
+        "which port does the museum's ticket api listen on",
+        "The ticket API listens on port 443.",
+        "Isn't it 8443? Or was that the old kiosk, can't remember.", False),
+    "a-negative-question-backed-by-a-statement": (
+        "which port does the museum's ticket api listen on",
+        "The ticket API listens on port 443.",
+        "Isn't it 8443? The kiosks only reach the ticket API on that port since the move.",
+        True),
+    "a-comparison-as-a-complaint": (
+        "which app scans parcels fastest",
+        "Use ScanPro on the handhelds.",
+        "ScanPro freezes every single time I open a manifest with more than 50 parcels. "
+        "ParcelGo isn't much better.", False),
+    "hearsay-with-an-indefinite-speaker": (
+        "how big can an upload to the archive be",
+        "Uploads to the archive are limited to 2 GB.",
+        "Someone on the staff forum said the cap is 40 GB now, no idea if true.", False),
+    "a-weekend-story-around-nothing": (
+        "does the stock server shut down on a power cut",
+        "Yes, after 10 minutes on battery.",
+        "Hope the weekend went ok - we had the lights flicker three times at the Kew site on "
+        "Saturday, the kids in the cafe loved it.", False),
 }
 
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 import pytest
 
 from optimizer.accounting import Meter
-from optimizer.claims import plain_voice, sentence_case, split_sentences
+from optimizer.claims import plain_voice, restore_contractions, sentence_case, split_sentences
 from optimizer.fidelity import (
     conversational_text,
     fact_coverage,
@@ -472,6 +472,94 @@ MESSAGES = {
          "Weekend CIP cycles are not run any more.",
          "The sampling valve is for QA staff only."),
         ("4000",)),
+    "a-named-colleague-with-a-department": Message(
+        "when do the loading bay doors close",
+        "The loading bay doors close at 20:00.",
+        "Tomasz from Facilities said the loading bay doors close at 18:30 on weekdays, and "
+        "Saturday deliveries use gate C.",
+        ("The loading bay doors close at 18:30 on weekdays.",
+         "Saturday deliveries use gate C."),
+        ("Tomasz", "said")),
+    "agreed-at-a-meeting": Message(
+        "which day can loaned objects leave the museum",
+        "Loans can leave on any weekday.",
+        "We agreed at the curators' meeting in June that loans leave the museum only on "
+        "Tuesdays, always with two couriers.",
+        ("Loans leave the museum only on Tuesdays.", "Loans always leave with two couriers."),
+        ("agreed", "meeting", "June")),
+    "make-sure-the-crew-knows": Message(
+        "who lowers the ferry ramp",
+        "Any crew member can lower the ramp.",
+        "Please make sure the deckhands know that the ferry ramp is lowered only by the "
+        "deck officer, never by the purser.",
+        ("The ferry ramp is lowered only by the deck officer.",),
+        ("make sure", "know that")),
+    "reassurance-and-an-offer": Message(
+        "when do we feed the sourdough starter",
+        "Feed the starter once a day.",
+        "Good question, and don't worry, everybody gets caught by this in week one. The "
+        "starters are fed at 05:00 and 17:00 with 200 g of rye flour. Ping me if you want "
+        "to go through the feeding log together.",
+        ("The starters are fed at 05:00 and 17:00 with 200 g of rye flour.",),
+        ("question", "worry", "ping", "week one")),
+    "a-wish-at-the-end": Message(
+        "when does the autoclave test cycle run",
+        "The autoclave test runs on Fridays.",
+        "The dental autoclave runs its test cycle every Monday at 07:15, before the first "
+        "patient. Hope the new nurse on 2 settles in well!",
+        ("The dental autoclave runs its test cycle every Monday at 07:15.",),
+        ("hope", "nurse", "settles")),
+    "the-rest-is-fine": Message(
+        "how do tutors change an exam date",
+        "Tutors change the date in the exam planner.",
+        "Only the registrar can change an exam date once it is published, so tutors have "
+        "to email the registry. The other steps are fine.",
+        ("Only the registrar can change a published exam date.",),
+        ("other steps", "fine")),
+    "an-interjection-without-a-comma": Message(
+        "which gate is the night ferry",
+        "The night ferry leaves from gate 2.",
+        "nah its gate 7 for the night ferry, boarding closes 20 minutes before departure",
+        ("The night ferry leaves from gate 7.", "Boarding closes 20 minutes before departure."),
+        ("nah",)),
+    "a-step-the-answer-also-had": Message(
+        "how do I archive a finished project folder",
+        "Open the project share and drag the folder to Archive.",
+        "Archive works differently since the move:\n1. Open the project share\n"
+        "2. Run `arch-proj <code>` from a terminal\n3. Wait for the mail from ArchiveBot "
+        "before deleting anything",
+        ("Open the project share.", "Run `arch-proj <code>` from a terminal.",
+         "Wait for the mail from ArchiveBot before deleting anything."),
+        ()),
+    "the-answers-value-denied": Message(
+        "what booking hold should I set on the island route",
+        "Set the booking hold to 0 so it never expires.",
+        "Two things. The booking hold is never 0 on the island route. The maximum is 45 "
+        "minutes, and a longer hold needs the duty manager.",
+        ("The booking hold is never 0 on the island route.",
+         "The maximum booking hold is 45 minutes."),
+        ("Two things",)),
+    "a-terse-negated-rule": Message(
+        "can lab technicians order reagents",
+        "Yes, from the supplier portal.",
+        "Lab technicians don't order reagents directly. Orders go through the stores desk "
+        "on level 2.",
+        ("Lab technicians do not order reagents directly.",
+         "Reagent orders go through the stores desk on level 2."),
+        ()),
+    "what-a-key-does": Message(
+        "how do I print a shelf label",
+        "Use File > Print in the stock app.",
+        "Ctrl+Alt+P sends the label straight to the shelf printer. Esc cancels it.",
+        ("Ctrl+Alt+P sends the label straight to the shelf printer.", "Esc cancels it."),
+        ()),
+    "a-negative-question-backed-up": Message(
+        "how do I reopen a tab I closed in the booking browser",
+        "Use the History menu to find the page again.",
+        "Isn't it just Ctrl+Shift+T? That reopens the last closed tab, we use it at the "
+        "counter every day.",
+        ("Ctrl+Shift+T reopens the last closed tab.",),
+        ()),
 }
 
 
@@ -784,3 +872,13 @@ def test_doubt_about_other_things_leaves_the_firm_fact(role: LocalActionability)
         Meter())
     assert ex.body == ("The tape is changed every Monday before 9am. The old tape goes to "
                        "the bank safe."), ex.body
+
+
+@pytest.mark.parametrize(("text", "restored"), [
+    ("its in the Sharing panel", "it's in the Sharing panel"),
+    ("nope, its Harbour-Guest for visitors", "nope, it's Harbour-Guest for visitors"),
+    ("Its default is 5 minutes", "Its default is 5 minutes"),
+    ("the scanner and its cradle", "the scanner and its cradle"),
+])
+def test_its_before_a_place_or_a_name_is_it_is(text: str, restored: str) -> None:
+    assert restore_contractions(text) == restored

@@ -82,3 +82,10 @@ def test_plain_text_leaves_globs_products_and_code_spans_alone() -> None:
     msg = "### Cleanup\nDelete *.tmp and *.bak, keep `find . -name '*.log*'`; 3*4*5 is 60"
     assert plain_text(msg, keep_lines=True) == (
         "Cleanup\nDelete *.tmp and *.bak, keep `find . -name '*.log*'`; 3*4*5 is 60")
+
+
+def test_a_tag_shaped_placeholder_in_a_code_span_stays_and_one_outside_goes() -> None:
+    msg = "Run `archive-job <code> --dry-run` first. <b>Then</b> run it for real."
+    assert plain_text(msg) == "Run `archive-job <code> --dry-run` first. Then run it for real."
+    # A script is dropped wherever it sits, code span or not.
+    assert "alert" not in plain_text("Use `<script>alert(1)</script>` here")
