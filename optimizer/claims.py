@@ -100,7 +100,7 @@ helped saved""".split())
 # Connectives ("but", "actually", "also") go whatever follows.
 _INTERJECTION = (r"(?:no|nope|nah|yes|yeah|yep|ok|okay|hi|hello|hey|hmm|um|uh|oh|ah|sorry|"
                  r"lol|lmao|haha|hah|ha|ugh|meh|argh|welp|correction|update|note|heads[- ]up|"
-                 r"wrong|incorrect)")
+                 r"wrong|incorrect|nein|nee|não|nao|nie|nej|oui|sí)")
 # Connectives, and imperatives that only ask the reader to mind what follows ("Just
 # remember that X", "Keep in mind that X": X is the claim).
 _CONNECTIVE = (r"(?:well|actually|so|also|anyway|please|pls|just so you know|for the record|"
@@ -120,7 +120,11 @@ _INTERROGATIVE = re.compile(r"^(?:what|why|how|where|when|which|who|whom|whose)\
 # statement.
 _WONDER = re.compile(r"^(?:i|we)\s+(?:\w+\s+)?(?:wonder|am wondering|are wondering|was wondering|"
                      r"were wondering|would like to know|'d like to know)\s+(?:whether|if|why|"
-                     r"how|what|when|who|where|which)\b", re.IGNORECASE)
+                     r"how|what|when|who|where|which)\b|"
+                     # "Just curious how much /boot space that needs"
+                     r"^(?:just\s+)?(?:(?:i'm|i am|we're|we are)\s+)?(?:just\s+)?curious\s+"
+                     r"(?:(?:to know|about)\s+)?(?:whether|if|why|how|what|when|who|where|"
+                     r"which)\b", re.IGNORECASE)
 # "Does trash empty itself", "Is there a way to ...": an auxiliary verb opening a short
 # sentence, unless what follows shows a statement with its subject left out.
 _YESNO = re.compile(r"^(?i:do|does|did|is|are|was|were|will|would|should|could|can|may|has|"
@@ -801,7 +805,9 @@ _PASSWORD_LIKE = re.compile(r"(?=\S*[a-z])(?=\S*[A-Z])(?=\S*\d)(?=\S*[#$%&!*^~?]
                             r"[^\s/.@]{8,}")
 
 # A long run of letters and digits mixed (API keys, tokens, hashes pasted by mistake).
-_TOKEN_LIKE = re.compile(r"(?<![\w/.-])(?:[A-Za-z]{1,12}_){0,3}([A-Za-z0-9]{20,})(?![\w/.-])")
+# ("glsa_Lf9kQ2vXr7TzM1pWc8sNd3Hy_4b7e9a21": a prefix and a checksum around the run)
+_TOKEN_LIKE = re.compile(r"(?<![\w/.-])(?:[A-Za-z]{1,12}_){0,3}([A-Za-z0-9]{20,})"
+                         r"(?:_[A-Za-z0-9]{1,40}){0,3}(?![\w/.-])")
 
 
 def _looks_secret(value: str) -> bool:

@@ -59,6 +59,7 @@ from optimizer.local.layout import (
     chat_as_lines,
     checkmarks_as_statements,
     config_as_statements,
+    dashed_pairs_as_labels,
     diff_as_lines,
     negative_question_as_claim,
     states_pairs,
@@ -103,7 +104,8 @@ _PRAISE = re.compile(
     r"\b(?:thanks|thank you|thx|ty|cheers|kudos)\b|\b(?:worked|works|fixed|solved|helped|"
     r"saved|did the trick)\s+(?:it|that|this|me|my|us|our|for me|for us|like a charm|"
     r"perfectly|great|fine|first try|the first time|first time|right away|straight away|"
-    r"instantly|immediately)\b|\b(?:it|that|this|which)\s+(?:worked|works|helped|fixed it|did "
+    r"instantly|immediately)\b|(?<!how )\b(?:it|that|this|which)\s+(?:worked|works|helped|"
+    r"fixed it|did "
     r"it|did the trick)\b|\bworks? now\b|\ball good\b|\bfine again\b|\bback to normal\b|"
     r"\b(?:loving|love) (?:the|this|it|your)\b|\bkeep (?:it up|up the good work)\b|"
     r"\b(?:is|are|was|were)\s+(?:(?:very|so|really|greatly|truly|much)\s+)*appreciated\b",
@@ -335,6 +337,22 @@ def _value_reply(text: str, answer: str) -> bool:
     return any(_shape(i.text) in theirs and i.key not in keys for i in values(items(text)))
 
 
+def _only_without(text: str) -> bool:
+    """The sentence's only negation is "without" (how something went)."""
+    return bool(re.search(r"\bwithout\b", text, re.IGNORECASE)) and not re.search(
+        r"\b(?:not|never|no|none|nobody|nothing|cannot|only|must)\b|n't\b", text, re.IGNORECASE)
+
+
+def _bare_item_reply(text: str, answer: str) -> bool:
+    """The sentence is nothing but a key combination, menu path or command of the kind
+    the answer gave, and not the answer's own ("Super+V." after "Press Super+N")."""
+    found = [i for i in items(text) if i.kind in ("keys", "menu", "command")]
+    if len(found) != 1 or tokens(_without_items(text).strip(" .!`'\"")):
+        return False
+    return any(i.kind == found[0].kind for i in items(answer)) and bool(
+        novel_items(found, answer))
+
+
 _ASKING_FOR = re.compile(r"^(?:i'm\s+|i am\s+)?asking\s+(?:for|on behalf of|because|since)\b",
                          re.IGNORECASE)
 _SEEN_ERROR = re.compile(r"\b(?:i|we)\s+(?:still\s+|now\s+|keep\s+)?(?:get|got|see|saw|seeing|"
@@ -482,7 +500,7 @@ class LocalActionability:
         statements (``layout``); dictation and chat habits as written English
         (``plain_voice``)."""
         text = strip_quoted(plain_text(ctx.comment, keep_lines=True))
-        for step in (chat_as_lines, diff_as_lines,
+        for step in (chat_as_lines, diff_as_lines, dashed_pairs_as_labels,
                      checkmarks_as_statements, config_as_statements, tables_as_statements,
                      strip_line_labels, arrows_as_values, plain_voice, apply_self_corrections,
                      strip_sign_off, bare_answer_as_subject, negative_question_as_claim):
@@ -506,6 +524,10 @@ class LocalActionability:
         # the sentences next to it guesses too, unless they state a firm rule. ("I
         # think this is not correct" is politeness about the answer, not doubt.)
         hedged = any(_UNSURE.search(v.text) for _, v in views)
+        # A message that opens by asking for another form of answer ("Could you put this
+        # in a table next time?") goes on describing that form, not the world.
+        form_request = bool(views) and kinds[0] in ("question", "meta") and bool(
+            _FORM_REQUEST.search(views[0][1].text))
         anchored = on_topic and any(k == "claim" for k in kinds)
         out = []
         translated = _translations([v for _, v in views])
@@ -525,9 +547,12 @@ class LocalActionability:
                 # the writer's story of how it went ("My 3rd graders typed their poems").
                 k = "praise"
             elif k == "claim" and complaining and not (v.firm_modal or _strict_policy(v) or (
-                    _denies(v.text) and not _NO_WAY.search(v.text)) or len([
-                        i for i in novel_items(list(v.strong), ctx.answer)]) >= 2):
+                    _denies(v.text) and not _NO_WAY.search(v.text)) or (len([
+                        i for i in novel_items(list(v.strong), ctx.answer)]) >= 2 and not (
+                            _DURATION.search(v.text) and not v.negation))):
                 k = "opinion"  # "sbuild takes 40 minutes every single time. Ridiculous."
+            elif k == "claim" and form_request and not (v.firm_modal or _strict_policy(v)):
+                k = "meta"  # "... in a table next time? setting | value | where it's set."
             elif k == "claim" and hedged and not (v.firm_modal or _strict_policy(v)):
                 k = "opinion"  # "Something like B-Hall-something... not sure though"
             elif k == "chatter" and anchored and (_support(v, ctx) or _label_value(v.text)):
@@ -633,6 +658,10 @@ class LocalActionability:
             return "meta"
         if verdict(v.text) and not v.strong:
             return "verdict"
+        if _PREFERENCE.search(v.text) and not (v.firm_modal or _strict_policy(v)):
+            return "opinion"  # "half of the staff would rather read it in Welsh"
+        if _MAYBE_WAS.search(v.text) and not _strict_policy(v):
+            return "opinion"  # "could have been 8080 before the migration": a guess
         if _NO_BETTER.search(v.text) and not (v.firm_modal or _strict_policy(v)):
             return "opinion"  # "DBeaver isn't much better", "the new one is even worse"
         if _SARCASM.search(v.text):
@@ -686,7 +715,10 @@ class LocalActionability:
         if _TO_ASSISTANT.match(v.text) or (_STYLE.search(v.text) and not (
                 v.firm_modal or v.policy)):
             return "meta"  # "just give me the commands", "less lecturing please"
-        if tokens(v.text)[:1] and tokens(v.text)[0] in POSITIVE and not firm:
+        if tokens(v.text)[:1] and tokens(v.text)[0] in POSITIVE and not (
+                v.policy or ((v.firm_modal or v.negation) and not _only_without(v.text))):
+            # ("Perfect, 500G added without unmounting anything": "without" tells how it
+            # went, it forbids nothing)
             return "praise"  # "Perfect, the import now takes 20 minutes"
         if v.evaluative and not firm and (v.personal or v.about_answer):
             # An opinion of the answer or of one's own experience with it ("very clear
@@ -731,6 +763,8 @@ class LocalActionability:
         if _VALUE_REPLY.match(v.text) and v.words <= 4 and not _SCORE.search(v.text) and \
                 _value_reply(v.text, ctx.answer):
             return "claim"  # "It's 30s." where the answer said 60s: the value corrected
+        if _bare_item_reply(v.text, ctx.answer):
+            return "claim"  # "Super+V." where the answer said Super+N: the key corrected
         if _LOST.search(v.text) and not _strict_policy(v):
             return "chatter"  # "I can't find Remote Desktop in Sharing": the asker's search
         if _PLAN.search(v.text) and not (v.roles or _strict_policy(v)):
@@ -750,6 +784,12 @@ class LocalActionability:
             # "Reprinted on PROOF-A3", "Tried it twice": what the writer did, with the
             # subject left out (unlike "Deleted files stay ...", where it is a noun).
             return "chatter"
+        if all(_ABOUT_ME.match(c.strip()) for c in re.split(r",\s+|;\s+", v.text)) and not (
+                v.policy or _strict_policy(v) or v.organisational or re.search(
+                    r"\b(?:can|can't|cannot|must|may|only|allowed|have to|need to)\b", v.text,
+                    re.IGNORECASE)):
+            # ("I can't reset other users' passwords" is a permission: a rule)
+            return "chatter"  # "I'm a PhD student, I don't have sudo anywhere": the writer
         told = v
         if told.personal and _ANECDOTE.search(told.text) and told.strong and all(
                 re.fullmatch(r"(?:19|20)\d\d", i.text) for i in told.strong) and not (
@@ -833,7 +873,7 @@ class LocalActionability:
     def _nugget(self, ctx: FeedbackContext, sents: Sequence[Sentence]) -> Extraction:
         body_sents = body_sentences(sents, ctx.answer,
                                     f"{ctx.query}\n{ctx.answer}\n{ctx.comment}",
-                                    topic=f"{ctx.query}\n{ctx.answer}")
+                                    topic=f"{ctx.query}\n{ctx.answer}", query=ctx.query)
         if not body_sents:
             return Extraction("actionable_correction", False,
                               "the claim does not stand alone once remarks are removed")
@@ -938,6 +978,21 @@ def _support(v: SentenceView, ctx: FeedbackContext) -> bool:
     return len(content_stems(first) - content_stems(ctx.answer) - _GENERIC) >= 3
 
 
+#: A request for another form of answer: a table, a list, shorter, another language.
+_FORM_REQUEST = re.compile(r"^(?:please\s+)?(?:could|can|would|will)\s+(?:you|u)\b.*\b(?:table|"
+                           r"list|checklist|bullets?|bullet points|numbered|steps|shorter|"
+                           r"longer|summary|summar(?:ise|ize)|format|in\s+(?:welsh|english|"
+                           r"french|german|spanish|polish|dutch|italian|portuguese|japanese|"
+                           r"chinese|arabic|[A-Z][a-z]+ish))\b", re.IGNORECASE)
+_PREFERENCE = re.compile(r"\b(?:would|'d)\s+(?:much\s+)?(?:rather|prefer)\b", re.IGNORECASE)
+_MAYBE_WAS = re.compile(r"\b(?:could|might|may)\s+(?:well\s+)?have\s+been\b", re.IGNORECASE)
+#: "I'm a PhD student, I don't have sudo anywhere": every clause is the writer's state.
+_ABOUT_ME = re.compile(r"^(?:i|i'm|i've|i am|i have|i don't|i do not|i can't|i cannot)\b",
+                       re.IGNORECASE)
+#: "takes like 40 seconds before it prints anything": how long something took, observed.
+_DURATION = re.compile(r"\b(?:takes?|took|taking)\s+(?:like\s+|about\s+|around\s+|almost\s+|"
+                       r"over\s+|nearly\s+|at least\s+)?\d+\s*(?:s|secs?|seconds?|mins?|minutes?|"
+                       r"hours?|hrs?)\b", re.IGNORECASE)
 _NO_BETTER = re.compile(r"\b(?:isn't|is not|aren't|are not|wasn't|not)\s+(?:much|any|a lot|"
                         r"that much|really)?\s*better\b|\b(?:is|are)\s+no\s+better\b|"
                         r"\b(?:even|much|way)\s+worse\b|\bjust\s+as\s+bad\b", re.IGNORECASE)
@@ -970,6 +1025,8 @@ def _instruction(text: str) -> bool:
     onto another ...", "Use the Service Desk portal instead")."""
     for clause in clause_split(text):
         toks = tokens(strip_discourse(clause))
+        if toks[:1] == ["or"]:
+            toks = toks[1:]  # "Or click the clock.": another way
         if toks[:1] and toks[0] in ("don't", "never", "do", "please", "always"):
             toks = [t for t in toks[1:3] if t not in ("not", "please")] + toks[3:]
         if toks[:1] and toks[0] in INSTRUCTION_VERBS:
@@ -978,7 +1035,7 @@ def _instruction(text: str) -> bool:
 
 
 def body_sentences(sents: Sequence[Sentence], answer: str, context: str = "",
-                   topic: str = "") -> list[str]:
+                   topic: str = "", query: str = "") -> list[str]:
     """The claim and support sentences, cleaned, in order: discourse markers, remarks
     about the answer, anecdotes and trailing chatter removed; a leading "it"/"they"
     whose antecedent sentence was dropped is replaced by that sentence's subject, and an
@@ -994,6 +1051,12 @@ def body_sentences(sents: Sequence[Sentence], answer: str, context: str = "",
                                                                    "system") and \
                 _PRONOUN_START.match(text) and not out:
             text = _resolve(text, previous.view.text)
+        if text and not out and re.match(r"(?i)(?:it|it's|they|they're)\b", text) and (
+                previous is None or previous.kind not in ("claim", "support", "system")):
+            # Nothing in the message names it: the writer answers the answer's subject
+            # ("It moved to the ground floor in January" after "The A0 plotter, KM-PLOT-A0,
+            # is on the 2nd floor").
+            text = _resolve_from_answer(text, answer, query)
         if text and previous is not None and previous.kind != "system" and \
                 _REPORTED.match(strip_discourse(previous.raw)):
             # "You wrote /var/log/x. The logs are in /srv/y instead." -> "... instead
@@ -1093,6 +1156,10 @@ def clean_sentence(sentence: str, context: str = "", topic: str = "") -> str:
 
 
 #: The subject of a yes/no question: "Doesn't Airplane Mode kill Bluetooth too?"
+_APPOSED_NP = re.compile(
+    r"^((?:the|this|that|our|your|a|an)\s+(?:[\w&'-]+\s+){0,3}?[\w&'-]+),\s+([^,]{1,40}),\s+"
+    r"(?:is|are|was|were|has|have|lives|sits|runs|can|cannot|can't|must|only|will|does|"
+    r"doesn't|isn't|aren't)\b", re.IGNORECASE)
 _QUESTION_NP = re.compile(
     r"^(?i:do|does|did|doesn't|didn't|don't|is|isn't|are|aren't|was|wasn't|can|can't|will|"
     r"won't|has|hasn't|have|haven't|should|shouldn't)\s+((?:the|this|that|our|your|a|an)\s+"
@@ -1108,14 +1175,37 @@ def _without_items(text: str) -> str:
     return text
 
 
+def _resolve_from_answer(sentence: str, answer: str, query: str) -> str:
+    """A leading "it"/"they" read as the subject of the answer's first sentence, when that
+    subject is what the user asked about (it shares a word with the query) and agrees in
+    number ("It moved ..." after "The A0 plotter, KM-PLOT-A0, is on the 2nd floor";
+    not "It's Eastbrook-Free" after "Patrons use ...")."""
+    if not answer.strip():
+        return sentence
+    resolved = _resolve(sentence, split_sentences(answer)[0])
+    if resolved == sentence:
+        return sentence
+    subject = resolved[:len(resolved) - len(sentence.split(" ", 1)[-1])].strip()
+    head = re.sub(r"\s*\([^)]*\)", "", subject).split()
+    plural = bool(head) and head[-1].lower().endswith("s") and not head[-1].isupper()
+    they = sentence.split(" ", 1)[0].lower() in ("they", "they're")
+    if plural != they or not content_stems(subject) & content_stems(query):
+        return sentence
+    return resolved
+
+
 def _resolve(sentence: str, antecedent: str) -> str:
     """"It turns off ..." after "Airplane Mode is ..." or "Doesn't Airplane Mode ...?"
     reads "Airplane Mode turns off ..."."""
     m = _SUBJECT_NP.match(strip_discourse(antecedent)) or _QUESTION_NP.match(
         strip_discourse(antecedent))
-    if not m:
+    apposed = _APPOSED_NP.match(strip_discourse(antecedent)) if not m else None
+    if apposed:  # "The A0 plotter, KM-PLOT-A0, is ..." -> "The A0 plotter (KM-PLOT-A0)"
+        subject = f"{apposed.group(1)} ({apposed.group(2)})"
+    elif m:
+        subject = m.group(1)
+    else:
         return sentence
-    subject = m.group(1)
     head = sentence.split(" ", 1)
     word = head[0].lower()
     rest = head[1] if len(head) > 1 else ""

@@ -177,6 +177,22 @@ def negative_question_as_claim(text: str) -> str:
     return f"{m.group('lead')}{verb} {m.group('rest')}. {tail}"
 
 
+_DASHED_PAIR = re.compile(r"^([ \t]*(?:[-*\u2022][ \t]+)?[\w][\w .'/&()]{0,40}?)[ \t]+"
+                          r"[-\u2013\u2014][ \t]+(\S[^\n]{0,60})$")
+
+
+def dashed_pairs_as_labels(text: str) -> str:
+    """A run of two or more "name - value" lines ("Kingsmead - KM-MFP-1" under "the
+    default per office:") as "name: value" lines, which read as labelled values."""
+    lines = text.split("\n")
+    pairs = [bool(_DASHED_PAIR.match(line)) for line in lines]
+    out = []
+    for i, line in enumerate(lines):
+        run = (i > 0 and pairs[i - 1]) or (i + 1 < len(lines) and pairs[i + 1])
+        out.append(_DASHED_PAIR.sub(r"\1: \2", line) if pairs[i] and run else line)
+    return "\n".join(out)
+
+
 def bare_answer_as_subject(text: str) -> str:
     """The message with a first sentence that is only an identifier ("pg_partman.")
     joined to the next as its label ("pg_partman: premake 3 ...")."""

@@ -521,7 +521,8 @@ _CLOSING = (r"(?:thanks|thank you|many thanks|cheers|regards|kind regards|best r
             r"muchas gracias|saludos|un saludo|atentamente|danke(?: schön| sehr)?|"
             r"(?:viele|liebe|schöne|beste|herzliche) grüße|mit freundlichen grüßen|gruß|"
             r"groetjes|groeten|met vriendelijke groet(?:en)?|grazie(?: mille)?|"
-            r"cordiali saluti|saluti|obrigad[oa]|abraços|tack|hälsningar|pozdrawiam)")
+            r"cordiali saluti|saluti|obrigad[oa]|abraços|tack|hälsningar|pozdrawiam|grüße|"
+            r"gruesse|hilsen|(?:med )?vennlig hilsen|mvh|un abrazo|abrazos|pozdrowienia)")
 _TITLE = r"(?:mr|mrs|ms|miss|dr|prof|cllr|sr|fr)\.?"
 # A sign-off at the end of a message: a closing word then a name, a dash then a name, or
 # a titled name, optionally with a role ("Cheers,\nRhiannon (Fenmoor depot)", "— Mr.
@@ -529,7 +530,8 @@ _TITLE = r"(?:mr|mrs|ms|miss|dr|prof|cllr|sr|fr)\.?"
 _SIGN_OFF = re.compile(
     r"(?:^|(?<=[.!?\n])|\s)\s*(?:" + _CLOSING + r"\b[^\n]{0,40}?[,!.]?\s*(?:[-–—~]\s*)?"
     r"(?:" + _TITLE + r"\s+)?|(?:-\s+|[–—~]\s*)(?:" + _TITLE + r"\s+)?|" + _TITLE + r"\s+)"
-    r"(?-i:[A-Z][\w'-]+)(?:\s+(?-i:[A-Z][\w'.-]*)){0,2}\s*(?:\([^)\n]{0,60}\)|,\s*[^\n.!?]{0,60})?"
+    r"(?-i:[A-Z][\w'-]+)(?:[ \t]+(?-i:[A-Z][\w'.-]*)){0,2}\s*"
+    r"(?:\([^)\n]{0,60}\)|,\s*[^\n.!?]{0,60})?"
     r"\s*[.!]*\s*$", re.IGNORECASE)
 
 

@@ -308,6 +308,39 @@ CASES = {
         "Yes, after 10 minutes on battery.",
         "Hope the weekend went ok - we had the lights flicker three times at the Kew site on "
         "Saturday, the kids in the cafe loved it.", False),
+    "a-request-for-a-table-and-its-columns": (
+        "which settings control the depot's label printer speed",
+        "Set PrintSpeed and Darkness in the printer's web page.",
+        "Could you lay answers like this out as a table next time? setting | value | where "
+        "it's set. Far quicker to read at the dock.", False),
+    "a-guess-about-the-past": (
+        "which port does the loan-desk admin page use",
+        "The loan-desk admin page is on port 8443.",
+        "I think it might be 9443 these days? not sure, could have been 9080 before the "
+        "move.", False),
+    "curiosity-after-a-request": (
+        "can the scanners keep three firmware versions",
+        "The scanners keep two firmware versions.",
+        "Would it be possible to keep four firmware images on the scanners? Just curious "
+        "how much flash that takes.", False),
+    "the-writers-own-situation": (
+        "how do I install the label font on the depot pc",
+        "Install it with sudo from the package manager.",
+        "why does every answer assume admin rights?? I'm a contractor, I don't have admin "
+        "on any depot PC.", False),
+    "praise-that-says-how-it-went": (
+        "extend the scans volume",
+        "Grow the volume with lvextend, then resize the filesystem.",
+        "Brilliant, lvextend then xfs_growfs, 200G added to lv_scans without a reboot. "
+        "Cheers!", False),
+    "a-preference-not-a-rule": (
+        "switch the kiosk language",
+        "Use Settings > Region & Language.",
+        "Most of our volunteers would rather read it in Polish.", False),
+    "a-bare-key-that-is-not-the-answers": (
+        "how do I mute the dispatch console",
+        "Press Ctrl+M to mute the console.",
+        "Ctrl+Shift+M. Or use the Sound menu.", True),
 }
 
 
@@ -330,6 +363,14 @@ def test_look_alikes_and_their_twins(name: str, role: LocalActionability) -> Non
 ])
 def test_credentials_in_a_url_are_a_secret(text: str) -> None:
     assert addressed_to_system(text) == "a secret value (credentials in a URL)"
+
+
+@pytest.mark.parametrize("text", [
+    "here is the dashboard token so you can look yourself: glsa_Qp7Rt2Lm9XkV4bNc8Hs3Jd6W_1f2e3d4c",
+    "ci token ghp_A9sLq27XmWc4Rt8ZbN3Vp6Yk1Hd5Ge0J_v2 expires Friday",
+])
+def test_a_prefixed_token_with_a_checksum_is_a_secret(text: str) -> None:
+    assert addressed_to_system(text) == "a secret value (a key or token)"
 
 
 @pytest.mark.parametrize("text", [

@@ -560,6 +560,38 @@ MESSAGES = {
         "counter every day.",
         ("Ctrl+Shift+T reopens the last closed tab.",),
         ()),
+    "name-dash-value-lines-under-a-colon": Message(
+        "which printer is the default in each clinic",
+        "Every clinic uses the printer you pick in Settings > Printers.",
+        "Reception can't change it. The practice manager sets the default per clinic:\n"
+        "Northgate - NG-LASER-2\nRiverside - RS-COLOUR\nHillcrest - HC-LASER\n\nThanks, Dana",
+        ("The default printer at Northgate is NG-LASER-2.",
+         "The default printer at Riverside is RS-COLOUR.",
+         "The default printer at Hillcrest is HC-LASER."),
+        ("Thanks", "Dana")),
+    "a-reply-under-a-quoted-line": Message(
+        "where is the large-format scanner",
+        "The large-format scanner, LF-SCAN-1, is in room 204 next to the library.",
+        "> The large-format scanner, LF-SCAN-1, is in room 204 next to the library.\n\n"
+        "Not any more. It moved to the basement print room in March. Same queue name.",
+        ("LF-SCAN-1 moved to the basement print room in March.",),
+        ("Not any more",)),
+    "a-german-sign-off": Message(
+        "which key switches windows of one app",
+        "Use Alt+Tab for windows of the same application.",
+        "Nein, for windows of one app it is Super plus the key above Tab. Viele Grüße, "
+        "Lukas (Werkstudent)",
+        ("Windows of one app are switched with Super plus the key above Tab.",),
+        ("Grüße", "Lukas", "Nein")),
+    "a-list-under-not-how-it-works": Message(
+        "how do I get admin rights to install software",
+        "Open Settings > Users and switch on Administrator.",
+        "Not how it works here:\n- only service-desk accounts have admin rights\n"
+        "- staff accounts are never made administrators\n- allow 5 working days for requests",
+        ("Only service-desk accounts have admin rights.",
+         "Staff accounts are never made administrators.",
+         "Software requests take 5 working days."),
+        ()),
 }
 
 
