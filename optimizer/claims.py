@@ -100,7 +100,7 @@ helped saved""".split())
 # Connectives ("but", "actually", "also") go whatever follows.
 _INTERJECTION = (r"(?:no|nope|nah|yes|yeah|yep|ok|okay|hi|hello|hey|hmm|um|uh|oh|ah|sorry|"
                  r"lol|lmao|haha|hah|ha|ugh|meh|argh|welp|correction|update|note|heads[- ]up|"
-                 r"wrong|incorrect|nein|nee|não|nao|nie|nej|oui|sí)")
+                 r"wrong|incorrect|nein|nee|não|nao|nie|nej|oui|sí|fam|mate|bro|dude)")
 # Connectives, and imperatives that only ask the reader to mind what follows ("Just
 # remember that X", "Keep in mind that X": X is the claim).
 _CONNECTIVE = (r"(?:well|actually|so|also|anyway|please|pls|just so you know|for the record|"
@@ -111,7 +111,7 @@ _CONNECTIVE = (r"(?:well|actually|so|also|anyway|please|pls|just so you know|for
 _DISCOURSE = re.compile(
     r"^(?:" + _INTERJECTION + r"\b(?:\s*[,:;.!\u2014-]+\s*|\s+(?=(?:that|this|it|it's|you|"
     r"your|the answer|the|i|we|not|so|but|and|then|actually|well|no|nope|nah|yes|yeah|ok|"
-    r"okay|lol|haha|ha|there|sorry|its|tbh|imo|ngl)\b)|\s*$)|" + _CONNECTIVE
+    r"okay|lol|haha|ha|there|sorry|its|tbh|imo|ngl|fam|mate|bro|dude)\b)|\s*$)|" + _CONNECTIVE
     + r"\b(?:\s*[,:;.!\u2014-]+\s*|\s+|\s*$))+", re.IGNORECASE)
 
 _INTERROGATIVE = re.compile(r"^(?:what|why|how|where|when|which|who|whom|whose)\b",
@@ -858,7 +858,8 @@ def addressed_to_system(text: str) -> str:
 
 _PERSONAL = re.compile(r"(?<![&/])\b(?:i|me|my|mine|i'm|i've|i'll|i'd)\b(?![&/]\w)",
                        re.IGNORECASE)
-_ORGANISATIONAL = re.compile(r"\b(?:we|our|us|all|every|each|company|corporate|org|"
+_ORGANISATIONAL = re.compile(r"\b(?:we|our|us|all(?!\s+(?:day|night|week|morning|afternoon|"
+                             r"evening|year|the time)\b)|every|each|company|corporate|org|"
                              r"organi[sz]ation|policy|staff|team|site|office|here|everyone|"
                              r"nobody|anyone|users?)\b", re.IGNORECASE)
 #: "behaves exactly like X", "looks like", "just like": "like" compares, it does not judge.

@@ -31,6 +31,7 @@ from optimizer.claims import (
     EVALUATIVE,
     IRREGULAR_PAST,
     MODALS,
+    POLICY,
     POSITIVE,
     ROLE_WORDS,
     STRONG_KINDS,
@@ -697,7 +698,9 @@ class LocalActionability:
             return "meta"  # "it would be great if the assistant could book it for me"
         if (_HOLDINGS.match(v.text) and not (v.policy or v.negation)) or _STANDING.match(
                 v.text) or (
-                _HABIT.match(v.text) and not (v.firm_modal or v.policy or v.negation)):
+                _HABIT.match(v.text) and not (v.firm_modal or v.negation or any(
+                    t in POLICY for t in tokens(v.text)[3:]))):
+            # (the habit's own verb may be a policy word: "I use it all day")
             return "chatter"  # "we've got 14 of them", "I print them out for volunteers"
         if v.words >= 4 and not v.strong and not set(tokens(v.text)) & STOPWORDS and \
                 not (_BLANKET.search(v.text) or v.negation):
@@ -944,7 +947,8 @@ def _support(v: SentenceView, ctx: FeedbackContext) -> bool:
     not an anecdote, not about the answer, at least six words of which three are new."""
     first = re.split(r";\s+", v.text)[0]
     if v.question or v.system or v.about_answer or v.evaluative >= 2 or v.words < 2 or \
-            v.text.rstrip().endswith(":") or _TO_COLLEAGUE.match(v.text) or \
+            v.text.rstrip().endswith(":") or _TO_COLLEAGUE.match(v.text) or (
+                _HABIT.match(v.text) and not (v.firm_modal or v.negation)) or \
             _ISSUED_BY.match(v.text) or (
                 past_tense(v.text) and bool(_EPISODIC.search(v.text) or (
                     _WHEN.search(v.text) and not _RECURRING.search(v.text))) and not (

@@ -252,6 +252,9 @@ _REASSURANCE = re.compile(r"^(?:(?:a\s+)?(?:good|great|fair|excellent)\s+questio
 _OFFER = re.compile(r"^(?:(?:just\s+)?(?:ping|message|dm|call|ask|email|poke|grab|give)\s+me\b|"
                     r"(?:i'm\s+|i\s+am\s+)?(?:happy|glad)\s+to\s+\w+|(?:let\s+me\s+know|shout)\b)",
                     re.IGNORECASE)
+_DISCLAIMER = re.compile(r"^(?:i'm|i am)\s+(?:not|no)\s+(?:really\s+)?(?:a|an|much of a)\s+"
+                         r"(?:[\w-]+\s+){0,2}(?:person|expert|guy|girl|specialist|developer|"
+                         r"admin|dba|techie|engineer)\b|^sorry\s+if\s+i\b", re.IGNORECASE)
 _HOPE = re.compile(r"^(?:i\s+|we\s+)?(?:really\s+|do\s+)?hope\b(?!\s+(?:is|was)\b)",
                    re.IGNORECASE)
 # "Just a quick one from us", "small correction", "just to add", "fun fact", "side note".
@@ -387,6 +390,8 @@ def residue(clause: str, first: bool = True) -> str:
         # story with its subject left out. "Deleted files are purged nightly" has a verb
         # in the present; "managed by Ansible", "deducted from salary" are participles.
         return "the writer's own story or opinion"
+    if _DISCLAIMER.match(c):
+        return "the writer's own story or opinion"  # "I'm not a database person, so ..."
     if _HEDGE_ASIDE.match(c):
         return "the writer's own story or opinion"  # "ymmv on older builds", "my 2 cents"
     if _OTHER_DOUBT.match(c) and not strong:
@@ -418,6 +423,9 @@ def residue(clause: str, first: bool = True) -> str:
         # The writer's story (past tense, unless the organisation is its subject), a
         # guess or opinion, or a remark that states no rule. "I can't reset other users'
         # passwords" states one and stays (said to the reader: "you can't ...").
+        # ("I use it all day": a time, not a scope of the rule)
+        toks = tokens(re.sub(r"\ball\s+(?:day|night|week|morning|afternoon|evening|year|"
+                             r"the time)\b", " ", c, flags=re.IGNORECASE))
         organisational = any(t in _ORGANISATION for t in toks)
         rule = negated(c) or any((t in MODALS and not _possession(toks, i)) or t in POLICY
                                  for i, t in enumerate(toks))
@@ -610,7 +618,9 @@ _EDIT_NOTE = re.compile(r"(?:^|(?<=[.!?\n])\s*)\s*(?:edit|update|correction|ps)\
                         re.IGNORECASE)
 
 
-_EDIT_SENTENCE = re.compile(r"(?:^|(?<=[.!?\n]))\s*(?:edit|update|correction)\s*:\s*([^\n]*?"
+# ("purged after 30 days -- edit: 21 days, they shortened it": after a dash, too)
+_EDIT_SENTENCE = re.compile(r"(?:(?:^|(?<=[.!?\n]))\s*|[ \t]*(?:-{1,2}|[\u2013\u2014])[ \t]*)"
+                            r"(?:edit|update|correction)\s*:\s*([^\n]*?"
                             r"(?:[.!?](?=\s)|$))", re.IGNORECASE | re.MULTILINE)
 
 
@@ -640,10 +650,10 @@ def _apply_value_note(note: str, head: str, tail: str) -> str:
     m = _NOTE_VALUE.match(note)
     if not m:
         return ""
-    head = _replace_value(head, m)
+    head = _replace_value(head, m).rstrip()
     if not head:
         return ""
-    return head.rstrip() + " " + tail.lstrip()
+    return head + ("" if head.endswith((".", "!", "?")) else ".") + " " + tail.lstrip()
 
 
 def _apply_edit_sentences(text: str) -> str:
@@ -661,7 +671,9 @@ def _apply_edit_sentences(text: str) -> str:
         new = {v for v in new if not re.search(rf"(?<![\w.:]){re.escape(v)}(?![\w:])", head)}
         pattern = rf"(?<![\w.:]){re.escape(old)}(?![\w:])"
         if len(new) == 1 and re.search(pattern, head):
-            text = re.sub(pattern, new.pop(), head).rstrip() + " " + text[m.end():].lstrip()
+            head = re.sub(pattern, new.pop(), head).rstrip()
+            end = "" if head.endswith((".", "!", "?")) else "."
+            text = head + end + " " + text[m.end():].lstrip()
     return text.strip()
 
 

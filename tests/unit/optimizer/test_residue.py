@@ -592,6 +592,43 @@ MESSAGES = {
          "Staff accounts are never made administrators.",
          "Software requests take 5 working days."),
         ()),
+    "an-edit-after-a-dash": Message(
+        "how long are files kept in the scratch area",
+        "Files in the scratch area are kept for 60 days.",
+        "Scratch on the render farm isn't backed up. Files older than 45 days are deleted "
+        "-- edit: 14 days, they cut it in spring. Keep finished renders on the archive share.",
+        ("Files older than 14 days are deleted from scratch.",
+         "Scratch on the render farm isn't backed up."),
+        ("45", "edit", "spring")),
+    "a-dashed-edit-with-the-old-value-named": Message(
+        "how far back can the ledger database be restored",
+        "Point-in-time recovery on the ledger database goes back 7 days.",
+        "The restore window on ledger-db is 10 days \u2014 edit: it's 21 days, not 10, they "
+        "raised it after the audit. Base backups run nightly at 01:00.",
+        ("The restore window on ledger-db is 21 days.", "Base backups run nightly at 01:00."),
+        ("10 days", "edit", "audit")),
+    "a-vocative-after-no": Message(
+        "what's the query timeout on the scoreboard database",
+        "The scoreboard database has no statement timeout.",
+        "nah mate, scoreboard-db caps statements at 3s for the app roles. Don't ship a query "
+        "that needs longer.",
+        ("scoreboard-db caps statements at 3s for the app roles.",),
+        ("nah", "mate")),
+    "a-disclaimer-before-the-rule": Message(
+        "can we run maintenance on the ticketing database on sale days",
+        "Maintenance can run at any time with a short lock.",
+        "I'm not a technical person so sorry if I say this wrong, but the ticketing database "
+        "must never be touched on on-sale days. On-sale days are every first Friday.",
+        ("The ticketing database must never be touched on on-sale days.",
+         "On-sale days are every first Friday."),
+        ("technical person", "sorry")),
+    "a-habit-all-day-long": Message(
+        "how do I type the degree sign",
+        "Hold Alt and type 0176 on the number pad.",
+        "Alt codes don't work here. Press Ctrl+Shift+U, type 00b0, then Space. I use it all "
+        "day for the site sketches.",
+        ("Press Ctrl+Shift+U, type 00b0, then Space to type the degree sign.",),
+        ("I use", "sketches")),
 }
 
 
