@@ -104,7 +104,8 @@ _INTERJECTION = (r"(?:no|nope|nah|yes|yeah|yep|ok|okay|hi|hello|hey|hmm|um|uh|oh
 # Connectives, and imperatives that only ask the reader to mind what follows ("Just
 # remember that X", "Keep in mind that X": X is the claim).
 _CONNECTIVE = (r"(?:well|actually|so|also|anyway|please|pls|just so you know|for the record|"
-               r"tbh|imo|imho|ngl|for what it's worth|fwiw|"
+               r"tbh|imo|imho|ngl|for what it's worth|fwiw|til|today i learned|"
+               r"just so (?:people|everyone|everybody|others|you all|y'all|folks) knows?|"
                r"to be clear|in fact|however|but|and|though|then|fyi|btw|psa|nb|"
                r"(?:just\s+)?(?:remember|note|notice|keep in mind|bear in mind|be aware|"
                r"don't forget|do not forget|mind you)\s+that)")

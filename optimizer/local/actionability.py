@@ -59,6 +59,7 @@ from optimizer.local.layout import (
     bare_answer_as_subject,
     chat_as_lines,
     checkmarks_as_statements,
+    code_comments_as_text,
     config_as_statements,
     dashed_pairs_as_labels,
     diff_as_lines,
@@ -280,6 +281,11 @@ _SCOPE_FRAGMENT = re.compile(r"^(?:on|in|at|for|across)\s+(?:every|all|each|our)
 _SCOPE_HEAD = re.compile(r"^\s*(?:(?:on|for|in|at|with)\s+)?(?:the\s+|all\s+|our\s+)?[\w-]+"
                          r"(?:\s+[\w-]+){0,3}\s+only\s*$|^\s*(?:on|in|at)\s+(?:the\s+|all\s+|"
                          r"our\s+)?[\w-]+(?:\s+[\w-]+){0,3}\s*$", re.IGNORECASE)
+#: "If you're on board:", "When growing:": the condition the rule after the colon holds in.
+_CONDITION_HEAD = re.compile(r"^\s*(?:if|when|whenever|unless|while|once|during)\b[^:]{0,60}$",
+                             re.IGNORECASE)
+#: "LV first (`lvresize ...`), then `resize2fs`": an order of steps.
+_ORDER = re.compile(r"\bfirst\b[^.]{0,80}?,?\s*then\b", re.IGNORECASE)
 _COMMAND_ONLY = re.compile(r"^`[^`\n]{2,}`[.!]?$")
 _HOLDINGS = re.compile(r"^(?:we|i)(?:'ve\s+got|\s+have\s+got|\s+have|\s+got|\s+own)\s+"
                        r"(?:\d+|a few|several|some|many|lots|loads|two|three|four|five|six|"
@@ -317,7 +323,10 @@ def _denies(text: str) -> bool:
 
 #: Sarcasm: what it names is the thing not to do.
 _SARCASM = re.compile(r"\bwhat could (?:possibly )?go wrong\b|^(?:oh\s+)?(?:sure|yeah right|"
-                      r"great idea)\s*,\s*(?:because|let's|just)\b|^oh sure\b", re.IGNORECASE)
+                      r"great idea)\s*,\s*(?:because|let's|just)\b|^oh sure\b|"
+                      # "Lovely weather for it, not.", "Revolutionary stuff."
+                      r"^[^,.]{3,40},\s*not[.!]*$|^(?:revolutionary|groundbreaking|shocking)"
+                      r"\s+(?:stuff|news|idea)\b", re.IGNORECASE)
 #: A reply that only gives a value: "It's 30s.", "Should be 5433.", "5s.", "90 days."
 _VALUE_REPLY = re.compile(r"^(?:(?:it'?s|it is|that'?s|it should be|should be|it was|now|make it|"
                           r"try)\s+\S|\d[\w.:%/-]*(?:\s+[a-z]{1,8})?[.!]?$)", re.IGNORECASE)
@@ -501,7 +510,8 @@ class LocalActionability:
         statements (``layout``); dictation and chat habits as written English
         (``plain_voice``)."""
         text = strip_quoted(plain_text(ctx.comment, keep_lines=True))
-        for step in (chat_as_lines, diff_as_lines, dashed_pairs_as_labels,
+        for step in (code_comments_as_text, chat_as_lines, diff_as_lines,
+                     dashed_pairs_as_labels,
                      checkmarks_as_statements, config_as_statements, tables_as_statements,
                      strip_line_labels, arrows_as_values, plain_voice, apply_self_corrections,
                      strip_sign_off, bare_answer_as_subject, negative_question_as_claim):
@@ -583,7 +593,7 @@ class LocalActionability:
         if lead:
             sentence = sentence[lead.end()].upper() + sentence[lead.end() + 1:]
         head, sep, tail = sentence.partition(": ")
-        if not sep or _SCOPE_HEAD.match(head) or any(
+        if not sep or _SCOPE_HEAD.match(head) or _CONDITION_HEAD.match(head) or any(
                 i.kind in STRONG_KINDS for i in items(head)) or \
                 len(tokens(head)) < 3 or len(tokens(_without_items(tail))) < 3 or \
                 _instruction(head) or states_pairs(tail):
@@ -818,7 +828,9 @@ class LocalActionability:
         # "`exportfs -ra`." on its own: the command the writer gives instead.
         command = bool(_COMMAND_ONLY.match(v.text)) and bool(novel_items(list(v.strong),
                                                                           ctx.answer))
-        rule_claim = rule_claim or limited or prohibition or blanket or command or (
+        # "LV first (`lvresize ...`), then `resize2fs`": an order of named steps.
+        order = bool(_ORDER.search(v.text)) and len(v.strong) >= 2 and not past_tense(v.text)
+        rule_claim = rule_claim or limited or prohibition or blanket or command or order or (
             v.words >= 4 and _overturns(v, ctx.answer))
         if not (concrete_claim or rule_claim or instruction or restriction) or \
                 (personal_only and not concrete_claim):
@@ -1133,7 +1145,7 @@ def clean_sentence(sentence: str, context: str = "", topic: str = "") -> str:
     # ("..., that's not it") carries nothing the rest does not say better.
     head, colon, tail = s.partition(": ")
     if colon and len(tokens(head)) <= 3 and len(tokens(tail)) >= 4 and not items(head) and \
-            not _SCOPE_HEAD.match(head) and \
+            not _SCOPE_HEAD.match(head) and not _CONDITION_HEAD.match(head) and \
             not states_pairs(tail) and \
             not (content_stems(head) & content_stems(topic) - _GENERIC
                  and not (set(tokens(head)) & EVALUATIVE) - set(tokens(topic))):

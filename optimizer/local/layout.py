@@ -133,13 +133,33 @@ _CHAT_LINE = re.compile(
     r"\s+|^\s*[\w.@-]+(?:\s[\w.-]+)?\s*\[" + _TIME + r"\]:?\s+|^\s*<[\w.@ -]{1,40}>\s+")
 
 
+#: A comment of a pasted configuration line: "... 3142";   // in port only",
+#: "--pull   # every 15 min"; a whole-line "// ..." comment.
+_TRAILING_COMMENT = re.compile(r"(?<=[\w\"'`;)\]])[ \t]*;?[ \t]+(?://|#)[ \t]+(\S[^\n]*?)[ \t]*$",
+                               re.MULTILINE)
+_LINE_COMMENT = re.compile(r"^[ \t]*//[ \t]+(?=\S)", re.MULTILINE)
+
+
+def code_comments_as_text(text: str) -> str:
+    """Comments of pasted configuration read as what they say: a trailing comment after
+    a setting goes in brackets after it, a "// " line loses its marker."""
+    return _LINE_COMMENT.sub("", _TRAILING_COMMENT.sub(r" (\1)", text))
+
+
 def chat_as_lines(text: str) -> str:
     """A pasted chat log (two or more lines with a time stamp and a speaker, or
-    "<nick>") as the lines people wrote, each read on its own, without who and when."""
+    "<nick>") as the lines people wrote, each read on its own, without who and when; a
+    log of lines stamped "0810 - ..." or "19:30 - ..." loses its stamps too."""
     lines = text.splitlines()
+    if sum(1 for line in lines if _LOG_STAMP.match(line)) >= 2:
+        lines = [_LOG_STAMP.sub("", line) for line in lines]
+        text = "\n".join(lines)
     if sum(1 for line in lines if _CHAT_LINE.match(line)) < 2:
         return text
     return "\n".join(_CHAT_LINE.sub("", line) for line in lines)
+
+
+_LOG_STAMP = re.compile(r"^[ \t]*(?:[01]\d|2[0-3]):?[0-5]\d[ \t]*[-\u2013\u2014:][ \t]+(?=\S)")
 
 
 #: "pg_partman. premake 3, ...": an identifier alone as the first sentence answers the

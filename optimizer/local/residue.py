@@ -36,6 +36,8 @@ from optimizer.claims import (
     strip_discourse,
     tokens,
 )
+from optimizer.lexicon import IMPERATIVE
+from query.text import STOPWORDS
 
 #: Words that acknowledge or answer the previous turn rather than state anything.
 ACKNOWLEDGEMENTS = frozenset("""thanks thank thx ty cheers appreciate appreciated ok okay
@@ -79,7 +81,7 @@ _CATAPHORIC = frozenset("""this these following way person people others everyon
 note fyi tip trick deal thing things answer fix solution story reminder""".split())
 
 _SEPARATORS = re.compile(
-    r"(\s*:\s+|\s*;\s+|\s+[\u2014\u2013]\s+|\s+-\s+|,\s+(?:and\s+(?:then\s+)?|so\s+|but\s+|"
+    r"(\s*:\s+|\s*;\s+|(?:\.{3}|\u2026)\s*(?=(?:but|and|so|though|because)\s)|\s+[\u2014\u2013]\s+|\s+-\s+|,\s+(?:and\s+(?:then\s+)?|so\s+|but\s+|"
     r"which is why\s+|then\s+)?|\s+(?:and then|which is why|so that's why)\s+)",
     re.IGNORECASE)
 
@@ -255,6 +257,9 @@ _OFFER = re.compile(r"^(?:(?:just\s+)?(?:ping|message|dm|call|ask|email|poke|gra
 _DISCLAIMER = re.compile(r"^(?:i'm|i am)\s+(?:not|no)\s+(?:really\s+)?(?:a|an|much of a)\s+"
                          r"(?:[\w-]+\s+){0,2}(?:person|expert|guy|girl|specialist|developer|"
                          r"admin|dba|techie|engineer)\b|^sorry\s+if\s+i\b", re.IGNORECASE)
+_SIGNING_OUT = re.compile(r"^(?:(?:right|ok(?:ay)?|anyway|well)\s*,?\s*)?(?:i'm\s+)?off\s+to\s+"
+                          r"(?:find|get|grab|make|the)\b|^(?:over\s+and\s+)?out$|^closing$|"
+                          r"^(?:ticket\s+)?(?:closed|resolved)$", re.IGNORECASE)
 _HOPE = re.compile(r"^(?:i\s+|we\s+)?(?:really\s+|do\s+)?hope\b(?!\s+(?:is|was)\b)",
                    re.IGNORECASE)
 # "Just a quick one from us", "small correction", "just to add", "fun fact", "side note".
@@ -333,7 +338,7 @@ _SUBJECTLESS_REPLY = re.compile(r"^(?:can't|cannot|won't|doesn't|does not|isn't|
                                 re.IGNORECASE)
 _REPLY_SCOPE = re.compile(r"\b((?:on|for|in|at)\s+(?:the\s+|our\s+|all\s+|any\s+)?[\w-]+"
                           r"(?:\s+[\w-]+){0,2})\s*$", re.IGNORECASE)
-_BARE_REPLY = frozenset("""please don't dont do not no nope nah never just really
+_BARE_REPLY = frozenset("""please don't dont do not no nope nah never again just really
     definitely absolutely yes yeah yep sure ok okay""".split())
 
 
@@ -354,6 +359,8 @@ def residue(clause: str, first: bool = True) -> str:
     if _REASSURANCE.match(c) or (_OFFER.match(c) and re.search(r"\bif\s+(?:you|u)\b", c,
                                                                 re.IGNORECASE)):
         return "a greeting"  # "good question, and don't worry", "ping me if you want to pair"
+    if _SIGNING_OUT.match(c):
+        return "a greeting"  # "Right, off to find coffee.", "Out.", "Closing."
     if (_WELL_WISHING.match(c) and not strong) or _HOPE.match(c):
         return "a greeting"  # ("Hope the coffee machine on 3 is fixed by now": a wish)
     if _ANNOUNCING.match(c) and not strong:
@@ -412,6 +419,11 @@ def residue(clause: str, first: bool = True) -> str:
         return "the writer's own story or opinion"
     if "us" in toks and _narrative(c) and not strong and not _states_rule(c):
         return "the writer's own story or opinion"  # "this bit us in the audit last month"
+    if _named_story(c):
+        return "the writer's own story or opinion"  # "Magnus swore the box was haunted"
+    if _SELF_INTRO.match(c) and not re.search(r"\b(?:can|can't|cannot|must|may|never|not)\b",
+                                               c, re.IGNORECASE):
+        return "the writer's own story or opinion"  # "I'm only here for two weeks"
     if set(toks) & {"we", "our", "ours"} and _narrative(c) and not items(c) and \
             not _states_rule(c):
         # The team's story: "Our error came from another column", "Ours was off after the
@@ -463,6 +475,35 @@ def _states_rule(clause: str) -> bool:
 
 _BE = frozenset("""is are was were be been being stays stay remain remains get gets 's
 're""".split())
+
+
+#: Verbs that report a change to the world ("We moved to nginx", "Priya renamed it"):
+#: past tense, but the state they leave is the fact.
+_CHANGE_VERBS = frozenset("""moved renamed replaced changed switched migrated upgraded
+downgraded raised lowered increased decreased reduced extended shortened added removed
+disabled enabled installed uninstalled set configured retired dropped blocked opened
+closed merged split rotated reset""".split())
+#: "I'm only here for two weeks", "I'm new in the lab": who the writer is.
+_SELF_INTRO = re.compile(r"^(?:i'm|i am)\s+(?:only|just|still|new|from|visiting|here|a|an)\b"
+                         r"(?![^.]*\b(?:allowed|able|permitted|required|supposed)\b)",
+                         re.IGNORECASE)
+
+
+def _named_story(clause: str) -> bool:
+    """A person, named, did something once: "Magnus swore the box was haunted",
+    "Gethin tried pairing it for an hour" (a change the person made, "Priya moved the
+    backups", is a fact; so is a rule in the present)."""
+    words = clause.split()
+    if len(words) < 3 or not re.fullmatch(r"[A-Z][a-z]+", words[0]) or words[0].lower() in (
+            IMPERATIVE | STOPWORDS):
+        return False  # ("Choose Protected EAP": an instruction)
+    verb = words[1].lower().strip(",.")
+    past = (verb in IRREGULAR_PAST and verb not in _BASE_FORMS) or (
+        verb.endswith("ed") and len(verb) > 4)
+    if words[2].lower() in _PREPOSITIONS:
+        return False  # "Repos located under /backup": a participle, telegraphic
+    return past and verb not in _CHANGE_VERBS and not _states_rule(clause) and not (
+        set(tokens(clause)) & _PRESENT)
 
 
 def _narrative(clause: str) -> bool:
@@ -592,9 +633,15 @@ def strip_quoted(message: str) -> str:
     return "\n".join(out).strip()
 
 
+_DASH_SIGNATURE = re.compile(r"(?:^|(?<=[.!?])|\s)[ \t]*--[ \t]+(?=[A-Z])[^\n.!?]{1,60}$")
+
+
 def strip_sign_off(message: str) -> str:
-    """The message without the sign-off at its end (see ``_SIGN_OFF``), or a name alone
-    on its last line."""
+    """The message without the sign-off at its end (see ``_SIGN_OFF``), a name alone on
+    its last line, or a "-- " signature ("-- Corvid IT / TP-Desk")."""
+    dashes = _DASH_SIGNATURE.search(message)
+    if dashes and len(tokens(message[:dashes.start()])) >= 3:
+        message = message[:dashes.start()].rstrip()
     name = _NAME_LINE.search(message)
     if name and len(tokens(message[:name.start()])) >= 3:
         message = message[:name.start()].rstrip()

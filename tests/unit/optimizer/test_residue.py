@@ -629,6 +629,65 @@ MESSAGES = {
         "day for the site sketches.",
         ("Press Ctrl+Shift+U, type 00b0, then Space to type the degree sign.",),
         ("I use", "sketches")),
+    "conditions-before-colons": Message(
+        "how do I log in to the lighthouse server",
+        "Log in as root over SSH.",
+        "If you're on the mainland: root SSH is disabled on every keeper host, and it stays "
+        "that way. If you're on the island: use the console in the lamp room with the local "
+        "`keeper` account.",
+        ("On the mainland, root SSH is disabled on every keeper host.",
+         "On the island, use the console in the lamp room with the local `keeper` account."),
+        ()),
+    "an-order-of-named-steps": Message(
+        "grow the archive volume by 300G",
+        "Run `resize2fs` first, then `lvextend -L 300G vg0/archive`.",
+        "Backwards: `lvextend -L +300G vg0/archive` first, then `resize2fs`. Growing works "
+        "online.",
+        ("Run `lvextend -L +300G vg0/archive` first, then `resize2fs`.",),
+        ()),
+    "a-pasted-config-with-comments": Message(
+        "which proxy does the survey ship use for apt",
+        "The ship uses deb.debian.org directly.",
+        "// /etc/apt/apt.conf.d/80vessel on deck-srv\n"
+        'Acquire::http::Proxy "http://cache.harbour.example:3142";   // only alongside\n'
+        'APT::Periodic::Update-Package-Lists "0";   // never at sea, the link is metered',
+        ('Acquire::http::Proxy is "http://cache.harbour.example:3142" only alongside.',),
+        ("// ",)),
+    "a-stamped-radio-log": Message(
+        "which time source does the survey ship use",
+        "The ship syncs with pool.ntp.org.",
+        "0915 - deck-srv time source is the GPS receiver.\n0916 - pool.ntp.org NOT used at "
+        "sea.\n0917 - shore NTP only reachable alongside. Out.",
+        ("deck-srv takes its time from the GPS receiver.", "pool.ntp.org is not used at sea."),
+        ("0915", "0916", "Out")),
+    "til-and-just-so-everyone-knows": Message(
+        "where do scanned invoices go",
+        "Scans are saved to the Desktop.",
+        "TIL scans don't go to the Desktop at all: they land in Documents/Scans. Just so "
+        "everyone knows, the scanner names them by date.",
+        ("Scans land in Documents/Scans.", "The scanner names scans by date."),
+        ("TIL", "Just so")),
+    "sarcasm-and-a-signature": Message(
+        "no sound from the boardroom screen",
+        "Select HDMI in Sound > Output.",
+        "Great timing for it, not. In the boardroom you choose Jabra 510 in Sound > Output, "
+        "not HDMI. Never again.\n-- Facilities / Room Desk",
+        ("In the boardroom, choose Jabra 510 in Sound > Output.",),
+        ("timing", "Never again", "Facilities")),
+    "a-named-colleagues-story-and-a-coffee-exit": Message(
+        "why did the nightly jobs stop after installing anacron",
+        "Cron runs /etc/cron.daily as usual.",
+        "Ha, we chased this for days, Tomasz swore the server was cursed. Once anacron is "
+        "installed, anacron runs /etc/cron.daily instead of cron. Right, off to find coffee.",
+        ("Once anacron is installed, anacron runs /etc/cron.daily instead of cron.",),
+        ("Tomasz", "cursed", "coffee")),
+    "a-visitor-introduces-themselves": Message(
+        "where is the syslog on the ingest server",
+        "Read /var/log/syslog on ingest02.",
+        "So sorry to bother you, I'm only here for a month from Bergen... but ingest02 has no "
+        "rsyslog, so there is no /var/log/syslog on it.",
+        ("ingest02 has no rsyslog.", "There is no /var/log/syslog on ingest02."),
+        ("Bergen", "only here", "sorry")),
 }
 
 
