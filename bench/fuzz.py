@@ -222,7 +222,7 @@ def corpus_lines() -> st.SearchStrategy[bytes]:
 
 def fuzz_corpus(n: int, seed: int = 0) -> Report:
     """Corpus files through the real ``nuggetflow ingest`` (see the module docstring)."""
-    from nuggetflow import cli
+    from app import cli
     from nuggetflow.settings import Settings
     from query.backends.sqlite import SQLiteStore
 

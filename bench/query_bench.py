@@ -166,7 +166,7 @@ def over_grpc(db: Path, queries_file: Path, args: argparse.Namespace,
            "NUGGETFLOW_CITATION_LEDGER_PATH": str(WORK / "query-bench-ledger.db"),
            "NUGGETFLOW_LOG_LEVEL": "WARNING"}
     server = subprocess.Popen(
-        [sys.executable, "-m", "nuggetflow.cli", "serve", "--workers", str(args.workers),
+        [sys.executable, "-m", "app.cli", "serve", "--workers", str(args.workers),
          "--port", str(port), "--metrics-port", str(metrics)], cwd=ROOT, env=env)
     try:
         ports = [metrics + i for i in range(args.workers)]

@@ -181,7 +181,7 @@ async def worker(env: dict[str, str], total: int, workdir: Path) -> Progress:
     progress = Progress(total)
     out = (workdir / "worker.log").open("wb")
     proc = subprocess.Popen(
-        [sys.executable, "-m", "nuggetflow.cli", "worker"], cwd=ROOT, stdout=out,
+        [sys.executable, "-m", "app.cli", "worker"], cwd=ROOT, stdout=out,
         stderr=subprocess.STDOUT,
         env={**os.environ, **env, "NUGGETFLOW_METRICS_PORT": str(port),
              "NUGGETFLOW_STREAM_AGENTS": "actionability", "NUGGETFLOW_LOG_LEVEL": "ERROR"})

@@ -125,7 +125,7 @@ class WorkerProcess:
 
     def start(self) -> WorkerProcess:
         with self.log.open("ab") as out:
-            self.proc = subprocess.Popen([sys.executable, "-m", "nuggetflow.cli", "worker"],
+            self.proc = subprocess.Popen([sys.executable, "-m", "app.cli", "worker"],
                                          cwd=ROOT, env=self.env, stdout=out,
                                          stderr=subprocess.STDOUT)
         deadline = time.monotonic() + 60

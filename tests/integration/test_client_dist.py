@@ -205,7 +205,7 @@ def serving(workdir: Path, store: str, tokens: dict[str, list[str]]) -> Iterator
            "NUGGETFLOW_GRPC_GRACE_SECONDS": "1"}
     log_path = workdir / "serve.log"
     with open(log_path, "wb") as log:
-        proc = subprocess.Popen([sys.executable, "-m", "nuggetflow.cli", "serve", "--host",
+        proc = subprocess.Popen([sys.executable, "-m", "app.cli", "serve", "--host",
                                  "127.0.0.1", "--port", str(port), "--metrics-port",
                                  str(metrics), "--workers", "1"],
                                 cwd=ROOT, env=env, stderr=log)

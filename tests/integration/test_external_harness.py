@@ -97,7 +97,7 @@ def metrics(port: int) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
 def nuggetflow(store: Path, log: Path, *args: str, **env: str) -> dict[str, Any]:
     """A ``nuggetflow`` command on ``store``; its JSON summary (the last line)."""
     proc = subprocess.run(
-        [sys.executable, "-m", "nuggetflow.cli", *args], cwd=ROOT, capture_output=True,
+        [sys.executable, "-m", "app.cli", *args], cwd=ROOT, capture_output=True,
         text=True, timeout=600, env={**os.environ, "NUGGETFLOW_STORE": f"sqlite:///{store}",
                                      "NUGGETFLOW_LOG_LEVEL": "INFO", **env})
     log.write_text(proc.stdout + proc.stderr)
@@ -174,7 +174,7 @@ async def test_ino_through_the_reference_agent_as_through_the_built_in_harness(
                                          EVENT.comment)) + "\n")
 
     grpc_port, metrics_port, agent_port = free_port(), free_port(), free_port()
-    serve = Process("nuggetflow serve", [sys.executable, "-m", "nuggetflow.cli", "serve"], {
+    serve = Process("nuggetflow serve", [sys.executable, "-m", "app.cli", "serve"], {
         "NUGGETFLOW_STORE": f"sqlite:///{external_db}", "NUGGETFLOW_GRPC_PORT": str(grpc_port),
         "NUGGETFLOW_METRICS_PORT": str(metrics_port),
         "NUGGETFLOW_AUTH_TOKENS": json.dumps({TOKEN: ["acme"]})}, tmp_path / "serve.log")

@@ -150,7 +150,7 @@ async def test_candidates_command_on_opensearch(opensearch_url: str,
                "NUGGETFLOW_OPENSEARCH_INDEX": index}
 
         def cli(*args: str) -> str:
-            proc = subprocess.run([sys.executable, "-m", "nuggetflow.cli", "candidates",
+            proc = subprocess.run([sys.executable, "-m", "app.cli", "candidates",
                                    "--tenant", "acme", *args], cwd=ROOT, env=env,
                                   capture_output=True, text=True, timeout=300)
             assert proc.returncode == 0, proc.stderr

@@ -23,7 +23,7 @@ pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
 
 def cli(dep: Deployment, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "nuggetflow.cli", *args], cwd=ROOT,
+    return subprocess.run([sys.executable, "-m", "app.cli", *args], cwd=ROOT,
                           env={**os.environ, **dep.env}, capture_output=True, text=True,
                           timeout=120)
 

@@ -62,7 +62,7 @@ def sasl_env(secrets: Path, password_file: Path | None = None) -> dict[str, str]
 
 
 def cli(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "nuggetflow.cli", *args], cwd=ROOT,
+    return subprocess.run([sys.executable, "-m", "app.cli", *args], cwd=ROOT,
                           env={**os.environ, **env}, capture_output=True, text=True,
                           timeout=120)
 

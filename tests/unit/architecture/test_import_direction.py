@@ -2,8 +2,9 @@
 (settings, errors, inputs, logging, generated code) imports no package above it; query
 imports only the core; the optimizer imports query and the core; the stream imports the
 optimizer, query and the core; the review console imports the core and the client
-distribution. Only the top floor (the CLI and the demo) imports everything. Every import
-counts, deferred ones inside functions too."""
+distribution. Only the top floor, the ``app`` package (the CLI, the demo and the wiring),
+imports everything, and nothing imports it. Every import counts, deferred ones inside
+functions too."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import ast
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[3]
-TOP_FLOOR = {"nuggetflow.cli", "nuggetflow.demo"}
+TOP_FLOOR = "app"
 #: What each floor may import (besides itself and third-party code).
 ALLOWED = {"core": {"core"}, "query": {"core"}, "optimizer": {"core", "query"},
            "stream": {"core", "query", "optimizer"}, "console": {"core"}}
@@ -21,9 +22,9 @@ KNOWN: set[tuple[str, str]] = set()
 
 
 def _layer(module: str) -> str | None:
-    if module in TOP_FLOOR or any(module.startswith(m + ".") for m in TOP_FLOOR):
-        return "top"
     head = module.split(".")[0]
+    if head == TOP_FLOOR:
+        return "top"
     if head == "nuggetflow":
         return "core"
     return head if head in ALLOWED else None
@@ -36,8 +37,6 @@ def _imports(path: Path) -> list[str]:
             out.extend(a.name for a in node.names)
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
             out.append(node.module)
-            out.extend(f"{node.module}.{a.name}" for a in node.names
-                       if f"{node.module}.{a.name}" in TOP_FLOOR)
     return out
 
 
@@ -72,4 +71,5 @@ def test_the_check_sees_an_import_against_the_direction(tmp_path: Path) -> None:
     bad.write_text("def f():\n    from stream.steps import Steps\n    import optimizer.ino\n")
     assert _imports(bad) == ["stream.steps", "optimizer.ino"]
     assert "stream" not in ALLOWED["query"] and "optimizer" not in ALLOWED["console"]
-    assert _layer("nuggetflow.cli") == "top" and _layer("nuggetflow.settings") == "core"
+    assert _layer("app.cli") == "top" and _layer("nuggetflow.settings") == "core"
+    assert _layer("app.wiring") == "top" and "top" not in ALLOWED["stream"]

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 import yaml
 
-from nuggetflow.cli import build_parser
+from app.cli import build_parser
 from nuggetflow.settings import Settings
 from query.metrics import Metrics
 

@@ -63,7 +63,7 @@ def _serve(tmp_path: Path, *args: str, timeout: float = 60) -> subprocess.Popen[
            if not k.startswith("NUGGETFLOW_AUTH_TOKENS") and k != "NUGGETFLOW_INSECURE_DEV"}
     env.update(NUGGETFLOW_STORE=f"sqlite:///{tmp_path}/serve.db")
     return subprocess.Popen(
-        [sys.executable, "-m", "nuggetflow.cli", "serve", "--port", str(_free_port()),
+        [sys.executable, "-m", "app.cli", "serve", "--port", str(_free_port()),
          "--metrics-port", str(_free_port()), *args],
         cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
@@ -82,7 +82,7 @@ def test_serve_insecure_dev_starts_says_so_and_answers_health(tmp_path: Path) ->
            if not k.startswith("NUGGETFLOW_AUTH_TOKENS") and k != "NUGGETFLOW_INSECURE_DEV"}
     env.update(NUGGETFLOW_STORE=f"sqlite:///{tmp_path}/serve.db", NUGGETFLOW_GRPC_PORT=str(port),
                NUGGETFLOW_METRICS_PORT=str(_free_port()), NUGGETFLOW_LOG_FORMAT="json")
-    proc = subprocess.Popen([sys.executable, "-m", "nuggetflow.cli", "serve", "--insecure-dev"],
+    proc = subprocess.Popen([sys.executable, "-m", "app.cli", "serve", "--insecure-dev"],
                             cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             text=True)
     try:
@@ -96,21 +96,21 @@ def test_serve_insecure_dev_starts_says_so_and_answers_health(tmp_path: Path) ->
             pytest.fail("serve --insecure-dev exited: " + "".join(lines))
         warning = next(json.loads(x) for x in lines if "INSECURE DEV MODE" in x)
         assert warning["level"] == "WARNING" and warning["host"] == "127.0.0.1"
-        health = subprocess.run([sys.executable, "-m", "nuggetflow.cli", "health"], cwd=ROOT,
+        health = subprocess.run([sys.executable, "-m", "app.cli", "health"], cwd=ROOT,
                                 env=env, capture_output=True, text=True, timeout=60)
         assert health.returncode == 0, health.stderr
         assert health.stdout.strip() == f"127.0.0.1:{port}: SERVING"
     finally:
         proc.terminate()
         proc.communicate(timeout=60)
-    health = subprocess.run([sys.executable, "-m", "nuggetflow.cli", "health", "--timeout",
+    health = subprocess.run([sys.executable, "-m", "app.cli", "health", "--timeout",
                              "1"], cwd=ROOT, env=env, capture_output=True, text=True,
                             timeout=60)
     assert health.returncode == 1 and "UNAVAILABLE" in health.stderr
 
 
 def test_health_metrics_mode_fails_when_nothing_listens(tmp_path: Path) -> None:
-    proc = subprocess.run([sys.executable, "-m", "nuggetflow.cli", "health", "--metrics",
+    proc = subprocess.run([sys.executable, "-m", "app.cli", "health", "--metrics",
                            "--port", str(_free_port()), "--timeout", "1"], cwd=ROOT,
                           capture_output=True, text=True, timeout=60)
     assert proc.returncode == 1 and "/metrics" in proc.stderr

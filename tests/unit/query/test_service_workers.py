@@ -84,7 +84,7 @@ def served(tmp_path: Path, embedder: MiniLMEmbedder) -> Iterator[tuple[subproces
            "NUGGETFLOW_CITATION_LEDGER_PATH": str(tmp_path / "ledger.db"),
            "NUGGETFLOW_GRPC_GRACE_SECONDS": "1"}
     with open(tmp_path / "serve.log", "wb") as log:
-        proc = subprocess.Popen([sys.executable, "-m", "nuggetflow.cli", "serve", "--workers",
+        proc = subprocess.Popen([sys.executable, "-m", "app.cli", "serve", "--workers",
                                  "2", "--port", str(port), "--metrics-port", str(metrics)],
                                 cwd=ROOT, env=env, stderr=log)
     try:

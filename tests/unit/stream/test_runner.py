@@ -62,7 +62,7 @@ def test_nuggetflow_run_command(tmp_path: Path, stream_settings: Settings) -> No
                               for r in portal_corpus(t)))
     dead = tmp_path / "dead.jsonl"
     env = {**os.environ, "NUGGETFLOW_STORE": f"sqlite:///{tmp_path}/run.db"}
-    proc = subprocess.run([sys.executable, "-m", "nuggetflow.cli", "run", str(events),
+    proc = subprocess.run([sys.executable, "-m", "app.cli", "run", str(events),
                            "--corpus", str(corpus), "--policy", "auto",
                            "--dead-letters", str(dead)], cwd=ROOT, env=env,
                           capture_output=True, text=True, timeout=300)

@@ -59,7 +59,7 @@ def _commands(bad: Path, tmp: Path) -> dict[str, list[str]]:
 def _run(args: list[str], tmp: Path) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "NUGGETFLOW_STORE": f"sqlite:///{tmp}/cli.db",
            "NUGGETFLOW_LOG_LEVEL": "ERROR", "NUGGETFLOW_KAFKA_BOOTSTRAP": "127.0.0.1:1"}
-    return subprocess.run([sys.executable, "-m", "nuggetflow.cli", *args], cwd=ROOT, env=env,
+    return subprocess.run([sys.executable, "-m", "app.cli", *args], cwd=ROOT, env=env,
                           capture_output=True, text=True, timeout=300)
 
 

@@ -16,7 +16,7 @@ ROOT = Path(__file__).resolve().parents[3]
 
 def run(args: list[str], tmp: Path, check: bool = True) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "NUGGETFLOW_STORE": f"sqlite:///{tmp}/cli.db"}
-    proc = subprocess.run([sys.executable, "-m", "nuggetflow.cli", *args], cwd=ROOT, env=env,
+    proc = subprocess.run([sys.executable, "-m", "app.cli", *args], cwd=ROOT, env=env,
                           capture_output=True, text=True, timeout=300)
     if check:
         assert proc.returncode == 0, proc.stderr
@@ -70,7 +70,7 @@ def test_demo_runs_on_the_embedded_default(tmp_path: Path) -> None:
     # stderr to a file: an undrained pipe fills with the service's logs and blocks it
     err_path = tmp_path / "demo.stderr"
     err = err_path.open("w")
-    proc = subprocess.Popen([sys.executable, "-m", "nuggetflow.cli", "demo", "--serve",
+    proc = subprocess.Popen([sys.executable, "-m", "app.cli", "demo", "--serve",
                              "--console-port", "0", "--workdir", str(tmp_path / "demo")],
                             cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=err, text=True)
     assert proc.stdout is not None

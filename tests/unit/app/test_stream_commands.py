@@ -11,7 +11,7 @@ ROOT = Path(__file__).resolve().parents[3]
 
 
 def run(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "nuggetflow.cli", *args], cwd=ROOT,
+    return subprocess.run([sys.executable, "-m", "app.cli", *args], cwd=ROOT,
                           env={**os.environ, **env}, capture_output=True, text=True,
                           timeout=120)
 

@@ -14,10 +14,12 @@ import json
 import os
 import sys
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
+from app.args import add_nugget_ref, add_review_arguments
+from app.wiring import make_optimizer, open_index, with_flags, with_index
 from nuggetflow import __version__
 from nuggetflow.errors import NuggetflowError, ValidationError
 from nuggetflow.logging import configure
@@ -36,22 +38,6 @@ def _parse_time(value: str) -> datetime:
     except ValueError:
         raise argparse.ArgumentTypeError(f"not an ISO 8601 time: {value!r}") from None
     return t if t.tzinfo else t.replace(tzinfo=UTC)
-
-
-def build_index(settings: Settings) -> NuggetIndex:
-    """The governed index for these settings (see :func:`query.index.build_index`)."""
-    from query.index import build_index as build
-
-    return build(settings)
-
-
-async def _with_index(settings: Settings, fn: Callable[[NuggetIndex], Awaitable[int]]) -> int:
-    index = build_index(settings)
-    await index.start()
-    try:
-        return await fn(index)
-    finally:
-        await index.stop()
 
 
 def cmd_ingest(args: argparse.Namespace, settings: Settings) -> int:
@@ -85,7 +71,7 @@ def cmd_ingest(args: argparse.Namespace, settings: Settings) -> int:
                           "seconds": round(time.perf_counter() - started, 2)}))
         return 0
 
-    return asyncio.run(_with_index(settings, run))
+    return asyncio.run(with_index(settings, run))
 
 
 def cmd_search(args: argparse.Namespace, settings: Settings) -> int:
@@ -125,7 +111,7 @@ def cmd_search(args: argparse.Namespace, settings: Settings) -> int:
               f"{res.timings_ms.get('total', 0):.1f} ms)")
         return 0
 
-    return asyncio.run(_with_index(settings, run))
+    return asyncio.run(with_index(settings, run))
 
 
 def _lineage_of(hit: Hit) -> dict[str, Any]:
@@ -160,7 +146,7 @@ def cmd_history(args: argparse.Namespace, settings: Settings) -> int:
                 return 0
             after = page[-1].id
 
-    return asyncio.run(_with_index(settings, run))
+    return asyncio.run(with_index(settings, run))
 
 
 def _publication(value: str) -> str:
@@ -215,7 +201,7 @@ def cmd_candidates(args: argparse.Namespace, settings: Settings) -> int:
                   "--action approve|reject")
         return 0
 
-    return asyncio.run(_with_index(settings, run))
+    return asyncio.run(with_index(settings, run))
 
 
 def _print_candidate(n: Nugget) -> None:
@@ -251,28 +237,21 @@ def cmd_review(args: argparse.Namespace, settings: Settings) -> int:
         print(nugget_to_json(head))
         return 0
 
-    return asyncio.run(_with_index(settings, run))
+    return asyncio.run(with_index(settings, run))
 
 
 def cmd_serve(args: argparse.Namespace, settings: Settings) -> int:
     """Run the gRPC query service and /metrics until SIGTERM or SIGINT."""
     from query.service import run
 
-    changes: dict[str, Any] = {}
-    if args.host is not None:
-        changes["serve_host"] = args.host
-    if args.port is not None:
-        changes["grpc_port"] = args.port
-    if args.metrics_port is not None:
-        changes["metrics_port"] = args.metrics_port
-    if args.workers is not None:
-        changes["serve_workers"] = args.workers
+    settings = with_flags(settings, args, {"host": "serve_host", "port": "grpc_port",
+                                           "metrics_port": "metrics_port",
+                                           "workers": "serve_workers"})
     if args.insecure_dev:
-        changes["insecure_dev"] = True
-    settings = settings.replace(**changes) if changes else settings
+        settings = settings.replace(insecure_dev=True)
     from optimizer.guard import check_edit
 
-    return run(settings, build_index, guard=check_edit)
+    return run(settings, open_index, guard=check_edit)
 
 
 def cmd_health(args: argparse.Namespace, settings: Settings) -> int:
@@ -314,8 +293,7 @@ def cmd_optimize(args: argparse.Namespace, settings: Settings) -> int:
     """Extract and optimize nuggets from a feedback file; write candidates and traces."""
     from pathlib import Path
 
-    from optimizer.backends import make_harness, make_roles
-    from optimizer.pipeline import Optimizer, RunStats
+    from optimizer.pipeline import RunStats
     from query.corpus import ingest_corpus, read_documents
     from stream.events import parse_event, read_events, to_context
 
@@ -329,9 +307,7 @@ def cmd_optimize(args: argparse.Namespace, settings: Settings) -> int:
         if args.corpus:
             report = await ingest_corpus(index, args.corpus, args.tenant, documents=docs)
             print(f"corpus: {report.summary()}", file=sys.stderr)
-        roles = make_roles(settings, embedder=index.embedder)
-        harness = make_harness(settings, index.store, index.embedder, roles.generator)
-        opt = Optimizer(index.store, index.embedder, roles, settings, harness=harness)
+        opt, harness = make_optimizer(settings, index)
         stats = RunStats()
         with out_path.open("w", encoding="utf-8") as out:
             for i, (line, raw) in enumerate(events, 1):
@@ -359,7 +335,7 @@ def cmd_optimize(args: argparse.Namespace, settings: Settings) -> int:
         print(json.dumps({**stats.summary(), "out": str(out_path)}))
         return 0
 
-    return asyncio.run(_with_index(settings, run))
+    return asyncio.run(with_index(settings, run))
 
 
 def cmd_eval(args: argparse.Namespace, settings: Settings) -> int:
@@ -385,10 +361,7 @@ def cmd_eval(args: argparse.Namespace, settings: Settings) -> int:
             benchmarks = [b for b in benchmarks if b.name in wanted]
         if not benchmarks:
             raise ValidationError(f"no benchmark in {args.data}", field="benchmark")
-    if args.harness:
-        settings = settings.replace(harness=args.harness)
-    if args.agent_url:
-        settings = settings.replace(agent_url=args.agent_url)
+    settings = with_flags(settings, args, {"harness": "harness", "agent_url": "agent_url"})
     # Every benchmark's files first: a bad one fails before any work directory is replaced.
     inputs = [read_benchmark(b, settings, args.tenant) for b in benchmarks]
     started = time.perf_counter()
@@ -437,8 +410,8 @@ def cmd_settings(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def cmd_demo(args: argparse.Namespace, settings: Settings) -> int:
-    """Run the embedded end-to-end demo (see nuggetflow.demo)."""
-    from nuggetflow.demo import run_demo
+    """Run the embedded end-to-end demo (see app.demo)."""
+    from app.demo import run_demo
 
     try:
         return asyncio.run(run_demo(settings, workdir=args.workdir, serve=args.serve,
@@ -451,14 +424,8 @@ def cmd_console(args: argparse.Namespace, settings: Settings) -> int:
     """Run the review console (a web application, client of the query service)."""
     from console.server import run
 
-    changes: dict[str, Any] = {}
-    if args.host is not None:
-        changes["console_host"] = args.host
-    if args.port is not None:
-        changes["console_port"] = args.port
-    if args.grpc_target is not None:
-        changes["console_grpc_target"] = args.grpc_target
-    settings = settings.replace(**changes) if changes else settings
+    settings = with_flags(settings, args, {"host": "console_host", "port": "console_port",
+                                           "grpc_target": "console_grpc_target"})
     try:
         return asyncio.run(run(settings))
     except KeyboardInterrupt:
@@ -553,8 +520,7 @@ def build_parser() -> argparse.ArgumentParser:
     hi = sub.add_parser("history", help="list every version of a nugget",
                         description="Print every version of a nugget's lineage, oldest "
                                     "first, with its title and body. " + ids)
-    hi.add_argument("id", help="the lineage id or any version id")
-    hi.add_argument("--tenant", required=True)
+    add_nugget_ref(hi)
     hi.add_argument("--page-size", type=int, default=100,
                     help="versions read from the store at a time (100)")
     hi.set_defaults(fn=cmd_history)
@@ -564,13 +530,7 @@ def build_parser() -> argparse.ArgumentParser:
     rv = sub.add_parser("review", help="approve, reject, unpublish or revert a nugget",
                         description="Apply a review action to the head of a nugget's "
                                     "lineage and print the version it produced. " + ids)
-    rv.add_argument("id", help="the lineage id or any version id (the head is reviewed)")
-    rv.add_argument("--tenant", required=True)
-    rv.add_argument("--action", required=True,
-                    choices=REVIEW_ACTIONS)
-    rv.add_argument("--target", help="version id to revert to (a lineage id: version 1)")
-    rv.add_argument("--reviewer", default="cli")
-    rv.add_argument("--reason", default="")
+    add_review_arguments(rv, REVIEW_ACTIONS)
     rv.add_argument("--request-id", default="",
                     help="idempotency key: a review with an id already applied to the "
                          "lineage writes nothing and prints the version it produced")
@@ -652,7 +612,7 @@ def build_parser() -> argparse.ArgumentParser:
                                         "NUGGETFLOW_AGENT_URL)")
     ev.set_defaults(fn=cmd_eval)
 
-    from stream.cli import add_commands as add_stream_commands
+    from app.stream_commands import add_commands as add_stream_commands
 
     add_stream_commands(sub)  # publish, worker, run, review-event
 

@@ -25,6 +25,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from app.wiring import make_inline_engine, make_roles_for
 from nuggetflow.settings import Settings
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -76,7 +77,6 @@ async def run_demo(settings: Settings, workdir: str | Path = "var/demo", *,
 
     from nuggetflow.v1 import query_service_pb2 as qpb
     from nuggetflow.v1 import query_service_pb2_grpc as qpb_grpc
-    from optimizer.backends import make_roles
     from optimizer.evaluation import measure, read_cases
     from optimizer.guard import check_edit
     from optimizer.harness import BuiltinHarness
@@ -89,7 +89,6 @@ async def run_demo(settings: Settings, workdir: str | Path = "var/demo", *,
     from query.index import NuggetIndex
     from query.model import Nugget
     from query.service import create_server
-    from stream.engine import InlineEngine
     from stream.records import StepResult
     from stream.runner import EmbeddedRunner
     from stream.steps import Steps
@@ -107,8 +106,8 @@ async def run_demo(settings: Settings, workdir: str | Path = "var/demo", *,
     index = NuggetIndex(SQLiteStore(work / "index.db", settings.embedding_dim),
                         make_embedder(settings), settings)
     await index.start()
-    roles = make_roles(settings, embedder=index.embedder)
-    engine = InlineEngine(index.store, index.embedder, roles, settings)
+    roles = make_roles_for(settings, index)
+    engine = make_inline_engine(settings, index, roles)
     await engine.start()
     server = None
     try:

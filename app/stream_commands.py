@@ -1,6 +1,7 @@
 """The streaming commands of the ``nuggetflow`` CLI: publish, worker, run, review-event.
 
-Registered by :func:`add_commands` from ``nuggetflow.cli``; heavy modules (Faust,
+Registered by :func:`add_commands` from :mod:`app.cli` (the stream package itself knows
+nothing of the command line); heavy modules (Faust,
 aiokafka, the optimizer) are imported inside the commands so ``--help`` stays instant.
 """
 
@@ -10,9 +11,14 @@ import argparse
 import asyncio
 import json
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from app.args import add_review_arguments
+from app.wiring import inline_engine, with_flags, with_index
 from nuggetflow.settings import Settings
+
+if TYPE_CHECKING:
+    from query.index import NuggetIndex
 
 
 def cmd_publish(args: argparse.Namespace, settings: Settings) -> int:
@@ -42,20 +48,13 @@ def cmd_worker(args: argparse.Namespace, settings: Settings) -> int:
     """Run the Faust worker (all four agents) until SIGTERM or SIGINT."""
     from stream.app import run_worker
 
-    changes: dict[str, Any] = {}
-    if args.concurrency is not None:
-        changes["stream_optimize_concurrency"] = args.concurrency
-    if args.metrics_port is not None:
-        changes["metrics_port"] = args.metrics_port
-    return run_worker(settings.replace(**changes) if changes else settings)
+    return run_worker(with_flags(settings, args, {"concurrency": "stream_optimize_concurrency",
+                                                  "metrics_port": "metrics_port"}))
 
 
 def cmd_run(args: argparse.Namespace, settings: Settings) -> int:
     """Run the worker's steps in-process on a feedback file or stdin, without Kafka."""
-    from optimizer.backends import make_roles
     from query.corpus import ingest_corpus, read_documents
-    from query.index import build_index
-    from stream.engine import InlineEngine
     from stream.events import read_events
     from stream.records import StepResult
     from stream.runner import EmbeddedRunner
@@ -77,22 +76,14 @@ def cmd_run(args: argparse.Namespace, settings: Settings) -> int:
     events = read_events(args.file)
     docs = read_documents(args.corpus, args.tenant, settings=settings) if args.corpus else []
 
-    async def run() -> int:
-        index = build_index(settings)
-        await index.start()
-        engine = InlineEngine(index.store, index.embedder,
-                              make_roles(settings, embedder=index.embedder), settings)
-        await engine.start()
-        try:
+    async def run(index: NuggetIndex) -> int:
+        async with inline_engine(settings, index) as engine:
             if args.corpus:
                 corpus = await ingest_corpus(index, args.corpus, args.tenant, documents=docs)
                 print(f"corpus: {corpus.summary()}", file=sys.stderr)
             runner = EmbeddedRunner(Steps(index, engine, settings),
                                     Topics.from_settings(settings), on_result=show)
             report = await runner.run(events)
-        finally:
-            await engine.stop()
-            await index.stop()
         if args.dead_letters:
             with open(args.dead_letters, "w", encoding="utf-8") as out:
                 for d in report.dead_letters:
@@ -103,7 +94,7 @@ def cmd_run(args: argparse.Namespace, settings: Settings) -> int:
         print(json.dumps(report.summary()))
         return 0
 
-    return asyncio.run(run())
+    return asyncio.run(with_index(settings, run))
 
 
 def cmd_review_event(args: argparse.Namespace, settings: Settings) -> int:
@@ -167,14 +158,8 @@ def add_commands(sub: Any) -> None:
                          description="The worker's review agent applies it (approve, reject, "
                                      "unpublish, revert to --target, or edit title/body/"
                                      "anchors); `review` applies one directly to the store.")
-    re_.add_argument("id", help="the lineage id or any version id (the head is reviewed)")
-    re_.add_argument("--tenant", required=True)
-    re_.add_argument("--action", required=True,
-                     choices=RECORD_ACTIONS)
-    re_.add_argument("--target", help="version id to revert to (a lineage id: version 1)")
+    add_review_arguments(re_, RECORD_ACTIONS)
     re_.add_argument("--title", help="edit: new title")
     re_.add_argument("--body", help="edit: new body")
     re_.add_argument("--anchor", action="append", help="edit: an anchor (repeatable)")
-    re_.add_argument("--reviewer", default="cli")
-    re_.add_argument("--reason", default="")
     re_.set_defaults(fn=cmd_review_event)

@@ -1,0 +1,94 @@
+"""How the parts are put together, in one place for every command and the demo.
+
+The commands of :mod:`app.cli` and :mod:`app.stream_commands` and the demo build the
+same things: settings with command-line flags on top, the governed index (store and
+embedder picked by the settings), the LLM roles, the optimizer with its probe harness,
+and the in-process engine. They get them here, so each is built one way. Heavy modules
+are imported inside the functions: ``nuggetflow --help`` stays instant.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from contextlib import asynccontextmanager
+from typing import TYPE_CHECKING, Any
+
+from nuggetflow.settings import Settings
+
+if TYPE_CHECKING:
+    from optimizer.external import ExternalHarness
+    from optimizer.harness import BuiltinHarness
+    from optimizer.pipeline import Optimizer
+    from optimizer.roles import Roles
+    from query.index import NuggetIndex
+    from stream.engine import InlineEngine
+
+
+def with_flags(settings: Settings, args: argparse.Namespace,
+               flags: Mapping[str, str]) -> Settings:
+    """``settings`` with each flag the user gave set on its setting.
+
+    ``flags`` maps an argument name to the setting it overrides (``{"port":
+    "grpc_port"}``); a flag left at ``None`` keeps the setting's value."""
+    changes: dict[str, Any] = {setting: getattr(args, flag) for flag, setting in flags.items()
+                               if getattr(args, flag, None) is not None}
+    return settings.replace(**changes) if changes else settings
+
+
+def open_index(settings: Settings) -> NuggetIndex:
+    """The governed index for these settings (not started)."""
+    from query.index import build_index
+
+    return build_index(settings)
+
+
+async def with_index(settings: Settings, fn: Callable[[NuggetIndex], Awaitable[int]]) -> int:
+    """Run ``fn`` on a started index and stop the index afterwards, whatever happens."""
+    index = open_index(settings)
+    await index.start()
+    try:
+        return await fn(index)
+    finally:
+        await index.stop()
+
+
+def make_roles_for(settings: Settings, index: NuggetIndex) -> Roles:
+    """The configured LLM roles, sharing the index's embedder."""
+    from optimizer.backends import make_roles
+
+    return make_roles(settings, embedder=index.embedder)
+
+
+def make_optimizer(settings: Settings, index: NuggetIndex,
+                   roles: Roles | None = None
+                   ) -> tuple[Optimizer, BuiltinHarness | ExternalHarness]:
+    """The optimizer over this index with the configured probe harness (close the harness
+    when done)."""
+    from optimizer.backends import make_harness
+    from optimizer.pipeline import Optimizer
+
+    roles = roles or make_roles_for(settings, index)
+    harness = make_harness(settings, index.store, index.embedder, roles.generator)
+    return Optimizer(index.store, index.embedder, roles, settings, harness=harness), harness
+
+
+def make_inline_engine(settings: Settings, index: NuggetIndex,
+                       roles: Roles | None = None) -> InlineEngine:
+    """The in-process engine (the embedded runner's and the demo's), not started."""
+    from stream.engine import InlineEngine
+
+    return InlineEngine(index.store, index.embedder, roles or make_roles_for(settings, index),
+                        settings)
+
+
+@asynccontextmanager
+async def inline_engine(settings: Settings, index: NuggetIndex,
+                        roles: Roles | None = None) -> AsyncIterator[InlineEngine]:
+    """:func:`make_inline_engine`, started, and stopped when the block ends."""
+    engine = make_inline_engine(settings, index, roles)
+    await engine.start()
+    try:
+        yield engine
+    finally:
+        await engine.stop()
