@@ -91,6 +91,11 @@ class NuggetIndex:
         """Stop the store."""
         await self.store.stop()
 
+    def vectors_for(self, nuggets: Sequence[Nugget]) -> tuple[Vector, list[Vector]]:
+        """The dense vectors a write stores for these versions, made the way every write
+        makes them: one from each version's ``embedding_text`` and one per anchor."""
+        return self._embed(nuggets), [self._embed_anchors(n) for n in nuggets]
+
     def _embed(self, nuggets: Sequence[Nugget]) -> Vector:
         return self.embedder.embed([n.embedding_text for n in nuggets])
 

@@ -32,6 +32,7 @@ from query.model import Nugget, Provenance, Publication, State
 from query.service import QueryServer, create_server, page_token
 from query.store import IndexStore
 from tests.helpers import T0, days, make_nugget, make_passage
+from tests.support.service import seed
 
 TOKEN_ACME = "acme-token-0123456789abcdef"
 TOKEN_GLOBEX = "globex-token-0123456789abcdef"
@@ -135,7 +136,7 @@ class ServiceSuite:
         values = list(nuggets.values())
         # concurrently: on OpenSearch both writes then wait for the same index refresh
         await asyncio.gather(
-            store.write_nuggets(values, list(embedder.embed([n.text for n in values]))),
+            seed(index, values),
             index.ingest_passages([
                 make_passage(title="Resetting your own password",
                              text="If your password reset isn't working, use Forgot password "
@@ -350,14 +351,13 @@ class ServiceSuite:
         """What waits for review: pending heads with title, body, provenance and INO
         outcome, in id order, a page at a time; other states on request; per tenant."""
         md = bearer(TOKEN_ACME)
-        store = service.index.store
         queued = [make_nugget(subject=f"queue item {i}", obj=f"value {i}", sources=(f"q{i}",),
                               publication=Publication.PENDING_REVIEW) for i in range(4)]
         draft = make_nugget(subject="draft item", sources=("d1",), publication=Publication.DRAFT)
         theirs = make_nugget("globex", subject="globex item", sources=("g2",),
                              publication=Publication.PENDING_REVIEW)
         extra = [*queued, draft, theirs]
-        await store.write_nuggets(extra, list(embedder.embed([n.text for n in extra])))
+        await seed(service.index, extra)
 
         async def listing(token: str = TOKEN_ACME,
                           **kw: Any) -> qpb.ListCandidatesResponse:

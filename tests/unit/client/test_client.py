@@ -29,11 +29,8 @@ from nuggetflow_client import (
 )
 from nuggetflow_client.v1 import nugget_pb2 as pb
 from query.auth import TokenAuth
-from query.backends.sqlite import SQLiteStore
 from query.embeddings import MiniLMEmbedder
-from query.index import NuggetIndex
-from query.metrics import Metrics
-from query.service import QueryServer, create_server
+from query.service import QueryServer
 from tests.conformance.service_suite import (
     QUERY,
     TOKEN_ACME,
@@ -42,6 +39,7 @@ from tests.conformance.service_suite import (
     seed_nuggets,
 )
 from tests.helpers import T0, days
+from tests.support.service import seeded_service
 
 AS_OF = T0 + days(10)
 
@@ -56,18 +54,10 @@ class Served:
 @pytest.fixture
 async def served(tmp_path: Path, embedder: MiniLMEmbedder,
                  settings: Settings) -> AsyncIterator[Served]:
-    store = SQLiteStore(tmp_path / "client.db")
-    await store.start()
-    index = NuggetIndex(store, embedder, settings)
     nuggets = seed_nuggets()
-    values = list(nuggets.values())
-    await store.write_nuggets(values, list(embedder.embed([n.text for n in values])))
-    server, port = create_server(index, settings, 0, metrics=Metrics.create().query,
-                                 auth=TokenAuth(TOKENS))
-    await server.start()
-    yield Served(server, f"127.0.0.1:{port}", {k: v.id for k, v in nuggets.items()})
-    await server.stop(0)
-    await store.stop()
+    async with seeded_service(tmp_path / "client.db", embedder, settings, nuggets.values(),
+                              auth=TokenAuth(TOKENS)) as s:
+        yield Served(s.server, s.target, {k: v.id for k, v in nuggets.items()})
 
 
 async def test_retrieve_and_report_citations(served: Served) -> None:

@@ -31,6 +31,7 @@ from query.model import Nugget, Provenance, Publication, State
 from query.service import QueryServer, create_server
 from tests.conformance.service_suite import TOKEN_ACME, TOKEN_GLOBEX, TOKENS
 from tests.helpers import T0, days, make_nugget
+from tests.support.service import seeded_service
 
 TRACE = {
     "variant": "E", "iterations": 2, "passed": True, "seed": 0,
@@ -71,15 +72,9 @@ class Served:
 @pytest.fixture
 async def served(tmp_path: Path, embedder: MiniLMEmbedder,
                  settings: Settings) -> AsyncIterator[Served]:
-    store = SQLiteStore(tmp_path / "console.db")
-    index = NuggetIndex(store, embedder, settings)
-    await index.start()
-    server, port = create_server(index, settings, 0, metrics=Metrics.create().query,
-                                 auth=TokenAuth(TOKENS), guard=check_edit)
-    await server.start()
-    yield Served(server, index, f"127.0.0.1:{port}")
-    await server.stop(0)
-    await index.stop()
+    async with seeded_service(tmp_path / "console.db", embedder, settings,
+                              auth=TokenAuth(TOKENS), guard=check_edit) as s:
+        yield Served(s.server, s.index, s.target)
 
 
 async def test_edit_runs_the_guard_refuses_added_numbers_and_stale_versions(

@@ -23,13 +23,12 @@ from console.sessions import SessionStore
 from nuggetflow.settings import Settings
 from optimizer.guard import check_edit
 from query.auth import TokenAuth
-from query.backends.sqlite import SQLiteStore
 from query.embeddings import MiniLMEmbedder
 from query.index import NuggetIndex
-from query.metrics import Metrics
 from query.model import Nugget, Provenance, Publication
-from query.service import QueryServer, create_server
+from query.service import QueryServer
 from tests.helpers import T0, days, make_nugget
+from tests.support.service import seeded_service
 
 TOKEN_A = "tenant-a-token-0123456789"
 TOKEN_B = "tenant-b-token-0123456789"
@@ -59,18 +58,13 @@ class Setup:
 @pytest.fixture
 async def setup(tmp_path: Path, embedder: MiniLMEmbedder,
                 settings: Settings) -> AsyncIterator[Setup]:
-    index = NuggetIndex(SQLiteStore(tmp_path / "console.db"), embedder, settings)
-    await index.start()
-    server, port = create_server(index, settings, 0, metrics=Metrics.create().query,
-                                 auth=TokenAuth(TOKENS), guard=check_edit)
-    await server.start()
-    config = ConsoleConfig(grpc_target=f"127.0.0.1:{port}")
-    app = create_app(config)
-    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app),
-                                 base_url="http://console.test") as http:
-        yield Setup(index, server, http, config)
-    await server.stop(0)
-    await index.stop()
+    async with seeded_service(tmp_path / "console.db", embedder, settings,
+                              auth=TokenAuth(TOKENS), guard=check_edit) as s:
+        config = ConsoleConfig(grpc_target=s.target)
+        app = create_app(config)
+        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app),
+                                     base_url="http://console.test") as http:
+            yield Setup(s.index, s.server, http, config)
 
 
 def csrf_of(html: str) -> str:

@@ -37,6 +37,7 @@ from tests.conformance.service_suite import (
     rpc_error,
     seed_nuggets,
 )
+from tests.support.service import seed
 
 
 class TestSQLiteService(ServiceSuite):
@@ -116,7 +117,7 @@ async def flaky(tmp_path: Path, embedder: MiniLMEmbedder,
     await store.start()
     index = NuggetIndex(store, embedder, settings)
     nuggets = list(seed_nuggets().values())
-    await store.write_nuggets(nuggets, list(embedder.embed([n.text for n in nuggets])))
+    await seed(index, nuggets)
     metrics = Metrics.create()
     server, port = create_server(index, settings, metrics=metrics.query, auth=TokenAuth(TOKENS))
     await server.start()
@@ -310,10 +311,10 @@ async def test_open_mode_without_tokens_only_in_insecure_dev(
     assert TokenAuth.from_settings(settings).open
     store = SQLiteStore(tmp_path / "open.db")
     await store.start()
-    nuggets = list(seed_nuggets().values())
-    await store.write_nuggets(nuggets, list(embedder.embed([n.text for n in nuggets])))
+    index = NuggetIndex(store, embedder, settings)
+    await seed(index, list(seed_nuggets().values()))
     with caplog.at_level("WARNING"):
-        server, port = create_server(NuggetIndex(store, embedder, settings), settings)
+        server, port = create_server(index, settings)
     assert any("INSECURE DEV MODE" in r.getMessage() and r.levelname == "WARNING"
                for r in caplog.records)
     await server.start()

@@ -24,6 +24,7 @@ from query.metrics import Metrics
 from query.service import create_server
 from tests.conformance.service_suite import TOKEN_ACME, TOKENS, bearer, seed_nuggets, ts
 from tests.helpers import T0, days
+from tests.support.service import seed
 
 RETRIEVES = 2000
 IN_FLIGHT = 16
@@ -42,9 +43,8 @@ async def test_retrieves_reviews_and_edits_at_once_all_succeed(
     store = SQLiteStore(tmp_path / "load.db")
     await store.start()
     nuggets = seed_nuggets()
-    values = list(nuggets.values())
-    await store.write_nuggets(values, list(embedder.embed([n.text for n in values])))
     index = NuggetIndex(store, embedder, settings)
+    await seed(index, nuggets.values())
     server, port = create_server(index, settings, 0, metrics=Metrics.create().query,
                                  auth=TokenAuth(TOKENS))
     await server.start()
