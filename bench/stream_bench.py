@@ -43,8 +43,8 @@ from optimizer.local import local_roles
 from query.backends.sqlite import SQLiteStore
 from query.embeddings import MiniLMEmbedder
 from query.index import NuggetIndex
-from query.metrics import Metrics
 from stream.engine import InlineEngine
+from stream.metrics import WorkerMetrics as Metrics
 from stream.records import Record
 from stream.steps import Steps
 from stream.synthetic import mixed_events

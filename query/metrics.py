@@ -5,12 +5,12 @@ Metrics live on a :class:`~prometheus_client.CollectorRegistry` that the caller 
 Names follow the Prometheus conventions: ``nuggetflow_<subsystem>_<name>_<unit>``,
 counters end in ``_total``, durations are in seconds.
 
-Three typed groups:
+Typed groups:
 
 - :class:`QueryMetrics`, incremented by the gRPC query service;
-- :class:`PipelineMetrics`, incremented by the stream workers and the INO optimizer
-  (those packages take it by injection; it is declared here so that the names, labels and
-  the dashboards in ``deploy/grafana`` stay in one place);
+- the pipeline group (subsystems ino, llm, stream) is the stream's own
+  (:class:`stream.metrics.PipelineMetrics`), declared with the helpers below so that
+  every name follows the same conventions;
 - :class:`AlertThresholdMetrics`, the configured alert thresholds
   (``nuggetflow_alert_threshold_{seconds,ratio,messages,dollars}{alert}``) that the rules
   in ``deploy/prometheus/alerts.yml`` compare against.
@@ -49,17 +49,17 @@ LATENCY_BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.0075, 0.01, 0.015, 0.025, 0.0
 ITERATION_BUCKETS = (1, 2, 3, 4, 5, 8)
 
 
-def _counter(reg: CollectorRegistry, subsystem: str, name: str, doc: str,
+def counter(reg: CollectorRegistry, subsystem: str, name: str, doc: str,
              labels: Sequence[str] = ()) -> Counter:
     return Counter(name, doc, labels, namespace=NAMESPACE, subsystem=subsystem, registry=reg)
 
 
-def _gauge(reg: CollectorRegistry, subsystem: str, name: str, doc: str,
+def gauge(reg: CollectorRegistry, subsystem: str, name: str, doc: str,
            labels: Sequence[str] = ()) -> Gauge:
     return Gauge(name, doc, labels, namespace=NAMESPACE, subsystem=subsystem, registry=reg)
 
 
-def _histogram(reg: CollectorRegistry, subsystem: str, name: str, doc: str,
+def histogram(reg: CollectorRegistry, subsystem: str, name: str, doc: str,
                labels: Sequence[str], buckets: Sequence[float]) -> Histogram:
     return Histogram(name, doc, labels, namespace=NAMESPACE, subsystem=subsystem,
                      registry=reg, buckets=buckets)
@@ -70,37 +70,37 @@ class QueryMetrics:
 
     def __init__(self, registry: CollectorRegistry) -> None:
         r, q = registry, "query"
-        self.request_duration = _histogram(
+        self.request_duration = histogram(
             r, q, "request_duration_seconds",
             "Latency of query-service gRPC calls by method and status code (as measured "
             "by the server interceptor, including auth and error mapping).",
             ["method", "code"], LATENCY_BUCKETS)
-        self.retrieve_requests = _counter(
+        self.retrieve_requests = counter(
             r, q, "retrieve_requests", "Successful Retrieve calls.", ["tenant"])
-        self.retrieve_requests_with_nuggets = _counter(
+        self.retrieve_requests_with_nuggets = counter(
             r, q, "retrieve_requests_with_nuggets",
             "Successful Retrieve calls whose hits include at least one nugget.", ["tenant"])
-        self.retrieved_items = _counter(
+        self.retrieved_items = counter(
             r, q, "retrieved_items",
             "Items returned by Retrieve, by type (nugget or document).", ["tenant", "type"])
-        self.cited_items = _counter(
+        self.cited_items = counter(
             r, q, "cited_items",
             "Retrieved items that clients reported as cited (ReportCitations), by type; "
             "each (request, item) counts once.", ["tenant", "type"])
-        self.citation_reports = _counter(
+        self.citation_reports = counter(
             r, q, "citation_reports", "Successful ReportCitations calls.", ["tenant"])
-        self.governance_suppressed = _counter(
+        self.governance_suppressed = counter(
             r, q, "governance_suppressed",
             "Head nuggets matching a query that governance kept out of the results "
             "(validity, lifecycle state or publication).", ["tenant"])
-        self.query_vector_lookups = _counter(
+        self.query_vector_lookups = counter(
             r, q, "query_vector_lookups",
             "Query vectors Retrieve needed, by result: hit (from the query-vector cache) "
             "or miss (embedded by the model).", ["result"])
-        self.citation_ledger_entries = _gauge(
+        self.citation_ledger_entries = gauge(
             r, q, "citation_ledger_entries",
             "Retrieve request ids currently remembered for ReportCitations.")
-        self.probe_sessions = _gauge(
+        self.probe_sessions = gauge(
             r, q, "probe_sessions",
             "Probe sessions open in this process (INO's external harness; their calls "
             "count in no other query series but the latency of Retrieve.probe and "
@@ -137,102 +137,6 @@ class QueryMetrics:
             self.cited_items.labels(tenant, "document").inc(documents)
 
 
-class PipelineMetrics:
-    """Metrics of the stream workers and the INO optimizer (subsystems ino, llm, stream).
-
-    Label conventions: ``tenant``; ``variant`` is the INO variant letter (A-E); ``role``
-    is the LLM role (extractor, generator, judge, reflector, ...); ``reason`` is a short
-    fixed code (``schema``, ``decode``, ``budget``, ...), never an error message.
-    """
-
-    def __init__(self, registry: CollectorRegistry) -> None:
-        r = registry
-        self.ino_iterations = _histogram(
-            r, "ino", "iterations", "INO iterations a nugget needed (1..T) before it passed "
-            "or the budget ran out.", ["tenant", "variant"], ITERATION_BUCKETS)
-        self.ino_nuggets = _counter(
-            r, "ino", "nuggets",
-            "Nuggets that finished optimization, by outcome (passed or failed).",
-            ["tenant", "variant", "outcome"])
-        self.ino_probes = _counter(
-            r, "ino", "probes", "Probe queries run against candidate nuggets, by result "
-            "(pass: retrieved and cited; fail).", ["tenant", "variant", "result"])
-        self.llm_calls = _counter(
-            r, "llm", "calls", "LLM calls by role and outcome (ok or error).",
-            ["role", "outcome"])
-        self.llm_tokens = _counter(
-            r, "llm", "tokens", "LLM tokens by role and direction (prompt or completion).",
-            ["role", "direction"])
-        self.llm_cost = _counter(
-            r, "llm", "cost_dollars", "Estimated LLM spend in US dollars, by role.", ["role"])
-        self.events = _counter(
-            r, "stream", "events", "Events handled by stream agents, by agent and outcome.",
-            ["agent", "outcome"])
-        self.dead_letters = _counter(
-            r, "stream", "dead_letters",
-            "Events sent to the dead-letter topic, by source topic and reason code.",
-            ["topic", "reason"])
-        self.retries = _counter(
-            r, "stream", "retries", "Retried operations in stream agents (retriable errors).",
-            ["agent"])
-        self.consumer_lag = _gauge(
-            r, "stream", "consumer_lag_messages",
-            "Messages between the committed offset and the end of each partition.",
-            ["group", "topic", "partition"])
-
-    def observe_ino(self, tenant: str, variant: str, iterations: int, passed: bool) -> None:
-        """Record a nugget whose optimization finished."""
-        self.ino_iterations.labels(tenant, variant).observe(iterations)
-        self.ino_nuggets.labels(tenant, variant, "passed" if passed else "failed").inc()
-
-    def observe_probe(self, tenant: str, variant: str, passed: bool) -> None:
-        """Record one probe query."""
-        self.ino_probes.labels(tenant, variant, "pass" if passed else "fail").inc()
-
-    def observe_llm_call(self, role: str, *, ok: bool = True, prompt_tokens: int = 0,
-                         completion_tokens: int = 0, cost_dollars: float = 0.0) -> None:
-        """Record one LLM call with its token counts and estimated cost."""
-        self.llm_calls.labels(role, "ok" if ok else "error").inc()
-        if prompt_tokens:
-            self.llm_tokens.labels(role, "prompt").inc(prompt_tokens)
-        if completion_tokens:
-            self.llm_tokens.labels(role, "completion").inc(completion_tokens)
-        if cost_dollars:
-            self.llm_cost.labels(role).inc(cost_dollars)
-
-    def observe_usage(self, summary: dict[str, object]) -> None:
-        """Record the LLM calls, tokens and cost of one meter (``Meter.summary()``), per
-        role: an INO run or an actionability call."""
-        calls = summary.get("calls_by_role", {})
-        usage = summary.get("usage_by_role", {})
-        if not isinstance(calls, dict) or not isinstance(usage, dict):
-            return
-        for role, n in calls.items():
-            self.llm_calls.labels(role, "ok").inc(n)
-            used = usage.get(role, {})
-            for kind in ("prompt", "completion"):
-                if used.get(f"{kind}_tokens"):
-                    self.llm_tokens.labels(role, kind).inc(used[f"{kind}_tokens"])
-            if used.get("cost_usd"):
-                self.llm_cost.labels(role).inc(used["cost_usd"])
-
-    def observe_event(self, agent: str, outcome: str) -> None:
-        """Record one event handled by an agent (outcome: ok, skipped, dead_letter, ...)."""
-        self.events.labels(agent, outcome).inc()
-
-    def dead_letter(self, topic: str, reason: str) -> None:
-        """Record one event sent to the dead-letter topic."""
-        self.dead_letters.labels(topic, reason).inc()
-
-    def retry(self, agent: str) -> None:
-        """Record one retry."""
-        self.retries.labels(agent).inc()
-
-    def set_consumer_lag(self, group: str, topic: str, partition: int, lag: int) -> None:
-        """Set the lag of one partition for one consumer group."""
-        self.consumer_lag.labels(group, topic, str(partition)).set(lag)
-
-
 class AlertThresholdMetrics:
     """The alert thresholds a process was configured with (subsystem ``alert``), one gauge
     per unit, labelled by the alert rule's name. ``deploy/prometheus/alerts.yml`` compares
@@ -245,19 +149,19 @@ class AlertThresholdMetrics:
 
     def __init__(self, registry: CollectorRegistry) -> None:
         r, a = registry, "alert"
-        self.seconds = _gauge(
+        self.seconds = gauge(
             r, a, "threshold_seconds",
             "Alert threshold in seconds (NuggetflowRetrieveLatencyHigh: Retrieve P99).",
             ["alert"])
-        self.ratio = _gauge(
+        self.ratio = gauge(
             r, a, "threshold_ratio",
             "Alert threshold as a ratio 0..1 (NuggetflowQueryErrorRateHigh: share of failing "
             "calls; NuggetflowINOPassRateLow: share of nuggets passing INO).", ["alert"])
-        self.messages = _gauge(
+        self.messages = gauge(
             r, a, "threshold_messages",
             "Alert threshold in messages (NuggetflowConsumerLagHigh: consumer lag).",
             ["alert"])
-        self.dollars = _gauge(
+        self.dollars = gauge(
             r, a, "threshold_dollars",
             "Alert threshold in US dollars (NuggetflowLLMCostHigh: LLM spend in one hour).",
             ["alert"])
@@ -278,22 +182,22 @@ class AlertThresholdMetrics:
 
 @dataclass
 class Metrics:
-    """Every metric group on one registry (a process's metrics)."""
+    """The query service's metric groups on one registry (a process's metrics)."""
 
     registry: CollectorRegistry
     query: QueryMetrics
-    pipeline: PipelineMetrics
     alerts: AlertThresholdMetrics
 
     @classmethod
     def create(cls, registry: CollectorRegistry | None = None, *,
                process: bool = False) -> Metrics:
-        """All groups on ``registry`` (a new one if None); ``process`` adds process_* metrics."""
+        """The groups on ``registry`` (a new one if None); ``process`` adds process_*
+        metrics. (A stream worker's registry also has the pipeline group:
+        :class:`stream.metrics.WorkerMetrics`.)"""
         registry = registry if registry is not None else CollectorRegistry()
         if process:
             ProcessCollector(registry=registry)
-        return cls(registry, QueryMetrics(registry), PipelineMetrics(registry),
-                   AlertThresholdMetrics(registry))
+        return cls(registry, QueryMetrics(registry), AlertThresholdMetrics(registry))
 
 
 class MetricsServer:

@@ -19,10 +19,11 @@ from mode import Service
 from nuggetflow.logging import get_logger
 from nuggetflow.settings import Settings
 from query.index import NuggetIndex
-from query.metrics import Metrics, MetricsServer, PipelineMetrics
+from query.metrics import MetricsServer
 from stream.agents import Agents, FaustSink, enabled_agents, register_agents
 from stream.engine import Engine, ThreadedEngine
 from stream.lag import LagMonitor
+from stream.metrics import PipelineMetrics, WorkerMetrics
 from stream.steps import Steps
 from stream.topics import (
     AGENT_SOURCES,
@@ -74,7 +75,7 @@ class StreamRuntime(Service):
     """
 
     def __init__(self, settings: Settings, index: NuggetIndex, engine: Engine,
-                 metrics: Metrics, *, serve_metrics: bool = True, **kwargs: Any) -> None:
+                 metrics: WorkerMetrics, *, serve_metrics: bool = True, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.settings = settings
         self.index = index
@@ -132,17 +133,17 @@ class WorkerParts:
     agents: Agents
     steps: Steps
     runtime: StreamRuntime
-    metrics: Metrics
+    metrics: WorkerMetrics
 
 
-def build_worker(settings: Settings, *, metrics: Metrics | None = None,
+def build_worker(settings: Settings, *, metrics: WorkerMetrics | None = None,
                  serve_metrics: bool = True) -> WorkerParts:
     """Wire a worker for these settings (no I/O: it all happens when the worker starts)."""
     from optimizer.backends import make_roles
     from query.backends import make_store
     from query.embeddings import make_embedder
 
-    metrics = metrics or Metrics.create(process=True)
+    metrics = metrics or WorkerMetrics.create(process=True)
     metrics.alerts.export_worker(settings)
     pipeline: PipelineMetrics = metrics.pipeline
 

@@ -16,7 +16,7 @@ from aiokafka.errors import KafkaConnectionError
 
 from nuggetflow.errors import BackendUnavailableError
 from nuggetflow.logging import get_logger
-from query.metrics import PipelineMetrics
+from stream.metrics import PipelineMetrics
 
 log = get_logger(__name__)
 

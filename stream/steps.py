@@ -48,10 +48,10 @@ from optimizer.pipeline import Outcome
 from optimizer.screen import screen
 from query.convert import nugget_from_bytes, nugget_to_bytes
 from query.index import Applied, NuggetIndex
-from query.metrics import PipelineMetrics
 from query.model import Nugget, Publication
 from stream.engine import Engine, ExtractResult
 from stream.events import parse_event, to_context
+from stream.metrics import PipelineMetrics
 from stream.records import (
     Correction,
     Emit,

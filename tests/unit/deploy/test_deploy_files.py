@@ -17,7 +17,7 @@ import yaml
 
 from app.cli import build_parser
 from nuggetflow.settings import Settings
-from query.metrics import Metrics
+from stream.metrics import WorkerMetrics as Metrics
 
 ROOT = Path(__file__).resolve().parents[3]
 DEPLOY = ROOT / "deploy"
@@ -208,7 +208,7 @@ def test_dashboard_panels_are_well_formed() -> None:
 
 
 def test_dashboard_uses_only_metrics_the_code_declares() -> None:
-    registry = Metrics.create().registry
+    registry = Metrics.create().registry  # a worker's: every group
     declared: set[str] = {"up"}
     for family in registry.collect():
         declared.add(family.name)

@@ -51,39 +51,6 @@ def test_a_tenant_without_nugget_hits_has_zero_series_not_none() -> None:
         assert r.get_sample_value(name, {"tenant": "initech", **labels}) == 0.0, name
 
 
-def test_pipeline_metrics_names_and_units() -> None:
-    m = Metrics.create()
-    p = m.pipeline
-    p.observe_ino("acme", "E", iterations=2, passed=True)
-    p.observe_ino("acme", "E", iterations=3, passed=False)
-    p.observe_probe("acme", "E", passed=True)
-    p.observe_llm_call("reflector", prompt_tokens=900, completion_tokens=120, cost_dollars=0.01)
-    p.observe_llm_call("judge", ok=False)
-    p.observe_event("optimize", "ok")
-    p.dead_letter("feedback.events", "schema")
-    p.retry("optimize")
-    p.set_consumer_lag("nuggetflow", "feedback.events", 0, 42)
-    r = m.registry
-    assert value(r, "nuggetflow_ino_iterations_sum", tenant="acme", variant="E") == 5
-    assert value(r, "nuggetflow_ino_iterations_bucket", tenant="acme", variant="E",
-                 le="2.0") == 1
-    assert value(r, "nuggetflow_ino_nuggets_total", tenant="acme", variant="E",
-                 outcome="passed") == 1
-    assert value(r, "nuggetflow_ino_probes_total", tenant="acme", variant="E",
-                 result="pass") == 1
-    assert value(r, "nuggetflow_llm_tokens_total", role="reflector", direction="prompt") == 900
-    assert value(r, "nuggetflow_llm_cost_dollars_total", role="reflector") == 0.01
-    assert value(r, "nuggetflow_llm_calls_total", role="judge", outcome="error") == 1
-    assert value(r, "nuggetflow_stream_events_total", agent="optimize", outcome="ok") == 1
-    assert value(r, "nuggetflow_stream_dead_letters_total", topic="feedback.events",
-                 reason="schema") == 1
-    assert value(r, "nuggetflow_stream_retries_total", agent="optimize") == 1
-    assert value(r, "nuggetflow_stream_consumer_lag_messages", group="nuggetflow",
-                 topic="feedback.events", partition="0") == 42
-    names = {metric.name for metric in r.collect()}
-    assert all(n.startswith("nuggetflow_") for n in names)
-
-
 def test_metrics_endpoint_serves_the_registry() -> None:
     m = Metrics.create(process=True)
     m.query.observe_call("Retrieve", "OK", 0.004)

@@ -13,8 +13,8 @@ from query.backends.sqlite import SQLiteStore
 from query.corpus import Document, passages_of
 from query.embeddings import MiniLMEmbedder
 from query.index import NuggetIndex
-from query.metrics import Metrics
 from stream.engine import Engine, InlineEngine
+from stream.metrics import WorkerMetrics as Metrics
 from stream.steps import Steps
 from stream.synthetic import T0, portal_corpus
 

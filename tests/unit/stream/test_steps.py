@@ -18,10 +18,10 @@ from optimizer.pipeline import Outcome
 from optimizer.types import Extraction, FeedbackContext
 from query.convert import nugget_from_bytes, nugget_to_bytes
 from query.index import NuggetIndex
-from query.metrics import Metrics
 from query.model import Publication
 from stream.engine import ExtractResult, InlineEngine
 from stream.events import parse_event, to_context
+from stream.metrics import WorkerMetrics as Metrics
 from stream.records import Correction, DeadLetter, Emit, Record, ReviewEvent, StepResult
 from stream.steps import Steps
 from stream.synthetic import correction, event, malformed
