@@ -100,7 +100,8 @@ helped saved""".split())
 # Connectives ("but", "actually", "also") go whatever follows.
 _INTERJECTION = (r"(?:no|nope|nah|yes|yeah|yep|ok|okay|hi|hello|hey|hmm|um|uh|oh|ah|sorry|"
                  r"lol|lmao|haha|hah|ha|ugh|meh|argh|welp|correction|update|note|heads[- ]up|"
-                 r"wrong|incorrect|nein|nee|não|nao|nie|nej|oui|sí|fam|mate|bro|dude)")
+                 r"wrong|incorrect|nein|nee|não|nao|nie|nej|oui|sí|fam|mate|bro|dude|sir|"
+                 r"madam|ma'am)")
 # Connectives, and imperatives that only ask the reader to mind what follows ("Just
 # remember that X", "Keep in mind that X": X is the claim).
 _CONNECTIVE = (r"(?:well|actually|so|also|anyway|please|pls|just so you know|for the record|"
@@ -112,7 +113,8 @@ _CONNECTIVE = (r"(?:well|actually|so|also|anyway|please|pls|just so you know|for
 _DISCOURSE = re.compile(
     r"^(?:" + _INTERJECTION + r"\b(?:\s*[,:;.!\u2014-]+\s*|\s+(?=(?:that|this|it|it's|you|"
     r"your|the answer|the|i|we|not|so|but|and|then|actually|well|no|nope|nah|yes|yeah|ok|"
-    r"okay|lol|haha|ha|there|sorry|its|tbh|imo|ngl|fam|mate|bro|dude)\b)|\s*$)|" + _CONNECTIVE
+    r"okay|lol|haha|ha|there|sorry|its|tbh|imo|ngl|fam|mate|bro|dude|theyre|thats|theres|"
+    r"they|they're|that's|there's|ur|u)(?![\w'])\b)|\s*$)|" + _CONNECTIVE
     + r"\b(?:\s*[,:;.!\u2014-]+\s*|\s+|\s*$))+", re.IGNORECASE)
 
 _INTERROGATIVE = re.compile(r"^(?:what|why|how|where|when|which|who|whom|whose)\b",
@@ -454,7 +456,8 @@ CONTRACTIONS = {
     "werent": "weren't", "shouldnt": "shouldn't", "couldnt": "couldn't",
     "wouldnt": "wouldn't", "hasnt": "hasn't", "havent": "haven't", "hadnt": "hadn't",
     "mustnt": "mustn't", "im": "i'm", "ive": "i've", "youre": "you're",
-    "theres": "there's", "thats": "that's", "whats": "what's",
+    "theres": "there's", "thats": "that's", "whats": "what's", "theyre": "they're",
+    "youve": "you've", "weve": "we've", "theyve": "they've",
 }
 
 
@@ -789,6 +792,10 @@ _ONE_TIME_CODES = re.compile(
 _URL_CREDENTIALS = re.compile(r"\b[a-z][\w+.-]*://[^\s/:@'\"<>]+:[^\s/@'\"<>]+@[\w.-]+",
                               re.IGNORECASE)
 
+# A recovery key or card number in four or more dash-separated groups of digits
+# ("48213-90577-11864-30291-..."; dates and phone numbers have fewer groups).
+_DIGIT_GROUPS = re.compile(r"(?<![\w.-])\d{4,6}(?:[- ]\d{4,6}){3,}(?![\w.-])")
+
 # A code in dash-separated groups of letters and digits ("FVSG-8K2Q-77LM-X0PA"): a token,
 # licence or voucher key.
 _GROUPED_KEY = re.compile(r"\b(?=[A-Z0-9-]*\d)(?=[A-Z0-9-]*[A-Z])[A-Z0-9]{4,}"
@@ -834,7 +841,7 @@ def addressed_to_system(text: str) -> str:
         return "a secret value (credentials in a URL)"
     if _ONE_TIME_CODES.search(text):
         return "a secret value (one-time or backup codes)"
-    if _GROUPED_KEY.search(text):
+    if _GROUPED_KEY.search(text) or _DIGIT_GROUPS.search(text):
         return "a secret value (a key or token)"
     if _BASE64_KEY.search(text) or _PGPASS_LINE.search(text) or any(
             _PASSWORD_LIKE.fullmatch(part) for part in re.split(r"[\s:;,=()\[\]\"'`]+", text)):

@@ -55,6 +55,7 @@ from optimizer.claims import (
     view,
 )
 from optimizer.local.layout import (
+    advice_as_instruction,
     arrows_as_values,
     bare_answer_as_subject,
     chat_as_lines,
@@ -223,7 +224,23 @@ _UNSURE = re.compile(r"\b(?:not (?:100% |entirely |totally )?sure" + _POLITE + r
 #: Doubt about what the same sentence reports: "the old wiki says X, no idea if that's
 #: still true".
 _DOUBT = re.compile(r"\b(?:no idea|not sure|don't know|do not know|dunno|unsure|can't say|"
-                    r"cannot say|not certain)\s+(?:if|whether)\b", re.IGNORECASE)
+                    r"cannot say|not certain)\s+(?:if|whether)\b|\byou never know\b|"
+                    # someone else's guess: "Stefan reckons ...", "he wasn't sure"
+                    r"\b(?:reckons|reckoned|thinks|believes|suspects)\b|"
+                    r"\b(?:he|she|they)\s+(?:wasn't|weren't|isn't|aren't|was not|is not)\s+sure\b|"
+                    r"\bsaid\s+(?:he|she|they)(?:'d|\s+would)\s+confirm\b", re.IGNORECASE)
+#: The writer vouches for one fact among doubts: "this one I actually checked", "I know
+#: this one for definite", "I checked myself with `chronyc sources`", "just looked".
+_VOUCHED = re.compile(r"\b(?:(?:actually|personally|just|definitely|myself)\s+(?:checked|"
+                      r"tested|verified|looked)|(?:checked|tested|verified)\s+(?:it\s+)?"
+                      r"(?:myself|personally)|i\s+(?:know|checked)\s+this\s+one|for\s+"
+                      r"(?:definite|certain|sure)\b|this\s+one\s+i\s+(?:actually\s+)?"
+                      r"(?:checked|know|tested)|(?:yes it is|yep it is),?\s+just\s+looked)",
+                      re.IGNORECASE)
+#: "I must correct this answer, as it misrepresents ...": a note about correcting.
+_CORRECTING = re.compile(r"^(?:i|we)\s+(?:must|have to|need to|should|would like to|wish to|"
+                         r"feel obliged to)\s+(?:\w+ly\s+)?(?:correct|amend|challenge|dispute)\s+"
+                         r"(?:this|that|the|your)\b", re.IGNORECASE)
 #: A wish or a feature request: "it would be great if the assistant could ...", "I wish
 #: the kiosk remembered me".
 _WISH = re.compile(r"\b(?:it\s+(?:would|'d)\s+be\s+(?:\w+\s+)?(?:great|nice|good|helpful|handy|"
@@ -514,7 +531,8 @@ class LocalActionability:
                      dashed_pairs_as_labels,
                      checkmarks_as_statements, config_as_statements, tables_as_statements,
                      strip_line_labels, arrows_as_values, plain_voice, apply_self_corrections,
-                     strip_sign_off, bare_answer_as_subject, negative_question_as_claim):
+                     strip_sign_off, bare_answer_as_subject, negative_question_as_claim,
+                     advice_as_instruction):
             text = step(text)
         parts = [(raw, kind) for s in split_sentences(text) for raw, kind in
                  self._after_colon(s, ctx)]
@@ -534,7 +552,9 @@ class LocalActionability:
         # A message unsure of its facts ("not sure though", "something like ...") makes
         # the sentences next to it guesses too, unless they state a firm rule. ("I
         # think this is not correct" is politeness about the answer, not doubt.)
-        hedged = any(_UNSURE.search(v.text) for _, v in views)
+        # ("not sure about the rest, but this one I actually checked: X": the writer
+        # vouches for X, the doubt is about the rest)
+        hedged = any(_UNSURE.search(v.text) for _, v in views) and not _VOUCHED.search(text)
         # A message that opens by asking for another form of answer ("Could you put this
         # in a table next time?") goes on describing that form, not the world.
         form_request = bool(views) and kinds[0] in ("question", "meta") and bool(
@@ -669,6 +689,14 @@ class LocalActionability:
             return "meta"
         if verdict(v.text) and not v.strong:
             return "verdict"
+        if _CORRECTING.match(v.text):
+            return "meta"  # "I must correct this answer, as it misrepresents a control"
+        if _FORGETFUL.search(v.text):
+            return "chatter"  # "I can never remember which of our machines are Debian"
+        feels = _FEELS.search(v.text)
+        if feels and set(tokens(feels.group(1))) & EVALUATIVE and not (
+                v.firm_modal or _strict_policy(v)):
+            return "opinion"  # "Files and Deja Dup both feel so clunky next to Windows 10"
         if _PREFERENCE.search(v.text) and not (v.firm_modal or _strict_policy(v)):
             return "opinion"  # "half of the staff would rather read it in Welsh"
         if _MAYBE_WAS.search(v.text) and not _strict_policy(v):
@@ -677,12 +705,13 @@ class LocalActionability:
             return "opinion"  # "DBeaver isn't much better", "the new one is even worse"
         if _SARCASM.search(v.text):
             return "opinion"  # "oh sure, VACUUM FULL at noon, what could possibly go wrong"
-        if _DOUBT.search(v.text) or (_HEDGE.search(v.text) and not any(
+        if (_DOUBT.search(v.text) or (_HEDGE.search(v.text) and not any(
                 not _HEDGE.search(p) and len(tokens(p)) >= 3 and not past_tense(p)
                 and any(i.kind in STRONG_KINDS for i in items(p))
-                for p in re.split(r",\s+|;\s+", v.text))):
+                for p in re.split(r",\s+|;\s+", v.text)))) and not _VOUCHED.search(v.text):
             # A guess is not a fact to publish; a hedge holds for its own clause only
-            # ("X is probably what you want, analyst_ro already has work_mem 256MB").
+            # ("X is probably what you want, analyst_ro already has work_mem 256MB"), and
+            # not where the writer vouches for the fact ("I think... yes it is, just looked").
             return "opinion"
         if _CONTEXT_NOTE.search(v.text) and not (v.firm_modal or _strict_policy(v)):
             return "chatter"  # "we're on bacula 13.0.1 if that matters"
@@ -1000,6 +1029,11 @@ _FORM_REQUEST = re.compile(r"^(?:please\s+)?(?:could|can|would|will)\s+(?:you|u)
                            r"longer|summary|summar(?:ise|ize)|format|in\s+(?:welsh|english|"
                            r"french|german|spanish|polish|dutch|italian|portuguese|japanese|"
                            r"chinese|arabic|[A-Z][a-z]+ish))\b", re.IGNORECASE)
+_FORGETFUL = re.compile(r"^(?:i|we)\s+(?:can|could|just|always)?\s*(?:never|not|n't|can't|"
+                        r"cannot|always)?\s*(?:remember|forget)\b", re.IGNORECASE)
+#: "feel so clunky", "seems really slow", "looks a bit dated": an impression.
+_FEELS = re.compile(r"\b(?:feels?|felt|seems?|seemed|looks?|looked)\s+((?:(?:so|too|really|very|"
+                    r"super|quite|pretty|a bit|kind of|rather)\s+)?[\w-]+)", re.IGNORECASE)
 _PREFERENCE = re.compile(r"\b(?:would|'d)\s+(?:much\s+)?(?:rather|prefer)\b", re.IGNORECASE)
 _MAYBE_WAS = re.compile(r"\b(?:could|might|may)\s+(?:well\s+)?have\s+been\b", re.IGNORECASE)
 #: "I'm a PhD student, I don't have sudo anywhere": every clause is the writer's state.
@@ -1144,6 +1178,10 @@ def clean_sentence(sentence: str, context: str = "", topic: str = "") -> str:
     # A short label before a colon ("It can:", "Quicker way:") or a verdict clause
     # ("..., that's not it") carries nothing the rest does not say better.
     head, colon, tail = s.partition(": ")
+    if colon and len(tokens(tail)) >= 3 and len(tokens(head)) >= 4 and not strip_residue(head):
+        # "Not sure about the laptops, but on the servers I checked myself: it's chrony"
+        s = sentence_case(tail)
+        head, colon, tail = s.partition(": ")
     if colon and len(tokens(head)) <= 3 and len(tokens(tail)) >= 4 and not items(head) and \
             not _SCOPE_HEAD.match(head) and not _CONDITION_HEAD.match(head) and \
             not states_pairs(tail) and \

@@ -213,6 +213,21 @@ def dashed_pairs_as_labels(text: str) -> str:
     return "\n".join(out)
 
 
+_ADVICE = re.compile(r"\bif\s+i\s+were\s+you,?\s+i(?:'d|\s+would)(?:\s+(not|never)|(n't))?\s+"
+                     r"([a-z]+)", re.IGNORECASE)
+
+
+def advice_as_instruction(text: str) -> str:
+    """Advice in the first person said as the instruction it is: "If I were you I'd use
+    Super+L" -> "Use Super+L"; "If I were you I wouldn't promise X" -> "Do not promise X"."""
+    def say(m: re.Match[str]) -> str:
+        verb = m.group(3).lower()
+        if m.group(1) or m.group(2):
+            return ("Never " if (m.group(1) or "").lower() == "never" else "Do not ") + verb
+        return verb[:1].upper() + verb[1:]
+    return _ADVICE.sub(say, text)
+
+
 def bare_answer_as_subject(text: str) -> str:
     """The message with a first sentence that is only an identifier ("pg_partman.")
     joined to the next as its label ("pg_partman: premake 3 ...")."""

@@ -95,7 +95,8 @@ _FRAME = re.compile(
     r"explained|confirmed|mentioned)\s+(?:to\s+)?(?:me|us)\s+(?:that\s+)?(?=\S)|"
     r"^(?:i|we)\s+(?:was|were|have been|'ve been|got)\s+told\s+(?:that\s+)?(?=\S)|"
     # "Having tried twice, I was at length informed by a clerk from IT that X"
-    r"^(?:[^.;]{0,200}?,\s*)?(?:i|we)\s+(?:was|were|have been|'ve been|got)\s+(?:\w+\s+){0,3}?"
+    r"^(?:[^.;]{0,200}?,\s*)?(?:i|we)\s+(?:was|were|am|are|have been|'ve been|got)\s+"
+    r"(?:\w+\s+){0,3}?"
     r"(?:told|informed|advised|assured|notified|reminded)\s+(?:[^.;]{0,100}?\s+)?that\s+(?=\S)|"
     # "She also said X", "Marisol said that X"
     # ("I checked with Gareth this morning, and he confirmed that X")
@@ -260,6 +261,26 @@ _DISCLAIMER = re.compile(r"^(?:i'm|i am)\s+(?:not|no)\s+(?:really\s+)?(?:a|an|mu
 _SIGNING_OUT = re.compile(r"^(?:(?:right|ok(?:ay)?|anyway|well)\s*,?\s*)?(?:i'm\s+)?off\s+to\s+"
                           r"(?:find|get|grab|make|the)\b|^(?:over\s+and\s+)?out$|^closing$|"
                           r"^(?:ticket\s+)?(?:closed|resolved)$", re.IGNORECASE)
+#: What the writer has already done or checked: "I have already raised ticket with IT",
+#: "I have checked with chage -l on my laptop".
+_DONE_ALREADY = re.compile(r"^(?:i|we)\s+(?:have|'ve|had|'d)\s+(?:already\s+|also\s+|just\s+)?"
+                           r"(?:raised|opened|logged|filed|created|sent|emailed|checked|"
+                           r"verified|tested|confirmed|asked|double-checked)\b", re.IGNORECASE)
+#: "I am sick of finding ...", "we're fed up with ...".
+_NOT_SURE_OF_REST = re.compile(r"^(?:um,?\s+|well,?\s+)?(?:(?:i'm|i am)\s+)?(?:honestly\s+)?"
+                               r"not\s+(?:100%\s+|entirely\s+|totally\s+|really\s+)?sure\b|"
+                               r"^i\s+(?:might|may|could)\s+be\s+wrong\b|^(?:i|we)\s+(?:don't|"
+                               r"do not)\s+(?:really\s+)?(?:get|understand|know)\s+(?:how|why|"
+                               r"what|whether|if)\b", re.IGNORECASE)
+_I_CHECKED = re.compile(r"^(?:(?:but|and|so)\s+)?(?:(?:on|in|at|for)\s+[^,]{1,40}?\s+)?(?:i|we)\s+"
+                        r"(?:actually\s+|just\s+|also\s+)?(?:checked|tested|verified|looked)"
+                        r"(?:\s+(?:it\s+)?(?:myself|personally))?\b(?!\s+(?:that|with)\b)",
+                        re.IGNORECASE)
+_FED_UP = re.compile(r"^(?:i|we)(?:'m|'re|\s+am|\s+are)\s+(?:so\s+|really\s+)?(?:sick|tired|"
+                     r"fed up|weary)\s+(?:of|with)\b", re.IGNORECASE)
+#: Requests in Indian business English: "kindly revert back", "kindly do the needful".
+_KINDLY = re.compile(r"\bkindly\s+(?:revert|reply|respond|let\s+me\s+know|advise|do\s+the\s+"
+                     r"needful|confirm|acknowledge)\b", re.IGNORECASE)
 _HOPE = re.compile(r"^(?:i\s+|we\s+)?(?:really\s+|do\s+)?hope\b(?!\s+(?:is|was)\b)",
                    re.IGNORECASE)
 # "Just a quick one from us", "small correction", "just to add", "fun fact", "side note".
@@ -397,6 +418,12 @@ def residue(clause: str, first: bool = True) -> str:
         # story with its subject left out. "Deleted files are purged nightly" has a verb
         # in the present; "managed by Ansible", "deducted from salary" are participles.
         return "the writer's own story or opinion"
+    if _NOT_SURE_OF_REST.search(c):
+        return "a guess"  # "I'm not 100% sure how the rest of it works", "Not sure if ..."
+    if _I_CHECKED.match(c):
+        return "the writer's effort"  # "on the servers I checked myself with `chronyc`"
+    if _DONE_ALREADY.match(c) or _FED_UP.match(c) or _KINDLY.search(c):
+        return "the writer's own story or opinion"  # "I have already raised a ticket"
     if _DISCLAIMER.match(c):
         return "the writer's own story or opinion"  # "I'm not a database person, so ..."
     if _HEDGE_ASIDE.match(c):
@@ -736,6 +763,14 @@ def _apply_repair_sentences(text: str) -> str:
     return text.strip()
 
 
+# "Config is /etc/x.sources I think... yes it is, just looked": a doubt the writer
+# settles at once; the value stays, the doubt and the settling go.
+_SELF_CONFIRMED = re.compile(r"[ \t]+i\s+think\s*(?:\.{2,}|\u2026|,)\s*(?:yes|yep|yeah),?\s+"
+                             r"(?:it\s+is|it's|that's\s+(?:right|it)|correct)"
+                             r"(?:,?\s*(?:just\s+)?(?:looked|checked))?(?=[.!]|\s|$)",
+                             re.IGNORECASE)
+
+
 def apply_self_corrections(message: str) -> str:
     """The message with the writer's own repairs applied: "valid 30 days — sorry, 14
     days" reads "valid 14 days"; an "edit: 60 days, not 90" note replaces 90 days where
@@ -743,7 +778,7 @@ def apply_self_corrections(message: str) -> str:
     def inline(m: re.Match[str]) -> str:
         unit = m.group(4) or m.group(2) or ""
         return f"{m.group(3)}{unit}"
-    text = _INLINE_REPAIR.sub(inline, message)
+    text = _SELF_CONFIRMED.sub("", _INLINE_REPAIR.sub(inline, message))
     text = _apply_repair_sentences(_apply_edit_sentences(text))
     for m in list(_EDIT_NOTE.finditer(text)):
         new, unit, old = m.group(1), (m.group(2) or "").strip(), m.group(3)

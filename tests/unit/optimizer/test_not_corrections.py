@@ -341,6 +341,31 @@ CASES = {
         "how do I mute the dispatch console",
         "Press Ctrl+M to mute the console.",
         "Ctrl+Shift+M. Or use the Sound menu.", True),
+    "an-impression-of-two-apps": (
+        "which app backs up the clinic laptops",
+        "Use Deja Dup for backups.",
+        "Honestly Deja Dup and Files both feel so clunky next to what we had on macOS 12. "
+        "Everything takes two clicks more than it should.", False),
+    "the-writer-cannot-remember": (
+        "which shortcut opens a terminal",
+        "Press Ctrl+Alt+T.",
+        "Was it Ctrl+Alt+T or is that only on the Fedora boxes? I can never remember which of "
+        "our machines are the Fedora ones.", False),
+    "a-colleagues-guess-relayed": (
+        "which port do the new parking meters need",
+        "The meters use port 443.",
+        "Omar from the meter vendor reckons the new meters will need port 8884 open, but he "
+        "wasn't sure and said he'd confirm after the pilot.", False),
+    "a-musing-about-the-future": (
+        "will the depots get a desktop environment",
+        "The depot servers run without a GUI.",
+        "I wonder whether the depots will ever get a proper desktop. Bronwen always says no, "
+        "but you never know.", False),
+    "one-fact-vouched-for-among-doubts": (
+        "which group gives sudo on the depot servers",
+        "Add the user to the wheel group.",
+        "I'm not 100% sure how the rest of it works, but this one I actually checked on "
+        "depot-3: it's the `sudo` group, not wheel.", True),
 }
 
 
@@ -370,6 +395,14 @@ def test_credentials_in_a_url_are_a_secret(text: str) -> None:
     "ci token ghp_A9sLq27XmWc4Rt8ZbN3Vp6Yk1Hd5Ge0J_v2 expires Friday",
 ])
 def test_a_prefixed_token_with_a_checksum_is_a_secret(text: str) -> None:
+    assert addressed_to_system(text) == "a secret value (a key or token)"
+
+
+@pytest.mark.parametrize("text", [
+    "the key from the sticker: 310442-556781-004215-987120-445566-120034 still fails",
+    "card 4929 1234 5678 9012 was declined at the till",
+])
+def test_a_key_in_groups_of_digits_is_a_secret(text: str) -> None:
     assert addressed_to_system(text) == "a secret value (a key or token)"
 
 

@@ -688,6 +688,53 @@ MESSAGES = {
         "rsyslog, so there is no /var/log/syslog on it.",
         ("ingest02 has no rsyslog.", "There is no /var/log/syslog on ingest02."),
         ("Bergen", "only here", "sorry")),
+    "advice-in-the-first-person": Message(
+        "does large text double the font size",
+        "Large Text doubles the size of all text.",
+        "If I were you I wouldn't promise anyone it doubles anything \u2014 Large Text only "
+        "scales text by 1.2 times. If I were you I'd use Zoom for the reception screen.",
+        ("Large Text only scales text by 1.2 times.", "Use Zoom for the reception screen."),
+        ("If I were you", "I'd", "I wouldn't")),
+    "nope-without-an-apostrophe": Message(
+        "where do screen recordings go",
+        "Screen recordings are saved to the Desktop.",
+        "nope theyre in Videos/Screencasts in ur home folder, name starts w the date",
+        ("Screen recordings are saved in Videos/Screencasts in the home folder.",),
+        ("nope", "theyre")),
+    "doubts-then-a-checked-fact": Message(
+        "which time service do the depot servers run",
+        "The depot servers run ntpd against pool.ntp.org.",
+        "Not sure if the laptops are the same, and I don't really get how the GPS clock "
+        "works, but on the servers I checked myself with `chronyc sources`: it's chrony, not "
+        "ntpd, pointed at time.depot.example. The config is /etc/chrony/conf.d/depot.conf I "
+        "think... yes it is, just looked.",
+        ("The depot servers run chrony, not ntpd.", "Chrony points at time.depot.example.",
+         "The chrony config is /etc/chrony/conf.d/depot.conf."),
+        ("Not sure", "GPS", "I checked", "just looked", "I think")),
+    "a-formal-correction-with-a-relayed-rule": Message(
+        "where do payslip e-mails go out from",
+        "Payslips are sent directly by the payroll server.",
+        "I must correct this answer, as it misrepresents a control I am accountable for. All "
+        "payslip e-mail is routed through relay.depot.example. I am further advised by the IT "
+        "team that the relay refuses any message over 15 MB.",
+        ("All payslip e-mail is routed through relay.depot.example.",
+         "The relay refuses any message over 15 MB."),
+        ("I must correct", "advised", "accountable")),
+    "indian-business-english-around-a-rule": Message(
+        "who can open the payroll share",
+        "All office staff can open the payroll share.",
+        "Sir, the payroll share is separate one and only payroll group members are having "
+        "access. I have already raised ticket with IT but kindly revert back if any more "
+        "details needed.",
+        ("Only payroll group members have access to the payroll share.",),
+        ("Sir", "raised ticket", "revert")),
+    "fed-up-after-the-fact": Message(
+        "does passwd -l lock an account completely",
+        "Yes, passwd -l locks the account.",
+        "`passwd -l` only stops password logins; a leaver with an SSH key still gets in. "
+        "I am sick of finding 'locked' accounts with live keys on them.",
+        ("`passwd -l` only stops password logins.",),
+        ("sick of",)),
 }
 
 
