@@ -14,7 +14,7 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from app.args import add_review_arguments
-from app.wiring import inline_engine, with_flags, with_index
+from app.wiring import inline_engine, make_worker, with_flags, with_index
 from nuggetflow.settings import Settings
 
 if TYPE_CHECKING:
@@ -48,8 +48,9 @@ def cmd_worker(args: argparse.Namespace, settings: Settings) -> int:
     """Run the Faust worker (all four agents) until SIGTERM or SIGINT."""
     from stream.app import run_worker
 
-    return run_worker(with_flags(settings, args, {"concurrency": "stream_optimize_concurrency",
-                                                  "metrics_port": "metrics_port"}))
+    settings = with_flags(settings, args, {"concurrency": "stream_optimize_concurrency",
+                                           "metrics_port": "metrics_port"})
+    return run_worker(settings, make_worker(settings))
 
 
 def cmd_run(args: argparse.Namespace, settings: Settings) -> int:

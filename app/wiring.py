@@ -3,8 +3,9 @@
 The commands of :mod:`app.cli` and :mod:`app.stream_commands` and the demo build the
 same things: settings with command-line flags on top, the governed index (store and
 embedder picked by the settings), the LLM roles, the optimizer with its probe harness,
-and the in-process engine. They get them here, so each is built one way. Heavy modules
-are imported inside the functions: ``nuggetflow --help`` stays instant.
+the in-process engine, and a stream worker with its threaded engine. They get them here,
+so each is built one way. Heavy modules are imported inside the functions: ``nuggetflow
+--help`` stays instant.
 """
 
 from __future__ import annotations
@@ -22,7 +23,9 @@ if TYPE_CHECKING:
     from optimizer.pipeline import Optimizer
     from optimizer.roles import Roles
     from query.index import NuggetIndex
+    from stream.app import WorkerParts
     from stream.engine import InlineEngine
+    from stream.metrics import WorkerMetrics
 
 
 def with_flags(settings: Settings, args: argparse.Namespace,
@@ -92,3 +95,31 @@ async def inline_engine(settings: Settings, index: NuggetIndex,
         yield engine
     finally:
         await engine.stop()
+
+
+def make_worker(settings: Settings, *, metrics: WorkerMetrics | None = None,
+                serve_metrics: bool = True) -> WorkerParts:
+    """A stream worker for these settings: the index, a threaded engine whose threads
+    each open their own store and roles, and the worker's metrics, assembled by
+    :func:`stream.app.build_worker` (no I/O until the worker starts)."""
+    from optimizer.backends import make_roles
+    from query.backends import make_store
+    from stream.agents import enabled_agents
+    from stream.app import build_worker
+    from stream.engine import ThreadedEngine
+    from stream.metrics import WorkerMetrics
+
+    metrics = metrics or WorkerMetrics.create(process=True)
+    pipeline = metrics.pipeline
+
+    def on_llm_retry(role: str, kind: str) -> None:
+        pipeline.observe_llm_call(role, ok=False)
+
+    index = open_index(settings)
+    engine = ThreadedEngine(settings, index.embedder, lambda: make_store(settings),
+                            lambda: make_roles(settings, embedder=index.embedder,
+                                               on_retry=on_llm_retry),
+                            settings.stream_optimize_concurrency
+                            if "optimize" in enabled_agents(settings) else 0,
+                            on_usage=pipeline.observe_usage)
+    return build_worker(settings, index, engine, metrics, serve_metrics=serve_metrics)

@@ -1,9 +1,10 @@
 """The Faust app factory and the worker (``nuggetflow worker``).
 
 No module-level app: :func:`create_app` builds one per call from the settings (broker
-URL, group id = prefix + app id, partitions, timeouts), and :func:`build_worker` wires a
-worker process: the governed index, the threaded engine, the four agents, the
-Prometheus endpoint and the consumer-lag sampler.
+URL, group id = prefix + app id, partitions, timeouts), and :func:`build_worker` assembles
+a worker process around the governed index and the threaded engine it is given (built by
+``app.wiring.make_worker``): the four agents, the Prometheus endpoint and the consumer-lag
+sampler.
 """
 
 from __future__ import annotations
@@ -21,9 +22,9 @@ from nuggetflow.settings import Settings
 from query.index import NuggetIndex
 from query.metrics import MetricsServer
 from stream.agents import Agents, FaustSink, enabled_agents, register_agents
-from stream.engine import Engine, ThreadedEngine
+from stream.engine import Engine
 from stream.lag import LagMonitor
-from stream.metrics import PipelineMetrics, WorkerMetrics
+from stream.metrics import WorkerMetrics
 from stream.steps import Steps
 from stream.topics import (
     AGENT_SOURCES,
@@ -136,28 +137,12 @@ class WorkerParts:
     metrics: WorkerMetrics
 
 
-def build_worker(settings: Settings, *, metrics: WorkerMetrics | None = None,
-                 serve_metrics: bool = True) -> WorkerParts:
-    """Wire a worker for these settings (no I/O: it all happens when the worker starts)."""
-    from optimizer.backends import make_roles
-    from query.backends import make_store
-    from query.embeddings import make_embedder
-
-    metrics = metrics or WorkerMetrics.create(process=True)
+def build_worker(settings: Settings, index: NuggetIndex, engine: Engine,
+                 metrics: WorkerMetrics, *, serve_metrics: bool = True) -> WorkerParts:
+    """Assemble a worker from its index, engine and metrics (``app.wiring.make_worker``
+    builds those from the settings); no I/O: it all happens when the worker starts."""
     metrics.alerts.export_worker(settings)
-    pipeline: PipelineMetrics = metrics.pipeline
-
-    def on_llm_retry(role: str, kind: str) -> None:
-        pipeline.observe_llm_call(role, ok=False)
-
-    index = NuggetIndex(make_store(settings), make_embedder(settings), settings)
-    engine = ThreadedEngine(settings, index.embedder, lambda: make_store(settings),
-                            lambda: make_roles(settings, embedder=index.embedder,
-                                               on_retry=on_llm_retry),
-                            settings.stream_optimize_concurrency
-                            if "optimize" in enabled_agents(settings) else 0,
-                            on_usage=pipeline.observe_usage)
-    steps = Steps(index, engine, settings, pipeline)
+    steps = Steps(index, engine, settings, metrics.pipeline)
     app = create_app(settings)
     topics = Topics.from_settings(settings)
     agents = register_agents(app, topics, steps, FaustSink(app, topics), settings)
@@ -165,9 +150,8 @@ def build_worker(settings: Settings, *, metrics: WorkerMetrics | None = None,
     return WorkerParts(app, agents, steps, runtime, metrics)
 
 
-def run_worker(settings: Settings) -> int:
+def run_worker(settings: Settings, parts: WorkerParts) -> int:
     """Run a worker until SIGTERM/SIGINT (commits processed offsets, then stops)."""
-    parts = build_worker(settings)
     loop = asyncio.new_event_loop()
     asyncio.set_event_loop(loop)
     worker = faust.Worker(parts.app, parts.runtime, loop=loop, loglevel=settings.log_level,
