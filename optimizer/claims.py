@@ -477,7 +477,7 @@ def restore_contractions(text: str) -> str:
 
 
 _ITS = re.compile(r"(?:^|(?<=[.!?;,:]\s)|(?<=\n))([Ii]t)s(?=\s+(?:in|on|at|under|not|just|only|"
-                  r"a|an|the|because|b/c|for|still|now|always|never|called|(?-i:[A-Z])\w))")
+                  r"a|an|the|because|b/c|for|still|now|always|never|called|[A-Z]\w))")
 
 
 #: Spoken fillers of a dictated or chatty message ("um", "uh", "erm").
