@@ -264,7 +264,10 @@ class Retriever:
             records = await self.store.fetch(req.tenant, [f.id for f in top
                                                           if f.id not in added])
             floor = min((d.score for d in dense), default=0.0)
-            items = self._rerank_items(top, records, vector, added, floor)
+            stored = await self.store.statement_cosines(
+                req.tenant, [f.id for f in top if isinstance(records.get(f.id), Nugget)],
+                vector)
+            items = self._rerank_items(top, records, vector, added, floor, stored)
             tenant_gate = await self.gate.for_tenant(req.tenant, self._mined_candidates,
                                                      self._page_titles, self._anchor_shift)
             probs = await tenant_gate.probabilities(req.query, items)
@@ -293,31 +296,33 @@ class Retriever:
 
     def _rerank_items(self, top: Sequence[Fused], records: dict[str, Nugget | Passage],
                       qvec: Vector, overlays: dict[str, Overlay],
-                      floor: float) -> list[RerankItem]:
+                      floor: float, stored: dict[str, float]) -> list[RerankItem]:
         """What the gate reads per candidate: texts, BM25, the statement's cosine (a
-        nugget's title + body, without anchors; short, embedded once per version) and a
-        nugget's best anchor cosine. A passage that was no dense candidate gets
-        ``floor``, the lowest dense candidate's cosine (its own is at most that), so no
-        passage is embedded on the query path."""
+        nugget's title + body, without anchors: ``stored``, the store's cosine with the
+        vector it keeps; a probe's overlay and a nugget the store has no vector for are
+        embedded, once per text) and a nugget's best anchor cosine. A passage that was no
+        dense candidate gets ``floor``, the lowest dense candidate's cosine (its own is at
+        most that), so no passage is embedded on the query path."""
         statements = {f.id: f"{rec.title}\n{rec.body}" for f in top
-                      if isinstance(rec := records.get(f.id), Nugget)}
+                      if isinstance(rec := records.get(f.id), Nugget) and f.id not in stored}
         for oid, ov in overlays.items():
             statements[oid] = f"{ov.title}\n{ov.body}"
-        vectors = dict(zip(statements, self._vectors(list(statements.values())), strict=True))
+        cosines = dict(stored)
+        cosines.update({i: float(v @ qvec) for i, v in zip(
+            statements, self._vectors(list(statements.values())), strict=True)})
         items: list[RerankItem] = []
         for f in top:
             overlay = overlays.get(f.id)
             if overlay is not None:
-                stmt = vectors[f.id]
                 items.append(RerankItem(f.id, ItemType.NUGGET, overlay.title, overlay.body,
-                                        overlay.anchors, f.raw_lexical, float(stmt @ qvec),
+                                        overlay.anchors, f.raw_lexical, cosines[f.id],
                                         overlay.cosine(qvec), f.id))
                 continue
             rec = records.get(f.id)
             if isinstance(rec, Nugget):
                 items.append(RerankItem(f.id, ItemType.NUGGET, rec.title, rec.body,
                                         rec.anchors, f.raw_lexical,
-                                        float(vectors[f.id] @ qvec), f.raw_dense or 0.0,
+                                        cosines[f.id], f.raw_dense or 0.0,
                                         rec.lineage_id or f.id))
             elif isinstance(rec, Passage):
                 cos = f.raw_dense if f.raw_dense is not None else min(floor, 1.0)

@@ -197,6 +197,13 @@ class IndexStore(Protocol):
     async def fetch(self, tenant: str, ids: Sequence[str]) -> dict[str, Nugget | Passage]:
         """Records by id (missing ids are left out)."""
 
+    async def statement_cosines(self, tenant: str, ids: Sequence[str],
+                                vector: Vector) -> dict[str, float]:
+        """The cosine of ``vector`` with each nugget's stored statement vector (the one
+        ``write_nuggets`` was given: title and body, no anchors), by id; ids that are not
+        nuggets of the tenant are left out. The gate reads it instead of embedding the
+        statement again on the query path."""
+
     async def sample_passages(self, tenant: str, limit: int, seed: int = 0) -> list[Passage]:
         """Up to ``limit`` corpus passages of the tenant, chosen by ``seed`` (calibration)."""
 

@@ -697,6 +697,27 @@ class OpenSearchStore:
                               else passage_from_bytes(raw))
         return out
 
+    async def statement_cosines(self, tenant: str, ids: Sequence[str],
+                                vector: Vector) -> dict[str, float]:
+        """Cosines with the nuggets' stored statement vectors (their ``vector`` field)."""
+        if not ids:
+            return {}
+        check_vector(vector, self.dim)
+        reply = await self._call(self._client.mget, index=self.index,
+                                 body={"ids": [os_id(tenant, i) for i in ids]},
+                                 _source_includes=["vector", "tenant", "type", "id"])
+        q = np.asarray(vector, dtype=np.float32)
+        out: dict[str, float] = {}
+        for d in reply["docs"]:
+            src = d.get("_source")
+            if (not d.get("found") or src is None or src["tenant"] != tenant
+                    or src["type"] != ItemType.NUGGET or not src.get("vector")):
+                continue
+            v = np.asarray(src["vector"], dtype=np.float32)
+            norm = float(np.linalg.norm(v))
+            out[src["id"]] = float(v @ q) / norm if norm > 0 else 0.0
+        return out
+
     async def sample_passages(self, tenant: str, limit: int, seed: int = 0) -> list[Passage]:
         """A seeded random sample of the tenant's passages."""
         reply = await self._search({"size": limit, "_source": ["payload"], "query": {

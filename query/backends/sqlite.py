@@ -866,6 +866,21 @@ class SQLiteStore:
                             else passage_from_bytes(payload))
         return out
 
+    async def statement_cosines(self, tenant: str, ids: Sequence[str],
+                                vector: Vector) -> dict[str, float]:
+        """Cosines with the nuggets' stored statement vectors (the in-memory matrix)."""
+        check_vector(vector, self.dim)
+        code = self._tenant(tenant)
+        if not ids or code is None:
+            return {}
+        self._refresh()
+        marks = ",".join("?" * len(ids))
+        rowids = dict(self.db.execute(
+            f"SELECT rowid, id FROM items WHERE tenant = ? AND type = ? AND id IN ({marks})",
+            [code, int(ItemType.NUGGET), *ids]).fetchall())
+        q = np.asarray(vector, dtype=np.float32)
+        return {rowids[r]: float(v @ q) for r, v in self._vectors.rows(list(rowids)).items()}
+
     async def stats(self) -> dict[str, float]:
         """Row counts and on-disk sizes."""
         db = self.db

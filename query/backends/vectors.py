@@ -157,6 +157,12 @@ class VectorIndex:
         """rowid -> row position (read-only view; rows keep their position forever)."""
         return self._pos
 
+    def rows(self, rowids: Sequence[int]) -> dict[int, npt.NDArray[np.float32]]:
+        """The stored vector of each known rowid (unknown ones are left out)."""
+        with self._lock:
+            return {r: self._matrix[p].copy() for r in rowids
+                    if (p := self._pos.get(r)) is not None}
+
     def rowids_at(self, positions: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
         """The rowids of rows at these positions."""
         return np.asarray(self._cols["rowid"][positions], dtype=np.int64)

@@ -357,6 +357,30 @@ class StoreConformance:
         await store.write_nuggets([v2], [None])
         assert v2.id in await self.visible(store, embedder, flt())
 
+    async def test_statement_cosines_read_the_stored_vector(
+            self, store: IndexStore, embedder: MiniLMEmbedder) -> None:
+        """The cosine with the vector the write was given (a reused parent vector too);
+        passages, unknown ids and other tenants' nuggets are left out."""
+        v1 = make_nugget()
+        written = embedder.embed([v1.embedding_text])
+        await store.write_nuggets([v1], list(written))
+        v2 = next_version(v1, "approve", publication=Publication.PUBLISHED)
+        await store.write_nuggets([v2], [None])
+        other = make_nugget("t2", title="Printer queue", body="Jobs wait in the queue.")
+        await self.put(store, embedder, other)
+        page = make_passage(pid="p-1#0", text="Reset a password from the admin page.")
+        await store.add_passages([page], embedder.embed([page.text]))
+        q = embedder.embed(["who may reset a password"])[0]
+        got = await store.statement_cosines("acme", [v1.id, v2.id, "p-1#0", other.id,
+                                                     "n-missing"], q)
+        expected = float(np.asarray(written[0]) @ np.asarray(q))
+        assert set(got) == {v1.id, v2.id}
+        assert got[v1.id] == pytest.approx(expected, abs=1e-5)
+        assert got[v2.id] == pytest.approx(expected, abs=1e-5)
+        assert await store.statement_cosines("acme", [], q) == {}
+        with pytest.raises(ValidationError):
+            await store.statement_cosines("acme", [v1.id], np.zeros(3, dtype=np.float32))
+
     async def test_bad_batch_writes_nothing(self, store: IndexStore, embedder: MiniLMEmbedder
                                             ) -> None:
         good = make_nugget()
