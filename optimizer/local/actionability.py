@@ -1097,8 +1097,13 @@ def body_sentences(sents: Sequence[Sentence], answer: str, context: str = "",
             previous = s
             continue
         text = clean_sentence(s.raw, context, topic)
-        if text and previous is not None and previous.kind not in ("claim", "support",
-                                                                   "system") and \
+        # A demonstrative before a noun is an article here ("That switch" -> "The
+        # switch"), not a pronoun to resolve.
+        article = demonstrative_as_article(text) if text and not out else text
+        if article != text:
+            text = article
+        elif text and previous is not None and previous.kind not in ("claim", "support",
+                                                                     "system") and \
                 _PRONOUN_START.match(text) and not out:
             text = _resolve(text, previous.view.text)
         if text and not out and re.match(r"(?i)(?:it|it's|they|they're)\b", text) and (
@@ -1227,6 +1232,37 @@ def _without_items(text: str) -> str:
         if it.kind in STRONG_KINDS:
             text = text[:it.start] + " " + text[it.end:]
     return text
+
+
+_DEMONSTRATIVE = re.compile(r"^(?:this|that|these|those)\s+(?P<word>[\w-]+)\b", re.IGNORECASE)
+_NOT_A_NOUN = frozenset(
+    "is isn't was wasn't are aren't were weren't will won't would wouldn't can can't cannot "
+    "could couldn't should shouldn't must might may does doesn't did didn't do don't has "
+    "hasn't had hadn't have haven't only also just still never always even already again "
+    "too really means meant one ones way much many all both is're used and or but so not "
+    "no to of in on at for by with from as if when where which who what how went came "
+    "got made took broke ran said told gave left kept became put set let cost hurt "
+    "happened".split())
+
+
+def demonstrative_as_article(sentence: str) -> str:
+    """A body's first sentence points at nothing in the nugget: "That switch isn't in
+    Screen Lock" (the switch the answer named) reads "The switch isn't in Screen Lock".
+    Only a demonstrative before a noun is changed: "That fails with ..." and "This one
+    ..." keep their words (the word after it is a verb, an adverb or "one")."""
+    m = _DEMONSTRATIVE.match(sentence)
+    if m is None:
+        return sentence
+    word = m.group("word")
+    low = word.lower()
+    plural = sentence[:m.start("word")].strip().lower() in ("these", "those")
+    if low in _NOT_A_NOUN or low.endswith(("'s", "’s", "ly")) or not word[0].isalpha():
+        return sentence
+    if not plural and low.endswith("s") and not low.endswith(("ss", "us", "is")):
+        return sentence  # "That fails ...", "This means ..." (a verb after a pronoun)
+    if low.endswith("ed") and not plural:
+        return sentence  # "That changed in 46"
+    return "The " + sentence[m.start("word"):]
 
 
 def _resolve_from_answer(sentence: str, answer: str, query: str) -> str:

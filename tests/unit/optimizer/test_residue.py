@@ -18,7 +18,7 @@ from optimizer.fidelity import (
     stale_claims,
     unsupported_text,
 )
-from optimizer.local.actionability import LocalActionability
+from optimizer.local.actionability import LocalActionability, demonstrative_as_article
 from optimizer.local.residue import (
     apply_self_corrections,
     residue,
@@ -735,7 +735,33 @@ MESSAGES = {
         "I am sick of finding 'locked' accounts with live keys on them.",
         ("`passwd -l` only stops password logins.",),
         ("sick of",)),
+    "a-demonstrative-pointing-at-the-answer": Message(
+        "where do I reorder toner for the copier",
+        "Press Reorder Toner on the copier's web page.",
+        "That button was taken out in firmware 6.1. Toner is ordered through the facilities "
+        "portal now, under Supplies.",
+        ("The reorder button was taken out in firmware 6.1.",
+         "Toner is ordered through the facilities portal, under Supplies."),
+        ("That button",)),
 }
+
+
+@pytest.mark.parametrize(("sentence", "expected"), [
+    ("This dropdown only lists printers on the same floor.",
+     "The dropdown only lists printers on the same floor."),
+    ("Those tokens expire after one shift.", "The tokens expire after one shift."),
+    ("That fails when the disk is full.", "That fails when the disk is full."),
+    ("This explains the slow boot.", "This explains the slow boot."),
+    ("That's only for the night crew.", "That's only for the night crew."),
+    ("That one is for guests.", "That one is for guests."),
+    ("This went away after the patch.", "This went away after the patch."),
+    ("That really helps.", "That really helps."),
+    ("That changed in May.", "That changed in May."),
+    ("That status page is internal.", "The status page is internal."),
+])
+def test_a_first_demonstrative_before_a_noun_becomes_an_article(sentence: str,
+                                                                 expected: str) -> None:
+    assert demonstrative_as_article(sentence) == expected
 
 
 @pytest.fixture(scope="module")
