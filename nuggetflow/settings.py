@@ -300,6 +300,10 @@ class Settings:
         "local", "LLM backend for every role: local (deterministic, no network) or openai "
         "(any OpenAI-compatible chat endpoint at NUGGETFLOW_OPENAI_BASE_URL).")
     llm_model: str = _setting("gpt-4o-mini", "Chat model for every role (openai backend).")
+    message_check: bool = _setting(
+        True, "local backend: let the learned message check (optimizer/local/data/"
+        "message_check.json) turn down a message the rules accept when it reads as "
+        "something other than a correction and has sentences that are not claims.")
     llm_role_models: str = _setting(
         "", "Per-role model overrides, e.g. 'reflector=gpt-4o,generator=gpt-4o-mini'.")
     llm_timeout_seconds: float = _setting(30.0, "Timeout of one LLM call.")

@@ -34,7 +34,7 @@ def make_roles(settings: Settings, embedder: Any = None, **kwargs: Any) -> Roles
     module, name = target.split(":")
     factory = getattr(importlib.import_module(module), name)
     roles: Roles = (factory(settings, **kwargs) if settings.llm != "local"
-                    else factory(embedder))
+                    else factory(embedder, message_check=settings.message_check))
     return roles
 
 

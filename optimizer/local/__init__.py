@@ -10,9 +10,12 @@ from optimizer.roles import Roles
 from query.embeddings import Embedder
 
 
-def local_roles(embedder: Embedder | None = None) -> Roles:
-    """Every role, implemented locally (with an embedder the generator reads semantically
-    and the anchors find the corpus's own words for the trigger query's)."""
-    return Roles(actionability=LocalActionability(embedder), anchors=LocalAnchors(embedder),
+def local_roles(embedder: Embedder | None = None, *, message_check: bool = True) -> Roles:
+    """Every role, implemented locally (with an embedder the generator reads semantically,
+    the anchors find the corpus's own words for the trigger query's and, with
+    ``message_check``, the learned message check takes a second look at accepted
+    feedback)."""
+    return Roles(actionability=LocalActionability(embedder, message_check=message_check),
+                 anchors=LocalAnchors(embedder),
                  probes=LocalProbes(), reflector=LocalReflector(),
                  generator=LocalGenerator(embedder), judge=LocalJudge(embedder))

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from nuggetflow.logging import get_logger
 from optimizer.accounting import Meter, estimate_tokens
 from optimizer.claims import (
     EVALUATIVE,
@@ -69,6 +70,7 @@ from optimizer.local.layout import (
     strip_line_labels,
     tables_as_statements,
 )
+from optimizer.local.message_check import MessageCheck, may_veto, shipped_check
 from optimizer.local.residue import (
     apply_self_corrections,
     is_greeting,
@@ -85,6 +87,8 @@ from optimizer.local.titles import scope_of, task_of, title_for
 from optimizer.types import Extraction, FeedbackContext
 from query.embeddings import CachedVectors, Embedder
 from query.text import STOPWORDS
+
+log = get_logger(__name__)
 
 MAX_BODY_SENTENCES = 3
 RELEVANCE_MIN = 0.15  # cosine a message needs to the conversation when no word is shared
@@ -499,8 +503,21 @@ class LocalActionability:
     With an embedder, a claim that shares no word with the query and the answer can
     still be judged on topic by its cosine to them."""
 
-    def __init__(self, embedder: Embedder | None = None) -> None:
+    def __init__(self, embedder: Embedder | None = None, *, message_check: bool = True,
+                 check: MessageCheck | None = None) -> None:
+        """``message_check``: let the learned check (:mod:`optimizer.local.message_check`,
+        the shipped weights unless ``check`` is given) veto accepted messages; it needs
+        an embedder of the kind it was trained on."""
         self._vectors = CachedVectors(embedder, 4096) if embedder else None
+        self._embedder = embedder
+        self._check: MessageCheck | None = None
+        if message_check and embedder is not None:
+            chosen = check or shipped_check()
+            if chosen is not None and chosen.fits(embedder):
+                self._check = chosen
+            elif chosen is not None:
+                log.info("message check off: trained for another embedder",
+                         trained_for=chosen.embedder, embedder=type(embedder).__name__)
 
     def extract(self, ctx: FeedbackContext, meter: Meter) -> Extraction:
         """Classify the feedback and, when it carries a concrete claim, extract it."""
@@ -896,7 +913,8 @@ class LocalActionability:
                               f"refused: {system[0]} (feedback is data, not instructions)")
         claims = [s for s in sents if s.kind == "claim"]
         if claims:
-            return self._nugget(ctx, sents)
+            result = self._nugget(ctx, sents)
+            return self._second_look(ctx, sents, result)
         kinds = {s.kind for s in sents}
         lowered = ctx.comment.lower()
         if "praise" in kinds and ctx.rating != "down":
@@ -913,6 +931,23 @@ class LocalActionability:
             return Extraction("vague_negative", False,
                               "negative feedback without a concrete, checkable claim")
         return Extraction("other", False, "no concrete, checkable claim")
+
+    def _second_look(self, ctx: FeedbackContext, sents: Sequence[Sentence],
+                     result: Extraction) -> Extraction:
+        """The learned check's veto: an accepted short message whose sentences are not
+        all claims, and which reads as a whole like something other than a correction."""
+        if self._check is None or self._embedder is None or not result.can_produce_nugget:
+            return result
+        if not may_veto([s.kind for s in sents]):
+            return result
+        others = sorted({s.kind for s in sents} - {"claim", "support"})
+        p = self._check.probability(ctx, self._embedder)
+        if p >= self._check.threshold:
+            return result
+        return Extraction("other", False,
+                          f"the claim sentences sit in a message that reads as something "
+                          f"else ({', '.join(others)} beside them; learned check "
+                          f"{p:.2f} < {self._check.threshold:g})")
 
     def _nugget(self, ctx: FeedbackContext, sents: Sequence[Sentence]) -> Extraction:
         body_sents = body_sentences(sents, ctx.answer,
