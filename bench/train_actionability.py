@@ -32,36 +32,18 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import numpy.typing as npt
 
 from nuggetflow.settings import Settings
 from optimizer.evaluation import Case, read_cases
 from optimizer.local.actionability import LocalActionability
 from optimizer.local.message_check import WEIGHTS, features, may_veto
 from query.embeddings import make_embedder
+from query.gate import logistic_fit
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "bench" / "results"
 THRESHOLDS = (0.05, 0.1, 0.15, 0.2, 0.3)
 
-Matrix = npt.NDArray[np.float64]
-
-
-def logistic_fit(x: Matrix, y: Matrix, l2: float, iterations: int = 100) -> Matrix:
-    """L2-regularized logistic regression by Newton's method (bias, the last column,
-    not regularized)."""
-    w = np.zeros(x.shape[1])
-    reg = np.full(x.shape[1], l2)
-    reg[-1] = 0.0
-    for _ in range(iterations):
-        p = 1.0 / (1.0 + np.exp(-np.clip(x @ w, -30, 30)))
-        grad = x.T @ (p - y) + reg * w
-        hess = (x * (p * (1 - p))[:, None]).T @ x + np.diag(reg) + 1e-9 * np.eye(len(w))
-        step = np.linalg.solve(hess, grad)
-        w -= step
-        if float(np.abs(step).max()) < 1e-9:
-            break
-    return w
 
 
 def set_folders(given: list[str]) -> list[Path]:
@@ -116,7 +98,7 @@ def main(argv: list[str] | None = None) -> int:
     prob = np.zeros(len(cases))
     for name in sorted(set(names)):
         held = names == name
-        w = logistic_fit(x[~held], y[~held], args.l2)
+        w = logistic_fit(x[~held], y[~held], args.l2, iterations=100)
         prob[held] = 1.0 / (1.0 + np.exp(-np.clip(x[held] @ w, -30, 30)))
     alone = float(((prob >= 0.5) == (y > 0)).mean())
     errors = first_run_errors()
@@ -140,7 +122,7 @@ def main(argv: list[str] | None = None) -> int:
             blind_cases += 1
             base_errors += (case.id in errors[name]["false_positive"]
                             or case.id in errors[name]["false_negative"])
-    w_all = logistic_fit(x, y, args.l2)
+    w_all = logistic_fit(x, y, args.l2, iterations=100)
     p_all = 1.0 / (1.0 + np.exp(-np.clip(x @ w_all, -30, 30)))
     in_sample_vetoed = int(((p_all < args.threshold) & mixed & (y > 0)).sum())
     chosen = table.get(f"{args.threshold:g}")

@@ -86,8 +86,8 @@ def features(query: str, items: Sequence[RerankItem], anchor_shift: float) -> Ma
     return x
 
 
-def _logistic_fit(x: Matrix, y: npt.NDArray[np.float64], l2: float = 1.0,
-                  iterations: int = 50) -> npt.NDArray[np.float64]:
+def logistic_fit(x: Matrix, y: npt.NDArray[np.float64], l2: float = 1.0,
+                 iterations: int = 50) -> npt.NDArray[np.float64]:
     """Weights of an L2-regularized logistic regression (Newton's method; the last
     column is the bias and is not regularized)."""
     w = np.zeros(x.shape[1])
@@ -121,7 +121,7 @@ class FeatureReranker:
         labels = [np.asarray(j.relevant, dtype=np.float64) for j in lists if j.items]
         if not rows:
             raise ValueError("no mined lists to fit on")
-        self.weights = _logistic_fit(np.vstack(rows), np.concatenate(labels), self.l2)
+        self.weights = logistic_fit(np.vstack(rows), np.concatenate(labels), self.l2)
 
     async def scores(self, query: str, items: Sequence[RerankItem]) -> Scores:
         """The logit of each item (ValueError before :meth:`fit`)."""
@@ -164,7 +164,7 @@ class Platt:
         pos, neg = float(y.sum()), float(len(y) - y.sum())
         target = np.where(y > 0, (pos + 1) / (pos + 2), 1 / (neg + 2))
         x = np.column_stack([np.asarray(raw, dtype=np.float64), np.ones(len(y))])
-        w = _logistic_fit(x, target, l2=1e-3)
+        w = logistic_fit(x, target, l2=1e-3)
         return cls(float(w[0]), float(w[1]))
 
     def __call__(self, raw: Scores) -> Scores:
