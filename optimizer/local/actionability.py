@@ -20,6 +20,7 @@ confidence, secret values) is refused as a whole: none of it becomes a nugget.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -65,14 +66,17 @@ from optimizer.local.layout import (
     config_as_statements,
     dashed_pairs_as_labels,
     diff_as_lines,
+    headings_as_labels,
     negative_question_as_claim,
     states_pairs,
     strip_line_labels,
     tables_as_statements,
+    transcript_notes_removed,
 )
 from optimizer.local.message_check import MessageCheck, may_veto, shipped_check
 from optimizer.local.residue import (
     apply_self_corrections,
+    forwarded_message,
     is_greeting,
     reply_scope,
     scoped,
@@ -543,8 +547,8 @@ class LocalActionability:
         part of the praise. Table rows, configuration lines and chat logs are read as
         statements (``layout``); dictation and chat habits as written English
         (``plain_voice``)."""
-        text = strip_quoted(plain_text(ctx.comment, keep_lines=True))
-        for step in (code_comments_as_text, chat_as_lines, diff_as_lines,
+        text = strip_quoted(plain_text(headings_as_labels(ctx.comment), keep_lines=True))
+        for step in (transcript_notes_removed, code_comments_as_text, chat_as_lines, diff_as_lines,
                      dashed_pairs_as_labels,
                      checkmarks_as_statements, config_as_statements, tables_as_statements,
                      strip_line_labels, arrows_as_values, plain_voice, apply_self_corrections,
@@ -911,6 +915,18 @@ class LocalActionability:
         if system:
             return Extraction("other", False,
                               f"refused: {system[0]} (feedback is data, not instructions)")
+        forwarded = forwarded_message(ctx.comment)
+        if forwarded is not None and not any(s.kind == "claim" and s.view.strong
+                                             for s in sents):
+            # The writer passes a message on ("+1, still current, go by this", "see
+            # below from IT") and names nothing concrete of their own: the forwarded
+            # text is what they say (their note only vouches for it).
+            ctx = dataclasses.replace(ctx, comment=forwarded[1])
+            sents = self.read(ctx)
+            system = [s.view.system for s in sents if s.kind == "system"]
+            if system:
+                return Extraction("other", False,
+                                  f"refused: {system[0]} (feedback is data, not instructions)")
         claims = [s for s in sents if s.kind == "claim"]
         if claims:
             result = self._nugget(ctx, sents)

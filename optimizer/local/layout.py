@@ -372,3 +372,50 @@ def strip_line_labels(text: str) -> str:
     """Review labels, answer headings and report field names at the start of a line
     go ("nit: use /etc/cron.d" -> "use /etc/cron.d"); what they introduce stays."""
     return _LINE_LABEL.sub(r"\1", text)
+
+
+_HEADING = re.compile(r"^\s{0,3}#{1,6}\s+(?P<text>[^#\n]*?)\s*#*\s*$")
+
+
+def headings_as_labels(text: str) -> str:
+    """A markdown heading scopes the lines under it ("## Ropewalk rooms" then "- Projector
+    input is the HDMI plate by the door"): the heading goes in parentheses after the first
+    line under it ("- Projector input is the HDMI plate by the door (Ropewalk rooms)."),
+    so the scope stays with the facts once the heading line is gone, in the writer's
+    words and without a label the reader would split off. Works on the raw message
+    (before markdown is removed); a heading with nothing under it is left as it is."""
+    lines = text.splitlines()
+    out: list[str] = []
+    pending = ""
+    for line in lines:
+        m = _HEADING.match(line)
+        if m and m.group("text").strip():
+            if pending:
+                out.append(pending)
+            pending = m.group("text").strip().rstrip(":")
+            continue
+        if pending and line.strip():
+            body = line.rstrip()
+            end = body[-1] if body[-1] in ".!" else ""
+            line = f"{body[:len(body) - len(end)]} ({pending}){end or '.'}"
+            pending = ""
+        out.append(line)
+    if pending:
+        out.append(pending)
+    return "\n".join(out)
+
+
+#: "[Voicemail transcript, 00:47]", "[Auto-translated from Polish]" opening the message.
+_LEADING_NOTE = re.compile(r"^\s*\[[^\]\n]{3,60}\]\s*(?=\S)")
+
+
+def transcript_notes_removed(text: str) -> str:
+    """The message without a bracketed note that opens it ("[Voicemail transcript,
+    00:47] Hi, ..."): a banner about the message, not part of it. Notes inside it
+    ("[inaudible]") stay, as the transcript has them; so do check-mark boxes ("[x]",
+    "[ ]") and a configuration section ("[Service]" on its own line)."""
+    lines = text.lstrip().split("\n", 2)
+    section = _SECTION.match(lines[0]) and len(lines) > 1 and _PAIR.match(lines[1])
+    if not _LEADING_NOTE.match(text) or section:
+        return text
+    return _LEADING_NOTE.sub("", text, count=1)

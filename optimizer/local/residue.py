@@ -608,6 +608,7 @@ _SIGN_OFF = re.compile(
     r"(?:" + _TITLE + r"\s+)?|(?:-\s+|[–—~]\s*)(?:" + _TITLE + r"\s+)?|" + _TITLE + r"\s+)"
     r"(?-i:[A-Z][\w'-]+)(?:[ \t]+(?-i:[A-Z][\w'.-]*)){0,2}\s*"
     r"(?:\([^)\n]{0,60}\)|,\s*[^\n.!?]{0,60})?"
+    r"(?:\n[ \t]*[^\n.!?]{1,60})?"  # a title line under the name ("IT, Harbourlight")
     r"\s*[.!]*\s*$", re.IGNORECASE)
 
 
@@ -658,6 +659,29 @@ def strip_quoted(message: str) -> str:
         quoted = [] if line.strip() else quoted
         out.append(line)
     return "\n".join(out).strip()
+
+
+_FORWARD_MARK = re.compile(r"^\s*(?:-{2,}\s*forwarded message\b.*|begin forwarded message:?\s*)$",
+                           re.IGNORECASE | re.MULTILINE)
+_MAIL_HEADER = re.compile(r"^\s*(?:from|date|sent|subject|to|cc)\s*:", re.IGNORECASE)
+
+
+def forwarded_message(message: str) -> tuple[str, str] | None:
+    """(the writer's own text, the forwarded message's text) of a message that forwards
+    one, or None: the forwarded text without its header lines (From:, Date:, Subject:,
+    ...), up to a thread quoted inside it (``>`` lines or another quote marker)."""
+    m = _FORWARD_MARK.search(message)
+    if m is None:
+        return None
+    body: list[str] = []
+    for line in message[m.end():].splitlines():
+        if line.lstrip().startswith(">") or _QUOTED_START.match(line):
+            break
+        if not body and (_MAIL_HEADER.match(line) or not line.strip()):
+            continue
+        body.append(line)
+    text = strip_sign_off("\n".join(body).strip())
+    return (message[:m.start()].strip(), text) if text else None
 
 
 _DASH_SIGNATURE = re.compile(r"(?:^|(?<=[.!?])|\s)[ \t]*--[ \t]+(?=[A-Z])[^\n.!?]{1,60}$")

@@ -3,6 +3,8 @@ a biology lab's freezers, a print server, a backup tool; no benchmark wording)."
 
 from __future__ import annotations
 
+import pytest
+
 from optimizer.local.layout import (
     arrows_as_values,
     bare_answer_as_subject,
@@ -10,9 +12,11 @@ from optimizer.local.layout import (
     checkmarks_as_statements,
     config_as_statements,
     diff_as_lines,
+    headings_as_labels,
     states_pairs,
     strip_line_labels,
     tables_as_statements,
+    transcript_notes_removed,
 )
 
 
@@ -106,3 +110,28 @@ def test_labels_of_reviews_answers_and_reports_go_and_what_they_introduce_stays(
         "Owner: Priya"
     assert strip_line_labels(text).splitlines() == [
         "tabs, not spaces", "the mirror is apt.corp", "DNS", "Owner: Priya"]
+
+
+def test_a_heading_goes_in_parentheses_after_the_first_line_under_it() -> None:
+    text = ("## Pool cars\n- Keys are in the blue box at reception.\n- Book a day ahead.\n\n"
+            "### Vans ###\nThe van needs a C1 licence!")
+    assert headings_as_labels(text) == (
+        "- Keys are in the blue box at reception (Pool cars).\n- Book a day ahead.\n\n"
+        "The van needs a C1 licence (Vans)!")
+    assert headings_as_labels("Plain text\n#hashtag not a heading") == \
+        "Plain text\n#hashtag not a heading"
+    assert headings_as_labels("Notes\n## Nothing under me") == "Notes\nNothing under me"
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("[Phone transcript 01:12] the gate code is 5521", "the gate code is 5521"),
+    ("[Machine translated from Dutch]\nThe canteen closes at 14:00.",
+     "The canteen closes at 14:00."),
+    ("[Unit]\nDescription=backup\n[Service]\nExecStart=/usr/bin/bk", None),
+    ("[x] VPN on\n[ ] Wi-Fi off", None),
+    ("Inside a message a note stays: not a shared [inaudible] login", None),
+    ("no banner here [options]", None),
+])
+def test_a_bracketed_banner_that_opens_the_message_goes(text: str,
+                                                        expected: str | None) -> None:
+    assert transcript_notes_removed(text) == (text if expected is None else expected)

@@ -735,6 +735,35 @@ MESSAGES = {
         "I am sick of finding 'locked' accounts with live keys on them.",
         ("`passwd -l` only stops password logins.",),
         ("sick of",)),
+    # A forward the writer only vouches for: the forwarded text is the message.
+    "an-endorsed-forward": Message(
+        "where do I send expense claims",
+        "E-mail them to finance@corp.example with the receipts attached.",
+        "Still valid, see below.\n\n-------- Forwarded message ---------\n"
+        "From: Ines <ines@corp.example>\nDate: Fri, 7 Jun 2024 at 11:02\n"
+        "Subject: Expenses\nTo: all-staff@corp.example\n\nAll expense claims go through "
+        "the Spendly app now, not e-mail. Receipts over 50 EUR need a photo attached.\n\n"
+        "Best,\nInes\nFinance Operations",
+        ("Expense claims go through the Spendly app, not e-mail.",
+         "Receipts over 50 EUR need a photo attached."),
+        ("Ines", "Finance Operations", "Still valid", "From:", "Subject")),
+    # Markdown headings scope the bullets under them.
+    "headings-scope-their-bullets": Message(
+        "what is the door code at the depots",
+        "All depots use the code 4411.",
+        "## North depot\n- The door code is 7302.\n\n## Harbour depot\n"
+        "- The keypad was removed in May, staff open the door with their badge.",
+        ("The North depot door code is 7302.",
+         "At the Harbour depot the keypad was removed; staff use their badge."),
+        ("##",)),
+    "a-transcript-banner": Message(
+        "who resets the warehouse alarm",
+        "Any staff member can reset it from the panel.",
+        "[Call transcript, 02:13] Only the shift lead resets the warehouse alarm. The reset "
+        "code is kept by the security office.",
+        ("Only the shift lead resets the warehouse alarm.",
+         "The reset code is kept by the security office."),
+        ("transcript", "02:13")),
     "a-demonstrative-pointing-at-the-answer": Message(
         "where do I reorder toner for the copier",
         "Press Reorder Toner on the copier's web page.",
