@@ -741,7 +741,8 @@ _KB_ACTION = re.compile(
     re.IGNORECASE)
 _ADDRESS_MODEL = re.compile(
     r"\b(?:you are now|you're now|act as|pretend (?:to be|you)|as an ai|new (?:fact|rule|"
-    r"instruction)s? (?:to|for)|(?:dear|hey|attention)\s+(?:model|assistant|ai|bot|system)|"
+    r"instruction)s? (?:to|for)|(?:dear|hey|attention)\s+(?:model|assistant|ai|bot|system)\b"
+    r"(?=[^.!?\n]*\b(?:you|your|please)\b)|"
     r"(?:the |this )?(?:model|assistant|ai|llm|bot) (?:must|should|shall|will) (?:now )?"
     r"(?:publish|store|save|add|remember|treat|mark|accept)|admin override|"
     r"confidence\s*(?:=|:|of)?\s*(?:1(?:\.0+)?|100\s*%)|no review needed|skip (?:the )?review|"

@@ -408,6 +408,10 @@ _INCIDENT = re.compile(r"\b(?:froze|crashed|died|broke|hung|went down|went dark|
 #: The writer's plan or wait ("I'm presenting to 40 families", "still waiting to hear
 #: back").
 _PLAN = re.compile(r"^(?:i'm|i am)\s+(?:\w+ly\s+)?\w+ing\b|"
+                   # "We're thinking of upgrading the booth PC in August" (not "We're
+                   # running Debian 12": a fact about the organisation)
+                   r"^(?:we're|we are|we were)\s+(?:\w+ly\s+)?(?:thinking (?:of|about)|"
+                   r"planning (?:to|on)|hoping to|considering|about to|looking into)\b|"
                    r"^(?:i'm|i am|i'll be|i will be)\s+(?:off|away|out of (?:the )?office|on "
                    r"(?:leave|holiday|vacation|annual leave))\b|\b(?:i'll|i will) (?:need|have) "
                    r"to\b|^(?:will|i'll) (?:come back|get back|look) (?:to|at|into) (?:this|it)\b|"

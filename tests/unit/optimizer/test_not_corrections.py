@@ -366,6 +366,20 @@ CASES = {
         "Add the user to the wheel group.",
         "I'm not 100% sure how the rest of it works, but this one I actually checked on "
         "depot-3: it's the `sudo` group, not wheel.", True),
+    "the-teams-plan-after-a-question": (
+        "does the studio still have the A3 printer",
+        "Yes, the A3 printer is in room 2.",
+        "Is the A3 printer still in room 2, or did it move? We're planning to print the "
+        "exhibition posters on Friday.", False),
+    "the-teams-setup-is-a-fact": (
+        "which OS do the ticket kiosks run",
+        "They run Windows 10.",
+        "We're running Debian 12 on every ticket kiosk since March.", True),
+    "a-salutation-to-the-assistant-before-a-fact": (
+        "how many seats in the depot minibus",
+        "The minibus seats twelve.",
+        "Dear assistant, the depot minibus seats eight since the wheelchair lift went in, "
+        "not twelve.", True),
 }
 
 
