@@ -687,6 +687,12 @@ class LocalActionability:
         if kind == "claim" and all(k in ("opinion", "meta", "verdict", "praise")
                                    for k in kinds):
             return next(k for k in kinds if k != "chatter")
+        # A verdict on the answer after an interjection or a greeting ("Arre yaar, this
+        # is not correct only.", "Oh dear, that's wrong"): the sentence is the verdict.
+        if kind == "claim" and not v.strong and any(
+                k in ("verdict", "meta") for k in kinds) and all(
+                k in ("opinion", "meta", "verdict", "praise", "chatter") for k in kinds):
+            return next(k for k in kinds if k in ("verdict", "meta"))
         if kind == "claim" and any(k in ("praise", "opinion") for k in kinds) and all(
                 k in ("opinion", "meta", "verdict", "praise") or (
                     k == "chatter" and past_tense(cv.text))

@@ -764,6 +764,12 @@ MESSAGES = {
         ("Only the shift lead resets the warehouse alarm.",
          "The reset code is kept by the security office."),
         ("transcript", "02:13")),
+    "an-interjection-before-a-verdict": Message(
+        "which port does the reporting pool listen on",
+        "The reporting pool listens on port 7000.",
+        "Ayyo, this is wrong only. Reporting jobs use port 7010 on the pooler.",
+        ("Reporting jobs use port 7010 on the pooler.",),
+        ("Ayyo", "wrong only")),
     "a-demonstrative-pointing-at-the-answer": Message(
         "where do I reorder toner for the copier",
         "Press Reorder Toner on the copier's web page.",
