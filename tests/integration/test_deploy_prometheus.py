@@ -45,6 +45,7 @@ from tests.conformance.service_suite import (
 )
 from tests.helpers import T0, days
 from tests.support.net import free_port
+from tests.support.service import seed as seed_with_vectors
 
 pytestmark = pytest.mark.integration
 
@@ -130,7 +131,7 @@ async def target(tmp_path: Path, embedder: MiniLMEmbedder,
     store = SQLiteStore(tmp_path / "prom.db")
     await store.start()
     nuggets = list(seed_nuggets().values())
-    await store.write_nuggets(nuggets, list(embedder.embed([n.text for n in nuggets])))
+    await seed_with_vectors(NuggetIndex(store, embedder, settings), nuggets)
     index = NuggetIndex(store, embedder, settings)
     # A tenant with a corpus and no nuggets: its Retrieves never return one.
     await index.ingest_passages([Passage("vpn#0", "initech", "vpn", "VPN",

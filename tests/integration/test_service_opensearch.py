@@ -38,6 +38,7 @@ from tests.conformance.service_suite import (
     seed_nuggets,
 )
 from tests.support.net import free_port as _free_port
+from tests.support.service import seed as seed_with_vectors
 
 pytestmark = pytest.mark.integration
 
@@ -89,7 +90,7 @@ async def test_node_down_is_unavailable_and_the_service_recovers(
     store = OpenSearchStore(private_node.url, index="outage", timeout=5.0)
     await store.start()
     nuggets = list(seed_nuggets().values())
-    await store.write_nuggets(nuggets, list(embedder.embed([n.text for n in nuggets])))
+    await seed_with_vectors(NuggetIndex(store, embedder, settings), nuggets)
     await store.refresh()
     metrics = Metrics.create()
     server, port = create_server(NuggetIndex(store, embedder, settings), settings,
@@ -123,7 +124,8 @@ async def test_node_down_is_unavailable_and_the_service_recovers(
 
 
 async def test_candidates_command_on_opensearch(opensearch_url: str,
-                                                embedder: MiniLMEmbedder) -> None:
+                                                embedder: MiniLMEmbedder,
+                                                settings: Settings) -> None:
     """`nuggetflow candidates` on an OpenSearch store lists the pending heads (title, body,
     provenance), in id order, paged, like on the embedded one."""
     import json
@@ -143,7 +145,7 @@ async def test_candidates_command_on_opensearch(opensearch_url: str,
         more = [dataclasses.replace(n, id=first_version_id(n), lineage_id=first_version_id(n))
                 for n in more]
         nuggets = [*seed.values(), *more]
-        await store.write_nuggets(nuggets, list(embedder.embed([n.text for n in nuggets])))
+        await seed_with_vectors(NuggetIndex(store, embedder, settings), nuggets)
         approved = next_version(more[1], "approve", publication=Publication.PUBLISHED)
         await store.write_nuggets([approved], [None])
         env = {**os.environ, "NUGGETFLOW_STORE": "opensearch://" + opensearch_url.split("://")[1],
