@@ -193,7 +193,8 @@ class Retriever:
         self.settings = settings
         self.queries = QueryEmbeddings(embedder, settings.query_embedding_cache)
         self.gate = gate or Gate(settings)
-        # Statement and mined-text vectors, keyed by text (versions never change).
+        # Vectors of texts no store keeps: a probe overlay's statement, a nugget the store
+        # has no vector for, mined passages' openings; keyed by text.
         self._vectors = CachedVectors(embedder, 50_000)
 
     async def retrieve(self, req: RetrieveRequest, *, lexical_only: bool = False,

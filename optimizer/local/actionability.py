@@ -59,6 +59,7 @@ from optimizer.claims import (
 from optimizer.local.layout import (
     advice_as_instruction,
     arrows_as_values,
+    banner_removed,
     bare_answer_as_subject,
     chat_as_lines,
     checkmarks_as_statements,
@@ -71,7 +72,6 @@ from optimizer.local.layout import (
     states_pairs,
     strip_line_labels,
     tables_as_statements,
-    transcript_notes_removed,
 )
 from optimizer.local.message_check import MessageCheck, may_veto, shipped_check
 from optimizer.local.residue import (
@@ -552,7 +552,7 @@ class LocalActionability:
         statements (``layout``); dictation and chat habits as written English
         (``plain_voice``)."""
         text = strip_quoted(plain_text(headings_as_labels(ctx.comment), keep_lines=True))
-        for step in (transcript_notes_removed, code_comments_as_text, chat_as_lines, diff_as_lines,
+        for step in (banner_removed, code_comments_as_text, chat_as_lines, diff_as_lines,
                      dashed_pairs_as_labels,
                      checkmarks_as_statements, config_as_statements, tables_as_statements,
                      strip_line_labels, arrows_as_values, plain_voice, apply_self_corrections,
@@ -922,21 +922,18 @@ class LocalActionability:
             # "my codes if that helps: 4471-9902 ..." across a colon, a note to the model
             # in an HTML comment that the reading drops: the raw message is checked too.
             system.append(whole)
-        if system:
-            return Extraction("other", False,
-                              f"refused: {system[0]} (feedback is data, not instructions)")
         forwarded = forwarded_message(ctx.comment)
-        if forwarded is not None and not any(s.kind == "claim" and s.view.strong
-                                             for s in sents):
+        if not system and forwarded is not None and not any(
+                s.kind == "claim" and s.view.strong for s in sents):
             # The writer passes a message on ("+1, still current, go by this", "see
             # below from IT") and names nothing concrete of their own: the forwarded
             # text is what they say (their note only vouches for it).
             ctx = dataclasses.replace(ctx, comment=forwarded[1])
             sents = self.read(ctx)
             system = [s.view.system for s in sents if s.kind == "system"]
-            if system:
-                return Extraction("other", False,
-                                  f"refused: {system[0]} (feedback is data, not instructions)")
+        if system:
+            return Extraction("other", False,
+                              f"refused: {system[0]} (feedback is data, not instructions)")
         claims = [s for s in sents if s.kind == "claim"]
         if claims:
             result = self._nugget(ctx, sents)
@@ -1296,14 +1293,13 @@ def _without_items(text: str) -> str:
 
 
 _DEMONSTRATIVE = re.compile(r"^(?:this|that|these|those)\s+(?P<word>[\w-]+)\b", re.IGNORECASE)
-_NOT_A_NOUN = frozenset(
-    "is isn't was wasn't are aren't were weren't will won't would wouldn't can can't cannot "
-    "could couldn't should shouldn't must might may does doesn't did didn't do don't has "
-    "hasn't had hadn't have haven't only also just still never always even already again "
-    "too really means meant one ones way much many all both is're used and or but so not "
-    "no to of in on at for by with from as if when where which who what how went came "
-    "got made took broke ran said told gave left kept became put set let cost hurt "
-    "happened".split())
+# Words after "that"/"this" that are not nouns: function words, and verbs a pronoun
+# takes ("That went away", "This cost us a day") that no suffix gives away.
+_NOT_A_NOUN = STOPWORDS | frozenset(
+    "isn't wasn't aren't weren't won't wouldn't can't cannot couldn't shouldn't must might "
+    "may doesn't didn't don't hasn't hadn't haven't also still never always even already "
+    "really means meant one ones way much many went came got made took broke ran said told "
+    "gave left kept became put set let cost hurt".split())
 
 
 def demonstrative_as_article(sentence: str) -> str:

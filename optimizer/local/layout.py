@@ -409,7 +409,7 @@ def headings_as_labels(text: str) -> str:
 _LEADING_NOTE = re.compile(r"^\s*\[[^\]\n]{3,60}\]\s*(?=\S)")
 
 
-def transcript_notes_removed(text: str) -> str:
+def banner_removed(text: str) -> str:
     """The message without a bracketed note that opens it ("[Voicemail transcript,
     00:47] Hi, ..."): a banner about the message, not part of it. Notes inside it
     ("[inaudible]") stay, as the transcript has them; so do check-mark boxes ("[x]",

@@ -7,6 +7,7 @@ import pytest
 
 from optimizer.local.layout import (
     arrows_as_values,
+    banner_removed,
     bare_answer_as_subject,
     chat_as_lines,
     checkmarks_as_statements,
@@ -16,7 +17,6 @@ from optimizer.local.layout import (
     states_pairs,
     strip_line_labels,
     tables_as_statements,
-    transcript_notes_removed,
 )
 
 
@@ -134,4 +134,4 @@ def test_a_heading_goes_in_parentheses_after_the_first_line_under_it() -> None:
 ])
 def test_a_bracketed_banner_that_opens_the_message_goes(text: str,
                                                         expected: str | None) -> None:
-    assert transcript_notes_removed(text) == (text if expected is None else expected)
+    assert banner_removed(text) == (text if expected is None else expected)
