@@ -1169,7 +1169,8 @@ def body_sentences(sents: Sequence[Sentence], answer: str, context: str = "",
             # Nothing in the message names it: the writer answers the answer's subject
             # ("It moved to the ground floor in January" after "The A0 plotter, KM-PLOT-A0,
             # is on the 2nd floor").
-            text = _resolve_from_answer(text, answer, query)
+            resolved = _resolve_from_answer(text, answer, query)
+            text = resolved if resolved != text else _resolve_from_question(text, query)
         if text and previous is not None and previous.kind != "system" and \
                 _REPORTED.match(strip_discourse(previous.raw)):
             # "You wrote /var/log/x. The logs are in /srv/y instead." -> "... instead
@@ -1339,6 +1340,38 @@ def _resolve_from_answer(sentence: str, answer: str, query: str) -> str:
     if plural != they or not content_stems(subject) & content_stems(query):
         return sentence
     return resolved
+
+
+#: A question that asks what something is: "What's the statement_timeout for the API
+#: role?", "Where are the auth logs on bookworm?" (the thing asked about in ``np``).
+_WH_COPULA = re.compile(
+    r"^(?:what|which|where|who|when)(?P<verb>'s|\s+is|\s+are)\s+(?P<np>(?:the|our)\s+"
+    r"[^?,;:]{2,80}?)\s*\??$", re.IGNORECASE)
+
+
+_PARTICIPLES_EN = frozenset("""taken given written hidden chosen forgotten broken shown known
+seen done driven stolen spoken frozen beaten eaten fallen ridden""".split())
+
+
+def _resolve_from_question(sentence: str, query: str) -> str:
+    """A leading "it's"/"they're" read as what the trigger query asks about, when it asks
+    what something is and agrees in number ("It's 30s." after "What's the
+    statement_timeout for the API role?" reads "The statement_timeout for the API role
+    is 30s.")."""
+    m = _WH_COPULA.match(" ".join(query.split()).rstrip(" ?") + "?")
+    head = re.match(r"(?i)(it's|it\s+is|they're|they\s+are)\s+(?=\S)", sentence)
+    if m is None or head is None:
+        return sentence
+    plural = m.group("verb").strip().lower() == "are"
+    they = head.group(1).lower().startswith("they")
+    if plural != they:
+        return sentence
+    np = m.group("np")
+    last = np.split()[-1].lower()
+    if last.endswith("ed") or last in IRREGULAR_PAST or last in _PARTICIPLES_EN:
+        return sentence  # "where are the spare badges kept": what is asked is not "are X"
+    verb = "are" if plural else "is"
+    return f"{np[0].upper()}{np[1:]} {verb} {sentence[head.end():]}"
 
 
 def _resolve(sentence: str, antecedent: str) -> str:

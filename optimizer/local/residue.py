@@ -862,10 +862,79 @@ def _strip_mention(sentence: str) -> str:
     return sentence if verb or len(tokens(rest)) < 3 else rest[0].upper() + rest[1:]
 
 
+#: The writer saying who they are before the fact: "It's Dario from the stage door...",
+#: "This is Priya, company manager on the tour.", "Morag here from the Leith desk -",
+#: "I'm Kofi, the night DBA.". A capitalized name after "I'm", or with where the writer
+#: is from, or "here", or (after "this is") a role; "It's Postgres." and "This is
+#: Kestrel, the new backup server." state values and stay.
+_NAME = r"[A-Z][a-z\u00e0-\u00ff'\u2019-]+(?:\s+[A-Z][a-z\u00e0-\u00ff'\u2019-]+)?"
+_WHENCE = (r"\s+from\s+(?!(?i:now|today|tomorrow|tonight|then|next|last|this|that|\w+day)\b)"
+           r"(?:the\s+|our\s+)?[^,.;:!?\u2026\d]{1,40}?")
+_FROM = r"(?:" + _WHENCE + r"|\s+(?:at|in|on|with|of)\s+(?:the\s+|our\s+)?[^,.;:!?\u2026\d]{1,40}?)"
+_ROLE = (r",\s*(?!(?i:not|no|and|but|or|so|which|who|where|then|the\s+one)\b)"
+         r"(?P<role>(?:the\s+|a\s+|an\s+|your\s+|our\s+)?[a-z][\w &'/-]{1,50}?)")
+_END = r"(?:\s*(?:[.!\u2026]+|[;:]|\s[\u2014\u2013-])\s*|\s*$)"
+_INTRODUCES = [
+    re.compile(r"^(?i:i'm|i\s+am|my\s+name\s+is),?\s+" + _NAME + r"(?:" + _FROM + r"|"
+               + _ROLE + r")?(?:" + _END + r"|,\s*)"),
+    re.compile(r"^(?i:this\s+is|it's|it\s+is),?\s+" + _NAME + r"(?:" + _WHENCE
+               + r"|\s+(?i:here))(?:" + _END + r"|,\s*)"),
+    re.compile(r"^(?i:this\s+is),?\s+" + _NAME + _ROLE + _END),
+    re.compile(r"^" + _NAME + r"\s+(?i:here)(?:" + _FROM + r")?(?:" + _END + r"|,\s*)"),
+]
+_ROLE_VERBS = frozenset("is are was were be can can't must will do does don't has have "
+                        "should need needs goes runs uses".split())
+
+
+#: Nouns in -er/-or that name things, not people ("the new backup server").
+_THINGS_IN_ER = frozenset("""server servers computer printer router scanner controller folder
+driver browser container cluster monitor adapter reader player charger filter counter
+header footer timer buffer compiler editor sensor processor connector selector""".split())
+
+
+def _job_title(phrase: str) -> bool:
+    """"night porter at the east gate", "company manager on the tour": a person's role
+    (a role word, or a noun in -er/-or/-ist/-ian/-ant that is not a thing's name)."""
+    head = re.split(r"\s+(?:at|on|in|for|of|from|with)\s+", phrase.strip())[0]
+    words = tokens(head)
+    if not words:
+        return False
+    last = words[-1]
+    return any(i.kind == "role" for i in items(head)) or (
+        last.endswith(("er", "or", "ist", "ian", "ant")) and last not in _THINGS_IN_ER)
+
+
+def strip_self_introduction(sentence: str) -> str:
+    """The sentence without the writer introducing themselves at its start ("" when
+    nothing else is in it); an introduction that names a concrete item stays."""
+    text = re.sub(r"^(?i:ok(?:ay)?|so|well|yeah|yes|um|uh|erm|right)\b[,\s]*", "",
+                  sentence.strip())
+    text = _LEADING_GREETING.sub("", text)
+    for rx in _INTRODUCES:
+        m = rx.match(text)
+        if m is None or _strong(m.group(0)):
+            continue
+        role = m.groupdict().get("role")
+        if role and (set(tokens(role)) & _ROLE_VERBS or (
+                rx is _INTRODUCES[2] and not _job_title(role))):
+            continue
+        if rx is _INTRODUCES[1] and not tokens(text[m.end():]) and \
+                m.group(0).lower().startswith("it"):
+            continue  # "It's Nextcloud from the IT portal.": a value, with nothing after it
+        return text[m.end():]
+    return sentence.strip()
+
+
 def strip_residue(sentence: str) -> str:
     """The sentence without its conversational clauses (see the module docstring);
     "" when nothing factual is left."""
-    s = strip_frame(_ASIDE.sub("", _strip_mention(_LEADING_GREETING.sub("", sentence.strip()))))
+    s = _LEADING_GREETING.sub("", sentence.strip())
+    introduced = strip_self_introduction(s)
+    if introduced != s:  # "Yeah hi, this is Priya, company manager on the tour."
+        if not tokens(introduced):
+            return ""
+        s = introduced
+    s = strip_frame(_ASIDE.sub("", _strip_mention(s)))
     bare = re.sub(r"^(?:right|sure|yeah|oh|well|ah|ha|lol)\s*[,.!]*\s+", "",
                   strip_discourse(_LEAD.sub("", s)), flags=re.IGNORECASE)
     if _RETORT.match(bare) and not re.search(r"[,;:]", bare):

@@ -1118,3 +1118,48 @@ def test_doubt_about_other_things_leaves_the_firm_fact(role: LocalActionability)
 ])
 def test_its_before_a_place_or_a_name_is_it_is(text: str, restored: str) -> None:
     assert restore_contractions(text) == restored
+
+
+@pytest.mark.parametrize(("sentence", "kept"), [
+    ("Hiya, Tomasz here from the loading bay - the forklift chargers switch off at 22:00.",
+     "the forklift chargers switch off at 22:00."),
+    ("It's Grainne from accounts... so the VAT export runs on the 3rd of each month.",
+     "the VAT export runs on the 3rd of each month."),
+    ("Ok hi, this is, Amara, night porter at the east gate.", ""),
+    ("I'm Lukas, the lab's safety officer: fume hoods are certified every 6 months.",
+     "fume hoods are certified every 6 months."),
+    # A value, not the writer: these stay as they are.
+    ("It's Kestrel, the new backup server.", "It's Kestrel, the new backup server."),
+    ("It's Nextcloud from the staff portal.", "It's Nextcloud from the staff portal."),
+    ("It's Halcyon from now on.", "It's Halcyon from now on."),
+    ("This is Kestrel, the new backup server.", "This is Kestrel, the new backup server."),
+    ("This is Fedora 40, not Ubuntu.", "This is Fedora 40, not Ubuntu."),
+])
+def test_the_writer_introducing_themselves_is_not_part_of_the_fact(sentence: str,
+                                                                   kept: str) -> None:
+    assert strip_residue(sentence) == kept
+
+
+def test_a_voicemail_greeting_with_the_callers_name_stays_out_of_the_body(
+        role: LocalActionability) -> None:
+    ex = role.extract(FeedbackContext(
+        "e1", "t", "visitor parking at the depot", "Visitors park in bay C.",
+        "Yeah hello, this is Bongani, site supervisor at the north depot. Visitors park "
+        "in bay F now, bay C is for the fuel tankers only.", "down"), Meter())
+    assert "Bongani" not in ex.body and ex.body.startswith("Visitors park in bay F"), ex.body
+
+
+@pytest.mark.parametrize(("query", "comment", "body"), [
+    ("what's the retention on the audit bucket?", "It's 400 days, set by legal.",
+     "The retention on the audit bucket is 400 days, set by legal."),
+    ("where are the spare badges kept", "They're in key safe KS-2 behind reception.",
+     "They're in key safe KS-2 behind reception."),  # "where ... kept": not "where is X"
+    ("where are the spare badges?", "They're in key safe KS-2 behind reception.",
+     "The spare badges are in key safe KS-2 behind reception."),
+    ("what's my mailbox quota?", "It's 50 GB for everyone.", "It's 50 GB for everyone."),
+])
+def test_it_in_a_reply_to_what_is_x_reads_as_x(role: LocalActionability, query: str,
+                                              comment: str, body: str) -> None:
+    ex = role.extract(FeedbackContext("e1", "t", query, "I don't know.", comment, "down"),
+                      Meter())
+    assert ex.body == body, ex.body
