@@ -161,6 +161,10 @@ EMOJI = re.compile("(?:[\U0001F000-\U0001FAFF\u2600-\u26FF\u2700-\u27BF\uFE0F\u2
 _SARCASM = re.compile("[\U0001F644\U0001F643\U0001F612\U0001F60F]")
 
 
+#: Arrow emoji ("➡️", "⬅️", "↪️"): they point, they do not end a sentence.
+_ARROW_EMOJI = re.compile("[\u27A1\u2B05-\u2B07\u2194-\u2199\u21A9\u21AA\u2934\u2935\u279C-\u27BF]")
+
+
 def _emoji_breaks(line: str) -> str:
     """The line with its emoji read as punctuation: an emoji between words ends a sentence
     ("no 😬 store purchase txns run ..." is "no." and a sentence), and the words before a
@@ -169,6 +173,13 @@ def _emoji_breaks(line: str) -> str:
     last = 0
     for m in EMOJI.finditer(line):
         before = line[last:m.start()]
+        if _ARROW_EMOJI.search(m.group(0)) and before.strip() and line[m.end():].strip():
+            # "Lock Screen Notifications ➡️ OFF": an arrow between words is an arrow.
+            out.append(before.rstrip() + " → ")
+            last = m.end()
+            while last < len(line) and line[last] == " ":
+                last += 1
+            continue
         if _SARCASM.search(m.group(0)):
             # Back to the start of the sentence the emoji closes.
             cut = max(before.rfind(". "), before.rfind("! "), before.rfind("? "))
@@ -197,10 +208,18 @@ def split_sentences(text: str) -> list[str]:
         for m in re.finditer(r"[.!?…]+[\"'”’)]*\s+(?=[^\W_]|[\"'“‘(`~/<\[@#\\])", line):
             if m.group().startswith("?") and m.start() and line[m.start() - 1].isspace():
                 continue  # "not the ? operator": a "?" standing alone is an operator
+            if m.group().rstrip() == "." and m.start() and line[m.start() - 1].isspace() and \
+                    re.match(r"[a-z]", line[m.end():]):
+                continue  # "a name that starts with a . is hidden": the character itself
             if re.match(r"[?!.]+[\"'”’]", m.group()) and re.match(r"[a-z]", line[m.end():]):
                 continue  # "an 'Allow support session?' popup": a quoted label's own "?"
             chunk = line[start:m.end()].strip()
             if _ABBREV.search(chunk.rstrip(" \"'”’)")):
+                continue
+            # "(owner: R. Lindqvist)": a person's initial, not a sentence's end.
+            after = re.match(r"[A-Z][a-z'’-]+", line[m.end():])
+            if re.search(r"(?:^|[\s(])[A-Z]\.$", chunk) and after and m.group().strip() == "." \
+                    and after.group().lower() not in STOPWORDS:
                 continue
             # "call the hotline, ext. 2240", "room no. 5": an abbreviation before a number.
             if re.search(r"\b(?:ext|tel|no|nos|rm|bldg|dept|vol|ch|sec|pp|p)\.$", chunk,
@@ -934,7 +953,9 @@ def view(sentence: str) -> SentenceView:
     """Read one sentence (see :class:`SentenceView`)."""
     text = strip_discourse(sentence)
     found = items(text)
-    masked = text
+    # A call's arguments are code, not words ("pg_backup_start(label => 'weekly', fast
+    # => false)" judges nothing as fast or false); the same length keeps the offsets.
+    masked = re.sub(r"(?<=\w)\([^()\n]*\)", lambda m: " " * len(m.group()), text)
     for it in reversed(found):
         if it.kind != "role":
             masked = masked[:it.start] + " " + masked[it.end:]

@@ -71,6 +71,7 @@ from optimizer.local.layout import (
     negative_question_as_claim,
     states_pairs,
     strip_line_labels,
+    struck_through_removed,
     tables_as_statements,
 )
 from optimizer.local.message_check import MessageCheck, may_veto, shipped_check
@@ -552,8 +553,8 @@ class LocalActionability:
         statements (``layout``); dictation and chat habits as written English
         (``plain_voice``)."""
         text = strip_quoted(plain_text(headings_as_labels(ctx.comment), keep_lines=True))
-        for step in (banner_removed, code_comments_as_text, chat_as_lines, diff_as_lines,
-                     dashed_pairs_as_labels,
+        for step in (banner_removed, struck_through_removed, code_comments_as_text,
+                     chat_as_lines, diff_as_lines, dashed_pairs_as_labels,
                      checkmarks_as_statements, config_as_statements, tables_as_statements,
                      strip_line_labels, arrows_as_values, plain_voice, apply_self_corrections,
                      strip_sign_off, bare_answer_as_subject, negative_question_as_claim,
@@ -716,7 +717,10 @@ class LocalActionability:
             return "opinion" if v.evaluative else "chatter"
         if v.question:
             return "question"
-        if v.speech_imperative and not _DONT_TELL.match(v.text):
+        if v.speech_imperative and not _DONT_TELL.match(v.text) and not (
+                tokens(v.text)[:1] in (["write"], ["format"]) and v.strong):
+            # ("write the second column to backup_label", "format /dev/sdb as ext4":
+            # a step that writes data, not a request for another answer)
             return "meta"
         if verdict(v.text) and not v.strong:
             return "verdict"
@@ -1198,16 +1202,18 @@ _LEAD_EVAL = re.compile(
     r"\s*(?:[,:;]|\s[\u2014\u2013-])\s+(?=\S)", re.IGNORECASE)
 
 
-#: A request to stop recommending something concrete ("Please stop telling people to run
+#: A request to stop recommending something ("Please stop telling people to run
 #: VACUUM FULL on lab.results", "Stop suggesting SERIAL for new tables") carries a rule,
-#: and the concrete item is the value the answer got wrong: the sentence is kept (in the
-#: user's words, without "please"), not dropped as a remark to the assistant.
+#: and what it names is the value the answer got wrong: the sentence is kept (in the
+#: user's words, without "please"), not dropped as a remark to the assistant. "Please do
+#: not suggest this." names nothing: it is a remark to the assistant.
 _DONT_TELL = re.compile(
     r"^(?:please\s+)?(?:tell\s+(?:people|ppl|users|everyone|them|staff|students)\s+to|"
     r"(?:stop|quit)\s+(?:telling\s+(?:people|users|everyone|anyone|"
     r"them|staff)\s+to|suggesting|recommending|advising)|(?:don't|do not|never)\s+(?:tell\s+"
     r"(?:people|users|everyone|anyone|them|staff)\s+to|suggest|recommend|advise))\s+"
-    r"(?=\S*[A-Z0-9_./-])", re.IGNORECASE)
+    r"(?!(?:this|that|it|them|these|those|so)(?:\s+(?:again|anymore|any more|please))*\s*[.!]*$)"
+    r"(?=\S)", re.IGNORECASE)
 
 
 #: A memo's sign-off line: "Issued on behalf of the Desktop Services Team."

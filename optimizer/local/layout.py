@@ -134,15 +134,22 @@ _CHAT_LINE = re.compile(
 
 
 #: A comment of a pasted configuration line: "... 3142";   // in port only",
-#: "--pull   # every 15 min"; a whole-line "// ..." comment.
-_TRAILING_COMMENT = re.compile(r"(?<=[\w\"'`;)\]])[ \t]*;?[ \t]+(?://|#)[ \t]+(\S[^\n]*?)[ \t]*$",
+#: "--pull   # every 15 min", "SELECT now(); -- start of the transaction" (an SQL "--"
+#: only after a statement's ";" or ")": in prose "--" is a dash); a whole-line comment.
+_TRAILING_COMMENT = re.compile(r"(?:(?<=[\w\"'`;)\]])[ \t]*;?[ \t]+(?://|#)|"
+                               r"(?<=[;)])[ \t]*;?[ \t]+--(?!-))"
+                               r"[ \t]+(\S[^\n]*?)[ \t]*$",
                                re.MULTILINE)
-_LINE_COMMENT = re.compile(r"^[ \t]*//[ \t]+(?=\S)", re.MULTILINE)
+_LINE_COMMENT = re.compile(r"^[ \t]*(?://|--(?!-))[ \t]+(?=\S)", re.MULTILINE)
 
 
 def code_comments_as_text(text: str) -> str:
-    """Comments of pasted configuration read as what they say: a trailing comment after
-    a setting goes in brackets after it, a "// " line loses its marker."""
+    """Comments of pasted configuration or code read as what they say: a trailing
+    comment after a setting or a statement goes in brackets after it, a "// " or an SQL
+    "-- " line loses its marker."""
+    sign = re.search(r"\n[ \t]*--[ \t]+[A-Z][^\n.!?]{1,60}\s*$", text)
+    if sign:  # "-- Facilities / Room Desk" closing the message: a signature, left as it is
+        return code_comments_as_text(text[:sign.start()]) + text[sign.start():]
     return _LINE_COMMENT.sub("", _TRAILING_COMMENT.sub(r" (\1)", text))
 
 
@@ -248,7 +255,9 @@ def diff_as_lines(text: str) -> str:
     """A pasted diff as the configuration it leaves: in a run of "-"/"+" lines where
     every "+" line replaces a "-" line with the same key ("- MaxSessions 20" then
     "+ MaxSessions 4"), the removed lines go and the added ones stay, as
-    "MaxSessions = 4". (A list of "-" bullets has no "+" line and is left alone.)"""
+    "MaxSessions = 4"; in any other run with a "-" line and two or more "+" lines (a
+    runbook edited as a diff) the "-" lines go and the "+" lines stay as text. (A list
+    of "-" bullets has no "+" line, or one stray "+", and is left alone.)"""
     lines = text.splitlines()
     out: list[str] = []
     i = 0
@@ -262,9 +271,16 @@ def diff_as_lines(text: str) -> str:
             j += 1
         removed = {_diff_key(t) for sign, t in block if sign == "-"}
         added = [t for sign, t in block if sign == "+"]
-        if added and all(_diff_key(t) in removed for t in added):
+        if added and all(_diff_key(t) in removed and not re.fullmatch(r"\d+[.)]?", _diff_key(t))
+                         for t in added):  # (a step number is no setting's key)
             scope = _drop_caption(out)
             out.extend(scope + _setting_line(t) for t in added)
+            i = j
+            continue
+        if len(added) >= 2 and removed:
+            # A runbook or a text changed as a diff: the removed lines are what no longer
+            # holds (the answer's version), the added ones are the text now.
+            out.extend(t.strip() for t in added)
             i = j
             continue
         out.append(lines[i])
@@ -334,8 +350,12 @@ def _arrow_line(line: str) -> str:
     if m and _ARROW.search(line) and (not english_word(m.group(2)) or not m.group(2).islower()):
         return f"{m.group(1)}{m.group(2)} = {m.group(4).rstrip('.;,')}."
     line = _ARROW.sub(r"\2", line)
-    if len(re.findall(_ARROW_SIGN, line)) != 1:
+    arrows = list(re.finditer(_ARROW_SIGN, line))
+    if len(arrows) != 1:
         return line
+    before = line[:arrows[0].start()]
+    if before.count("(") > before.count(")"):
+        return line  # "pg_backup_stop(wait_for_archive => true)": a call's named argument
     m = _ARROW_LABEL.match(line)
     if not m:
         return line
@@ -419,3 +439,15 @@ def banner_removed(text: str) -> str:
     if not _LEADING_NOTE.match(text) or section:
         return text
     return _LEADING_NOTE.sub("", text, count=1)
+
+
+#: Struck-through text: "~~5 minutes~~ 10 minutes" (markdown), "<s>old</s>", "<del>old</del>".
+_STRUCK = re.compile(r"~~(?=\S)[^~\n]{1,80}?(?<=\S)~~[ \t]*|"
+                     r"<(s|del|strike)>[^<\n]{1,80}</\1>[ \t]*", re.IGNORECASE)
+
+
+def struck_through_removed(text: str) -> str:
+    """The message without the words it strikes through: "the revert is ~~10 seconds~~ 20
+    seconds" says the revert is 20 seconds, and the struck value is the one it replaces
+    (a nugget must not state it as if it held)."""
+    return _STRUCK.sub("", text)

@@ -194,3 +194,22 @@ def test_a_question_mark_standing_alone_is_an_operator_and_like_can_compare() ->
 ])
 def test_sql_keywords_keep_their_capitals(sql: str) -> None:
     assert plain_voice(sql) == sql
+
+
+@pytest.mark.parametrize(("text", "sentences"), [
+    ("Files whose name starts with a . are hidden. Press Ctrl+H.",
+     ["Files whose name starts with a . are hidden.", "Press Ctrl+H."]),
+    ("Keys go to the site lead (currently T. Okafor). Spares are in the safe.",
+     ["Keys go to the site lead (currently T. Okafor).", "Spares are in the safe."]),
+    ("We fall back to plan B. Then we wait.", ["We fall back to plan B.", "Then we wait."]),
+    ("Badge readers beep twice ➡️ door unlocked 🔓 walk in", [
+        "Badge readers beep twice \u2192 door unlocked.", "walk in"]),
+])
+def test_a_lone_dot_an_initial_and_an_arrow_emoji_do_not_end_a_sentence(
+        text: str, sentences: list[str]) -> None:
+    assert split_sentences(text) == sentences
+
+
+def test_a_calls_arguments_are_not_judgements() -> None:
+    assert view("SELECT refresh_cache(mode => 'fast', strict => false);").evaluative == 0
+    assert view("The new cache is fast and great.").evaluative > 0

@@ -11,11 +11,13 @@ from optimizer.local.layout import (
     bare_answer_as_subject,
     chat_as_lines,
     checkmarks_as_statements,
+    code_comments_as_text,
     config_as_statements,
     diff_as_lines,
     headings_as_labels,
     states_pairs,
     strip_line_labels,
+    struck_through_removed,
     tables_as_statements,
 )
 
@@ -135,3 +137,47 @@ def test_a_heading_goes_in_parentheses_after_the_first_line_under_it() -> None:
 def test_a_bracketed_banner_that_opens_the_message_goes(text: str,
                                                         expected: str | None) -> None:
     assert banner_removed(text) == (text if expected is None else expected)
+
+
+@pytest.mark.parametrize(("text", "kept"), [
+    ("The loading dock closes at ~~17:00~~ 18:30 on weekdays.",
+     "The loading dock closes at 18:30 on weekdays."),
+    ("Quota is <del>20 GB</del> 50 GB per student.", "Quota is 50 GB per student."),
+    ("Use ~~Thunderbird~~ Evolution for the shared calendar.",
+     "Use Evolution for the shared calendar."),
+    ("a ~ b ~ c stays", "a ~ b ~ c stays"),
+])
+def test_struck_through_words_are_the_value_replaced(text: str, kept: str) -> None:
+    assert struck_through_removed(text) == kept
+
+
+def test_a_runbook_edited_as_a_diff_keeps_only_the_added_lines() -> None:
+    text = ("Cold-store checklist, revised after the audit:\n"
+            "- 1. log the temperature once per shift\n"
+            "+ 1. log the temperature every 2 hours on form CS-4\n"
+            "+ 2. if it reads above -18 °C, move stock to CS-B and call ext. 5521\n"
+            "- 2. tell the supervisor at the end of the shift")
+    assert diff_as_lines(text).splitlines() == [
+        "Cold-store checklist, revised after the audit:",
+        "1. log the temperature every 2 hours on form CS-4",
+        "2. if it reads above -18 °C, move stock to CS-B and call ext. 5521"]
+
+
+def test_a_list_of_dash_bullets_is_not_a_diff() -> None:
+    text = "Before you leave:\n- lock bay 3\n- switch off the forklift charger\n- sign out"
+    assert diff_as_lines(text) == text
+
+
+def test_sql_comments_read_as_text_and_a_prose_double_dash_stays() -> None:
+    text = ("-- NB: the archive job runs at 04:10, not at midnight\n"
+            "SELECT pg_switch_wal(); -- forces the segment out first\n"
+            "Old files -- edit: older than 14 days -- get deleted.")
+    assert code_comments_as_text(text).splitlines() == [
+        "NB: the archive job runs at 04:10, not at midnight",
+        "SELECT pg_switch_wal() (forces the segment out first)",
+        "Old files -- edit: older than 14 days -- get deleted."]
+
+
+def test_a_named_argument_arrow_inside_a_call_is_code() -> None:
+    line = "SELECT * FROM make_report(region => 'north');"
+    assert arrows_as_values(line) == line

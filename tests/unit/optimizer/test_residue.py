@@ -1163,3 +1163,21 @@ def test_it_in_a_reply_to_what_is_x_reads_as_x(role: LocalActionability, query: 
     ex = role.extract(FeedbackContext("e1", "t", query, "I don't know.", comment, "down"),
                       Meter())
     assert ex.body == body, ex.body
+
+
+def test_asking_the_assistant_not_to_suggest_it_is_not_part_of_the_body(
+        role: LocalActionability) -> None:
+    ex = role.extract(FeedbackContext(
+        "e1", "t", "enable guest checkout on the shop tablet", "Turn on Guest Checkout.",
+        "Guest Checkout is disabled on all shop tablets by the payments team, and only "
+        "they can enable it. Please don't recommend that again.", "down"), Meter())
+    assert ex.body == ("Guest Checkout is disabled on all shop tablets by the payments "
+                       "team, and only they can enable it."), ex.body
+
+
+def test_a_runbook_step_that_writes_a_file_is_a_step(role: LocalActionability) -> None:
+    ex = role.extract(FeedbackContext(
+        "e1", "t", "how do I rotate the API key", "Regenerate it in the portal.",
+        "Regenerate it with `keyctl rotate --service billing`. Write the new key to "
+        "/etc/billing/api.key, mode 0600, then restart billing-api.", "down"), Meter())
+    assert "/etc/billing/api.key" in ex.body, ex.body
