@@ -230,6 +230,28 @@ _UNSURE = re.compile(r"\b(?:not (?:100% |entirely |totally )?sure" + _POLITE + r
                      r"might be mixing|"
                      r"may be (?:wrong|mixing)|might be wrong|don't quote me|something like|"
                      r"or something)\b", re.IGNORECASE)
+#: What a doubt is about, when it says so: "don't quote me on the colours", "not sure
+#: about the weekend rota".
+_DOUBT_OBJECT = re.compile(r"\b(?:about|on|regarding|re)\s+(?:the\s+|those\s+|these\s+|our\s+|"
+                           r"your\s+)?(?P<np>[\w'-]+(?:\s+[\w'-]+){0,3})", re.IGNORECASE)
+
+
+def _doubt_elsewhere(text: str, others: Sequence[str]) -> bool:
+    """A doubt that names what it is about, and that thing is in no other sentence of the
+    message ("The number is 900 seconds. Don't quote me on the colours."): it hedges that
+    thing, not the message's facts. "Not sure about that" names nothing."""
+    m = _UNSURE.search(text)
+    obj = _DOUBT_OBJECT.search(text, m.end()) if m else None
+    if obj is None:
+        return False
+    words = tokens(obj.group("np"))
+    if not words or words[0] in ("that", "this", "it", "those", "these", "them", "any",
+                                 "all", "everything", "anything", "exact", "exactly"):
+        return False
+    named = content_stems(obj.group("np")) - _GENERIC
+    return bool(named) and not named & content_stems(" ".join(others))
+
+
 #: Doubt about what the same sentence reports: "the old wiki says X, no idea if that's
 #: still true".
 _DOUBT = re.compile(r"\b(?:no idea|not sure|don't know|do not know|dunno|unsure|can't say|"
@@ -580,7 +602,9 @@ class LocalActionability:
         # think this is not correct" is politeness about the answer, not doubt.)
         # ("not sure about the rest, but this one I actually checked: X": the writer
         # vouches for X, the doubt is about the rest)
-        hedged = any(_UNSURE.search(v.text) for _, v in views) and not _VOUCHED.search(text)
+        hedged = any(_UNSURE.search(v.text) and not _doubt_elsewhere(
+            v.text, [o.text for _, o in views if o is not v]) for _, v in views) and \
+            not _VOUCHED.search(text)
         # A message that opens by asking for another form of answer ("Could you put this
         # in a table next time?") goes on describing that form, not the world.
         form_request = bool(views) and kinds[0] in ("question", "meta") and bool(

@@ -1181,3 +1181,19 @@ def test_a_runbook_step_that_writes_a_file_is_a_step(role: LocalActionability) -
         "Regenerate it with `keyctl rotate --service billing`. Write the new key to "
         "/etc/billing/api.key, mode 0600, then restart billing-api.", "down"), Meter())
     assert "/etc/billing/api.key" in ex.body, ex.body
+
+
+@pytest.mark.parametrize(("comment", "actionable"), [
+    ("What the review settled on is 45 minutes of idle before the kiosk logs out. Not "
+     "sure about the screensaver picture though.", True),
+    ("What the review settled on is 45 minutes of idle before the kiosk logs out. Don't "
+     "quote me on that.", False),
+    ("What the review settled on is 45 minutes of idle before the kiosk logs out. Not "
+     "sure about the kiosk part really.", False),
+])
+def test_a_doubt_about_something_else_leaves_the_fact(role: LocalActionability, comment: str,
+                                                      actionable: bool) -> None:
+    ex = role.extract(FeedbackContext("e1", "t", "when does the kiosk log out",
+                                      "The kiosk logs out after 10 minutes.", comment, "down"),
+                      Meter())
+    assert ex.can_produce_nugget is actionable, ex
