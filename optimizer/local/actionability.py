@@ -68,7 +68,9 @@ from optimizer.local.layout import (
     dashed_pairs_as_labels,
     diff_as_lines,
     headings_as_labels,
+    minutes_as_decisions,
     negative_question_as_claim,
+    qa_pairs_as_statements,
     states_pairs,
     strip_line_labels,
     struck_through_removed,
@@ -575,7 +577,8 @@ class LocalActionability:
         statements (``layout``); dictation and chat habits as written English
         (``plain_voice``)."""
         text = strip_quoted(plain_text(headings_as_labels(ctx.comment), keep_lines=True))
-        for step in (banner_removed, struck_through_removed, code_comments_as_text,
+        for step in (banner_removed, struck_through_removed, minutes_as_decisions,
+                     qa_pairs_as_statements, code_comments_as_text,
                      chat_as_lines, diff_as_lines, dashed_pairs_as_labels,
                      checkmarks_as_statements, config_as_statements, tables_as_statements,
                      strip_line_labels, arrows_as_values, plain_voice, apply_self_corrections,

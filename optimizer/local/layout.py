@@ -451,3 +451,85 @@ def struck_through_removed(text: str) -> str:
     seconds" says the revert is 20 seconds, and the struck value is the one it replaces
     (a nugget must not state it as if it held)."""
     return _STRUCK.sub("", text)
+
+
+#: Meeting minutes: decision and action labels, attendance lines, "AOB".
+_DECISION = re.compile(r"\b(?:AGREED|DECIDED|RESOLVED|DECISION|CONFIRMED)\b\s*:?\s*|"
+                       r"\b(?:Agreed|Decided|Resolved|Decision)\s*:\s*")
+_ACTION = re.compile(r"\b(?:ACTION|Action(?=\s*(?:[A-Z][\w'-]*\s*)?:))\b"
+                     r"(?:\s+(?:on\s+)?[A-Z][\w'-]*)?\s*:[^\n]*?(?=\s*\b(?:AGREED|DECIDED|RESOLVED|DECISION|NOTE|ACTION)\b|$)")
+_ATTENDANCE = re.compile(r"^\s*(?:present|attendees|attending|apologies|absent|chair|"
+                         r"minutes(?:\s+taken)?\s+by|in attendance)\s*:", re.IGNORECASE)
+_MINUTES_HEADER = re.compile(r"\bminutes\b|\bmeeting\b", re.IGNORECASE)
+_AGENDA_ITEM = re.compile(r"^\s*\d{1,2}[.)]\s+")
+_AOB = re.compile(r"^\s*(?:\d{1,2}[.)]\s+)?(?:AOB|any other business)\b", re.IGNORECASE)
+
+
+def minutes_as_decisions(text: str) -> str:
+    """Meeting minutes read as what was decided: in a message with a decision label
+    ("AGREED:", "Decision:") and an action or attendance line, the header naming the
+    meeting, attendance, actions assigned to people ("ACTION Fiona: ..."), "AOB" and agenda
+    items that decided nothing go; a decision keeps its words without the label, and a
+    "NOTE:" keeps its own."""
+    lines = text.split("\n")
+    if not any(_DECISION.search(line) for line in lines) or not any(
+            _ACTION.search(line) or _ATTENDANCE.match(line) for line in lines):
+        return text
+    out: list[str] = []
+    for i, line in enumerate(lines):
+        if _ATTENDANCE.match(line) or _AOB.match(line):
+            continue
+        if i == 0 and _MINUTES_HEADER.search(line) and not _DECISION.search(line):
+            continue  # "Ops meeting 14/05 - minutes (Leith)", "Extract from IT minutes 02/04."
+        line = _ACTION.sub("", line).rstrip()
+        decision = _DECISION.search(line)
+        if decision:
+            line = line[decision.end():]
+        elif _AGENDA_ITEM.match(line):
+            continue  # "1. Café rota - no change.": an item that decided nothing
+        if line.strip():
+            out.append(line)
+    return "\n".join(out)
+
+
+#: "Q: how long ...? A: 14 characters": a question and its answer, in the writer's words.
+_QA_PAIR = re.compile(r"(?:^|(?<=\s))Q\s*[:.]\s*(?P<q>[^?\n]{3,200}\?)\s*A\s*[:.]\s*"
+                      r"(?P<a>.+?)(?=\s*(?:^|(?<=\s))Q\s*[:.]\s|\n|$)", re.MULTILINE)
+_YES_NO = re.compile(r"^(?:do|does|did|can|could|is|are|was|were|will|would|should|shall|"
+                     r"may|must|has|have|had|am)\b", re.IGNORECASE)
+_ASKER = {"i": "you", "me": "you", "my": "your", "mine": "yours", "myself": "yourself",
+          "am": "are", "i'm": "you're", "i've": "you've"}
+
+
+def qa_pairs_as_statements(text: str) -> str:
+    """Self-answered questions ("Q: how long must it be? A: 14 characters minimum.") as
+    statements that keep what was asked: "How long must it be: 14 characters minimum."
+    (the asker's "I" is the reader's "you"); a yes/no question goes in parentheses after
+    the answer's first sentence ("No (can the desk use Super+L). ..."). Without this the
+    question is dropped as a question and the answer is left without its subject."""
+    if not _QA_PAIR.search(text):
+        return text
+
+    def asker(question: str) -> str:
+        return re.sub(r"\b(?:i|me|my|mine|myself|i'm|i've|am(?=\s+i\b))\b",
+                      lambda m: _ASKER.get(m.group(0).lower(), m.group(0)), question,
+                      flags=re.IGNORECASE)
+
+    def pair(m: re.Match[str]) -> str:
+        question = asker(m.group("q").rstrip("? ").strip())
+        answer = m.group("a").strip()
+        if _YES_NO.match(question):
+            head, mark, rest = _first_sentence(answer)
+            return f"{head} ({question[0].lower()}{question[1:]}){mark} {rest}".strip()
+        end = "" if answer[-1:] in ".!?" else "."
+        return f"{question[0].upper()}{question[1:]}: {answer}{end}"
+
+    return _QA_PAIR.sub(pair, text)
+
+
+def _first_sentence(text: str) -> tuple[str, str, str]:
+    """(first sentence without its end mark, the end mark, the rest)."""
+    m = re.search(r"([.!?;])(?:\s+|$)", text)
+    if m is None:
+        return text.rstrip(), ".", ""
+    return text[:m.start()].rstrip(), m.group(1), text[m.end():].strip()

@@ -15,6 +15,8 @@ from optimizer.local.layout import (
     config_as_statements,
     diff_as_lines,
     headings_as_labels,
+    minutes_as_decisions,
+    qa_pairs_as_statements,
     states_pairs,
     strip_line_labels,
     struck_through_removed,
@@ -181,3 +183,35 @@ def test_sql_comments_read_as_text_and_a_prose_double_dash_stays() -> None:
 def test_a_named_argument_arrow_inside_a_call_is_code() -> None:
     line = "SELECT * FROM make_report(region => 'north');"
     assert arrows_as_values(line) == line
+
+
+def test_minutes_keep_what_was_decided_and_drop_who_came_and_who_does_what() -> None:
+    text = ("Warehouse safety committee, minutes of 3 March\n"
+            "Attendees: Ravi, Olu, Petra\n"
+            "Apologies: Jan\n"
+            "1. Canteen menu - unchanged.\n"
+            "2. Forklifts. Decision: only staff with the FLT-2 card may drive the reach "
+            "trucks. Action Petra: print the new card list.\n"
+            "3. Any other business: parking.\n"
+            "NOTE: the FLT-2 course runs every second Tuesday.")
+    assert minutes_as_decisions(text).splitlines() == [
+        "only staff with the FLT-2 card may drive the reach trucks.",
+        "NOTE: the FLT-2 course runs every second Tuesday."]
+
+
+def test_a_message_with_a_decision_word_but_no_minutes_is_left_alone() -> None:
+    text = "We agreed: backups run at 02:00.\n1. Check the tape.\n2. Label it."
+    assert minutes_as_decisions(text) == text
+
+
+def test_self_answered_questions_keep_what_was_asked() -> None:
+    text = ("Q: when does my parking permit run out? A: on 31 August, every year. "
+            "Q: is the east car park included? A: no. Only bays 1-40 on the west side.")
+    assert qa_pairs_as_statements(text) == (
+        "When does your parking permit run out: on 31 August, every year. "
+        "no (is the east car park included). Only bays 1-40 on the west side.")
+
+
+def test_a_message_without_q_and_a_labels_is_left_alone() -> None:
+    text = "A: the old value. Q was the queue name. Bay 3 is closed."
+    assert qa_pairs_as_statements(text) == text
