@@ -37,6 +37,11 @@ _LEANS_BACK = re.compile(r"^(?:it|its|it's|they|they're|this|that|these|those|th
                          r"also|and|but|so)\b", re.IGNORECASE)
 
 
+#: A pronoun anywhere in a sentence that may stand for something an earlier one names.
+_POINTS_BACK = re.compile(r"\b(?:it|its|them|they|their|there|this one|that one)\b",
+                          re.IGNORECASE)
+
+
 def _confusable(topic: str, context: str) -> bool:
     """True when a competitor's topic is mostly in the correction's own words: a near
     miss worth telling apart. Spelling out an unrelated competitor's topic would only
@@ -62,8 +67,8 @@ def _reorder(body: str, queries: list[str]) -> str:
         return body
     want = stem_set(" ".join(queries))
     best = max(range(len(sents)), key=lambda i: (len(stem_set(sents[i]) & want), -i))
-    if best == 0 or not stem_set(sents[best]) & want:
-        return body
+    if best == 0 or not stem_set(sents[best]) & want or _POINTS_BACK.search(sents[best]):
+        return body  # ("Laptops must never join it": "it" is named before, so it stays after)
     return " ".join([sents[best], *sents[:best], *sents[best + 1:]])
 
 

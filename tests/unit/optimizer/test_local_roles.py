@@ -168,3 +168,14 @@ def test_budget_is_enforced_per_nugget() -> None:
     with pytest.raises(BudgetExceededError) as err:
         ROLES.actionability.extract(ctx(CORRECTION), meter)
     assert err.value.field == "budget_calls"
+
+
+def test_reflector_does_not_move_a_sentence_that_points_back_to_the_front() -> None:
+    body = ("Bay-7-Net is hidden on purpose and reserved for the scanners. Laptops must "
+            "never join it, by order of the security team.")
+    draft = NuggetDraft("Hidden network Bay-7-Net", body)
+    ex = ROLES.actionability.extract(ctx(body), Meter())
+    failed = ProbeTrace("can laptops join the scanner network", False, False, False, 0, 0.0,
+                        (), "")
+    rev = ROLES.reflector.revise(ReflectionInput(draft, ex, Q0, [failed], body), Meter())
+    assert rev.draft.body == body
