@@ -694,6 +694,8 @@ class LocalActionability:
         if kind == "chatter" and _EPISODIC.search(v.text) and past_tense(v.text) and not (
                 v.firm_modal or _strict_policy(v)):
             return kind  # a story with its date: "Last week ... nobody could save it"
+        if kind in ("chatter", "claim") and _incident(v):
+            return "chatter"  # what went wrong once: "The till froze twice, ... out of action"
         clauses = [c for c in clause_split(v.text) if tokens(c)]
         if len(clauses) < 2:
             return kind
@@ -1072,6 +1074,18 @@ _OBJECT_START = frozenset("it them the a an this that these those you your my ou
 # (not "everything": "Documents desktop downloads everything" is a list, not a statement)
 
 
+def _incident(v: SentenceView) -> bool:
+    """A sentence that tells what went wrong once, every clause in the past, with no rule
+    in it ("The till froze twice, a group turned up early, and wall 3 was out of action";
+    not "nofail matters, img-01 hung at boot twice")."""
+    return bool(_INCIDENT.search(v.text)) and all(
+        past_tense(c) or re.search(r"\b(?:was|were|wasn't|weren't|had)\b", c, re.IGNORECASE)
+        for c in re.split(r",\s+", v.text) if tokens(c)) and not (
+        v.firm_modal or re.search(
+            r"\b(?:is|are|isn't|aren't|has|have|do|does|don't|doesn't|must|never|always)\b",
+            v.text, re.IGNORECASE))
+
+
 def _support(v: SentenceView, ctx: FeedbackContext) -> bool:
     """A declarative sentence that adds detail to the message's claim: not personal,
     not an anecdote, not about the answer, at least six words of which three are new."""
@@ -1084,7 +1098,7 @@ def _support(v: SentenceView, ctx: FeedbackContext) -> bool:
                     _WHEN.search(v.text) and not _RECURRING.search(v.text))) and not (
                     v.firm_modal or _strict_policy(v))) or (
                 _PERSONAL_WORD.search(first) and past_tense(first) and not (
-                    v.firm_modal or _strict_policy(v))):
+                    v.firm_modal or _strict_policy(v))) or _incident(v):
         return False  # also a label, "@Kenji this bit you", "I went through all of that"
     if v.words < 6:
         # A short statement counts only when it negates something ("It doesn't always

@@ -1197,3 +1197,13 @@ def test_a_doubt_about_something_else_leaves_the_fact(role: LocalActionability, 
                                       "The kiosk logs out after 10 minutes.", comment, "down"),
                       Meter())
     assert ex.can_produce_nugget is actionable, ex
+
+
+def test_a_sentence_telling_what_went_wrong_once_is_the_story(role: LocalActionability) -> None:
+    ex = role.extract(FeedbackContext(
+        "e1", "t", "who restocks the label printer", "Anyone can restock it.",
+        "Friday was chaos. The scanner crashed twice, the courier came an hour late, and "
+        "dock 2 was blocked. Only the dispatch lead restocks the label printer, the rolls "
+        "are in cupboard D4.", "down"), Meter())
+    assert ex.body.startswith("Only the dispatch lead restocks"), ex.body
+    assert "crashed" not in ex.body, ex.body
