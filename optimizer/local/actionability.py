@@ -637,8 +637,12 @@ class LocalActionability:
                 k = "opinion"  # "sbuild takes 40 minutes every single time. Ridiculous."
             elif k == "claim" and form_request and not (v.firm_modal or _strict_policy(v)):
                 k = "meta"  # "... in a table next time? setting | value | where it's set."
-            elif k == "claim" and hedged and not (v.firm_modal or _strict_policy(v)):
-                k = "opinion"  # "Something like B-Hall-something... not sure though"
+            elif k == "claim" and hedged and (not (v.firm_modal or _strict_policy(v)) or
+                                              _quoted_rule(v.text)):
+                # "Something like B-Hall-something... not sure though"; and a rule the
+                # writer only quotes ('the old wiki: "always use exclusive mode"') is as
+                # firm as the writer's doubt about it ("no idea if anyone still does that")
+                k = "opinion"
             elif k == "chatter" and anchored and (_support(v, ctx) or _label_value(v.text)):
                 k = "support"  # "offsite copy: fridays" next to "backups: nightly, 01:30"
             elif k in ("chatter", "meta") and _step_key(raw) in steps and any(
@@ -1072,6 +1076,21 @@ def verdict(text: str) -> bool:
 _OBJECT_START = frozenset("it them the a an this that these those you your my our its their "
                           "every all".split())
 # (not "everything": "Documents desktop downloads everything" is a list, not a statement)
+
+
+_QUOTATION = re.compile(r"[\"“]([^\"”\n]{12,})[\"”]")
+
+
+def _quoted_rule(text: str) -> bool:
+    """The sentence's rule is inside a quotation of four or more words, and nothing
+    concrete is said outside it ('Found this on the old wiki: "always use exclusive mode:
+    SELECT pg_start_backup(...)"')."""
+    quotes = [m for m in _QUOTATION.finditer(text) if len(tokens(m.group(1))) >= 4]
+    if not quotes:
+        return False
+    outside = _QUOTATION.sub(" ", text)
+    return not any(i.kind in STRONG_KINDS and not re.fullmatch(r"(?:19|20)\d\d", i.text)
+                   for i in items(outside))  # (a year dates the source: "a 2013 wiki page")
 
 
 def _incident(v: SentenceView) -> bool:

@@ -520,3 +520,18 @@ def test_notes_to_the_pipeline_are_refused_whatever_their_form(text: str) -> Non
 def test_approvals_and_records_in_the_world_are_not_addressed_to_the_system(
         text: str) -> None:
     assert addressed_to_system(text) == ""
+
+
+@pytest.mark.parametrize(("comment", "actionable"), [
+    ('Dug this out of a 2016 onboarding PDF: "never reboot the kiosk PCs before 07:00 '
+     'because the card sync runs then". Sharing in case it helps, not sure anyone still '
+     'follows it.', False),
+    ('Dug this out of the onboarding PDF: "never reboot the kiosk PCs before 07:00 '
+     'because the card sync runs then". Checked with facilities today, it still holds.',
+     True),
+])
+def test_a_rule_only_quoted_under_doubt_is_not_a_correction(
+        role: LocalActionability, comment: str, actionable: bool) -> None:
+    ex = role.extract(FeedbackContext("e1", "t", "when can I reboot the kiosk PCs",
+                                      "Any time.", comment, "down"), Meter())
+    assert ex.can_produce_nugget is actionable, ex
