@@ -981,7 +981,11 @@ def view(sentence: str) -> SentenceView:
         personal=bool(_PERSONAL.search(text)),
         organisational=bool(_ORGANISATIONAL.search(text)),
         about_answer=bool(_ABOUT_ANSWER.search(text)),
-        speech_imperative=first in SPEECH_VERBS or bool(re.match(
+        # ("write the second column to backup_label", "format /dev/sdb": a step that
+        # writes data to something named, not a request for another answer)
+        speech_imperative=(first in SPEECH_VERBS and not (
+            first in ("write", "format") and any(i.kind in STRONG_KINDS for i in found)))
+        or bool(re.match(
             r"^(?:stop|don't|do not|please|never|always|next time)\b.{0,30}\b(?:"
             + "|".join(sorted(SPEECH_VERBS)) + r")\b", text, re.IGNORECASE)),
         words=len(tokens(text)),

@@ -750,10 +750,7 @@ class LocalActionability:
             return "opinion" if v.evaluative else "chatter"
         if v.question:
             return "question"
-        if v.speech_imperative and not _DONT_TELL.match(v.text) and not (
-                tokens(v.text)[:1] in (["write"], ["format"]) and v.strong):
-            # ("write the second column to backup_label", "format /dev/sdb as ext4":
-            # a step that writes data, not a request for another answer)
+        if v.speech_imperative and not _DONT_TELL.match(v.text):
             return "meta"
         if verdict(v.text) and not v.strong:
             return "verdict"

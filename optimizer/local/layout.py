@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import re
 
-from optimizer.claims import CHECK_MARKS, STRONG_KINDS, english_word, items
+from optimizer.claims import CHECK_MARKS, STRONG_KINDS, english_word, items, split_sentences
+from optimizer.local.residue import SECOND_PERSON
 
 _ROW = re.compile(r"^\s*\|{1,2}(.*?)\|{1,2}\s*$")
 _RULE_ROW = re.compile(r"^\s*\|?[\s:|+-]*-{2,}[\s:|+-]*\|?\s*$")
@@ -457,7 +458,8 @@ def struck_through_removed(text: str) -> str:
 _DECISION = re.compile(r"\b(?:AGREED|DECIDED|RESOLVED|DECISION|CONFIRMED)\b\s*:?\s*|"
                        r"\b(?:Agreed|Decided|Resolved|Decision)\s*:\s*")
 _ACTION = re.compile(r"\b(?:ACTION|Action(?=\s*(?:[A-Z][\w'-]*\s*)?:))\b"
-                     r"(?:\s+(?:on\s+)?[A-Z][\w'-]*)?\s*:[^\n]*?(?=\s*\b(?:AGREED|DECIDED|RESOLVED|DECISION|NOTE|ACTION)\b|$)")
+                     r"(?:\s+(?:on\s+)?[A-Z][\w'-]*)?\s*:[^\n]*?"
+                     r"(?=\s*\b(?:AGREED|DECIDED|RESOLVED|DECISION|NOTE|ACTION)\b|$)")
 _ATTENDANCE = re.compile(r"^\s*(?:present|attendees|attending|apologies|absent|chair|"
                          r"minutes(?:\s+taken)?\s+by|in attendance)\s*:", re.IGNORECASE)
 _MINUTES_HEADER = re.compile(r"\bminutes\b|\bmeeting\b", re.IGNORECASE)
@@ -497,8 +499,6 @@ _QA_PAIR = re.compile(r"(?:^|(?<=\s))Q\s*[:.]\s*(?P<q>[^?\n]{3,200}\?)\s*A\s*[:.
                       r"(?P<a>.+?)(?=\s*(?:^|(?<=\s))Q\s*[:.]\s|\n|$)", re.MULTILINE)
 _YES_NO = re.compile(r"^(?:do|does|did|can|could|is|are|was|were|will|would|should|shall|"
                      r"may|must|has|have|had|am)\b", re.IGNORECASE)
-_ASKER = {"i": "you", "me": "you", "my": "your", "mine": "yours", "myself": "yourself",
-          "am": "are", "i'm": "you're", "i've": "you've"}
 
 
 def qa_pairs_as_statements(text: str) -> str:
@@ -511,25 +511,20 @@ def qa_pairs_as_statements(text: str) -> str:
         return text
 
     def asker(question: str) -> str:
-        return re.sub(r"\b(?:i|me|my|mine|myself|i'm|i've|am(?=\s+i\b))\b",
-                      lambda m: _ASKER.get(m.group(0).lower(), m.group(0)), question,
+        question = re.sub(r"\bam(?=\s+i\b)", "are", question, flags=re.IGNORECASE)
+        return re.sub(r"\b(?:" + "|".join(sorted(SECOND_PERSON, key=len, reverse=True)) + r")\b",
+                      lambda m: SECOND_PERSON[m.group(0).lower()], question,
                       flags=re.IGNORECASE)
 
     def pair(m: re.Match[str]) -> str:
         question = asker(m.group("q").rstrip("? ").strip())
         answer = m.group("a").strip()
         if _YES_NO.match(question):
-            head, mark, rest = _first_sentence(answer)
-            return f"{head} ({question[0].lower()}{question[1:]}){mark} {rest}".strip()
+            first, *rest = split_sentences(answer) or [answer]
+            head = first.rstrip(".!?;")
+            mark = first[len(head):] or "."
+            return f"{head} ({question[0].lower()}{question[1:]}){mark} {' '.join(rest)}".strip()
         end = "" if answer[-1:] in ".!?" else "."
         return f"{question[0].upper()}{question[1:]}: {answer}{end}"
 
     return _QA_PAIR.sub(pair, text)
-
-
-def _first_sentence(text: str) -> tuple[str, str, str]:
-    """(first sentence without its end mark, the end mark, the rest)."""
-    m = re.search(r"([.!?;])(?:\s+|$)", text)
-    if m is None:
-        return text.rstrip(), ".", ""
-    return text[:m.start()].rstrip(), m.group(1), text[m.end():].strip()

@@ -304,7 +304,8 @@ _EMOJI_RUN = re.compile(EMOJI.pattern + r"\s*")  # the emoji of claims.py and th
 _NOTE = re.compile(r"^(?i:note|nb|remember|important)\s+(?=[A-Z])")
 
 
-_SWAP = {"i": "you", "me": "you", "my": "your", "mine": "yours", "myself": "yourself",
+#: The writer's first person as the reader's second ("my laptop" -> "your laptop").
+SECOND_PERSON = {"i": "you", "me": "you", "my": "your", "mine": "yours", "myself": "yourself",
          "i'm": "you're", "i've": "you've", "i'd": "you'd", "i'll": "you'll"}
 
 
@@ -582,7 +583,7 @@ def second_person(text: str) -> str:
         word = m.group(0)
         if any(a <= m.start() < b for a, b in spans):
             return word  # "Databases > My accounts": a menu's text is not the writer's
-        out = _SWAP[word.lower()]
+        out = SECOND_PERSON[word.lower()]
         return out[0].upper() + out[1:] if m.start() == 0 else out
     # Lower case only: "My accounts" in a menu or a name is not the writer's possessive.
     return re.sub(r"\b(?:my|mine|myself)\b|(?<=\s)me\b|\bI(?=\s+(?:get|see|need|have to|"
