@@ -19,7 +19,14 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from app.args import add_nugget_ref, add_review_arguments
-from app.wiring import make_optimizer, open_index, with_flags, with_index
+from app.wiring import (
+    make_optimizer,
+    make_roles_for,
+    open_index,
+    scratch_index,
+    with_flags,
+    with_index,
+)
 from nuggetflow import __version__
 from nuggetflow.errors import NuggetflowError, ValidationError
 from nuggetflow.logging import configure
@@ -377,6 +384,8 @@ def cmd_eval(args: argparse.Namespace, settings: Settings) -> int:
               file=sys.stderr)
         figures[bench.name] = asyncio.run(run_benchmark(
             bench, settings, workdir=Path(args.workdir) / bench.name, tenant=args.tenant,
+            open_index=functools.partial(scratch_index, settings),
+            make_roles=functools.partial(make_roles_for, settings),
             runs=args.runs, variants=args.variants.split(","),
             progress=functools.partial(_prefixed, progress, bench.name), inputs=files))
         f = figures[bench.name]

@@ -25,7 +25,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from app.wiring import make_inline_engine, make_roles_for
+from app.wiring import make_inline_engine, make_roles_for, scratch_index
 from nuggetflow.settings import Settings
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -83,10 +83,7 @@ async def run_demo(settings: Settings, workdir: str | Path = "var/demo", *,
     from optimizer.pipeline import Optimizer
     from optimizer.types import NuggetDraft
     from query.auth import TokenAuth
-    from query.backends.sqlite import SQLiteStore
     from query.corpus import ingest_corpus
-    from query.embeddings import make_embedder
-    from query.index import NuggetIndex
     from query.model import Nugget
     from query.service import create_server
     from stream.records import StepResult
@@ -103,8 +100,7 @@ async def run_demo(settings: Settings, workdir: str | Path = "var/demo", *,
     # One token for the demo tenant: the console signs in with it, Retrieve sends it.
     token = "demo-" + secrets.token_urlsafe(18)
     (work / "tokens.json").write_text(json.dumps({token: [TENANT]}) + "\n")
-    index = NuggetIndex(SQLiteStore(work / "index.db", settings.embedding_dim),
-                        make_embedder(settings), settings)
+    index = scratch_index(settings, work / "index.db")
     await index.start()
     roles = make_roles_for(settings, index)
     engine = make_inline_engine(settings, index, roles)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import asynccontextmanager
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from nuggetflow.settings import Settings
@@ -37,6 +38,17 @@ def with_flags(settings: Settings, args: argparse.Namespace,
     changes: dict[str, Any] = {setting: getattr(args, flag) for flag, setting in flags.items()
                                if getattr(args, flag, None) is not None}
     return settings.replace(**changes) if changes else settings
+
+
+def scratch_index(settings: Settings, path: Path) -> NuggetIndex:
+    """A fresh embedded index in the single file ``path`` with the configured embedder
+    (not started): the demo's, and each benchmark's in ``nuggetflow eval``."""
+    from query.backends.sqlite import SQLiteStore
+    from query.embeddings import make_embedder
+    from query.index import NuggetIndex
+
+    return NuggetIndex(SQLiteStore(path, settings.embedding_dim), make_embedder(settings),
+                       settings)
 
 
 def open_index(settings: Settings) -> NuggetIndex:

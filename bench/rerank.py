@@ -35,9 +35,11 @@ import statistics
 import sys
 import time
 from datetime import UTC, datetime
+from functools import partial
 from pathlib import Path
 from typing import Any
 
+from app.wiring import make_roles_for, scratch_index
 from nuggetflow.logging import configure
 from nuggetflow.settings import Settings
 from optimizer.evaluation import read_benchmark, run_benchmark, shipped_benchmarks
@@ -107,7 +109,9 @@ async def run(configs: list[tuple[str, str]], names: list[str], runs: int,
             workdir = workroot / f"{gate}-{embedder.split(':')[0]}-{bench.name}"
             t0 = time.perf_counter()
             figures = await run_benchmark(bench, settings, workdir=workdir, runs=runs,
-                                          variants=("A", "E"), inputs=inputs)
+                                          variants=("A", "E"), inputs=inputs,
+                                          open_index=partial(scratch_index, settings),
+                                          make_roles=partial(make_roles_for, settings))
             eval_s = time.perf_counter() - t0
             tenant = inputs.cases[0].tenant
             heldout = [q for c in inputs.cases if c.actionable for q in c.heldout][:200]

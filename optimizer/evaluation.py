@@ -49,6 +49,7 @@ from optimizer.roles import Roles
 from optimizer.types import FeedbackContext, NuggetDraft, correction_context
 from query.corpus import Document, read_documents
 from query.embeddings import Embedder
+from query.index import NuggetIndex
 from query.model import Publication
 from query.store import IndexStore
 
@@ -466,21 +467,20 @@ def read_benchmark(bench: Benchmark, settings: Settings,
 
 
 async def run_benchmark(bench: Benchmark, settings: Settings, *, workdir: Path,
+                        open_index: Callable[[Path], NuggetIndex],
+                        make_roles: Callable[[NuggetIndex], Roles],
                         tenant: str | None = None, runs: int = 3,
                         variants: Sequence[str] = VARIANTS,
                         progress: Progress | None = None,
                         inputs: BenchmarkInputs | None = None) -> dict[str, Any]:
-    """Index the benchmark's corpus in a fresh embedded store under ``workdir`` and run
-    :func:`evaluate` on it; the negative control publishes into that store. ``inputs``:
-    the benchmark's files already read (:func:`read_benchmark`; else read here, before
-    ``workdir`` is replaced)."""
+    """Index the benchmark's corpus in a fresh index ``open_index(workdir / "index.db")``
+    and run :func:`evaluate` on it with ``make_roles(index)``; the negative control
+    publishes into that index. The caller wires both (``nuggetflow eval``: the embedded
+    store and the configured roles). ``inputs``: the benchmark's files already read
+    (:func:`read_benchmark`; else read here, before ``workdir`` is replaced)."""
     import shutil
 
-    from optimizer.backends import make_roles
-    from query.backends.sqlite import SQLiteStore
     from query.corpus import ingest_corpus
-    from query.embeddings import make_embedder
-    from query.index import NuggetIndex
 
     inputs = inputs or read_benchmark(bench, settings, tenant)
     cases, traffic, docs = inputs.cases, inputs.traffic, inputs.documents
@@ -491,8 +491,7 @@ async def run_benchmark(bench: Benchmark, settings: Settings, *, workdir: Path,
     topical = {d for c in cases for d in (*c.cited, c.competitor) if d}
     titles = {d.title: d.id for d in docs}
     offtopic = [q for q in traffic if q in titles and titles[q] not in topical]
-    index = NuggetIndex(SQLiteStore(workdir / "index.db", settings.embedding_dim),
-                        make_embedder(settings), settings)
+    index = open_index(workdir / "index.db")
     await index.start()
     try:
         corpus = await ingest_corpus(index, bench.corpus, tenant, documents=docs)
@@ -502,7 +501,7 @@ async def run_benchmark(bench: Benchmark, settings: Settings, *, workdir: Path,
         async def publish(outcome: Outcome) -> None:
             await publish_outcome(index, outcome)
 
-        roles = make_roles(settings, embedder=index.embedder)
+        roles = make_roles(index)
         if settings.harness != "external":
             return await evaluate(index.store, index.embedder, roles, settings, cases,
                                   traffic, runs=runs, variants=variants, progress=progress,

@@ -6,15 +6,19 @@ from __future__ import annotations
 
 import json
 from dataclasses import replace
+from functools import partial
 from pathlib import Path
 
 import pytest
 
+from app.wiring import make_roles_for, scratch_index
 from nuggetflow.settings import Settings
 from optimizer.accounting import Meter
 from optimizer.evaluation import Benchmark, read_cases, run_benchmark, shipped_benchmarks
 from optimizer.report import write_report
+from optimizer.roles import Roles
 from optimizer.types import Extraction, FeedbackContext
+from query.index import NuggetIndex
 
 CORPUS = [
     ("loans", "Borrowing books", "Members borrow up to 10 books at the front desk. Loans "
@@ -77,8 +81,10 @@ def bench(tmp_path: Path) -> Benchmark:
 
 async def test_evaluate_reports_fidelity_compliance_and_every_nugget(
         bench: Benchmark, tmp_path: Path) -> None:
-    f = await run_benchmark(bench, Settings.from_env({}), workdir=tmp_path / "work", runs=1,
-                            variants=["A", "E"])
+    settings = Settings.from_env({})
+    f = await run_benchmark(bench, settings, workdir=tmp_path / "work", runs=1,
+                            variants=["A", "E"], open_index=partial(scratch_index, settings),
+                            make_roles=partial(make_roles_for, settings))
     conf = f["actionability_confusion"]
     assert f["actionability_accuracy"] == (conf["true_positive"] + conf["true_negative"]) / 4
     assert conf["false_positive"] == 0  # neither praise nor the injection made a nugget
@@ -132,17 +138,15 @@ class TemplateWriter:
 
 
 async def test_the_checks_fail_a_nugget_with_template_text_and_a_stale_title(
-        bench: Benchmark, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import optimizer.backends as backends
+        bench: Benchmark, tmp_path: Path) -> None:
+    settings = Settings.from_env({})
 
-    real = backends.make_roles
+    def stand_in(index: NuggetIndex) -> Roles:
+        return replace(make_roles_for(settings, index), actionability=TemplateWriter())
 
-    def stand_in(settings: Settings, embedder: object = None, **kw: object) -> object:
-        return replace(real(settings, embedder=embedder), actionability=TemplateWriter())
-
-    monkeypatch.setattr(backends, "make_roles", stand_in)
-    f = await run_benchmark(bench, Settings.from_env({}), workdir=tmp_path / "work", runs=1,
-                            variants=["E"])
+    f = await run_benchmark(bench, settings, workdir=tmp_path / "work", runs=1,
+                            variants=["E"], open_index=partial(scratch_index, settings),
+                            make_roles=stand_in)
     assert f["unsupported_text_rate"] == 1.0
     assert f["stale_claim_rate"] == 0.5  # the wifi title states LibraryGuest
     assert f["fact_recall"] < 1.0
@@ -166,17 +170,15 @@ class Transcriber:
 
 
 async def test_the_checks_see_the_writers_story_in_a_published_body(
-        bench: Benchmark, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import optimizer.backends as backends
+        bench: Benchmark, tmp_path: Path) -> None:
+    settings = Settings.from_env({})
 
-    real = backends.make_roles
+    def stand_in(index: NuggetIndex) -> Roles:
+        return replace(make_roles_for(settings, index), actionability=Transcriber())
 
-    def stand_in(settings: Settings, embedder: object = None, **kw: object) -> object:
-        return replace(real(settings, embedder=embedder), actionability=Transcriber())
-
-    monkeypatch.setattr(backends, "make_roles", stand_in)
-    f = await run_benchmark(bench, Settings.from_env({}), workdir=tmp_path / "work", runs=1,
-                            variants=["E"])
+    f = await run_benchmark(bench, settings, workdir=tmp_path / "work", runs=1,
+                            variants=["E"], open_index=partial(scratch_index, settings),
+                            make_roles=stand_in)
     assert f["conversational_text_rate"] == 0.5  # t1 only: t2's message is all fact
     talk = {e["case"]: e["conversational"] for e in f["nuggets_appendix"]}
     assert talk["t2"] == [] and len(talk["t1"]) == 1

@@ -16,6 +16,7 @@ from collections.abc import AsyncIterator, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from functools import partial
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -427,6 +428,7 @@ async def test_eval_through_the_reference_agent_agrees_with_the_built_in_harness
     """run_benchmark with the external harness (the reference agent started as a process
     on a query service over the benchmark's index) gives the built-in harness's figures
     on a small benchmark: the worked example and a non-actionable case."""
+    from app.wiring import make_roles_for, scratch_index
     from optimizer.evaluation import Benchmark, run_benchmark
     from stream.synthetic import portal_corpus
 
@@ -447,8 +449,10 @@ async def test_eval_through_the_reference_agent_agrees_with_the_built_in_harness
     figures = {}
     for harness in ("builtin", "external"):
         settings = Settings.from_env({}, harness=harness)
-        figures[harness] = await run_benchmark(bench, settings, workdir=tmp_path / harness,
-                                               runs=1, variants=("A", "E"))
+        figures[harness] = await run_benchmark(
+            bench, settings, workdir=tmp_path / harness, runs=1, variants=("A", "E"),
+            open_index=partial(scratch_index, settings),
+            make_roles=partial(make_roles_for, settings))
     assert figures["external"]["harness"] == "external"
     for key in ("eval_seconds", "seconds_per_nugget", "llm_calls_per_nugget",
                 "tokens_per_nugget", "harness", "tokens_estimated"):
