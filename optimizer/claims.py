@@ -98,8 +98,12 @@ helped saved""".split())
 # punctuation or a pronoun follows them: "No Samba on Linux servers", "No need for
 # Tweaks" and "No one may enter" begin with a determiner, not an interjection.
 # Connectives ("but", "actually", "also") go whatever follows.
-_INTERJECTION = (r"(?:no|nope|nah|yes|yeah|yep|ok|okay|hi|hello|hey|hmm|um|uh|oh|ah|sorry|"
-                 r"lol|lmao|haha|hah|ha|ugh|meh|argh|welp|correction|update|note|heads[- ]up|"
+# ("Hi there, X": "there" is the greeting's. "Note that X" leaves "that": "note that index
+# can't serve <" points at the index; a "that" before a clause goes with the residue.)
+_INTERJECTION = (r"(?:no|nope|nah|yes|yeah|yep|ok|okay|(?:hi|hello|hey)(?:\s+there\b(?!'))?|"
+                 r"hmm|um|uh|oh|ah|sorry|"
+                 r"lol|lmao|haha|hah|ha|ugh|meh|argh|welp|correction|update|"
+                 r"note|heads[- ]up|"
                  r"wrong|incorrect|nein|nee|não|nao|nie|nej|oui|sí|fam|mate|bro|dude|sir|"
                  r"madam|ma'am)")
 # Connectives, and imperatives that only ask the reader to mind what follows ("Just
@@ -273,7 +277,9 @@ def is_question(sentence: str) -> bool:
         return True  # ("Was a single rsync copy until last year." states the past)
     return bool(_INTERROGATIVE.match(s) and not re.match(
         r"^(?:what|how|where|when|which|who)\b[^,]*\b(?:is|are|was)\b[^,]*,", s, re.IGNORECASE)
-        and len(s.split()) <= 14 and not re.search(r"[.!]$", s)) or bool(_AUX_QUESTION.match(s))
+        and len(s.split()) <= 14 and not re.search(r"[.!]$", s)) or bool(
+        _AUX_QUESTION.match(s) and not (re.search(r"[.!]$", s) and re.match(r"^\w+\s+\d", s)))
+    # ("Was 15 min until the audit, now it's 5 minutes." states the old value and the new)
 
 
 # ---------------------------------------------------------------------------------------
@@ -874,6 +880,9 @@ def addressed_to_system(text: str) -> str:
             return "a secret value (a key or token)"
     for m in _SECRET.finditer(text):
         value = m.group(0).split()[-1].strip("\"'“‘`:=.!?)").lower()
+        value = value.split("=", 1)[-1]  # "credentials=/etc/smb-credentials"
+        if re.match(r"(?:~|\.{1,2})?/[\w.-]+/|\$\{?[a-z_]+\}?$", value):
+            continue  # where the secret is kept, or a variable holding it, is no secret
         if (value not in _GENERIC_SECRET_VALUES and not value.endswith(("ed", "ing")) \
                 and english_word(value) is False) or _looks_secret(value):
             return "a secret value (password, key or token)"
@@ -1046,7 +1055,8 @@ _OFFICE_WORDS = frozenset("""admin admins config configs wifi repo repos kiosk k
 emails app apps login logins logout popup popups inbox upload uploads plugin plugins timeout
 timeouts toolbar sidebar webcam webcams headset headsets touchpad checkbox thumbnail thumbnails
 workstation workstations screenshot screenshots dropdown firewall firewalls hostname hostnames
-bookmark bookmarks username usernames homepage""".split())
+bookmark bookmarks username usernames homepage shortcut shortcuts screensaver screensavers
+screencast screencasts passcode passcodes lockscreen""".split())
 
 
 def _in_vocabulary(w: str) -> bool:

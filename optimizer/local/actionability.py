@@ -71,6 +71,7 @@ from optimizer.local.layout import (
     minutes_as_decisions,
     negative_question_as_claim,
     qa_pairs_as_statements,
+    rhetorical_tail_as_statement,
     states_pairs,
     strip_line_labels,
     struck_through_removed,
@@ -78,6 +79,7 @@ from optimizer.local.layout import (
 )
 from optimizer.local.message_check import MessageCheck, may_veto, shipped_check
 from optimizer.local.residue import (
+    announces,
     apply_self_corrections,
     forwarded_message,
     is_greeting,
@@ -153,7 +155,8 @@ _SCORE = re.compile(r"^\W*\d+\s*(?:/\s*\d+|stars?|out of \d+)\b", re.IGNORECASE)
 _POLITE = (r"(?!\s+(?:that|this|it|the answer|your answer)(?:'s|\s+is|\s+was)?\s+(?:quite\s+|"
            r"entirely\s+|100%\s+|completely\s+)?(?:right|correct|accurate|true|the case)\b)")
 #: Hedges: a sentence that guesses is not a fact to publish.
-_HEDGE = re.compile(r"\b(?:maybe|perhaps|probably|possibly|i think|i guess|i believe|i suppose|"
+_HEDGE = re.compile(r"^guess\b|\b(?:maybe|perhaps|probably|possibly|i think|i guess|i believe|"
+                    r"i suppose|"
                     r"not (?:100% )?sure" + _POLITE + r"|no idea|might be|could be|seems? to|"
                     r"apparently|"
                     r"afaik|iirc|i'm not certain|might be mixing|i may be wrong|don't quote me)\b",
@@ -227,7 +230,7 @@ _MENTAL = re.compile(
     re.IGNORECASE)
 #: Doubt about one's own facts.
 # ("afaik", "iirc" hedge only the sentence they stand in: see _HEDGE.)
-_UNSURE = re.compile(r"\b(?:not (?:100% |entirely |totally )?sure" + _POLITE + r"|no idea"
+_UNSURE = re.compile(r"^guess\b|\b(?:not (?:100% |entirely |totally )?sure" + _POLITE + r"|no idea"
                      r"(?!\s+about\s+(?:the\s+)?(?:rest|others?|other\s+\w+))|"
                      r"might be mixing|"
                      r"may be (?:wrong|mixing)|might be wrong|don't quote me|something like|"
@@ -583,7 +586,7 @@ class LocalActionability:
                      checkmarks_as_statements, config_as_statements, tables_as_statements,
                      strip_line_labels, arrows_as_values, plain_voice, apply_self_corrections,
                      strip_sign_off, bare_answer_as_subject, negative_question_as_claim,
-                     advice_as_instruction):
+                     rhetorical_tail_as_statement, advice_as_instruction):
             text = step(text)
         parts = [(raw, kind) for s in split_sentences(text) for raw, kind in
                  self._after_colon(s, ctx)]
@@ -687,7 +690,9 @@ class LocalActionability:
                 (tail[:1].upper() + tail[1:], "")]
 
     def _sentence_kind(self, v: SentenceView, ctx: FeedbackContext) -> str:
-        unframed = strip_frame(v.text)
+        if re.fullmatch(r"\s*\([^()]+\)\s*[.!]?\s*", v.text) and past_tense(v.text):
+            return "chatter"  # "(He left us two databases' worth of tables and a cake.)"
+        unframed = strip_frame(_unwrapped(v.text))
         if unframed != v.text:
             v = view(unframed)  # "Our manager told me that X": X is what is claimed
         kind = self._kind(v, ctx)
@@ -729,9 +734,10 @@ class LocalActionability:
             return next(k for k in kinds if k in ("verdict", "meta"))
         if kind == "claim" and any(k in ("praise", "opinion") for k in kinds) and all(
                 k in ("opinion", "meta", "verdict", "praise") or (
-                    k == "chatter" and past_tense(cv.text))
+                    k == "chatter" and (past_tense(cv.text) or cv.personal))
                 for k, cv in zip(kinds, views, strict=True)):
             # "Worked first time - grew lv_shares by 20G over lunch": praise and the story
+            # ("thanks for the rota sheet, it has made my Mondays easier": and its effect)
             return next(k for k in kinds if k in ("praise", "opinion"))
         return kind
 
@@ -745,6 +751,8 @@ class LocalActionability:
             return "chatter"  # "Good morning.", "Dear all,", "Issued on behalf of IT."
         if _SETTING.match(v.text) and not v.question:
             return "claim"  # "MaxSessions = 4.", "FZ-80-A: alarm = -70 °C" (see layout)
+        if _heading(v.text, ctx.comment):
+            return "chatter"  # "Guides' laptop DON'Ts (from Ruaridh, after the trip):"
         if not v.text or v.words < 2:
             # "Annoying.", "Useless!": a one-word judgement is an opinion.
             return "opinion" if v.evaluative else "chatter"
@@ -754,6 +762,8 @@ class LocalActionability:
             return "meta"
         if verdict(v.text) and not v.strong:
             return "verdict"
+        if _answer_did(v):
+            return "meta"  # "You put CREATE INDEX CONCURRENTLY between BEGIN and COMMIT."
         if _CORRECTING.match(v.text):
             return "meta"  # "I must correct this answer, as it misrepresents a control"
         if _FORGETFUL.search(v.text):
@@ -812,9 +822,9 @@ class LocalActionability:
             return "chatter"  # no English function word: not a sentence we can read
         novel = novel_items([*v.strong, *v.names], ctx.answer)
         new_words = content_stems(v.text) - content_stems(ctx.answer) - _GENERIC
-        firm = v.firm_modal or v.policy or v.negation
+        firm = v.firm_modal or v.policy or v.negation or bool(_SCOPED_CONTRAST.match(v.text))
         if _PRAISE.search(v.text) and not (v.firm_modal or v.policy or (
-                v.negation and v.concrete)):
+                v.negation and v.concrete) or _SCOPED_CONTRAST.match(v.text)):
             return "praise"  # "the Ctrl+Shift+R tip worked, thanks": nothing new asserted
         if _CONFIRM.match(v.text) and not firm and not novel_items(
                 [*v.strong, *v.names], ctx.answer):
@@ -845,7 +855,12 @@ class LocalActionability:
         if v.about_answer and not (v.modal or _strict_policy(v) or (v.negation and strong_novel)):
             return "meta" if _TONE.search(v.text) or not (v.evaluative or v.negation) \
                 else "verdict"
-        if (_EPISODIC.search(v.text) or (_WHEN.search(v.text) and past_tense(v.text) and not
+        # (the main clause's: "X is the slow keys toggle, which is what happened to a
+        # trainee yesterday" states X; "not posted anymore, TSS removed it last year"
+        # states what holds now)
+        main = _STORY_TAIL.split(v.text)[0]
+        if not _NOW_STATE.search(main) and (
+                _EPISODIC.search(main) or (_WHEN.search(main) and past_tense(main) and not
                                           _RECURRING.search(v.text))) and not (
                 (v.modal and not re.search(r"\b(?:could|would)(?:n't| not)?\b", v.text,
                                            re.IGNORECASE)) or _strict_policy(v)):
@@ -857,8 +872,8 @@ class LocalActionability:
             return "chatter"
         if _HARD_TO.search(v.text) and not (v.firm_modal or _strict_policy(v)):
             return "opinion"  # "the docs on window functions are impossible to read"
-        if (_SYMPTOM.search(v.text) or _INCIDENT.search(v.text) or _SEEN_ERROR.search(
-                v.text)) and not (
+        if (_SYMPTOM.search(main) or _INCIDENT.search(main) or _SEEN_ERROR.search(
+                main)) and not (
                 v.firm_modal or _strict_policy(v)):
             return "chatter"  # "TimeTabler hangs every single time", "the projector died"
         if _HEARSAY.match(v.text):
@@ -924,10 +939,18 @@ class LocalActionability:
                                                                           ctx.answer))
         # "LV first (`lvresize ...`), then `resize2fs`": an order of named steps.
         order = bool(_ORDER.search(v.text)) and len(v.strong) >= 2 and not past_tense(v.text)
-        rule_claim = rule_claim or limited or prohibition or blanket or command or order or (
+        # "Super+Up maximises." after an answer that tiled with Super+Up: what the named
+        # item does, said anew.
+        redefined = any(i.start == 0 and i.kind in ("keys", "menu", "path", "quoted", "tech")
+                        and re.search(r"[A-Za-z]{3,}", v.text[i.end:]) for i in v.strong) and \
+            bool(new_words) and 2 <= v.words <= 6
+        rule_claim = rule_claim or limited or prohibition or blanket or command or order or \
+            redefined or (
             v.words >= 4 and _overturns(v, ctx.answer))
         if not (concrete_claim or rule_claim or instruction or restriction) or \
                 (personal_only and not concrete_claim):
+            if _SCOPED_CONTRAST.match(v.text):
+                return "support"  # "In every other clinic autodiscovery works fine."
             return "opinion" if v.evaluative else "chatter"
         return "claim"
 
@@ -1075,14 +1098,15 @@ _OBJECT_START = frozenset("it them the a an this that these those you your my ou
 # (not "everything": "Documents desktop downloads everything" is a list, not a statement)
 
 
-_QUOTATION = re.compile(r"[\"“]([^\"”\n]{12,})[\"”]")
+_QUOTATION = re.compile(r"[\"“]([^\"”\n]{12,})[\"”]|‘([^’\n]{12,})’|(?<!\w)'([^'\n]{12,})'(?!\w)")
 
 
 def _quoted_rule(text: str) -> bool:
     """The sentence's rule is inside a quotation of four or more words, and nothing
     concrete is said outside it ('Found this on the old wiki: "always use exclusive mode:
     SELECT pg_start_backup(...)"')."""
-    quotes = [m for m in _QUOTATION.finditer(text) if len(tokens(m.group(1))) >= 4]
+    quotes = [m for m in _QUOTATION.finditer(text)
+              if len(tokens(next(g for g in m.groups() if g))) >= 4]
     if not quotes:
         return False
     outside = _QUOTATION.sub(" ", text)
@@ -1281,6 +1305,39 @@ _CONJUNCT = re.compile(r"^(?:and|or|nor)\s+(?:the|a|an|our|its|their|his|her)\b"
 _RELATIVE_START = re.compile(r"^(?:which|who|whom|whose|where)\b", re.IGNORECASE)
 
 
+#: Where the exception does not hold: "In every other clinic autodiscovery works fine",
+#: "On the other floors it works as written" (the rule's other side, not praise).
+_SCOPED_CONTRAST = re.compile(r"^(?:but\s+|and\s+)?(?:in|on|at|for|with)\s+(?:every|all|any|each|"
+                              r"the|all\s+the|all\s+of\s+the)\s+(?:other|remaining)\s+[\w-]+",
+                              re.IGNORECASE)
+_SCOPED_FAILURE = re.compile(
+    r"^(?:it|they)(?:'s|\s+is|\s+are)?\s+(?:[\w']+\s+){0,2}?(?:work|works|apply|applies|exist|"
+    r"exists)\s+(?:outside|inside|off|on|in|at|from|with|without|after|before|during|over|"
+    r"behind|beyond|through|via|past)\s", re.IGNORECASE)
+
+
+def _outside_brackets(text: str) -> list[str]:
+    """``text`` split at ", " except inside brackets ("anything in a waiting room
+    (tablets, the TV, the kiosk) goes on the guest Wi-Fi" is one clause); a sentence
+    wholly in brackets is split inside them."""
+    wrapped = re.fullmatch(r"\s*\(([^()]+)\)([.!]?)\s*", text)
+    if wrapped:
+        return re.split(r",\s+", wrapped.group(1) + wrapped.group(2))
+    parts: list[str] = []
+    depth = start = 0
+    for m in re.finditer(r"[()\[\]]|,\s+", text):
+        tok = m.group(0)
+        if tok in "([":
+            depth += 1
+        elif tok in ")]":
+            depth = max(0, depth - 1)
+        elif depth == 0:
+            parts.append(text[start:m.start()])
+            start = m.end()
+    parts.append(text[start:])
+    return parts
+
+
 def clean_sentence(sentence: str, context: str = "", topic: str = "") -> str:
     """A claim as it goes into a body (``topic``: the query and the answer): opening
     discourse markers, a short label before a colon unless it names the topic ("Lost
@@ -1288,7 +1345,8 @@ def clean_sentence(sentence: str, context: str = "", topic: str = "") -> str:
     the answer ("That's wrong for CorpNet: ..." keeps "For CorpNet, ..."), reported
     speech ("You said X, but ..."), anecdote clauses, trailing chatter and the other
     conversational residue of :mod:`optimizer.local.residue` removed."""
-    s = strip_discourse(sentence)
+    s = strip_discourse(without_greeting(_unwrapped(sentence)))  # ("Hi po, sorry but X": X)
+    s = _STORY_TAIL.split(s)[0].rstrip(" ,") + ("." if _STORY_TAIL.search(s) else "")
     m = _LEAD_EVAL.match(s)
     if m and len(tokens(s[m.end():])) >= 3 and not any(
             i.kind in ("number", "keys", "menu", "path", "url", "quoted", "dotted")
@@ -1305,21 +1363,31 @@ def clean_sentence(sentence: str, context: str = "", topic: str = "") -> str:
     # A short label before a colon ("It can:", "Quicker way:") or a verdict clause
     # ("..., that's not it") carries nothing the rest does not say better.
     head, colon, tail = s.partition(": ")
-    if colon and len(tokens(tail)) >= 3 and len(tokens(head)) >= 4 and not strip_residue(head):
-        # "Not sure about the laptops, but on the servers I checked myself: it's chrony"
+    if colon and len(tokens(tail)) >= 3 and len(tokens(head)) >= 4 and (
+            not strip_residue(head) or (
+                _PERSONAL_WORD.search(head) and past_tense(head) and len(tokens(tail)) >= 6
+                and not _PERSONAL_WORD.search(tail))):
+        # "Not sure about the laptops, but on the servers I checked myself: it's chrony";
+        # "... I was about to ask for a login when Arjun reminded me how it works here:
+        # new starter accounts are requested in IT-ACCESS"
         s = sentence_case(tail)
         head, colon, tail = s.partition(": ")
     if colon and len(tokens(head)) <= 3 and len(tokens(tail)) >= 4 and not items(head) and \
             not _SCOPE_HEAD.match(head) and not _CONDITION_HEAD.match(head) and \
-            not states_pairs(tail) and \
+            not states_pairs(tail) and not _noun_label(head, tail) and \
             not (content_stems(head) & content_stems(topic) - _GENERIC
                  and not (set(tokens(head)) & EVALUATIVE) - set(tokens(topic))):
-        s = tail  # "It can:", "Quicker way:" (but "Lost badges:" names the topic asked about)
-    clauses = re.split(r",\s+", s)
+        # "It can:", "Quicker way:" (but "Lost badges:" names the topic asked about, and
+        # "retention: 14 dailies, 8 weeklies" is what the values are of)
+        s = tail
+    clauses = _outside_brackets(s)
     if len(clauses) > 1:
         # "..., that's not it", "..., this fixed my report", "..., my DELETE removed
         # the rows": verdicts, praise and anecdotes are not part of the fact.
-        kept = [c for i, c in enumerate(clauses) if not (verdict(c) or (
+        # ("..., it doesn't work outside the gyms" is what the thing just named does
+        # somewhere: a fact, not a verdict on the answer.)
+        kept = [c for i, c in enumerate(clauses) if not ((verdict(c) and not (
+            i > 0 and _SCOPED_FAILURE.match(c))) or (
             i > 0 and (_ANECDOTE.search(c) or _PRAISE.search(c)) and len(tokens(c)) <= 8
             and not any(it.kind in STRONG_KINDS for it in items(c))
             and not _CONJUNCT.match(c)))]
@@ -1437,13 +1505,126 @@ def _resolve_from_question(sentence: str, query: str) -> str:
     return f"{np[0].upper()}{np[1:]} {verb} {sentence[head.end():]}"
 
 
+#: What the answer did, as the user reports it: "You put CREATE INDEX CONCURRENTLY
+#: between BEGIN and COMMIT." (not what it said: that is :data:`_REPORTED`).
+_DONE_BY_ANSWER = re.compile(r"^(?:you|the answer|the assistant)\s+(?:have\s+|'ve\s+)?"
+                             r"([a-z]+)\s+(\S.*?)\s*[.!]*$", re.IGNORECASE)
+_GERUND = {"put": "putting", "ran": "running", "set": "setting", "made": "making",
+           "gave": "giving", "took": "taking", "left": "leaving", "cut": "cutting",
+           "kept": "keeping", "sent": "sending", "built": "building", "got": "getting",
+           "let": "letting", "hit": "hitting", "shut": "shutting", "split": "splitting",
+           "chose": "choosing", "drew": "drawing", "held": "holding", "laid": "laying",
+           "led": "leading", "lent": "lending", "stuck": "sticking", "threw": "throwing"}
+
+
+def _gerund(past: str) -> str | None:
+    """"putting" for "put", "adding" for "added", "copying" for "copied"; None when the
+    word is not a verb in the past this knows."""
+    word = past.lower()
+    if word in _GERUND:
+        return _GERUND[word]
+    if word.endswith("ied") and len(word) > 4:
+        return word[:-3] + "ying"
+    if word.endswith("ed") and len(word) > 4 and word not in ("need", "feed", "seed"):
+        return word[:-2] + "ing"
+    return None
+
+
+_FINITE = frozenset("""is are was were be been has have had do does did 's 're 've get gets
+got goes go""".split())
+
+
+#: A relative clause that tells what happened once, after the fact it hangs on.
+_STORY_TAIL = re.compile(r",\s+(?:which|as)\s+(?:is|was)\s+(?:exactly\s+)?what\s+happened\b",
+                         re.IGNORECASE)
+#: What holds now, whatever happened before: "not posted on the door anymore".
+_NOW_STATE = re.compile(r"\b(?:not|no|never)\b[^.;]{0,40}\b(?:anymore|any more)\b|"
+                        r"\bno\s+longer\b", re.IGNORECASE)
+
+
+def _unwrapped(text: str) -> str:
+    """A sentence written wholly in brackets, without them: "(Debrief Room 1 has no
+    external mic at all.)"."""
+    m = re.fullmatch(r"\s*\(([^()]+)\)\s*[.!]?\s*", text)
+    # ("(1 row)" under a psql result is output, not a sentence)
+    # (nor is "(the ultrasound in Room 4 paired fine this way btw)" a rule: a story)
+    return m.group(1).strip() if m and not _verbless(m.group(1)) and not past_tense(
+        m.group(1)) else text
+
+
+_SUBJECT_PRONOUNS = frozenset("it he she this that which who there they we you i".split())
+#: Header fields of a forwarded mail: "Subject: Re: ...", not labels of a fact.
+_MAIL_FIELDS = frozenset("""subject re fwd fw from to cc bcc date sent edit update correction
+ps nb note""".split())
+
+
+def _verbless(text: str) -> bool:
+    """No verb in it: a list of values ("14 dailies, 8 weeklies, 12 monthlies"), not a
+    clause ("it holds ACCESS SHARE locks") or an instruction."""
+    toks = tokens(text)
+    return bool(toks) and not _instruction(text) and not any(
+        w in _FINITE or w in MODALS or w in POLICY or w in IRREGULAR_PAST or "'" in w
+        or (w.endswith("ed") and len(w) > 4) or w in ("not", "no", "never")
+        or (i > 0 and toks[i - 1] in _SUBJECT_PRONOUNS and w.endswith("s"))
+        for i, w in enumerate(toks))
+
+
+def _noun_label(head: str, tail: str) -> bool:
+    """"Retention: 14 dailies, 8 weeklies": a noun naming what the values after it are of
+    (not "Subject:", "It's configurable:", "Wrap it:", which say nothing of them)."""
+    toks = tokens(head)
+    return _verbless(tail) and _verbless(head) and not set(toks) & (
+        _MAIL_FIELDS | _SUBJECT_PRONOUNS | EVALUATIVE) and english_word(toks[-1]) is not False
+
+
+def _heading(text: str, message: str) -> bool:
+    """A heading over a list: a line of ``message`` that ends in a colon, is followed by
+    list items and has no verb, value, scope or condition in it ("Guides' laptop DON'Ts
+    (from Ruaridh):", "Kiosk rules:"). ("On the GIS replica:" scopes what follows; "Ours
+    is /etc/x:" states.)"""
+    t = text.strip()
+    if not t.endswith(":") or _SCOPE_HEAD.match(t[:-1]) or _CONDITION_HEAD.match(t[:-1]):
+        return False
+    if not re.search(re.escape(t) + r"[ \t]*\n\s*(?:[-*\u2022]|\d{1,2}[.)])\s", message):
+        return False
+    if announces(t[:-1]):
+        return True  # "For anyone else from Farebox who hits this:"
+    if _instruction(t[:-1]):
+        return False  # "Copy the key to the other hosts:" is a step
+    bare = re.sub(r"\([^()]*\)", " ", t)  # (who wrote it, when: not the heading's scope)
+    if re.search(r"\b(?:that|which|who)\b|\b(?:at|in|for|on)\s+(?-i:[A-Z0-9])", bare,
+                 re.IGNORECASE):
+        return False  # "Steps that work at Harbourside:" scopes and states
+    toks = tokens(t)
+    return 0 < len(toks) <= 12 and not any(
+        w in _FINITE or w in MODALS or w in POLICY or w in IRREGULAR_PAST
+        or (w.endswith("ed") and len(w) > 4) for w in toks) and not any(
+        i.kind not in ("name",) for i in items(t))
+
+
+def _answer_did(v: SentenceView) -> bool:
+    """The sentence tells what the answer did ("You wrapped the upgrade in a screen
+    session."): the answer, retold, not a fact of the world. (Not "You used to need a
+    ticket", nor a sentence with a modal, a rule or a time.)"""
+    done = _DONE_BY_ANSWER.match(strip_discourse(v.text))
+    return bool(done and done.group(1).lower() != "used" and _gerund(done.group(1))
+                and not (v.modal or v.policy or _strict_policy(v)) and not v.question
+                and not re.search(r"\b(?:until|since|before|anymore|any more|no longer|"
+                                  r"which|who|where|because)\b|[;:,]", v.text, re.IGNORECASE))
+
+
 def _resolve(sentence: str, antecedent: str) -> str:
     """"It turns off ..." after "Airplane Mode is ..." or "Doesn't Airplane Mode ...?"
-    reads "Airplane Mode turns off ..."."""
-    m = _SUBJECT_NP.match(strip_discourse(antecedent)) or _QUESTION_NP.match(
-        strip_discourse(antecedent))
-    apposed = _APPOSED_NP.match(strip_discourse(antecedent)) if not m else None
-    if apposed:  # "The A0 plotter, KM-PLOT-A0, is ..." -> "The A0 plotter (KM-PLOT-A0)"
+    reads "Airplane Mode turns off ..."; "That fails ..." after "You put X between BEGIN
+    and COMMIT." reads "Putting X between BEGIN and COMMIT fails ..."."""
+    bare = strip_discourse(antecedent)
+    done = _DONE_BY_ANSWER.match(bare)
+    doing = _gerund(done.group(1)) if done and not _REPORTED.match(bare) else None
+    m = _SUBJECT_NP.match(bare) or _QUESTION_NP.match(bare)
+    apposed = _APPOSED_NP.match(bare) if not m else None
+    if doing and done:
+        subject = f"{doing} {done.group(2)}"
+    elif apposed:  # "The A0 plotter, KM-PLOT-A0, is ..." -> "The A0 plotter (KM-PLOT-A0)"
         subject = f"{apposed.group(1)} ({apposed.group(2)})"
     elif m:
         subject = m.group(1)
@@ -1452,10 +1633,10 @@ def _resolve(sentence: str, antecedent: str) -> str:
     head = sentence.split(" ", 1)
     word = head[0].lower()
     rest = head[1] if len(head) > 1 else ""
-    if word in ("it", "they", "this", "that"):
+    if word in ("it", "they", "this", "that") and not (doing and word == "they"):
         return f"{subject[0].upper()}{subject[1:]} {rest}".strip()
-    if word in ("it's", "they're"):
-        verb = "is" if word == "it's" else "are"
+    if word in ("it's", "they're", "that's", "this's"):
+        verb = "are" if word == "they're" and not doing else "is"
         return f"{subject[0].upper()}{subject[1:]} {verb} {rest}".strip()
     return sentence
 

@@ -16,7 +16,15 @@ from __future__ import annotations
 
 import re
 
-from optimizer.claims import CHECK_MARKS, STRONG_KINDS, english_word, items, split_sentences
+from optimizer.claims import (
+    CHECK_MARKS,
+    STRONG_KINDS,
+    english_word,
+    is_question,
+    items,
+    split_sentences,
+    tokens,
+)
 from optimizer.local.residue import SECOND_PERSON
 
 _ROW = re.compile(r"^\s*\|{1,2}(.*?)\|{1,2}\s*$")
@@ -203,6 +211,30 @@ def negative_question_as_claim(text: str) -> str:
     subj = m.group("subj").lower()
     verb = "They're" if subj == "they" else subj.capitalize() + "'s"
     return f"{m.group('lead')}{verb} {m.group('rest')}. {tail}"
+
+
+#: ", so why would they use one?" after statements: the question is the writer's
+#: rhetoric, the statements before it are what they say.
+_RHETORICAL_TAIL = re.compile(r"(?P<head>(?:^|(?<=[.!?]\s)|(?<=\n))(?:[^.!?\n]|\.(?=\S)){30,}?),"
+                              r"\s+(?P<conj>so)"
+                              r"\s+(?P<wh>why|how|what|who)\s+(?P<rest>[^.!?\n]*\?)",
+                              re.IGNORECASE)
+_ASKING = re.compile(r"^(?:what|why|how|where|when|which|who|whom|whose|do|does|did|is|are|"
+                     r"was|were|can|could|should|would|will|has|have)\b", re.IGNORECASE)
+
+
+def rhetorical_tail_as_statement(text: str) -> str:
+    """"The kiosks log in automatically, there's no password, so why would they use
+    one?" states what comes before the question: the head becomes a sentence of its own
+    and the question follows it (it is read as a question and left out). A head that
+    is itself a question ("Is it X, so why ...?") stays as it was."""
+    def split(m: re.Match[str]) -> str:
+        head = m.group("head")
+        if _ASKING.match(head.strip()) or is_question(head.strip() + ".") or \
+                len(tokens(head)) < 6:
+            return m.group(0)
+        return f"{head}. {m.group('conj').capitalize()} {m.group('wh')} {m.group('rest')}"
+    return _RHETORICAL_TAIL.sub(split, text)
 
 
 _DASHED_PAIR = re.compile(r"^([ \t]*(?:[-*\u2022][ \t]+)?[\w][\w .'/&()]{0,40}?)[ \t]+"

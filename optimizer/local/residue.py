@@ -87,6 +87,25 @@ _SEPARATORS = re.compile(
 
 _LEAD = re.compile(r"^(?:and|so|but|then|which is why|so that's why|though|also|yeah|yep|yup)\s+"
                    r"(?=[a-z])", re.IGNORECASE)
+#: A clause left over from a frame ("I was given to understand -- aside -- that the
+#: laptops ..."): "that" before its own subject is a conjunction, never the subject. (A
+#: demonstrative "that" is followed by a verb or a noun: "That fails", "That switch".)
+_COMPLEMENTIZER = re.compile(
+    r"^that\s+(?=(?:the|a|an|our|your|their|its|his|her|all|every|each|no|some|any|it|they|"
+    r"we|you|he|she|there|these|those|this)\s|(?:[a-z][\w-]*\s+)?[a-z][\w-]*[^\Wsuia]s\s+"
+    r"(?:[\w'-]+\s+){0,6}?(?:are|have|were|do|don't|aren't|haven't|weren't)\s)", re.IGNORECASE)
+#: The writer's whereabouts with the subject left out: "Just back from the 8th grade
+#: trip", "Back from leave, so ...", "Only just got back from site".
+_BACK_FROM = re.compile(r"^(?:(?:i'm|i am|we're|we are|i've|we've)\s+)?(?:only\s+)?(?:just\s+)?"
+                        r"(?:got\s+|come\s+|came\s+)?back\s+(?:from|off)\s", re.IGNORECASE)
+#: "we got it back ourselves in two minutes": the team telling what it did once (a
+#: number in it is the story's).
+_WE_PAST = re.compile(r"^(?:so\s+|and\s+)?we\s+(?:\w+ly\s+)?(?:got|had|did|found|managed|"
+                      r"fixed|sorted|spent|took|ended up)\b", re.IGNORECASE)
+#: The West African clause-final particle "o" ("not to connect directly at all o."): an
+#: emphasis, not a word of the fact. (Not after words that name a key or letter.)
+_PARTICLE_O = re.compile(r"(?<![Pp]ress)(?<![Tt]ype)(?<![Kk]ey)(?<![Ll]etter)\s+o"
+                         r"(?=\s*[.!,;]|\s*$)")
 
 # Someone else's words reported as the fact: "My colleague told me (that) X", "I was told
 # X", "It turns out X". The frame goes, X stays.
@@ -94,6 +113,11 @@ _FRAME = re.compile(
     r"^(?:(?:my|our|a|one|the|some)\s+)?(?:[\w-]+\s+){0,2}?(?:told|tell|tells|said|says|"
     r"explained|confirmed|mentioned)\s+(?:to\s+)?(?:me|us)\s+(?:that\s+)?(?=\S)|"
     r"^(?:i|we)\s+(?:was|were|have been|'ve been|got)\s+told\s+(?:that\s+)?(?=\S)|"
+    # A note on what the answer should have said: "This should say the timeout is set
+    # per role", "The answer needs to mention that X".
+    r"^(?:this|that|it|the\s+answer|your\s+answer|the\s+reply)\s+(?:should|ought\s+to|needs\s+"
+    r"to|must)\s+(?:really\s+|also\s+)?(?:say|read|mention|state|explain|point\s+out)\s+"
+    r"(?:that\s+)?(?=\S)|"
     # "Having tried twice, I was at length informed by a clerk from IT that X"
     r"^(?:[^.;]{0,200}?,\s*)?(?:i|we)\s+(?:was|were|am|are|have been|'ve been|got)\s+"
     r"(?:\w+\s+){0,3}?"
@@ -102,6 +126,13 @@ _FRAME = re.compile(
     # ("I checked with Gareth this morning, and he confirmed that X")
     r"^(?:[^.;]{0,200}?(?:,\s*|\s+)(?:and|but|so)\s+)?(?:she|he|they|(?-i:[A-Z][a-z]+))\s+(?:also\s+)?"
     r"(?:said|says|confirmed|explained|mentioned)\s+(?:that\s+)?(?=\S)|"
+    # "I checked with Rosa and she was very clear that X", "Gethin came to the rescue
+    # and showed us that X", "Arjun reminded me that X"
+    r"^(?:[^.;]{0,200}?(?:,\s*|\s+)(?:and|but|so)\s+)?(?:she|he|they|(?-i:[A-Z][a-z]+))\s+"
+    r"(?:also\s+)?(?:(?:was|were|is|are)\s+(?:\w+\s+)?(?:clear|adamant|firm|explicit|certain|"
+    r"sure)|(?:showed|reminded|assured|warned|taught)\s+(?:me|us|them|everyone))\s+that\s+(?=\S)|"
+    r"^(?-i:[A-Z][a-z]+)\s+[^.;]{0,80}?\s+and\s+(?:showed|reminded|assured|warned|taught|told)\s+"
+    r"(?:me|us|them|everyone)\s+that\s+(?=\S)|"
     # "The thing to know is that X", "The catch is that X"
     r"^the\s+(?:main\s+|key\s+|important\s+|only\s+)?(?:thing|point)\s+to\s+(?:know|remember|"
     r"understand|note|keep in mind)\s+(?:here\s+)?is\s+(?:that\s+)?(?=\S)|^the\s+(?:catch|"
@@ -151,6 +182,8 @@ _GIVEN_BY = re.compile(
     r"\s+(?:that\s+)?(?:they|he|she|someone|somebody|people)\s+(?:gave|told|sent|showed|"
     r"offered)\s+(?:me|us)(?=\s+(?:is|was|are|were)\b)", re.IGNORECASE)
 _ASIDE = re.compile(r",\s*(?:though|however|anyway|honestly|frankly|sorry)\s*,|"
+                    # "(I use it in the e-learning player all the time)": the writer's habit
+                    r"\s*\(\s*(?:i|i'm|i've|i'd)\s+[^()]{3,120}\)|"
                     # ", as I understand it:", "(last time that was 11 minutes of ...)"
                     r",\s*as\s+(?:i|far\s+as\s+i)\s+(?:understand|know)(?:\s+it)?\s*(?=[,:])|"
                     r"\s*\((?:the\s+)?(?:last\s+time|once|yesterday|last\s+week|last\s+month)\b"
@@ -176,6 +209,14 @@ _WRONG_WAY = re.compile(r"^(?:(?:the\s+)?(?:other|wrong|opposite)\s+way\s+(?:a)?
                         r"(?:'s|\s+is|\s+are|\s+was|\s+were)\s+(?:all\s+)?"
                         r"(?:backwards|reversed|upside down|the (?:wrong|other) way (?:a)?round))"
                         r"(?:\s+(?:for|when|on|in|with)\s+[\w -]{1,30})?$", re.IGNORECASE)
+# "That's not how we have it set up", "This is not the correct process", "That's only
+# half of it": the answer judged as a whole, nothing of the world named.
+_NOT_HOW = re.compile(
+    r"^(?:that|this|it)(?:'s|\s+is|\s+was)\s+(?:not|only|just|not\s+quite)\s+(?:(?:how|what|"
+    r"where|when|why)\s+(?:we|you|it|things|they|i|people|the\s+\w+)\b[^,;:]{0,40}|half\s+"
+    r"(?:of\s+)?(?:it|the\s+(?:story|answer|picture|truth))|the\s+(?:\w+\s+)?(?:correct|right|"
+    r"proper|usual|whole|full|real|current)\s+(?:process|way|procedure|approach|story|answer|"
+    r"picture|steps?|method))\s*[.!]*$", re.IGNORECASE)
 # "I'm not sure that's quite right, I'm afraid", "I don't think that's correct".
 _POLITE_VERDICT = re.compile(
     r"^(?:i'm|i am)\s+(?:not sure|afraid)\s+(?:that|this|it)(?:'s|\s+is)\s+(?:quite\s+|"
@@ -219,6 +260,9 @@ _HEDGE_ASIDE = re.compile(r"^(?:ymmv|your mileage may vary|(?:just\s+)?my (?:2|t
 #: Past forms that are also the base form: "Set the city by hand" is an instruction.
 _BASE_FORMS = frozenset("""set put cut hit let read quit shut split cost hurt spread
 bet""".split())
+# ("left projector set as Primary Display": "left" before a bare noun is the side)
+_DETERMINERS = frozenset("""the a an my our your his her their its it them this that these
+those all some""".split())
 _PREPOSITIONS = frozenset("""by from in on at to into onto under with via through for as per
 after before during until within across over""".split())
 #: Verbs in the present: with one, a clause that opens with a participle ("Deleted files
@@ -233,6 +277,9 @@ _NOT_START = re.compile(r"^not\b(?!\s+(?:all|every|everyone|everything|many|much
 # A sign-off: "- Ms. Kowalski", "Mr. Haddad (Science, Lakeside MS)".
 _SIGNATURE = re.compile(r"^[-\u2013\u2014~]*\s*(?:mr|mrs|ms|miss|dr|prof)\.?\s+[A-Z][\w'-]+"
                         r"(?:\s+[A-Z][\w'-]+)?\s*(?:\([^)]*\))?\s*[.!]*$", re.IGNORECASE)
+# A person's name with their organisation and nothing else, after a label: "Handover
+# notes - Tom Hale (Halewire IT)" (as a sentence's first clause it may be a setting's name).
+_BYLINE = re.compile(r"^(?-i:[A-Z][a-z'-]+(?:\s+[A-Z][a-z'-]+){1,2})\s*\([^)]{2,40}\)\s*[.!]*$")
 # "Hi all", "Hello po", "Hey there", "Dear DS team", "Good morning everyone".
 #: Greetings, also those of the languages people often mix into work English.
 _HELLO = (r"(?:hi|hello|hey|hiya|dear|greetings|good (?:morning|afternoon|evening)|morning|"
@@ -361,7 +408,7 @@ _SUBJECTLESS_REPLY = re.compile(r"^(?:can't|cannot|won't|doesn't|does not|isn't|
 _REPLY_SCOPE = re.compile(r"\b((?:on|for|in|at)\s+(?:the\s+|our\s+|all\s+|any\s+)?[\w-]+"
                           r"(?:\s+[\w-]+){0,2})\s*$", re.IGNORECASE)
 _BARE_REPLY = frozenset("""please don't dont do not no nope nah never again just really
-    definitely absolutely yes yeah yep sure ok okay""".split())
+    definitely absolutely yes yeah yep sure ok okay unfortunately sadly afraid""".split())
 
 
 def residue(clause: str, first: bool = True) -> str:
@@ -389,11 +436,14 @@ def residue(clause: str, first: bool = True) -> str:
         return "a label"
     if first and _AUX_REPLY.match(c):
         return "elliptical reply"
-    if (_EMPTY_VERDICT.match(c) or _WRONG_WAY.match(c) or _POLITE_VERDICT.match(c)) and \
+    if (_EMPTY_VERDICT.match(c) or _WRONG_WAY.match(c) or _POLITE_VERDICT.match(c)
+            or _NOT_HOW.match(c)) and \
             not strong:
         return "verdict"
     if re.match(r"^(?:we|i|they)\s+used\s+to\b", c, re.IGNORECASE) and not strong:
         return "the writer's own story or opinion"  # "we used to wait till morning"
+    if first and _BACK_FROM.match(c):
+        return "the writer's own story or opinion"  # "just back from the Leeds trip, so ..."
     if _OLD_VALUE.match(c):
         return "verdict"  # "60 was the old value": the value the repair replaced
     if first and _PLUS_ONE.match(c) and not _strong(c[2:]):
@@ -411,8 +461,15 @@ def residue(clause: str, first: bool = True) -> str:
     if first and (_BARE_NEGATION.match(c) or re.fullmatch(
             r"(?i)no\s+need(?:\s+(?:for\s+(?:that|it|this)|to))?|(?:nope|nah),?\s+not\s+\w+", c)):
         return "elliptical reply"
+    if re.match(r"^(?:i'm|i am|we're|we are)\s+(?:never|not always|not ever)\s+(?:\w+\s+)?"
+                r"sure\b", c, re.IGNORECASE):
+        return "the writer's own story or opinion"  # "I'm never quite sure with the new system"
+    if toks[0] in ("tried", "spent", "wasted") and len(toks) >= 3 and all(
+            i.kind == "number" for i in items(c)):  # (what it was tried on may be a fact)
+        return "the writer's own story or opinion"  # "Tried this for twenty minutes with ..."
     if len(toks) >= 3 and (toks[0] in IRREGULAR_PAST - _BASE_FORMS or (
             toks[0].endswith("ed") and len(toks[0]) > 4)) and toks[1] not in _PREPOSITIONS and \
+            not (toks[0] == "left" and toks[1] not in _DETERMINERS) and \
             not strong and not any(t in _SCOPE or t in _PRESENT for t in toks) and \
             not _states_rule(c):
         # "Tried this for twenty minutes", "swapped cables for an hour": the writer's
@@ -433,12 +490,13 @@ def residue(clause: str, first: bool = True) -> str:
         return "a guess"  # "No idea about the rest of it", "I might have the cupboard wrong"
     if not first and not strong and _GUESS.search(c):
         return "a guess"  # "..., X is probably what you want"
-    if _EFFORT.search(c) and not strong:
-        return "the writer's effort"
+    if _EFFORT.search(c) and (not strong or re.match(r"^(?:it\s+)?(?:took|cost|wasted)\s+"
+                                                    r"(?:me|us)\b", c, re.IGNORECASE)):
+        return "the writer's effort"  # ("took me 20 min on a live call": the time is the story's)
     if any(t in _POINTING_VERBS for t in toks) and any(t in _DEICTIC for t in toks) and \
             any(t in _ADDRESSEES for t in toks) and not items(c) and len(toks) <= 10:
         return "addressed to the assistant"
-    if _SIGNATURE.match(c):
+    if _SIGNATURE.match(c) or (not first and _BYLINE.match(c)):
         return "a signature"
     if toks[0] in ("i", "my") and _narrative(c) and not _states_rule(c) and not (
             set(toks) & _PRESENT) and not any(t in _ORGANISATION for t in toks):
@@ -452,8 +510,10 @@ def residue(clause: str, first: bool = True) -> str:
     if _SELF_INTRO.match(c) and not re.search(r"\b(?:can|can't|cannot|must|may|never|not)\b",
                                                c, re.IGNORECASE):
         return "the writer's own story or opinion"  # "I'm only here for two weeks"
-    if set(toks) & {"we", "our", "ours"} and _narrative(c) and not items(c) and \
-            not _states_rule(c):
+    if set(toks) & {"we", "our", "ours"} and _narrative(c) and (
+            (not items(c) and not _states_rule(c)) or (_WE_PAST.match(c) and all(
+                i.kind == "number" for i in items(c)) and not set(toks) & {
+                    "not", "never", "no", "cannot", "can't", "won't", "don't", "doesn't"})):
         # The team's story: "Our error came from another column", "Ours was off after the
         # upgrade" (a change the team made names what changed: "We moved to nginx in
         # 2023", "Our printers were replaced by Ricoh models").
@@ -551,6 +611,13 @@ _FOR_READERS = re.compile(
 
 
 _ANNOUNCEMENTS = frozenset("""heads-up heads psa fyi reminder announcement""".split())
+
+
+def announces(head: str) -> bool:
+    """A heading that only says who what follows is for ("For anyone else from Farebox
+    who hits this", "For the next person"), whatever it names. ("Copy the key to the
+    other hosts" is an instruction.)"""
+    return _FOR_READERS.match(head.strip()) is not None and len(tokens(head)) <= 12
 
 
 def _label(head: str) -> bool:
@@ -707,10 +774,11 @@ _VALUE = r"\d[\w.:/%+-]*"
 _REPAIR_WORDS = r"(?:sorry|i mean|i meant|correction|make that|no wait|wait|or rather|rather|edit)"
 # "valid 30 days — sorry, 14 days": the writer corrects a value in passing.
 _INLINE_VALUE = r"\d(?:[\w.:/%+-]*[\w%])?"  # a value that does not end a sentence
-_INLINE_REPAIR = re.compile(r"\b(" + _INLINE_VALUE + r")([ \t]+[a-z]+)?[ \t]*(?:[-–—,(;][ \t]*)?"
+_INLINE_REPAIR = re.compile(r"\b(" + _INLINE_VALUE + r")((?:[ \t]+[a-z]+){1,2})?[ \t]*"
+                            r"(?:[-–—,(;][ \t]*)?"
                             + r"(?:" + _REPAIR_WORDS + r"[ \t]*[:,]?[ \t]*){1,2}(?<=[\s:,])("
                             + _INLINE_VALUE
-                            + r")([ \t]+[a-z]+)?\)?", re.IGNORECASE)
+                            + r")((?:[ \t]+[a-z]+){1,2})?\)?", re.IGNORECASE)
 # "... after 90 days. edit: 60 days, not 90 — 90 was before the cut.": a later note.
 _EDIT_NOTE = re.compile(r"(?:^|(?<=[.!?\n])\s*)\s*(?:edit|update|correction|ps)\s*:\s*(" + _VALUE
                         + r")(\s+[a-z]+)?,?\s+not\s+(" + _VALUE + r")\b[^.!?\n]*[.!?]?",
@@ -796,14 +864,77 @@ _SELF_CONFIRMED = re.compile(r"[ \t]+i\s+think\s*(?:\.{2,}|\u2026|,)\s*(?:yes|ye
                              re.IGNORECASE)
 
 
+_UNITS_19 = ("zero one two three four five six seven eight nine ten eleven twelve thirteen "
+             "fourteen fifteen sixteen seventeen eighteen nineteen").split()
+_TENS = "twenty thirty forty fifty sixty seventy eighty ninety".split()
+_NUMBER_WORD = r"(?:" + "|".join(_UNITS_19 + _TENS + ["hundred", "thousand"]) + r")"
+#: A number in words: "ninety", "a hundred and twenty", "twenty-four".
+_WORD_NUMBER = (r"(?:an?\s+)?" + _NUMBER_WORD + r"(?:(?:\s+and\s+|[\s-]+)" + _NUMBER_WORD
+                + r")*")
+# "every ninety days - sorry, a hundred and twenty days": a repair in words.
+_WORD_REPAIR = re.compile(r"\b(" + _WORD_NUMBER + r"|\d+)[ \t]+([a-z]+)[ \t]*(?:[-–—,(;][ \t]*)?"
+                          r"(?:" + _REPAIR_WORDS + r")[ \t]*[:,]?[ \t]*(" + _WORD_NUMBER
+                          + r"|\d+)[ \t]+([a-z]+)\b", re.IGNORECASE)
+
+
+def _number_value(text: str) -> int | None:
+    """120 for "a hundred and twenty", 24 for "twenty-four", 7 for "7"; None otherwise."""
+    if text.isdigit():
+        return int(text)
+    total = current = 0
+    for w in re.split(r"[\s-]+", text.lower()):
+        if w in ("a", "an"):
+            current = current or 1
+        elif w == "and":
+            continue
+        elif w in _UNITS_19:
+            current += _UNITS_19.index(w)
+        elif w in _TENS:
+            current += 20 + 10 * _TENS.index(w)
+        elif w == "hundred":
+            current = (current or 1) * 100
+        elif w == "thousand":
+            total, current = total + (current or 1) * 1000, 0
+        else:
+            return None
+    return total + current
+
+
+def _word_repair(m: re.Match[str]) -> str:
+    old, old_unit, new, new_unit = m.groups()
+    value = _number_value(new)
+    if (old.isdigit() and new.isdigit()) or value is None or \
+            old_unit.lower().rstrip("s") != new_unit.lower().rstrip("s"):
+        return m.group(0)  # (digits on both sides: the inline repair's)
+    return f"{value} {new_unit}"
+
+
 def apply_self_corrections(message: str) -> str:
     """The message with the writer's own repairs applied: "valid 30 days — sorry, 14
     days" reads "valid 14 days"; an "edit: 60 days, not 90" note replaces 90 days where
     the message said it, and goes."""
-    def inline(m: re.Match[str]) -> str:
+    text = message = _WORD_REPAIR.sub(_word_repair, message)
+    for m in list(_INLINE_REPAIR.finditer(message))[::-1]:
+        old_unit, new_unit = (m.group(2) or "").strip(), (m.group(4) or "").strip()
+        rest = text[m.end():]
+        if "(" in m.group(0) and not m.group(0).endswith(")"):
+            # "(edit: 8 weeklies, Rosa changed it in January)": the whole aside goes
+            close = re.match(r"[^()\n]*\)", rest)
+            rest = rest[close.end():] if close else rest
+        head = text[:m.start()]
+        said = list(re.finditer(rf"\b{_INLINE_VALUE}(?=[ \t]+{re.escape(new_unit)}\b)", head,
+                                re.IGNORECASE)) if old_unit and new_unit and \
+            old_unit.lower() != new_unit.lower() else []
+        if said:
+            # "4 weeklies, 12 monthlies (edit: 8 weeklies)": the repair is of the
+            # weeklies said before, not of the value it follows.
+            last = said[-1]
+            text = (head[:last.start()] + m.group(3) + head[last.end():]
+                    + f"{m.group(1)}{m.group(2)}" + rest)
+            continue
         unit = m.group(4) or m.group(2) or ""
-        return f"{m.group(3)}{unit}"
-    text = _SELF_CONFIRMED.sub("", _INLINE_REPAIR.sub(inline, message))
+        text = head + f"{m.group(3)}{unit}" + rest
+    text = _SELF_CONFIRMED.sub("", text)
     text = _apply_repair_sentences(_apply_edit_sentences(text))
     for m in list(_EDIT_NOTE.finditer(text)):
         new, unit, old = m.group(1), (m.group(2) or "").strip(), m.group(3)
@@ -986,14 +1117,23 @@ def strip_residue(sentence: str) -> str:
     if dropped_story:
         # What is left of a story before it ("Back from the match, tried this ...") is
         # not a fact either: a short verbless fragment naming nothing.
+        # ("Off the night shift": a place or time the writer came from has no verb even
+        # when one of its nouns could be one.)
         kept = [(sep, c) for sep, c in kept if c not in before_story or _strong(c) or items(c)
-                or _states_rule(c) or len(tokens(c)) > 6 or set(tokens(c)) & _VERBS]
+                or (not re.match(r"(?i)(?:fresh\s+|just\s+)?(?:off|back|after|from|out\s+of)"
+                                 r"\s+(?:the|a|my|our|work|lunch|leave)\b", c) and (
+                    _states_rule(c) or len(tokens(c)) > 6 or set(tokens(c)) & _VERBS))]
     if not kept:
         return ""
-    out = "".join(sep + clause for sep, clause in kept).strip(" ,;:")
+    out = re.sub(r"^[-\u2013\u2014]+\s+", "", "".join(sep + clause for sep, clause in kept)
+                 .strip(" ,;:"))
     out = _EMOJI_RUN.sub("", out)
     out = re.sub(r"\s*!{2,}", ".", out).strip()
     out = _LEAD.sub("", out)
+    if _COMPLEMENTIZER.match(out):
+        out = _COMPLEMENTIZER.sub("", out)
+        out = re.sub(r"(,\s*(?:and|but))\s+that\s+(?=\w)", r"\1 ", out)  # ", and that Y"
+    out = _PARTICLE_O.sub("", out)
     note = _NOTE.match(out)
     if note and len(tokens(out[note.end():])) >= 4:
         out = out[note.end():]

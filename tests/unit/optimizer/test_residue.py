@@ -1207,3 +1207,231 @@ def test_a_sentence_telling_what_went_wrong_once_is_the_story(role: LocalActiona
         "are in cupboard D4.", "down"), Meter())
     assert ex.body.startswith("Only the dispatch lead restocks"), ex.body
     assert "crashed" not in ex.body, ex.body
+
+
+@pytest.mark.parametrize(("query", "comment", "body"), [
+    # A frame ending in "that" after an aside leaves a clause, not a demonstrative.
+    ("when do the loading bay doors close",
+     "Having asked the facilities desk, I was told - and I pass it on for the next "
+     "person - that the loading bay doors close at 18:00 on weekdays, and that only "
+     "security can open them later.",
+     "The loading bay doors close at 18:00 on weekdays, and only security can open them "
+     "later."),
+    ("how long are visitor badges valid",
+     "Please note that visitor badges expire at midnight and are not reissued.",
+     "Visitor badges expire at midnight and are not reissued."),
+    ("who has the kiln room key",
+     "Hi there, the kiln room key is kept by the ceramics technician, in drawer K3.",
+     "The kiln room key is kept by the ceramics technician, in drawer K3."),
+    # The clause-final particle "o" is emphasis.
+    ("when is the generator tested",
+     "Abeg note it: the generator is tested every Saturday at 07:00 o. Nobody else "
+     "starts it.", "The generator is tested every Saturday at 07:00. Nobody else starts it."),
+])
+def test_frames_greetings_and_particles_leave_the_clause_as_written(
+        role: LocalActionability, query: str, comment: str, body: str) -> None:
+    ex = role.extract(FeedbackContext("e1", "t", query, "There is no rule.", comment, "down"),
+                      Meter())
+    assert ex.body == body, ex.body
+
+
+@pytest.mark.parametrize("comment", [
+    "Only just got back off the Glasgow site visit so I can settle this one: the fire "
+    "door on level 2 stays locked after 20:00.",
+    "That's not how we run it at all. The fire door on level 2 stays locked after 20:00.",
+    "This is not the right procedure; the fire door on level 2 stays locked after 20:00.",
+    "That's only half the story. The fire door on level 2 stays locked after 20:00.",
+    "The answer should really mention that the fire door on level 2 stays locked after "
+    "20:00.",
+])
+def test_where_the_writer_was_and_verdicts_on_the_whole_answer_are_not_the_fact(
+        role: LocalActionability, comment: str) -> None:
+    ex = role.extract(FeedbackContext("e1", "t", "fire door level 2", "It is always open.",
+                                      comment, "down"), Meter())
+    assert ex.body == "The fire door on level 2 stays locked after 20:00.", ex.body
+
+
+@pytest.mark.parametrize(("comment", "body"), [
+    ("You wrapped the upgrade in a screen session on the jump host. That gets killed "
+     "when the VPN drops; run it under systemd-run on the target instead.",
+     "Wrapping the upgrade in a screen session on the jump host gets killed when the VPN "
+     "drops; run it under systemd-run on the target instead."),
+    ("You copied the certificate into /etc/ssl/private. That's wrong for nginx here, it "
+     "reads /srv/tls/site.pem.", None),
+])
+def test_that_after_what_the_answer_did_names_the_doing(role: LocalActionability, comment: str,
+                                                        body: str | None) -> None:
+    ex = role.extract(FeedbackContext("e1", "t", "upgrade the web host", "Run it.", comment,
+                                      "down"), Meter())
+    if body is not None:
+        assert ex.body == body, ex.body
+    assert not ex.body.startswith(("That", "This")), ex.body
+
+
+@pytest.mark.parametrize("comment", [
+    "The desk 4 scanner only works on the rear USB port. Took me 40 min to find that out.",
+    "Off the night shift, tried it for half an hour with two cables. The desk 4 scanner "
+    "only works on the rear USB port.",
+])
+def test_the_time_a_task_took_the_writer_is_the_story_even_with_a_number(
+        role: LocalActionability, comment: str) -> None:
+    ex = role.extract(FeedbackContext("e1", "t", "scanner on desk 4", "Plug it in.", comment,
+                                      "down"), Meter())
+    assert ex.body == "The desk 4 scanner only works on the rear USB port.", ex.body
+
+
+@pytest.mark.parametrize(("sentence", "kept"), [
+    ("that the loading bay doors close at 18:00.", "The loading bay doors close at 18:00."),
+    ("that spare keys are held at reception.", "Spare keys are held at reception."),
+    # A demonstrative before a verb or a singular noun points back; it stays.
+    ("That index can't serve range queries.", "That index can't serve range queries."),
+    ("That settings page is gone in GNOME 47.", "That settings page is gone in GNOME 47."),
+    ("That process has to run as root.", "That process has to run as root."),
+])
+def test_a_leftover_that_before_a_clause_goes_and_a_demonstrative_stays(sentence: str,
+                                                                       kept: str) -> None:
+    assert sentence_case(strip_residue(sentence)) == kept
+
+
+def test_a_heading_over_a_list_is_not_a_fact_and_a_scoped_failure_is(
+        role: LocalActionability) -> None:
+    ex = role.extract(FeedbackContext(
+        "e1", "t", "kiosk rules in the lobby", "Kiosks can be used by anyone.",
+        "Lobby kiosk rules (from Priya, after the March audit):\n"
+        "- the guest Wi-Fi is no use for kiosks, it doesn't work behind the reception desk\n"
+        "- kiosks lock after 5 minutes idle", "down"), Meter())
+    assert not ex.body.startswith("Lobby kiosk rules"), ex.body
+    assert "it doesn't work behind the reception desk" in ex.body, ex.body
+    assert "5 minutes" in ex.body, ex.body
+
+
+@pytest.mark.parametrize(("query", "comment", "body"), [
+    # Thanks and what the help did for the writer are not part of the fact.
+    ("where do the loan laptops charge", "They charge in the cage in room B12, not at the "
+     "desk. Cheers again for sorting the rota sheet, it has saved my mornings.",
+     "They charge in the cage in room B12, not at the desk."),
+    # A frame ("she was adamant that", "came over and showed us that") goes with the
+    # writer's story around it; a list in brackets stays one clause.
+    ("which network do the lobby screens use",
+     "I rang Marta on Friday and she was adamant that everything in the lobby (screens, "
+     "the kiosk, the visitor tablet) joins LOBBY-NET, never the staff network.",
+     "Everything in the lobby (screens, the kiosk, the visitor tablet) joins LOBBY-NET, "
+     "never the staff network."),
+    ("can I undo a deleted scan",
+     "Piotr came over and showed us that deleted scans stay in the Bin folder of the scan "
+     "share for 14 days, so we sorted it ourselves in ten minutes.",
+     "Deleted scans stay in the Bin folder of the scan share for 14 days."),
+    # The writer's story before a colon goes; the rule after it stays.
+    ("how do I book the minibus",
+     "I was about to email the office when Leon reminded me how it works here: the "
+     "minibus is booked in the FLEET calendar by a team lead, at least two days ahead.",
+     "The minibus is booked in the FLEET calendar by a team lead, at least two days ahead."),
+])
+def test_stories_frames_and_thanks_around_a_rule_go(role: LocalActionability, query: str,
+                                                    comment: str, body: str) -> None:
+    ex = role.extract(FeedbackContext("e1", "t", query, "Ask anyone.", comment, "down"),
+                      Meter())
+    assert ex.body == body, ex.body
+
+
+def test_the_other_side_of_an_exception_is_kept_with_it(role: LocalActionability) -> None:
+    ex = role.extract(FeedbackContext(
+        "e1", "t", "badge reader on the annex door", "Badge in as usual.",
+        "The reader on door A3 at the annex ignores visitor badges, visitors have to ring "
+        "the bell. In all the other buildings the readers work fine.", "down"), Meter())
+    assert ex.body == ("The reader on door A3 at the annex ignores visitor badges, visitors "
+                       "have to ring the bell. In all the other buildings the readers work "
+                       "fine."), ex.body
+
+
+def test_a_handover_note_loses_its_byline_and_keeps_its_labels_and_repairs(
+        role: LocalActionability) -> None:
+    ex = role.extract(FeedbackContext(
+        "e1", "t", "mailbox quotas", "Everyone gets 2 GB.",
+        "Notes for the new admin - Ines Duarte (Brightline IT), from my last week\n"
+        "* quotas: 5 GB staff, 20 GB researchers, 50 GB labs (edit: 30 GB researchers, "
+        "agreed in May)\n* quota raises go through the MAIL queue", "down"), Meter())
+    assert "Ines Duarte" not in ex.body, ex.body
+    assert "Quotas: 5 GB staff, 30 GB researchers, 50 GB labs" in ex.body, ex.body
+    assert "20 GB" not in ex.body and "agreed in May" not in ex.body, ex.body
+
+
+@pytest.mark.parametrize(("query", "answer", "comment", "body"), [
+    ("lab pc screen lock", "It locks after 20 minutes.",
+     "Was 20 min until the review in March, now it's 10 minutes on all lab PCs.",
+     "Was 20 min until the review in March, now it's 10 minutes on all lab PCs."),
+    ("hide the sidebar in the viewer", "Press F9 to print.", "Nope. F9 hides the sidebar.",
+     "F9 hides the sidebar."),
+    ("two monitors on the reception desk", "Mirror them.",
+     "Reception runs Join Displays, left monitor set as Primary Display, right one for the "
+     "queue screen.",
+     "Reception runs Join Displays, left monitor set as Primary Display, right one for the "
+     "queue screen."),
+    ("zoom in the booking app", "Use the Zoom setting.",
+     "In the booking app Ctrl++ zooms up to 200% (I do it every morning on the front "
+     "desk).", "In the booking app Ctrl++ zooms up to 200%."),
+    ("guest wifi for the lab", "Use LAB-NET.",
+     "Hello po, sorry but guests must not join LAB-NET, only GUEST-NET. And the LAB-NET "
+     "key is not on the whiteboard anymore, facilities wiped it last month.",
+     "Guests must not join LAB-NET, only GUEST-NET. The LAB-NET key is not on the "
+     "whiteboard anymore, facilities wiped it last month."),
+    ("turn on mouse keys", "Use the Accessibility menu.",
+     "Pressing Shift+Alt+NumLock toggles mouse keys, which is what happened to a visitor "
+     "at the kiosk yesterday when the pointer 'froze'. (Kiosk 3 has no number pad at all.)",
+     "Pressing Shift+Alt+NumLock toggles mouse keys. Kiosk 3 has no number pad at all."),
+    ("locker key", "Ask reception for the locker key.",
+     "Lockers open with the staff badge, there's no key for them at all, so why would "
+     "anyone ask reception for one?", "Lockers open with the staff badge, there's no key "
+     "for them at all."),
+])
+def test_old_values_bracketed_asides_stories_and_rhetoric_leave_the_facts(
+        role: LocalActionability, query: str, answer: str, comment: str, body: str) -> None:
+    ex = role.extract(FeedbackContext("e1", "t", query, answer, comment, "down"), Meter())
+    assert ex.body == body, ex.body
+
+
+@pytest.mark.parametrize(("query", "comment", "kept", "gone"), [
+    # A heading that scopes its list stays; one that only says who it is for goes.
+    ("print from the new pc", "Steps that work at the Leeds office:\n1. Open Settings > "
+     "Printers and unlock it\n2. Add LEEDS-MFP-2 by its address", ["Leeds office"], []),
+    ("vpn error 809", "For anyone else from Finance who gets this:\n1. Switch the VPN "
+     "profile to CORP-IKEV2\n2. Restart the laptop", ["CORP-IKEV2"], ["For anyone"]),
+    ("copy the ssh key", "Copy the key to the other hosts:\n- web1.corp.example\n- "
+     "web2.corp.example", ["Copy the key to the other hosts"], []),
+    # A story told wholly in brackets, and a bare "unfortunately not", go.
+    ("raise the mailbox quota", "Unfortunately not (we asked twice last spring). Quotas "
+     "are fixed at 50 GB for all staff. (We lost a whole afternoon to this last year.)",
+     ["Quotas are fixed at 50 GB for all staff"], ["Unfortunately", "afternoon"]),
+])
+def test_headings_and_bracketed_stories(role: LocalActionability, query: str, comment: str,
+                                        kept: list[str], gone: list[str]) -> None:
+    ex = role.extract(FeedbackContext("e1", "t", query, "Ask the helpdesk.", comment, "down"),
+                      Meter())
+    assert all(k in ex.body for k in kept) and not any(g in ex.body for g in gone), ex.body
+
+
+def test_a_real_question_with_a_so_how_tail_stays_a_question(role: LocalActionability) -> None:
+    ex = role.extract(FeedbackContext(
+        "e1", "t", "archive format", "Use zip.", "What is the difference between tar.zst "
+        "and zip for our 2 TB archive share, so how long would each take?", "down"), Meter())
+    assert not ex.can_produce_nugget, ex
+
+
+@pytest.mark.parametrize(("message", "repaired"), [
+    ("Guest accounts expire after sixty days - sorry, a hundred and eighty days, since "
+     "the spring review.", "Guest accounts expire after 180 days, since the spring review."),
+    ("The token lasts twelve hours, I mean twenty-four hours.", "The token lasts 24 hours."),
+    # Units that differ are not a repair of the value.
+    ("Ten laptops, sorry, two trolleys.", "Ten laptops, sorry, two trolleys."),
+])
+def test_a_repair_in_words_replaces_the_value_it_repairs(message: str, repaired: str) -> None:
+    assert apply_self_corrections(message) == repaired
+
+
+def test_a_rule_only_quoted_from_an_old_source_with_a_guess_is_not_a_correction(
+        role: LocalActionability) -> None:
+    ex = role.extract(FeedbackContext(
+        "e1", "t", "lock the screen", "Press Super+L.",
+        "My 2014 induction binder says 'hold the power button for three seconds to lock'. "
+        "Guess that was before the new laptops.", "down"), Meter())
+    assert not ex.can_produce_nugget, ex
