@@ -8,6 +8,7 @@ import json
 from dataclasses import replace
 from functools import partial
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -16,7 +17,7 @@ from nuggetflow.settings import Settings
 from optimizer.accounting import Meter
 from optimizer.evaluation import Benchmark, read_cases, run_benchmark, shipped_benchmarks
 from optimizer.report import write_report
-from optimizer.roles import Roles
+from optimizer.roles import ActionabilityRole, Roles
 from optimizer.types import Extraction, FeedbackContext
 from query.index import NuggetIndex
 
@@ -137,16 +138,22 @@ class TemplateWriter:
                           subject="x", predicate="value", object="this")
 
 
-async def test_the_checks_fail_a_nugget_with_template_text_and_a_stale_title(
-        bench: Benchmark, tmp_path: Path) -> None:
+async def _run_with(bench: Benchmark, tmp_path: Path,
+                    extractor: ActionabilityRole) -> dict[str, Any]:
+    """Variant E of ``bench`` with the configured roles, ``extractor`` as actionability."""
     settings = Settings.from_env({})
 
     def stand_in(index: NuggetIndex) -> Roles:
-        return replace(make_roles_for(settings, index), actionability=TemplateWriter())
+        return replace(make_roles_for(settings, index), actionability=extractor)
 
-    f = await run_benchmark(bench, settings, workdir=tmp_path / "work", runs=1,
-                            variants=["E"], open_index=partial(scratch_index, settings),
-                            make_roles=stand_in)
+    return await run_benchmark(bench, settings, workdir=tmp_path / "work", runs=1,
+                               variants=["E"], open_index=partial(scratch_index, settings),
+                               make_roles=stand_in)
+
+
+async def test_the_checks_fail_a_nugget_with_template_text_and_a_stale_title(
+        bench: Benchmark, tmp_path: Path) -> None:
+    f = await _run_with(bench, tmp_path, TemplateWriter())
     assert f["unsupported_text_rate"] == 1.0
     assert f["stale_claim_rate"] == 0.5  # the wifi title states LibraryGuest
     assert f["fact_recall"] < 1.0
@@ -171,14 +178,7 @@ class Transcriber:
 
 async def test_the_checks_see_the_writers_story_in_a_published_body(
         bench: Benchmark, tmp_path: Path) -> None:
-    settings = Settings.from_env({})
-
-    def stand_in(index: NuggetIndex) -> Roles:
-        return replace(make_roles_for(settings, index), actionability=Transcriber())
-
-    f = await run_benchmark(bench, settings, workdir=tmp_path / "work", runs=1,
-                            variants=["E"], open_index=partial(scratch_index, settings),
-                            make_roles=stand_in)
+    f = await _run_with(bench, tmp_path, Transcriber())
     assert f["conversational_text_rate"] == 0.5  # t1 only: t2's message is all fact
     talk = {e["case"]: e["conversational"] for e in f["nuggets_appendix"]}
     assert talk["t2"] == [] and len(talk["t1"]) == 1
