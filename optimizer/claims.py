@@ -522,9 +522,12 @@ and or but so my our your this that""".split())
 #: Chat shorthand written out ("w/ no input", "b/c of shared use", "pls").
 SHORTHAND = {"w/": "with", "w/o": "without", "b/c": "because", "pls": "please",
              "plz": "please", "ppl": "people", "thx": "thanks", "atm": "at the moment",
-             "cuz": "because", "tho": "though", "abt": "about"}
-_SHORTHAND = re.compile(r"(?<![\w/.-])(?:w/o|w/|b/c|pls|plz|ppl|thx|atm|cuz|tho|abt)"
-                        r"(?![\w/.-])", re.IGNORECASE)
+             "cuz": "because", "tho": "though", "abt": "about", "u": "you", "ur": "your"}
+# ("u" and "ur" only between words, in lower case: "ps -u root", "chmod u+x", "press u"
+# stay)
+_SHORTHAND = re.compile(r"(?<![\w/.-])(?:(?i:w/o|w/|b/c|pls|plz|ppl|thx|atm|cuz|tho|abt)|"
+                        r"(?<=\s)(?<!press )(?<!type )(?<!hit )(?<!key )(?:u|ur)(?=\s+[a-z]))"
+                        r"(?![\w/.+=-])")
 #: Words shouted in capitals that read the same in lower case ("DO NOT", "DISABLED",
 #: "STOP"); two-letter words that are also acronyms (IT, US, OR, ON, ID) stay.
 _SHOUTED = re.compile(r"\b[A-Z]{2,}(?:'[A-Z]+)?\b(?:\s+\b[A-Z]{2,}(?:'[A-Z]+)?\b)*")

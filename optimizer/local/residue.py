@@ -158,6 +158,9 @@ _FRAME = re.compile(
     r"\s*(?:(?:though|however|also)\s*,\s*)?(?:that\s+)?(?=\S)|"
     r"^(?:i|we)\s+(?:heard|learned|learnt|found out|noticed|realised|realized|checked)\s+"
     r"that\s+|^(?:it\s+)?turns out\s+(?:that\s+)?|"
+    # "I add also that X", "We'd stress that X" (without a modal too)
+    r"^(?:i|we)\s+(?:also\s+)?(?:add|note|stress|mention|point out)\s+(?:also\s+)?"
+    r"(?:that\s+)?(?=\S)|"
     # Memo and letter frames: "Please be advised that X", "It has been decided that X",
     # "I am writing to let you know that X", "..., but I thought you ought to know that X".
     r"^kindly\s+note\s+(?:that\s*,?\s*)?(?=\S)|"

@@ -169,6 +169,9 @@ def test_a_rewrite_is_the_answers_only_when_pointed_at() -> None:
     # chat shorthand, but not inside paths or identifiers
     ("restart it w/o the flag b/c it hangs, pls check /srv/w/x",
      "restart it without the flag because it hangs, please check /srv/w/x"),
+    # text-speak "u" / "ur" between words, but not a key, an option or a mode
+    ("on the night shift u need ur badge, press u to undo, ps -u root, chmod u+x run.sh",
+     "on the night shift you need your badge, press u to undo, ps -u root, chmod u+x run.sh"),
     # shouting: the words go to lower case, acronyms stay
     ("You MUST NOT print ward lists, it is FORBIDDEN. Ask IT or HR.",
      "You must not print ward lists, it is forbidden. Ask IT or HR."),
