@@ -270,7 +270,13 @@ def is_question(sentence: str) -> bool:
     """A question: ends with "?" or opens like one (interrogative word, or an auxiliary
     followed by its subject: "Does this also work ...")."""
     s = strip_discourse(sentence).strip()
-    if s.rstrip(" \"'”’)").endswith("?") or _WONDER.match(s):
+    if s.rstrip(" \"'”’)").endswith("?") and not (
+            re.search(r"\?\s*[?!]+[\"'”’)]*\s*$", s) and not (
+                _INTERROGATIVE.match(s) or _YESNO.match(s) or _AUX_QUESTION.match(s)
+                or re.search(r"\b(?:why|how|what|where|when|who|which)\W*[?!]+\W*$", s,
+                             re.IGNORECASE))):
+        return True  # ("there's no openvpn anymore??": a statement, astonished)
+    if _WONDER.match(s):
         return True
     if _YESNO.match(s) and len(s.split()) <= 14 and not (
             s.endswith(".") and re.search(r"\b(?:until|till|since|ago|before)\b", s)):
@@ -523,6 +529,9 @@ and or but so my our your this that""".split())
 SHORTHAND = {"w/": "with", "w/o": "without", "b/c": "because", "pls": "please",
              "plz": "please", "ppl": "people", "thx": "thanks", "atm": "at the moment",
              "cuz": "because", "tho": "though", "abt": "about", "u": "you", "ur": "your"}
+#: After "ur", words that make it "you're": "till ur on a job", "ur not allowed".
+_YOU_ARE_NEXT = frozenset("""on in at not going done off out away back here there the a an
+allowed supposed meant welcome right wrong""".split())
 # ("u" and "ur" only between words, in lower case: "ps -u root", "chmod u+x", "press u"
 # stay)
 _SHORTHAND = re.compile(r"(?<![\w/.-])(?:(?i:w/o|w/|b/c|pls|plz|ppl|thx|atm|cuz|tho|abt)|"
@@ -595,6 +604,15 @@ def _filler(m: re.Match[str]) -> str:
     return " " if before and after and m.string[m.start() - 1] != "\n" else ""
 
 
+def _expand(m: re.Match[str], text: str) -> str:
+    word = m.group(0).lower()
+    if word == "ur":
+        after = text[m.end():].split(None, 1)
+        if after and (after[0].lower() in _YOU_ARE_NEXT or after[0].lower().endswith("ing")):
+            return "you're"
+    return SHORTHAND[word]
+
+
 def plain_voice(text: str) -> str:
     """A chatty, dictated or shouted message read as written English: fillers ("um",
     "uh", "okay so ... so yeah") go (between two clauses, one stands for a comma), chat
@@ -604,7 +622,7 @@ def plain_voice(text: str) -> str:
     restored."""
     text = _FILLER.sub(_filler, text)
     text = _FILLER_EDGES.sub("", text)
-    text = _SHORTHAND.sub(lambda m: SHORTHAND[m.group(0).lower()], text)
+    text = _SHORTHAND.sub(lambda m: _expand(m, text), text)
     text = "\n".join(_unshout_line(line) for line in text.split("\n"))
     return restore_contractions(re.sub(r"(?<=\S)[ \t]{2,}(?=\S)", " ", text))
 
@@ -835,11 +853,16 @@ _GROUPED_KEY = re.compile(r"\b(?=[A-Z0-9-]*\d)(?=[A-Z0-9-]*[A-Z])[A-Z0-9]{4,}"
 _BASE64_KEY = re.compile(r"(?<![\w+/])(?=(?:[A-Za-z0-9+/]*\d){2})(?=(?:[A-Za-z0-9+/]*[A-Z]){2})"
                          r"(?=[A-Za-z0-9+/]*[a-z])[A-Za-z0-9+/]{32,}={0,2}(?![\w+/])")
 # A password file line, host:port:database:user:password (.pgpass and the like).
+#: "RESTIC_PASSWORD=Gr1stMill-0x77", "PGPASSWORD='...'", "API_TOKEN: ...": a secret set as a
+#: variable.
+_ENV_SECRET = re.compile(r"\b[A-Z][A-Z0-9_]*(?:PASSWORD|PASSWD|PASSPHRASE|SECRET|TOKEN|API_?KEY)"
+                         r"[A-Z0-9_]*\s*[=:]\s*[\"']?([^\s\"']{4,})")
 _PGPASS_LINE = re.compile(r"\b[\w.-]+:(?:\d{2,5}|\*):[\w*.-]+:[\w.-]+:\S+")
 # A password-shaped word: eight or more characters with lower and upper case letters,
 # digits and a symbol ("N3bula#Feather2024"); no identifier, path or address mixes all four.
-_PASSWORD_LIKE = re.compile(r"(?=\S*[a-z])(?=\S*[A-Z])(?=\S*\d)(?=\S*[#$%&!*^~?])"
-                            r"[^\s/.@]{8,}")
+# ("Brackw@ter!Spring26" too: an address has a dot, a password need not)
+_PASSWORD_LIKE = re.compile(r"(?=\S*[a-z])(?=\S*[A-Z])(?=\S*\d)(?=\S*[#$%&!*^~?@])"
+                            r"[^\s/.]{8,}")
 
 # A long run of letters and digits mixed (API keys, tokens, hashes pasted by mistake).
 # ("glsa_Lf9kQ2vXr7TzM1pWc8sNd3Hy_4b7e9a21": a prefix and a checksum around the run)
@@ -872,6 +895,10 @@ def addressed_to_system(text: str) -> str:
         return "a secret value (one-time or backup codes)"
     if _GROUPED_KEY.search(text) or _DIGIT_GROUPS.search(text):
         return "a secret value (a key or token)"
+    for m in _ENV_SECRET.finditer(text):
+        if not re.fullmatch(r"(?:~|\.{1,2})?/\S*|\$\{?\w+\}?|<[^>]*>|\*+|x+|\.\.\.|changeme",
+                            m.group(1), re.IGNORECASE):
+            return "a secret value (a credentials variable)"
     if _BASE64_KEY.search(text) or _PGPASS_LINE.search(text) or any(
             _PASSWORD_LIKE.fullmatch(part) for part in re.split(r"[\s:;,=()\[\]\"'`]+", text)):
         return "a secret value (a key, password or credentials line)"
@@ -883,6 +910,9 @@ def addressed_to_system(text: str) -> str:
             return "a secret value (a key or token)"
     for m in _SECRET.finditer(text):
         value = m.group(0).split()[-1].strip("\"'“‘`:=.!?)").lower()
+        raw = m.group(0).split()[-1].strip("\"'“‘`:=.!?)").split("=", 1)[-1]
+        if re.fullmatch(r"[A-Z][A-Z0-9-]{1,7}", raw) and sum(c.isalpha() for c in raw) >= 2:
+            continue  # "the stored password is SCRAM" / "MD5": a scheme's name, not a secret
         value = value.split("=", 1)[-1]  # "credentials=/etc/smb-credentials"
         if re.match(r"(?:~|\.{1,2})?/[\w.-]+/|\$\{?[a-z_]+\}?$", value):
             continue  # where the secret is kept, or a variable holding it, is no secret

@@ -335,10 +335,17 @@ def stale_claims(title: str, body: str, answer: str, facts: Sequence[str],
         # ("That's not Night Light, Night Light changes colour") is a contrast.
         negated_here = {k for it, hit in found if hit and is_negated(part, it) for k in hit}
         for it, hit in found:
-            if hit and not is_negated(part, it):
+            if hit and not is_negated(part, it) and not _moved_from(part, it):
                 out |= {k for k in hit - negated_here
                         if embed is None or _restates(part, k, claims, embed)}
     return sorted(out)
+
+
+def _moved_from(sentence: str, item: Item) -> bool:
+    """"moved the dump from /etc/cron.d/x to x.timer": the value it moved from is the old
+    one, named as such."""
+    return bool(re.search(r"\bfrom\s+$", sentence[:item.start], re.IGNORECASE)
+                and re.match(r"\s+(?:to|into|onto)\s+\S", sentence[item.end:], re.IGNORECASE))
 
 
 def _restates(sentence: str, key: str, answer_sentences: Sequence[str], embed: Embed) -> bool:

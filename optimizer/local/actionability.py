@@ -157,7 +157,10 @@ _POLITE = (r"(?!\s+(?:that|this|it|the answer|your answer)(?:'s|\s+is|\s+was)?\s
 #: Hedges: a sentence that guesses is not a fact to publish.
 _HEDGE = re.compile(r"^guess\b|\b(?:maybe|perhaps|probably|possibly|i think|i guess|i believe|"
                     r"i suppose|"
-                    r"not (?:100% )?sure" + _POLITE + r"|no idea|might be|could be|seems? to|"
+                    r"not (?:100% )?sure" + _POLITE + r"|no idea|"
+                    # ("could be recovered from the totals": a passive, not a guess)
+                    r"(?:might|could) be(?!\s+(?:\w+ed|\w+en|done|made|seen|set|kept|put)\b)|"
+                    r"seems? to|"
                     r"apparently|"
                     r"afaik|iirc|i'm not certain|might be mixing|i may be wrong|don't quote me)\b",
     re.IGNORECASE)
@@ -232,7 +235,8 @@ _MENTAL = re.compile(
 # ("afaik", "iirc" hedge only the sentence they stand in: see _HEDGE.)
 _UNSURE = re.compile(r"^guess\b|\b(?:not (?:100% |entirely |totally )?sure" + _POLITE + r"|no idea"
                      r"(?!\s+about\s+(?:the\s+)?(?:rest|others?|other\s+\w+))|"
-                     r"might be mixing|"
+                     r"might be mixing|haven't (?:checked|verified|tested|tried)|have not "
+                     r"(?:checked|verified|tested)|not (?:checked|verified)|unverified|"
                      r"may be (?:wrong|mixing)|might be wrong|don't quote me|something like|"
                      r"or something)\b", re.IGNORECASE)
 #: What a doubt is about, when it says so: "don't quote me on the colours", "not sure
@@ -273,6 +277,15 @@ _VOUCHED = re.compile(r"\b(?:(?:actually|personally|just|definitely|myself)\s+(?
                       r"(?:definite|certain|sure)\b|this\s+one\s+i\s+(?:actually\s+)?"
                       r"(?:checked|know|tested)|(?:yes it is|yep it is),?\s+just\s+looked)",
                       re.IGNORECASE)
+def _vouched(text: str) -> bool:
+    """The writer vouches for a fact ("checked it myself"), not "haven't checked it
+    myself"."""
+    return any(not re.search(r"\b(?:haven't|have not|hasn't|didn't|did not|not|never)\s+"
+                             r"(?:\w+\s+)?$", text[max(0, m.start() - 20):m.start()],
+                             re.IGNORECASE)
+               for m in _VOUCHED.finditer(text))
+
+
 #: "I must correct this answer, as it misrepresents ...": a note about correcting.
 _CORRECTING = re.compile(r"^(?:i|we)\s+(?:must|have to|need to|should|would like to|wish to|"
                          r"feel obliged to)\s+(?:\w+ly\s+)?(?:correct|amend|challenge|dispute)\s+"
@@ -308,6 +321,9 @@ _TO_COLLEAGUE = re.compile(r"^@(?!(?:here|channel|everyone|all)\b)[\w.-]+", re.I
 #: The assistant as the subject: "the bot could at least pretend", "one might have hoped
 #: the assistant would know".
 _ASSISTANT_SUBJECT = re.compile(
+    # "Please make the assistant stop telling people that ..."
+    r"\b(?:make|get|have|tell)\s+(?:the|this|your)\s+(?:bot|assistant|chatbot|ai|model)\s+"
+    r"(?:stop|quit|say|tell|mention)\b|"
     r"\b(?:the|this|your|our)\s+(?:bot|assistant|chatbot|ai|tool|model)\s+(?:could|should|"
     r"would|might|must|needs?|has to|ought|is|was|keeps|doesn't|does not|can't|cannot|told|"
     r"said|says|suggested|wrote|gave)\b",
@@ -436,6 +452,8 @@ _INCIDENT = re.compile(r"\b(?:froze|crashed|died|broke|hung|went down|went dark|
 #: The writer's plan or wait ("I'm presenting to 40 families", "still waiting to hear
 #: back").
 _PLAN = re.compile(r"^(?:i'm|i am)\s+(?:\w+ly\s+)?\w+ing\b|"
+                   # "Planning to reinstall my laptop once it's out" (the writer's, unsaid)
+                   r"^(?:planning|hoping|thinking of|meaning|going)\s+to\s+\w+\s+(?:my|our)\b|"
                    # "We're thinking of upgrading the booth PC in August" (not "We're
                    # running Debian 12": a fact about the organisation)
                    r"^(?:we're|we are|we were)\s+(?:\w+ly\s+)?(?:thinking (?:of|about)|"
@@ -610,7 +628,7 @@ class LocalActionability:
         # vouches for X, the doubt is about the rest)
         hedged = any(_UNSURE.search(v.text) and not _doubt_elsewhere(
             v.text, [o.text for _, o in views if o is not v]) for _, v in views) and \
-            not _VOUCHED.search(text)
+            not _vouched(text)
         # A message that opens by asking for another form of answer ("Could you put this
         # in a table next time?") goes on describing that form, not the world.
         form_request = bool(views) and kinds[0] in ("question", "meta") and bool(
@@ -641,7 +659,8 @@ class LocalActionability:
             elif k == "claim" and form_request and not (v.firm_modal or _strict_policy(v)):
                 k = "meta"  # "... in a table next time? setting | value | where it's set."
             elif k == "claim" and hedged and (not (v.firm_modal or _strict_policy(v)) or
-                                              _quoted_rule(v.text)):
+                                              _quoted_rule(v.text) or
+                                              bool(_SOURCE_SAYS.match(v.text))):
                 # "Something like B-Hall-something... not sure though"; and a rule the
                 # writer only quotes ('the old wiki: "always use exclusive mode"') is as
                 # firm as the writer's doubt about it ("no idea if anyone still does that")
@@ -783,7 +802,7 @@ class LocalActionability:
         if (_DOUBT.search(v.text) or (_HEDGE.search(v.text) and not any(
                 not _HEDGE.search(p) and len(tokens(p)) >= 3 and not past_tense(p)
                 and any(i.kind in STRONG_KINDS for i in items(p))
-                for p in re.split(r",\s+|;\s+", v.text)))) and not _VOUCHED.search(v.text):
+                for p in re.split(r",\s+|;\s+", v.text)))) and not _vouched(v.text):
             # A guess is not a fact to publish; a hedge holds for its own clause only
             # ("X is probably what you want, analyst_ro already has work_mem 256MB"), and
             # not where the writer vouches for the fact ("I think... yes it is, just looked").
@@ -820,6 +839,8 @@ class LocalActionability:
                 not (_BLANKET.search(v.text) or v.negation):
             # ("X don't query Y" reads: a negated verb is English however terse)
             return "chatter"  # no English function word: not a sentence we can read
+        if _foreign(v.text):
+            return "chatter"  # "Mein Englisch ist für technische Sachen nicht so gut."
         novel = novel_items([*v.strong, *v.names], ctx.answer)
         new_words = content_stems(v.text) - content_stems(ctx.answer) - _GENERIC
         firm = v.firm_modal or v.policy or v.negation or bool(_SCOPED_CONTRAST.match(v.text))
@@ -1099,6 +1120,26 @@ _OBJECT_START = frozenset("it them the a an this that these those you your my ou
 
 
 _QUOTATION = re.compile(r"[\"“]([^\"”\n]{12,})[\"”]|‘([^’\n]{12,})’|(?<!\w)'([^'\n]{12,})'(?!\w)")
+
+
+#: A rule told as what an old document says: "An old Confluence page from 2019 says X",
+#: "A Stack Overflow answer from 2013 says X".
+_SOURCE_SAYS = re.compile(
+    r"^(?:an?\s+|the\s+|my\s+|our\s+|some\s+)?(?:old\s+|older\s+|outdated\s+|archived\s+)?"
+    r"(?:[\w-]+\s+){0,3}?(?:page|wiki|answer|post|article|thread|doc|document|handbook|binder|"
+    r"manual|guide|blog|forum|tutorial|notes?|slides?)\s+(?:(?:from|dated|of)\s+\S+\s+)?"
+    r"(?:says|said|claims|claimed|states|stated|suggests|recommends)\b", re.IGNORECASE)
+
+
+def _foreign(text: str) -> bool:
+    """Written in another language: most of its words (values aside) are not English."""
+    words = tokens(_without_items(text))
+    if len(words) < 6:
+        return False
+    # (English of six words or more has function words; headline English has English words)
+    function = sum(1 for w in words if w in STOPWORDS)
+    english = sum(1 for w in words if english_word(w))
+    return function <= 1 and english <= 0.6 * len(words)
 
 
 def _quoted_rule(text: str) -> bool:

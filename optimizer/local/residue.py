@@ -467,6 +467,8 @@ def residue(clause: str, first: bool = True) -> str:
     if re.match(r"^(?:i'm|i am|we're|we are)\s+(?:never|not always|not ever)\s+(?:\w+\s+)?"
                 r"sure\b", c, re.IGNORECASE):
         return "the writer's own story or opinion"  # "I'm never quite sure with the new system"
+    if toks[:2] == ["had", "to"] and len(toks) >= 4 and not items(c):
+        return "the writer's own story or opinion"  # "had to ring tomasz from the court steps"
     if toks[0] in ("tried", "spent", "wasted") and len(toks) >= 3 and all(
             i.kind == "number" for i in items(c)):  # (what it was tried on may be a fact)
         return "the writer's own story or opinion"  # "Tried this for twenty minutes with ..."
@@ -1131,7 +1133,7 @@ def strip_residue(sentence: str) -> str:
     out = re.sub(r"^[-\u2013\u2014]+\s+", "", "".join(sep + clause for sep, clause in kept)
                  .strip(" ,;:"))
     out = _EMOJI_RUN.sub("", out)
-    out = re.sub(r"\s*!{2,}", ".", out).strip()
+    out = re.sub(r"\s*(?:!{2,}|\?{2,}[!?]*)", ".", out).strip()  # ("... anymore??": a statement)
     out = _LEAD.sub("", out)
     if _COMPLEMENTIZER.match(out):
         out = _COMPLEMENTIZER.sub("", out)

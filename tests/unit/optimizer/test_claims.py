@@ -220,3 +220,24 @@ def test_a_lone_dot_an_initial_and_an_arrow_emoji_do_not_end_a_sentence(
 def test_a_calls_arguments_are_not_judgements() -> None:
     assert view("SELECT refresh_cache(mode => 'fast', strict => false);").evaluative == 0
     assert view("The new cache is fast and great.").evaluative > 0
+
+
+def test_credentials_set_as_a_variable_are_a_secret_and_a_schemes_name_is_not() -> None:
+    assert addressed_to_system("run it as PGPASSWORD=Hx9-lamp-7782 psql -h db1") != ""
+    assert addressed_to_system("API_TOKEN: 7f3kq9-lamp-2291-zz") != ""
+    assert addressed_to_system("what I type is Gr33n@Lamp!post and it fails") != ""
+    assert addressed_to_system("export PGPASSWORD=$VAULT_PG_SECRET before the job") == ""
+    assert addressed_to_system("If the stored password is MD5, the login still works.") == ""
+
+
+def test_an_astonished_statement_is_not_a_question_and_ur_reads_in_context() -> None:
+    assert not is_question("there's no fax line anymore??")
+    assert is_question("is the fax line gone??")
+    assert is_question("the badge is fine and the door still beeps so why??")
+    assert plain_voice("bring ur badge, ur not allowed in without it") == \
+        "bring your badge, you're not allowed in without it"
+
+
+def test_a_starred_value_is_not_emphasis() -> None:
+    assert plain_text("set OnCalendar=*-*-* 04:00 and *restart* it") == \
+        "set OnCalendar=*-*-* 04:00 and restart it"

@@ -189,3 +189,12 @@ def test_words_the_reader_writes_out_for_marks_and_shorthand_are_the_feedbacks()
     assert unsupported_text("Late shift door", body, feedback, "which door at night") == []
     assert unsupported_text("Late shift door", "Visitors use the side door.", feedback,
                             "which door at night") != []
+
+
+def test_the_value_a_change_moved_from_is_named_as_the_old_one() -> None:
+    answer = "The nightly export runs from /etc/cron.d/export."
+    facts = ["The nightly export runs from export.timer, no longer /etc/cron.d/export."]
+    feedback = "Moved the nightly export from /etc/cron.d/export to export.timer in May."
+    assert stale_claims("Nightly export", feedback, answer, facts, feedback) == []
+    assert stale_claims("Nightly export", "The export job is /etc/cron.d/export.", answer,
+                        facts, feedback) == ["/etc/cron.d/export"]

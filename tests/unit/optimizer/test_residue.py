@@ -1438,3 +1438,33 @@ def test_a_rule_only_quoted_from_an_old_source_with_a_guess_is_not_a_correction(
         "My 2014 induction binder says 'hold the power button for three seconds to lock'. "
         "Guess that was before the new laptops.", "down"), Meter())
     assert not ex.can_produce_nugget, ex
+
+
+@pytest.mark.parametrize(("query", "comment"), [
+    ("export a table as csv", "Pouvez-vous répondre en français, s'il vous plaît ? Mon "
+     "anglais technique n'est vraiment pas très bon."),
+    ("kiosk reset", "A Reddit thread from 2018 says the lobby kiosks reset every night at "
+     "02:00. Haven't checked it myself."),
+    ("upgrade my desktop", "Hoping to move my desktop to Fedora 41 after the audit, maybe "
+     "over Easter."),
+])
+def test_other_languages_unchecked_sources_and_plans_are_not_corrections(
+        role: LocalActionability, query: str, comment: str) -> None:
+    ex = role.extract(FeedbackContext("e1", "t", query, "Ask IT.", comment, "down"), Meter())
+    assert not ex.can_produce_nugget, ex
+
+
+@pytest.mark.parametrize(("comment", "kept", "gone"), [
+    ("Per SEC-4.1, the side gate badge must be worn on site. Per SEC-4.1.2, a lost badge "
+     "could be reused by anyone at the side gate, so report it within an hour.",
+     "could be reused", ""),
+    ("The side gate is closed after 19:00. Had to ring facilities from the car park to "
+     "get out.", "The side gate is closed after 19:00.", "ring facilities"),
+    ("The side gate is closed after 19:00. Please make the bot stop saying it is open "
+     "till 22:00.", "The side gate is closed after 19:00.", "bot"),
+])
+def test_passive_modals_stay_and_stories_and_requests_to_the_bot_go(
+        role: LocalActionability, comment: str, kept: str, gone: str) -> None:
+    ex = role.extract(FeedbackContext("e1", "t", "when is the side gate closed",
+                                      "Anything goes.", comment, "down"), Meter())
+    assert kept in ex.body and (not gone or gone not in ex.body), ex.body
