@@ -709,7 +709,7 @@ class LocalActionability:
                 (tail[:1].upper() + tail[1:], "")]
 
     def _sentence_kind(self, v: SentenceView, ctx: FeedbackContext) -> str:
-        if re.fullmatch(r"\s*\([^()]+\)\s*[.!]?\s*", v.text) and past_tense(v.text):
+        if _WRAPPED.fullmatch(v.text) and past_tense(v.text):
             return "chatter"  # "(He left us two databases' worth of tables and a cake.)"
         unframed = strip_frame(_unwrapped(v.text))
         if unframed != v.text:
@@ -1361,7 +1361,7 @@ def _outside_brackets(text: str) -> list[str]:
     """``text`` split at ", " except inside brackets ("anything in a waiting room
     (tablets, the TV, the kiosk) goes on the guest Wi-Fi" is one clause); a sentence
     wholly in brackets is split inside them."""
-    wrapped = re.fullmatch(r"\s*\(([^()]+)\)([.!]?)\s*", text)
+    wrapped = _WRAPPED.fullmatch(text)
     if wrapped:
         return re.split(r",\s+", wrapped.group(1) + wrapped.group(2))
     parts: list[str] = []
@@ -1387,7 +1387,9 @@ def clean_sentence(sentence: str, context: str = "", topic: str = "") -> str:
     speech ("You said X, but ..."), anecdote clauses, trailing chatter and the other
     conversational residue of :mod:`optimizer.local.residue` removed."""
     s = strip_discourse(without_greeting(_unwrapped(sentence)))  # ("Hi po, sorry but X": X)
-    s = _STORY_TAIL.split(s)[0].rstrip(" ,") + ("." if _STORY_TAIL.search(s) else "")
+    head, *story = _STORY_TAIL.split(s, maxsplit=1)
+    if story:  # ("X, which is what happened to a trainee yesterday ...": X)
+        s = head.rstrip(" ,") + "."
     m = _LEAD_EVAL.match(s)
     if m and len(tokens(s[m.end():])) >= 3 and not any(
             i.kind in ("number", "keys", "menu", "path", "url", "quoted", "dotted")
@@ -1583,10 +1585,14 @@ _NOW_STATE = re.compile(r"\b(?:not|no|never)\b[^.;]{0,40}\b(?:anymore|any more)\
                         r"\bno\s+longer\b", re.IGNORECASE)
 
 
+#: A sentence written wholly in brackets: its text, and the stop after the bracket.
+_WRAPPED = re.compile(r"\s*\(([^()]+)\)\s*([.!]?)\s*")
+
+
 def _unwrapped(text: str) -> str:
     """A sentence written wholly in brackets, without them: "(Debrief Room 1 has no
     external mic at all.)"."""
-    m = re.fullmatch(r"\s*\(([^()]+)\)\s*[.!]?\s*", text)
+    m = _WRAPPED.fullmatch(text)
     # ("(1 row)" under a psql result is output, not a sentence)
     # (nor is "(the ultrasound in Room 4 paired fine this way btw)" a rule: a story)
     return m.group(1).strip() if m and not _verbless(m.group(1)) and not past_tense(
@@ -1604,10 +1610,16 @@ def _verbless(text: str) -> bool:
     clause ("it holds ACCESS SHARE locks") or an instruction."""
     toks = tokens(text)
     return bool(toks) and not _instruction(text) and not any(
-        w in _FINITE or w in MODALS or w in POLICY or w in IRREGULAR_PAST or "'" in w
-        or (w.endswith("ed") and len(w) > 4) or w in ("not", "no", "never")
+        _verb_word(w) or "'" in w or w in ("not", "no", "never")
         or (i > 0 and toks[i - 1] in _SUBJECT_PRONOUNS and w.endswith("s"))
         for i, w in enumerate(toks))
+
+
+def _verb_word(word: str) -> bool:
+    """A word that is a verb wherever it stands: a form of be/have/do, a modal, a policy
+    word, an irregular past or an -ed form."""
+    return word in _FINITE or word in MODALS or word in POLICY or word in IRREGULAR_PAST or (
+        word.endswith("ed") and len(word) > 4)
 
 
 def _noun_label(head: str, tail: str) -> bool:
@@ -1637,10 +1649,8 @@ def _heading(text: str, message: str) -> bool:
                  re.IGNORECASE):
         return False  # "Steps that work at Harbourside:" scopes and states
     toks = tokens(t)
-    return 0 < len(toks) <= 12 and not any(
-        w in _FINITE or w in MODALS or w in POLICY or w in IRREGULAR_PAST
-        or (w.endswith("ed") and len(w) > 4) for w in toks) and not any(
-        i.kind not in ("name",) for i in items(t))
+    return 0 < len(toks) <= 12 and not any(_verb_word(w) for w in toks) and not any(
+        i.kind != "name" for i in items(t))
 
 
 def _answer_did(v: SentenceView) -> bool:
