@@ -60,6 +60,14 @@ class ConflictError(NuggetflowError):
         self.current = current
 
 
+class WriteContentionError(ConflictError):
+    """Another writer (another process or host) committed for the same tenant between
+    this write's reads and its commit: nothing was written. The index retries such a
+    write from a fresh read; this reaches a caller only when the retries ran out."""
+
+    retriable = True
+
+
 class LLMOutputError(ValidationError):
     """A model's reply did not match its role's schema after retries (dead-lettered with
     the reason ``llm_output``)."""

@@ -15,11 +15,12 @@ import asyncio
 import base64
 import contextlib
 import dataclasses
+import random
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -29,6 +30,7 @@ from nuggetflow.errors import (
     InvalidTransitionError,
     NotFoundError,
     ValidationError,
+    WriteContentionError,
 )
 from nuggetflow.logging import clip, get_logger
 from nuggetflow.settings import Settings
@@ -120,18 +122,24 @@ class NuggetIndex:
         nid = first_version_id(candidate)
         vector = self._embed([candidate])[0]  # before the lock: writers wait less
         anchors = self._embed_anchors(candidate)
-        async with self.store.writer():
-            try:
-                return await self.head(candidate.tenant, nid)
-            except NotFoundError:
-                pass
-            first = dataclasses.replace(candidate, id=nid, parent_id="", lineage_id=nid,
-                                        version=1, publication=publication,
-                                        created_at=self.clock(),
-                                        change_reason=candidate.change_reason or "submitted")
-            await self.store.write_nuggets([first], [vector], [anchors])
-        log.info("nugget submitted", tenant=first.tenant, id=nid, title=first.title)
-        return first
+
+        async def attempt() -> Nugget | None:
+            async with self.store.writer(candidate.tenant, [candidate.key]):
+                try:
+                    return await self.head(candidate.tenant, nid)
+                except NotFoundError:
+                    pass
+                first = dataclasses.replace(candidate, id=nid, parent_id="", lineage_id=nid,
+                                            version=1, publication=publication,
+                                            created_at=self.clock(),
+                                            change_reason=candidate.change_reason or "submitted")
+                await self.store.write_nuggets([first], [vector], [anchors])
+            log.info("nugget submitted", tenant=first.tenant, id=nid, title=first.title)
+            return first
+
+        stored = await _retrying(attempt, tenant=candidate.tenant, doing="submit")
+        assert stored is not None
+        return stored
 
     async def head(self, tenant: str, item_id: str) -> Nugget:
         """The current version of the lineage that ``item_id`` belongs to."""
@@ -357,10 +365,34 @@ class NuggetIndex:
     async def _write(self, tenant: str, item_id: str,
                      plan: Callable[[Nugget, datetime], Awaitable[Nugget]],
                      request_id: str, deadline: float | None) -> Applied:
-        """One read-decide-write under the writer lock: read the head (never the whole
-        lineage), answer a request id already applied, derive the new version with
-        ``plan``, run governance, check the deadline, write (to the end)."""
-        async with _writer_until(self.store, deadline):
+        """:meth:`_write_once`, again from a fresh read while another writer's commit
+        refuses it (WriteContentionError), within the deadline."""
+        keys: frozenset[tuple[str, str, str]] = frozenset()
+
+        async def attempt() -> Applied:
+            nonlocal keys
+            if not keys:  # the session names the keys it decides on: the head's, first
+                async with _until(deadline, "reading the nugget"):
+                    keys = frozenset({(await self.store.head(tenant, item_id)).key})
+            while True:
+                try:
+                    return await self._write_once(tenant, item_id, plan, request_id,
+                                                  deadline, keys)
+                except _MoreKeys as more:
+                    keys = keys | more.keys
+
+        return await _retrying(attempt, tenant=tenant, doing="write", deadline=deadline)
+
+    async def _write_once(self, tenant: str, item_id: str,
+                          plan: Callable[[Nugget, datetime], Awaitable[Nugget]],
+                          request_id: str, deadline: float | None,
+                          keys: frozenset[tuple[str, str, str]]) -> Applied:
+        """One read-decide-write in a writer session on ``keys``: read the head (never
+        the whole lineage), answer a request id already applied, derive the new version
+        with ``plan``, run governance, check the deadline, write (to the end). When the
+        head or the decision has a key the session does not name (a concurrent edit
+        moved the fact), _MoreKeys before anything is written."""
+        async with _writer_until(self.store, tenant, keys, deadline):
             async with _until(deadline, "reading the nugget"):
                 head = await self.store.head(tenant, item_id)
                 if request_id:
@@ -373,6 +405,9 @@ class NuggetIndex:
                 now = self.clock()
                 new = await plan(head, now)
                 prepared = await self._prepare(new, head, now, request_id)
+            needed = {head.key, *(v.key for v in prepared.decision.writes)}
+            if not needed <= keys:
+                raise _MoreKeys(frozenset(needed))
             if deadline is not None and time.monotonic() >= deadline:
                 raise DeadlineExceededError("deadline passed before the write began; "
                                             "nothing was written")
@@ -653,12 +688,49 @@ async def _until(deadline: float | None, doing: str) -> AsyncIterator[None]:
 
 
 @contextlib.asynccontextmanager
-async def _writer_until(store: IndexStore, deadline: float | None) -> AsyncIterator[None]:
-    """Hold ``store.writer()``, waiting for it until ``deadline`` at most."""
+async def _writer_until(store: IndexStore, tenant: str, keys: frozenset[tuple[str, str, str]],
+                        deadline: float | None) -> AsyncIterator[None]:
+    """Hold ``store.writer(tenant, keys)``, waiting for it until ``deadline`` at most."""
     async with contextlib.AsyncExitStack() as stack:
         async with _until(deadline, "waiting for the writer lock"):
-            await stack.enter_async_context(store.writer())
+            await stack.enter_async_context(store.writer(tenant, keys))
         yield
+
+
+class _MoreKeys(Exception):
+    """A write session must name more governance keys than it did (nothing written)."""
+
+    def __init__(self, keys: frozenset[tuple[str, str, str]]) -> None:
+        super().__init__("more keys")
+        self.keys = keys
+
+
+_T = TypeVar("_T")
+
+#: Attempts of one write while other writers' commits refuse it (WriteContentionError).
+WRITE_ATTEMPTS = 12
+
+
+async def _retrying(attempt: Callable[[], Awaitable[_T]], *, tenant: str, doing: str,
+                     deadline: float | None = None) -> _T:
+    """Run ``attempt`` until no other writer's commit refuses it: each refusal means
+    nothing was written, so the attempt reads the heads again and decides again. A short
+    random pause (growing) lets the other writer finish; the last refusal is raised after
+    WRITE_ATTEMPTS, or when the next pause would pass the deadline."""
+    for n in range(1, WRITE_ATTEMPTS + 1):
+        try:
+            return await attempt()
+        except WriteContentionError:
+            pause = random.uniform(0.01, 0.05) * n
+            late = deadline is not None and time.monotonic() + pause >= deadline
+            if n == WRITE_ATTEMPTS or late:
+                log.warning("write refused by other writers' commits; giving up",
+                            tenant=tenant, doing=doing, attempts=n)
+                raise
+            log.info("another writer committed first; reading again", tenant=tenant,
+                     doing=doing, attempt=n)
+            await asyncio.sleep(pause)
+    raise AssertionError("unreachable")
 
 
 async def _to_the_end(write: Awaitable[None], committed: Callable[[], None],

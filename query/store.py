@@ -15,7 +15,7 @@ import contextlib
 import fcntl
 import os
 import threading
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Collection, Sequence
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from datetime import datetime
@@ -100,13 +100,20 @@ class IndexStore(Protocol):
     async def ping(self) -> None:
         """A cheap reachability check (BackendUnavailableError when unreachable)."""
 
-    def writer(self) -> AbstractAsyncContextManager[None]:
-        """Exclusive access for one read-decide-write sequence (read the heads, run
-        governance, write), so two writers never derive versions from the same head.
+    def writer(self, tenant: str = "",
+               keys: Collection[tuple[str, str, str]] = ()) -> AbstractAsyncContextManager[None]:
+        """One read-decide-write sequence of ``tenant`` on the lineages with governance
+        ``keys`` (the keys of the heads it will read and derive from), such that two
+        writers never both commit versions derived from the same heads, in this process
+        or any other.
 
-        Across processes where the backend can (the SQLite file: an flock beside it, so
-        the stream worker and every query-service worker take turns), within the process
-        otherwise (OpenSearch: run one writing process per tenant).
+        The SQLite file: exclusive, an flock beside it for every key (the stream worker
+        and every query-service worker take turns). OpenSearch: optimistic, a commit point
+        per key read when the session begins; a write in the session after another writer
+        has committed on one of these keys, or on a key the write adds, raises
+        WriteContentionError (nothing written) and the caller reads again
+        (:class:`query.index.NuggetIndex` retries); a process-local lock keeps this
+        process's own writers from refusing each other.
         """
 
     async def write_nuggets(self, versions: Sequence[Nugget], vectors: Sequence[Vector | None],

@@ -12,6 +12,11 @@
 - OpenSearch has no multi-document transactions: a write validates everything first,
   then sends one bulk request and, if any item fails, compensates (removes the new
   versions, restores the old heads) before raising, so a failed call leaves no change.
+- Writers in several processes or hosts are safe: each tenant has a commit point claimed
+  with optimistic concurrency (:mod:`query.backends.guard`), so a write decided from
+  heads that another writer has since moved is refused (WriteContentionError, nothing
+  written) and retried by the index from a fresh read. The process-local lock only saves
+  this process's writers from refusing each other.
 - Nothing on the write path reads a whole lineage: the head is a size-1 query on the
   head flag, the version a request id produced a size-1 term query on ``request_id``,
   and a page of history a ``search_after`` query by (version, id).
@@ -24,9 +29,10 @@
 from __future__ import annotations
 
 import base64
+import contextlib
 import dataclasses
 import hashlib
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Collection, Sequence
 from contextlib import AbstractAsyncContextManager
 from datetime import UTC, datetime
 from typing import Any
@@ -36,6 +42,7 @@ import numpy as np
 from nuggetflow.errors import BackendUnavailableError, ConfigError, NotFoundError, ValidationError
 from nuggetflow.logging import get_logger
 from nuggetflow.settings import Settings
+from query.backends.guard import CommitGuard, scope_of
 from query.convert import (
     nugget_from_bytes,
     nugget_to_bytes,
@@ -111,7 +118,7 @@ class OpenSearchStore:
 
     def __init__(self, url: str, index: str = "nuggetflow", dim: int = 384,
                  timeout: float = 30.0, *, auth: tuple[str, str] | None = None,
-                 verify_certs: bool = True, ca_file: str = "") -> None:
+                 verify_certs: bool = True, ca_file: str = "", guarded: bool = True) -> None:
         self.url = url
         self.index = index
         self.dim = dim
@@ -122,6 +129,9 @@ class OpenSearchStore:
         self._client: Any = None
         self._tenants: set[str] = set()
         self._writer = WriterLock()
+        #: False only in the test that shows what the process-local lock alone allows
+        self.guarded = guarded
+        self._guard = CommitGuard(index, self._call, lambda: self._client)
 
     @classmethod
     def from_url(cls, url: str, settings: Settings) -> OpenSearchStore:
@@ -180,6 +190,7 @@ class OpenSearchStore:
             log.info("opensearch index created", index=self.index, url=self.url)
         else:
             await self._check_existing_index()
+        await self._guard.create(replicas=0)
 
     def _connect(self) -> Any:
         from opensearchpy import AsyncOpenSearch
@@ -221,6 +232,7 @@ class OpenSearchStore:
         try:
             await self._call(self._client.indices.delete, index=self.index,
                              ignore_unavailable=True)
+            await self._guard.drop()
         finally:
             if not started:
                 await self.stop()
@@ -245,14 +257,31 @@ class OpenSearchStore:
         """Cluster health answers (BackendUnavailableError if the node is unreachable)."""
         await self._call(self._client.cluster.health)
 
-    def writer(self) -> AbstractAsyncContextManager[None]:
-        """See :meth:`query.store.IndexStore.writer`: this process only (OpenSearch has no
-        cross-client lock; run one writing process per tenant)."""
-        return self._writer.hold()
+    def writer(self, tenant: str = "",
+               keys: Collection[tuple[str, str, str]] = ()) -> AbstractAsyncContextManager[None]:
+        """See :meth:`query.store.IndexStore.writer`: the process-local lock, then the
+        commit points of the tenant's ``keys`` read (:mod:`query.backends.guard`), so a
+        write in this session is refused if another writer has committed on one of them
+        (or on a key the write adds) meanwhile."""
+        return self._session([scope_of(tenant, k) for k in keys])
+
+    @contextlib.asynccontextmanager
+    async def _session(self, scopes: Sequence[str]) -> AsyncIterator[None]:
+        async with self._writer.hold():
+            if not self.guarded:
+                yield
+                return
+            async with self._guard.session(scopes, self._apply, self._undo):
+                yield
 
     async def write_nuggets(self, versions: Sequence[Nugget], vectors: Sequence[Vector | None],
                             anchor_vectors: Sequence[Vector | None] | None = None) -> None:
-        """Validate all, then one bulk request; compensate on partial failure."""
+        """Validate all, then one bulk request under the tenant's commit point; compensate
+        on a rejected item. Outside a :meth:`writer` session, one is opened for the call."""
+        scopes = [scope_of(n.tenant, n.key) for n in versions]
+        if self.guarded and not self._guard.active():
+            async with self._session(scopes):
+                return await self.write_nuggets(versions, vectors, anchor_vectors)
         validate_write(versions, vectors, self.dim, anchor_vectors)
         existing = await self._existing([os_id(n.tenant, n.id) for n in versions])
         # keyed by _id (tenant-scoped)
@@ -290,11 +319,27 @@ class OpenSearchStore:
                     self._nugget_doc(n, vec, pending_anchors[key])]
         if not ops:
             return
+        if self.guarded:
+            await self._guard.commit(scopes, ops, self._apply, self._undo)
+            return
         try:
             await self._bulk(ops)
         except BaseException:
             await self._compensate(list(pending), demoted)
             raise
+
+    async def _apply(self, ops: list[dict[str, Any]], replay: bool) -> None:
+        """Send a batch (the commit guard's way): on a replay, a version created already
+        is not an error."""
+        await self._bulk(ops, skip_existing=replay)
+
+    async def _undo(self, ops: list[dict[str, Any]]) -> None:
+        """Compensate a batch: remove the versions it creates, make the heads it demotes
+        heads again."""
+        created = [op["create"]["_id"] for op in ops if "create" in op]
+        demoted = [op["update"]["_id"] for op in ops
+                   if "update" in op and op["update"]["_id"] not in created]
+        await self._compensate(created, demoted)
 
     async def _compensate(self, created: list[str], demoted: list[str],
                           restore: list[dict[str, Any]] | None = None) -> None:
@@ -308,11 +353,16 @@ class OpenSearchStore:
         except Exception as err:  # the original error is what the caller needs to see
             log.error("compensation after failed write did not complete", error=str(err))
 
-    async def _bulk(self, ops: list[dict[str, Any]], refresh: str | bool = "wait_for") -> None:
+    async def _bulk(self, ops: list[dict[str, Any]], refresh: str | bool = "wait_for",
+                    *, skip_existing: bool = False) -> None:
         reply = await self._call(self._client.bulk, body=ops, refresh=refresh)
         if reply.get("errors"):
             failed = [item for item in reply["items"]
-                      if next(iter(item.values())).get("error")]
+                      if next(iter(item.values())).get("error")
+                      and not (skip_existing and "create" in item
+                               and item["create"].get("status") == 409)]
+            if not failed:
+                return
             first = next(iter(failed[0].values()))
             raise ValidationError(f"OpenSearch rejected {len(failed)} of {len(reply['items'])} "
                                   f"operations, first: {first.get('error')}", field="bulk")
@@ -748,7 +798,7 @@ class OpenSearchStore:
         st = await self._call(self._client.indices.stats, index=self.index, metric="store")
         size = st["indices"][self.index]["total"]["store"]["size_in_bytes"]
         return {"nuggets": counts[ItemType.NUGGET], "passages": counts[ItemType.DOCUMENT],
-                "index_bytes": size}
+                "index_bytes": size, **self._guard.counters()}
 
 
 def _new_heads(ops: list[dict[str, Any]]) -> list[tuple[str, tuple[str, str]]]:

@@ -34,7 +34,7 @@ import dataclasses
 import math
 import sqlite3
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from contextlib import AbstractAsyncContextManager
 from datetime import UTC, datetime
 from pathlib import Path
@@ -327,8 +327,10 @@ class SQLiteStore:
         except sqlite3.Error as exc:
             raise BackendUnavailableError(f"SQLite store unreadable: {exc}") from exc
 
-    def writer(self) -> AbstractAsyncContextManager[None]:
-        """See :meth:`query.store.IndexStore.writer` (``<file>.writer.lock``, flock)."""
+    def writer(self, tenant: str = "",
+               keys: Collection[tuple[str, str, str]] = ()) -> AbstractAsyncContextManager[None]:
+        """See :meth:`query.store.IndexStore.writer` (``<file>.writer.lock``, flock, for
+        every tenant)."""
         return self._writer.hold()
 
     async def write_nuggets(self, versions: Sequence[Nugget], vectors: Sequence[Vector | None],
