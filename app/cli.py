@@ -81,6 +81,39 @@ def cmd_ingest(args: argparse.Namespace, settings: Settings) -> int:
     return asyncio.run(with_index(settings, run))
 
 
+def cmd_reindex(args: argparse.Namespace, settings: Settings) -> int:
+    """Move the OpenSearch index to a new one with the current settings (alias swap)."""
+    from nuggetflow.errors import ConfigError
+    from query.backends import make_store
+    from query.backends.opensearch import OpenSearchStore
+    from query.backends.reindex import reindex
+    from query.embeddings import make_embedder
+
+    store = make_store(settings)
+    if not isinstance(store, OpenSearchStore):
+        raise ConfigError("reindex moves an OpenSearch index; NUGGETFLOW_STORE is "
+                          f"{settings.store!r}", field="NUGGETFLOW_STORE")
+
+    def progress(done: int, total: int) -> None:
+        print(f"\rre-embedded {done} of {total} documents   ", end="", file=sys.stderr,
+              flush=True)
+
+    async def run() -> int:
+        await store.start()
+        try:
+            report = await reindex(
+                store, embedder=make_embedder(settings) if args.re_embed else None,
+                keep_old=args.keep_old, progress=None if args.quiet else progress)
+        finally:
+            await store.stop()
+        if args.re_embed and not args.quiet:
+            print(file=sys.stderr)
+        print(json.dumps(report.to_dict()))
+        return 0
+
+    return asyncio.run(run())
+
+
 def cmd_search(args: argparse.Namespace, settings: Settings) -> int:
     """Run one governed retrieval and print the hits."""
     from query.model import View
@@ -484,6 +517,22 @@ def build_parser() -> argparse.ArgumentParser:
                      help="CPU threads for embedding this run (0: every core, the default; "
                           "the query service keeps NUGGETFLOW_EMBEDDER_THREADS)")
     ing.set_defaults(fn=cmd_ingest)
+
+    rx = sub.add_parser(
+        "reindex", help="move the OpenSearch index to a new one (new shards, HNSW settings or "
+        "embedding model) and switch its alias; reads answer throughout",
+        description="Creates <index>-v<n+1> with the current NUGGETFLOW_OPENSEARCH_* settings "
+        "and embedding dimension, copies every document into it (writes are refused, as "
+        "retriable, while it copies), checks the counts, moves the alias "
+        "NUGGETFLOW_OPENSEARCH_INDEX to it in one request and deletes the old index. An "
+        "index made before aliases is replaced by the alias. Prints a JSON report.")
+    rx.add_argument("--re-embed", action="store_true",
+                    help="embed every nugget and passage again with NUGGETFLOW_EMBEDDER "
+                         "(after changing the embedding model; otherwise vectors are copied)")
+    rx.add_argument("--keep-old", action="store_true",
+                    help="keep the old index (writable again, outside the alias)")
+    rx.add_argument("--quiet", action="store_true", help="no progress output")
+    rx.set_defaults(fn=cmd_reindex)
 
     se = sub.add_parser("search", help="governed hybrid retrieval for one query")
     se.add_argument("query")

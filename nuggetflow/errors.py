@@ -85,6 +85,11 @@ class BackendUnavailableError(NuggetflowError):
     retriable = True
 
 
+class WritesPausedError(BackendUnavailableError):
+    """The store refuses every write for now (OpenSearch during ``nuggetflow reindex``):
+    nothing of the write was applied; try again later."""
+
+
 class BudgetExceededError(NuggetflowError):
     """A per-nugget LLM call or token budget was used up."""
 

@@ -63,6 +63,24 @@ class Settings:
         "Verify the OpenSearch node's TLS certificate and host name (opensearchs://). "
         "false only for a node on a private network with throwaway certificates.",
     )
+    opensearch_shards: int = _setting(
+        1,
+        "Primary shards of the OpenSearch index, fixed when it is created (change it with "
+        "nuggetflow reindex). 1 up to some tens of millions of documents; on a 3-node "
+        "cluster 3 spreads indexing.")
+    opensearch_replicas: int = _setting(
+        0,
+        "Replica copies of each shard (0 on one node; 1 on a 2- or 3-node cluster keeps "
+        "every shard when a node dies). Applied to an existing index at start.")
+    opensearch_refresh_interval: str = _setting(
+        "1s",
+        "How often OpenSearch makes new documents searchable (e.g. 1s, 500ms, 30s; a write "
+        "returns once it is searchable, so longer intervals make writes slower and indexing "
+        "cheaper). Applied to an existing index at start.")
+    opensearch_knn_m: int = _setting(
+        16, "HNSW graph links per node of the vector field (2-100), fixed at creation.")
+    opensearch_knn_ef_construction: int = _setting(
+        100, "HNSW candidate list size while building the graph (>= 2), fixed at creation.")
     embedder: str = _setting(
         "minilm://",
         "Embeddings backend URL: minilm:// (local all-MiniLM-L6-v2 int8 ONNX, no network), "
@@ -521,6 +539,7 @@ class Settings:
         if self.opensearch_ca_file and not Path(self.opensearch_ca_file).is_file():
             raise ConfigError(f"no such file: {self.opensearch_ca_file}",
                               field="NUGGETFLOW_OPENSEARCH_CA_FILE")
+        self._validate_opensearch_layout()
         for name in ("alert_retrieve_p99_seconds", "alert_error_ratio",
                      "alert_consumer_lag_messages", "alert_ino_pass_ratio",
                      "alert_llm_cost_dollars_per_hour"):
@@ -615,6 +634,19 @@ class Settings:
         if not agents or unknown:
             raise ConfigError(f"expected some of {', '.join(STREAM_AGENTS)}, got "
                               f"{self.stream_agents!r}", field="NUGGETFLOW_STREAM_AGENTS")
+
+    def _validate_opensearch_layout(self) -> None:
+        bounds = {"opensearch_shards": (1, 1024), "opensearch_replicas": (0, 16),
+                  "opensearch_knn_m": (2, 100), "opensearch_knn_ef_construction": (2, 4096)}
+        for name, (low, high) in bounds.items():
+            value = getattr(self, name)
+            if not low <= value <= high:
+                raise ConfigError(f"must be in {low}..{high}, got {value}",
+                                  field=ENV_PREFIX + name.upper())
+        if not re.fullmatch(r"[1-9][0-9]*(ms|s|m)", self.opensearch_refresh_interval):
+            raise ConfigError("a duration such as 1s, 500ms or 30s (writes wait for a "
+                              "refresh, so it cannot be off)",
+                              field="NUGGETFLOW_OPENSEARCH_REFRESH_INTERVAL")
 
     def _validate_kafka_security(self) -> None:
         if self.kafka_security_protocol not in KAFKA_SECURITY_PROTOCOLS:

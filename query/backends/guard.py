@@ -39,7 +39,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from nuggetflow.errors import ValidationError, WriteContentionError
+from nuggetflow.errors import ValidationError, WriteContentionError, WritesPausedError
 from nuggetflow.logging import get_logger
 
 log = get_logger(__name__)
@@ -157,6 +157,10 @@ class CommitGuard:
             await apply(ops, False)
         except ValidationError:
             await undo(ops)
+            for scope in claimed:
+                seen[scope] = await self._clear(scope, seen[scope])
+            raise
+        except WritesPausedError:  # refused whole: nothing to undo, nothing to complete
             for scope in claimed:
                 seen[scope] = await self._clear(scope, seen[scope])
             raise

@@ -34,12 +34,19 @@ import dataclasses
 import hashlib
 from collections.abc import AsyncIterator, Collection, Sequence
 from contextlib import AbstractAsyncContextManager
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
 import numpy as np
 
-from nuggetflow.errors import BackendUnavailableError, ConfigError, NotFoundError, ValidationError
+from nuggetflow.errors import (
+    BackendUnavailableError,
+    ConfigError,
+    NotFoundError,
+    ValidationError,
+    WritesPausedError,
+)
 from nuggetflow.logging import get_logger
 from nuggetflow.settings import Settings
 from query.backends.guard import CommitGuard, scope_of
@@ -76,7 +83,36 @@ def os_id(tenant: str, item_id: str) -> str:
     return hashlib.sha256(tenant.encode()).hexdigest()[:16] + ":" + item_id
 
 
-def _mappings(dim: int) -> dict[str, Any]:
+@dataclass(frozen=True)
+class IndexLayout:
+    """How the index is laid out on the cluster: shards, replicas and refresh interval,
+    and the HNSW parameters of the vector field (NUGGETFLOW_OPENSEARCH_*). Shards and the
+    HNSW parameters are fixed when an index is created (``nuggetflow reindex`` makes a new
+    one); replicas and the refresh interval are applied to an existing index at start."""
+
+    shards: int = 1
+    replicas: int = 0
+    refresh_interval: str = "1s"
+    knn_m: int = 16
+    knn_ef_construction: int = 100
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> IndexLayout:
+        """The layout the settings ask for."""
+        return cls(settings.opensearch_shards, settings.opensearch_replicas,
+                   settings.opensearch_refresh_interval, settings.opensearch_knn_m,
+                   settings.opensearch_knn_ef_construction)
+
+    def dynamic(self) -> dict[str, Any]:
+        """The settings an existing index takes."""
+        return {"number_of_replicas": self.replicas, "refresh_interval": self.refresh_interval}
+
+    def index_settings(self) -> dict[str, Any]:
+        """The settings of a new index."""
+        return {"index": {"knn": True, "number_of_shards": self.shards, **self.dynamic()}}
+
+
+def _mappings(dim: int, layout: IndexLayout = IndexLayout()) -> dict[str, Any]:
     return {
         "dynamic": "strict",
         "_meta": {"nuggetflow_ids": ID_SCHEME},
@@ -105,7 +141,9 @@ def _mappings(dim: int) -> dict[str, Any]:
             "vector": {"type": "knn_vector", "dimension": dim,
                        "method": {"name": "hnsw", "engine": "lucene",
                                   "space_type": "cosinesimil",
-                                  "parameters": {"m": 16, "ef_construction": 100}}},
+                                  "parameters": {
+                                      "m": layout.knn_m,
+                                      "ef_construction": layout.knn_ef_construction}}},
             "payload": {"type": "binary"},
             # float32 anchor vectors, concatenated; they rescore k-NN hits (not indexed)
             "anchor_vectors": {"type": "binary"},
@@ -118,9 +156,11 @@ class OpenSearchStore:
 
     def __init__(self, url: str, index: str = "nuggetflow", dim: int = 384,
                  timeout: float = 30.0, *, auth: tuple[str, str] | None = None,
-                 verify_certs: bool = True, ca_file: str = "", guarded: bool = True) -> None:
+                 verify_certs: bool = True, ca_file: str = "", guarded: bool = True,
+                 layout: IndexLayout | None = None) -> None:
         self.url = url
         self.index = index
+        self.layout = layout or IndexLayout()
         self.dim = dim
         self.timeout = timeout
         self.auth = auth
@@ -154,7 +194,8 @@ class OpenSearchStore:
         return cls(f"{http}://{rest.rstrip('/')}", settings.opensearch_index,
                    settings.embedding_dim, auth=auth,
                    verify_certs=settings.opensearch_verify_certs,
-                   ca_file=settings.opensearch_ca_file)
+                   ca_file=settings.opensearch_ca_file,
+                   layout=IndexLayout.from_settings(settings))
 
     def client_options(self) -> dict[str, Any]:
         """Keyword arguments of the OpenSearch client: hosts, timeouts, auth and TLS."""
@@ -174,23 +215,54 @@ class OpenSearchStore:
     # --- lifecycle --------------------------------------------------------------------
 
     async def start(self) -> None:
-        """Connect, install the index template and create the index if needed."""
+        """Connect, install the index template, and create the index (``<name>-v1`` behind
+        the alias ``<name>``) if there is none; an existing one takes the layout's
+        replicas and refresh interval. An index made before aliases (a concrete index
+        called ``<name>``) is used as it is; ``nuggetflow reindex`` moves it behind one."""
         if self._client is not None:
             return
         client = self._connect()
         await self._call(client.indices.put_index_template,
                          name=f"{self.index}-template", body={
-                             "index_patterns": [self.index],
-                             "template": {
-                                 "settings": {"index": {"knn": True, "number_of_shards": 1,
-                                                        "number_of_replicas": 0}},
-                                 "mappings": _mappings(self.dim)}})
-        if not await self._call(client.indices.exists, index=self.index):
-            await self._call(client.indices.create, index=self.index)
-            log.info("opensearch index created", index=self.index, url=self.url)
+                             "index_patterns": [self.index, f"{self.index}-v*"],
+                             "template": {"settings": self.layout.index_settings(),
+                                          "mappings": _mappings(self.dim, self.layout)}})
+        concrete = await self.concrete_indices()
+        if not concrete:
+            await self.create_concrete(f"{self.index}-v1", alias=True)
         else:
             await self._check_existing_index()
-        await self._guard.create(replicas=0)
+            await self._call(client.indices.put_settings, index=self.index,
+                             body={"index": self.layout.dynamic()})
+        await self._guard.create(replicas=self.layout.replicas)
+
+    async def concrete_indices(self) -> list[str]:
+        """The indices behind the configured name: those of the alias, the index of that
+        name (made before aliases), or none."""
+        reply = await self._call(self._client.indices.resolve_index, name=self.index)
+        for alias in reply.get("aliases", []):
+            if alias["name"] == self.index:
+                return sorted(alias["indices"])
+        return [i["name"] for i in reply.get("indices", []) if i["name"] == self.index]
+
+    async def create_concrete(self, name: str, *, alias: bool) -> bool:
+        """Create index ``name`` with this store's layout and mappings (behind the alias
+        when ``alias``); False when it exists already (another process made it)."""
+        from opensearchpy import RequestError
+
+        body: dict[str, Any] = {"settings": self.layout.index_settings(),
+                                "mappings": _mappings(self.dim, self.layout)}
+        if alias:
+            body["aliases"] = {self.index: {"is_write_index": True}}
+        try:
+            await self._call(self._client.indices.create, index=name, body=body)
+        except RequestError as err:
+            if err.error == "resource_already_exists_exception":
+                return False
+            raise
+        log.info("opensearch index created", index=name, alias=self.index if alias else "",
+                 shards=self.layout.shards, replicas=self.layout.replicas, url=self.url)
+        return True
 
     def _connect(self) -> Any:
         from opensearchpy import AsyncOpenSearch
@@ -230,8 +302,9 @@ class OpenSearchStore:
         if not started:
             self._connect()
         try:
-            await self._call(self._client.indices.delete, index=self.index,
-                             ignore_unavailable=True)
+            for name in await self.concrete_indices():
+                await self._call(self._client.indices.delete, index=name,
+                                 ignore_unavailable=True)
             await self._guard.drop()
         finally:
             if not started:
@@ -249,6 +322,9 @@ class OpenSearchStore:
         except exc.TransportError as err:
             if isinstance(err.status_code, int) and err.status_code >= 500:
                 raise BackendUnavailableError(f"OpenSearch error: {err}") from err
+            if err.error == "cluster_block_exception":  # writes paused (a reindex)
+                raise BackendUnavailableError(f"OpenSearch refuses writes for now: {err}"
+                                              ) from err
             raise
 
     # --- writes -----------------------------------------------------------------------
@@ -364,6 +440,15 @@ class OpenSearchStore:
             if not failed:
                 return
             first = next(iter(failed[0].values()))
+            blocked = sum(next(iter(i.values()))["error"].get("type") == "cluster_block_exception"
+                          for i in failed)
+            if blocked == len(reply["items"]):
+                raise WritesPausedError("OpenSearch refuses writes for now (the index is "
+                                        "write-blocked: a reindex); nothing was written")
+            if blocked:
+                raise BackendUnavailableError(f"OpenSearch refused {blocked} of "
+                                              f"{len(reply['items'])} operations (writes "
+                                              "paused by a reindex)")
             raise ValidationError(f"OpenSearch rejected {len(failed)} of {len(reply['items'])} "
                                   f"operations, first: {first.get('error')}", field="bulk")
 
@@ -796,7 +881,7 @@ class OpenSearchStore:
                                      body={"query": {"term": {"type": int(t)}}})
             counts[t] = reply["count"]
         st = await self._call(self._client.indices.stats, index=self.index, metric="store")
-        size = st["indices"][self.index]["total"]["store"]["size_in_bytes"]
+        size = st["_all"]["total"]["store"]["size_in_bytes"]
         return {"nuggets": counts[ItemType.NUGGET], "passages": counts[ItemType.DOCUMENT],
                 "index_bytes": size, **self._guard.counters()}
 

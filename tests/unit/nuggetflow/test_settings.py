@@ -29,11 +29,28 @@ def test_env_vars_are_read_and_typed() -> None:
     ("NUGGETFLOW_FUSION", "sum"), ("NUGGETFLOW_STORE", "index.db"),
     ("NUGGETFLOW_WEIGHT_LEXICAL", "-1"), ("NUGGETFLOW_LOG_LEVEL", "LOUD"),
     ("NUGGETFLOW_PREDICATE_SCHEMA", "/nonexistent.json"),
+    ("NUGGETFLOW_OPENSEARCH_SHARDS", "0"), ("NUGGETFLOW_OPENSEARCH_REPLICAS", "-1"),
+    ("NUGGETFLOW_OPENSEARCH_KNN_M", "1"), ("NUGGETFLOW_OPENSEARCH_KNN_EF_CONSTRUCTION", "1"),
+    ("NUGGETFLOW_OPENSEARCH_REFRESH_INTERVAL", "-1"),
+    ("NUGGETFLOW_OPENSEARCH_REFRESH_INTERVAL", "soon"),
 ])
 def test_bad_values_name_the_variable(var: str, value: str) -> None:
     with pytest.raises(ConfigError) as err:
         Settings.from_env({var: value})
     assert err.value.field == var
+
+
+def test_the_opensearch_layout_for_a_cluster_is_read() -> None:
+    from query.backends.opensearch import IndexLayout
+
+    s = Settings.from_env({"NUGGETFLOW_OPENSEARCH_SHARDS": "3",
+                           "NUGGETFLOW_OPENSEARCH_REPLICAS": "1",
+                           "NUGGETFLOW_OPENSEARCH_REFRESH_INTERVAL": "500ms"})
+    layout = IndexLayout.from_settings(s)
+    assert layout.index_settings() == {"index": {
+        "knn": True, "number_of_shards": 3, "number_of_replicas": 1,
+        "refresh_interval": "500ms"}}
+    assert IndexLayout.from_settings(Settings()) == IndexLayout()  # one node: 1 shard, 0
 
 
 def test_secrets_are_masked_and_every_setting_documented() -> None:
