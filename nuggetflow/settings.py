@@ -398,7 +398,13 @@ class Settings:
     stream_partitions: int = _setting(
         4, "Partitions of the topics the worker creates (events are keyed by tenant).")
     stream_replication_factor: int = _setting(
-        1, "Replication factor of the topics the worker creates (1 for a single broker).")
+        1, "Replication factor of the topics the worker creates (1 for a single broker, 3 "
+        "on a 3-broker cluster).")
+    stream_min_insync_replicas: int = _setting(
+        1,
+        "min.insync.replicas of the topics the worker creates: with acks=all (every "
+        "producer here) a write succeeds only when this many replicas have it (2 with "
+        "replication factor 3: one broker may be down, no acknowledged event is lost).")
     stream_optimize_concurrency: int = _setting(
         2,
         "INO runs at once per worker, each in its own thread with its own store "
@@ -609,9 +615,13 @@ class Settings:
             raise ConfigError(f"only letters, digits, '.', '_' and '-' allowed, got "
                               f"{self.stream_app_id!r}", field="NUGGETFLOW_STREAM_APP_ID")
         for name in ("stream_partitions", "stream_replication_factor",
-                     "stream_optimize_concurrency", "stream_ingest_batch"):
+                     "stream_min_insync_replicas", "stream_optimize_concurrency",
+                     "stream_ingest_batch"):
             if getattr(self, name) < 1:
                 raise ConfigError("must be >= 1", field=ENV_PREFIX + name.upper())
+        if self.stream_min_insync_replicas > self.stream_replication_factor:
+            raise ConfigError("must be <= NUGGETFLOW_STREAM_REPLICATION_FACTOR (no write "
+                              "could succeed)", field="NUGGETFLOW_STREAM_MIN_INSYNC_REPLICAS")
         for name in ("stream_retry_initial_seconds", "stream_retry_max_seconds",
                      "stream_commit_interval_seconds"):
             if getattr(self, name) <= 0:

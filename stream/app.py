@@ -21,6 +21,7 @@ from nuggetflow.logging import get_logger
 from nuggetflow.settings import Settings
 from query.index import NuggetIndex
 from query.metrics import MetricsServer
+from stream import transport
 from stream.agents import Agents, FaustSink, enabled_agents, register_agents
 from stream.engine import Engine
 from stream.lag import LagMonitor
@@ -42,7 +43,7 @@ def create_app(settings: Settings, **overrides: Any) -> faust.App:
     """A Faust app for these settings (``overrides`` go to Faust's own settings)."""
     session = settings.stream_session_timeout_seconds
     conf: dict[str, Any] = {
-        "broker": [f"kafka://{s}" for s in bootstrap_servers(settings)],
+        "broker": [f"{transport.SCHEME}://{s}" for s in bootstrap_servers(settings)],
         "store": "memory://",
         "autodiscover": False,
         "web_enabled": False,

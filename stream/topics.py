@@ -118,8 +118,15 @@ def faust_credentials(settings: Settings) -> Any:
         ssl_context=_ssl_context(settings) if protocol == "SASL_SSL" else None)
 
 
+def topic_configs(settings: Settings) -> dict[str, str]:
+    """Per-topic configuration of every topic the worker creates."""
+    return {"min.insync.replicas": str(settings.stream_min_insync_replicas)}
+
+
 async def ensure_topics(settings: Settings, names: list[str] | None = None) -> list[str]:
-    """Create the missing topics with the configured partitions; returns those created.
+    """Create the missing topics (every one of them: events, corrections, candidates,
+    reviews, dead letters) with the configured partitions, replication factor and
+    ``min.insync.replicas``; returns those created.
 
     Raises BackendUnavailableError when the cluster cannot be reached.
     """
@@ -141,7 +148,8 @@ async def ensure_topics(settings: Settings, names: list[str] | None = None) -> l
         if missing:
             response = await admin.create_topics([
                 NewTopic(n, num_partitions=settings.stream_partitions,
-                         replication_factor=settings.stream_replication_factor)
+                         replication_factor=settings.stream_replication_factor,
+                         topic_configs=topic_configs(settings))
                 for n in missing])
             for topic, code, *rest in response.topic_errors:
                 # Already there: created meanwhile by another worker or auto-creation.

@@ -51,8 +51,28 @@ def test_per_tenant_review_policy() -> None:
     ("NUGGETFLOW_REVIEW_POLICY_TENANTS", "acme=yes"),
     ("NUGGETFLOW_STREAM_AGENTS", ""),
     ("NUGGETFLOW_STREAM_AGENTS", "actionability,ranker"),
+    ("NUGGETFLOW_STREAM_MIN_INSYNC_REPLICAS", "0"),
+    ("NUGGETFLOW_STREAM_MIN_INSYNC_REPLICAS", "2"),  # above the replication factor 1
 ])
 def test_bad_streaming_settings_are_named(var: str, value: str) -> None:
     with pytest.raises(ConfigError) as err:
         Settings.from_env({var: value})
     assert err.value.field == var
+
+
+def test_cluster_settings_reach_the_topics_and_the_producer() -> None:
+    """Topics are created with min.insync.replicas; the worker's Faust producer is
+    idempotent with acks=all (Faust's own is idempotent only in transactions)."""
+    from stream.app import create_app
+    from stream.topics import topic_configs
+    from stream.transport import IdempotentProducer
+
+    settings = Settings.from_env({"NUGGETFLOW_STREAM_REPLICATION_FACTOR": "3",
+                                  "NUGGETFLOW_STREAM_MIN_INSYNC_REPLICAS": "2"})
+    assert topic_configs(settings) == {"min.insync.replicas": "2"}
+    app = create_app(settings)
+    producer = app.producer
+    assert isinstance(producer, IdempotentProducer)
+    extra = producer._settings_extra()
+    assert (extra["acks"], extra["enable_idempotence"]) == ("all", True)
+    assert app.conf.topic_replication_factor == 3
