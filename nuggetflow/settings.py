@@ -34,7 +34,8 @@ class Settings:
     store: str = _setting(
         "sqlite:///var/nuggetflow.db",
         "Index store URL: sqlite:///<path> (embedded single file, the default) or "
-        "opensearch://host:port (OpenSearch node or cluster).",
+        "opensearch://host:port (OpenSearch node or cluster; several nodes of a cluster as "
+        "opensearch://h1:9200,h2:9200,h3:9200).",
     )
     opensearch_index: str = _setting(
         "nuggetflow", "OpenSearch index name (one index holds nuggets and documents)."

@@ -29,6 +29,14 @@ HEAP="${NUGGETFLOW_OPENSEARCH_HEAP:-1g}"
 START_TIMEOUT="${NUGGETFLOW_OPENSEARCH_START_TIMEOUT:-180}"
 STOP_TIMEOUT="${NUGGETFLOW_OPENSEARCH_STOP_TIMEOUT:-60}"
 DEFAULT_REPLICAS="${NUGGETFLOW_OPENSEARCH_DEFAULT_REPLICAS:-0}"
+# Cluster mode (deploy/opensearch/cluster.sh sets these): seed hosts instead of single-node
+# discovery, the node's name, the initial cluster-manager nodes, and start without waiting
+# for the cluster (one node of several cannot form it alone).
+CLUSTER_NAME="${NUGGETFLOW_OPENSEARCH_CLUSTER_NAME:-nuggetflow}"
+NODE_NAME="${NUGGETFLOW_OPENSEARCH_NODE_NAME:-nuggetflow-node}"
+SEED_HOSTS="${NUGGETFLOW_OPENSEARCH_SEED_HOSTS:-}"
+INITIAL_MANAGERS="${NUGGETFLOW_OPENSEARCH_INITIAL_MANAGERS:-}"
+WAIT="${NUGGETFLOW_OPENSEARCH_WAIT:-1}"
 MVN="${NUGGETFLOW_MVN:-mvn}"
 URL="http://127.0.0.1:$HTTP_PORT"
 MAIN_CLASS="NuggetflowNode"
@@ -65,6 +73,14 @@ environment (current value):
   NUGGETFLOW_OPENSEARCH_STOP_TIMEOUT      seconds before SIGKILL    ($STOP_TIMEOUT)
   NUGGETFLOW_OPENSEARCH_DEFAULT_REPLICAS  persistent cluster.default_number_of_replicas
                                           set after start ("" to leave alone) ($DEFAULT_REPLICAS)
+  NUGGETFLOW_OPENSEARCH_SEED_HOSTS        cluster mode: transport host:port list of the other
+                                          nodes (empty: single-node discovery) ($SEED_HOSTS)
+  NUGGETFLOW_OPENSEARCH_INITIAL_MANAGERS  cluster mode: node names that elect the first
+                                          cluster manager ($INITIAL_MANAGERS)
+  NUGGETFLOW_OPENSEARCH_NODE_NAME, NUGGETFLOW_OPENSEARCH_CLUSTER_NAME
+                                          ($NODE_NAME, $CLUSTER_NAME)
+  NUGGETFLOW_OPENSEARCH_WAIT              0: start returns once the process runs, without
+                                          waiting for the cluster ($WAIT)
   JAVA_HOME                               JDK (17+) to use; else java/javac from PATH
   NUGGETFLOW_MVN                          maven command         ($MVN)
 EOF
@@ -242,10 +258,15 @@ launch() {
         "-Dlog4j2.configurationFile=$LOG4J_CONFIG" "-Dnuggetflow.opensearch.logs=$LOG_DIR"
         -Dlog4j.shutdownHookEnabled=false -Dlog4j2.disable.jmx=true
     )
+    local discovery=(-Ediscovery.type=single-node)
+    if [[ -n "$SEED_HOSTS" ]]; then
+        discovery=("-Ediscovery.seed_hosts=$SEED_HOSTS"
+                   "-Ecluster.initial_cluster_manager_nodes=$INITIAL_MANAGERS")
+    fi
     local settings=(
         "-Epath.home=$OS_VAR" "-Epath.data=$DATA_DIR" "-Epath.logs=$LOG_DIR"
-        -Ecluster.name=nuggetflow -Enode.name=nuggetflow-node
-        -Ediscovery.type=single-node
+        "-Ecluster.name=$CLUSTER_NAME" "-Enode.name=$NODE_NAME"
+        "${discovery[@]}"
         -Enetwork.host=127.0.0.1
         "-Ehttp.port=$HTTP_PORT" "-Etransport.port=$TRANSPORT_PORT"
         -Ecluster.routing.allocation.disk.threshold_enabled=false
@@ -293,6 +314,10 @@ do_start() {
             die "port $TRANSPORT_PORT is already in use by another process (set NUGGETFLOW_OPENSEARCH_TRANSPORT_PORT)"
         fi
         pid="$(launch "$@")"
+        if [[ "$WAIT" == 0 ]]; then
+            log "launched (pid $pid) at $URL; not waiting for the cluster (NUGGETFLOW_OPENSEARCH_WAIT=0)"
+            return 0
+        fi
     fi
 
     deadline=$(( SECONDS + START_TIMEOUT ))

@@ -175,7 +175,8 @@ class OpenSearchStore:
 
     @classmethod
     def from_url(cls, url: str, settings: Settings) -> OpenSearchStore:
-        """``opensearch://host:port`` (``opensearchs://`` for TLS), with basic auth when
+        """``opensearch://host:port`` (``opensearchs://`` for TLS; several nodes of a
+        cluster as ``opensearch://h1:9200,h2:9200,h3:9200``), with basic auth when
         NUGGETFLOW_OPENSEARCH_USER is set (the password from its file) and the TLS
         settings NUGGETFLOW_OPENSEARCH_CA_FILE / _VERIFY_CERTS."""
         scheme, rest = url.split("://", 1)
@@ -197,9 +198,16 @@ class OpenSearchStore:
                    ca_file=settings.opensearch_ca_file,
                    layout=IndexLayout.from_settings(settings))
 
+    def hosts(self) -> list[str]:
+        """The node URLs: ``http://a:9200,b:9200`` names a cluster by several nodes (the
+        client spreads requests over them and retries on another when one is down)."""
+        scheme = self.url.partition("://")[0]
+        return [h if "://" in h else f"{scheme}://{h}"
+                for h in (part.strip() for part in self.url.split(",")) if h]
+
     def client_options(self) -> dict[str, Any]:
         """Keyword arguments of the OpenSearch client: hosts, timeouts, auth and TLS."""
-        options: dict[str, Any] = {"hosts": [self.url], "timeout": self.timeout,
+        options: dict[str, Any] = {"hosts": self.hosts(), "timeout": self.timeout,
                                    "max_retries": 2, "retry_on_timeout": True}
         if self.auth is not None:
             options["http_auth"] = self.auth
@@ -399,15 +407,28 @@ class OpenSearchStore:
             await self._guard.commit(scopes, ops, self._apply, self._undo)
             return
         try:
-            await self._bulk(ops)
+            await self._apply(ops, False)
         except BaseException:
             await self._compensate(list(pending), demoted)
             raise
 
     async def _apply(self, ops: list[dict[str, Any]], replay: bool) -> None:
-        """Send a batch (the commit guard's way): on a replay, a version created already
-        is not an error."""
-        await self._bulk(ops, skip_existing=replay)
+        """Send a write's operations: the new versions first (searchable when the request
+        returns), then the head flags they take over. A reader in between sees the old
+        and the new head (a head read takes the newest), never a lineage without one, as
+        it could if one request's shards became searchable at different moments. On a
+        replay, a version created already is not an error."""
+        creates = [op for pair in _pairs(ops) if "create" in pair[0] for op in pair]
+        updates = [op for pair in _pairs(ops) if "create" not in pair[0] for op in pair]
+        if creates and updates:
+            await self._bulk(creates, refresh=True, skip_existing=replay)
+            try:
+                await self._bulk(updates, skip_existing=replay)
+            except WritesPausedError as err:  # half applied: not "nothing was written"
+                raise BackendUnavailableError(f"{err} (after its new versions were "
+                                              "written)") from err
+        else:
+            await self._bulk(ops, skip_existing=replay)
 
     async def _undo(self, ops: list[dict[str, Any]]) -> None:
         """Compensate a batch: remove the versions it creates, make the heads it demotes
@@ -884,6 +905,11 @@ class OpenSearchStore:
         size = st["_all"]["total"]["store"]["size_in_bytes"]
         return {"nuggets": counts[ItemType.NUGGET], "passages": counts[ItemType.DOCUMENT],
                 "index_bytes": size, **self._guard.counters()}
+
+
+def _pairs(ops: list[dict[str, Any]]) -> list[tuple[dict[str, Any], dict[str, Any]]]:
+    """Bulk operations as (action, document) pairs (every action here has a body)."""
+    return list(zip(ops[::2], ops[1::2], strict=True))
 
 
 def _new_heads(ops: list[dict[str, Any]]) -> list[tuple[str, tuple[str, str]]]:

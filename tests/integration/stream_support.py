@@ -88,7 +88,7 @@ class Deployment:
         """The group's lag on the four source topics, from the broker."""
         kinds = (TopicKind.EVENTS, TopicKind.CORRECTIONS, TopicKind.CANDIDATES,
                  TopicKind.REVIEWS)
-        mon = LagMonitor([self.bootstrap], group_id(self.settings),
+        mon = LagMonitor(self.bootstrap.split(","), group_id(self.settings),
                          [self.topics.name(k) for k in kinds])
         await mon.start()
         try:

@@ -61,13 +61,15 @@ async def _seed(index: NuggetIndex) -> dict[str, str]:
 
 
 def _race(url: str, index_name: str, ids: dict[str, str], *, unguarded: bool,
-          edits: int = 12) -> list[dict[str, object]]:
-    """Two writer processes started together; their request records."""
+          edits: int = 12, layout: tuple[int, int] = (1, 0)) -> list[dict[str, object]]:
+    """Two writer processes started together (on an index of ``layout``: shards,
+    replicas); their request records."""
     start_at = time.time() + 6.0
     procs = [subprocess.Popen(
         [sys.executable, "-m", "tests.support.race_writer", url, index_name, TENANT,
          "--worker", worker, "--edits", str(edits), "--lineages", f"{ids['a']},{ids['b']}",
          "--approve", ids[pending], "--start-at", str(start_at), "--pause", "0.05",
+         "--shards", str(layout[0]), "--replicas", str(layout[1]),
          *(["--unguarded"] if unguarded else [])],
         cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
         env={**os.environ, "PYTHONPATH": str(ROOT), "NUGGETFLOW_LOG_LEVEL": "WARNING"})

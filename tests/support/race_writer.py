@@ -23,7 +23,7 @@ import numpy as np
 
 from nuggetflow.errors import NuggetflowError
 from nuggetflow.settings import Settings
-from query.backends.opensearch import OpenSearchStore
+from query.backends.opensearch import IndexLayout, OpenSearchStore
 from query.embeddings import Vector
 from query.index import NuggetIndex
 from query.model import Nugget
@@ -57,7 +57,8 @@ class SlowReads(OpenSearchStore):
 
 
 async def run(args: argparse.Namespace) -> None:
-    store = SlowReads(args.url, index=args.index, guarded=not args.unguarded)
+    store = SlowReads(args.url, index=args.index, guarded=not args.unguarded,
+                      layout=IndexLayout(shards=args.shards, replicas=args.replicas))
     store.pause = args.pause
     index = NuggetIndex(store, DigestEmbedder(), Settings())
     await index.start()
@@ -104,6 +105,9 @@ def main() -> None:
     p.add_argument("--start-at", type=float, default=0.0)
     p.add_argument("--pause", type=float, default=0.05)
     p.add_argument("--unguarded", action="store_true")
+    p.add_argument("--shards", type=int, default=1, help="the index's layout (as every "
+                   "process of a deployment shares its settings)")
+    p.add_argument("--replicas", type=int, default=0)
     asyncio.run(run(p.parse_args()))
 
 
