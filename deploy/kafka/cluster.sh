@@ -40,6 +40,8 @@ EOF
 
 log() { echo "[kafka-cluster] $*"; }
 die() { echo "[kafka-cluster] ERROR: $*" >&2; exit 1; }
+# shellcheck source-path=SCRIPTDIR source=../lib/process.sh
+. "$SCRIPT_DIR/../lib/process.sh"
 
 voters() {
   local i out=""
@@ -104,18 +106,13 @@ cmd_start() {
 
 cmd_stop() {
   if [[ -n "${1:-}" ]]; then node "$1" stop; return; fi
+  # all at once: stopped one by one, the last broker waits for a quorum that is gone
   local n
-  for (( n = NODES; n >= 1; n-- )); do node "$n" stop; done
+  for (( n = NODES; n >= 1; n-- )); do node "$n" stop & done
+  wait
 }
 
-cmd_kill() {
-  local n="${1:?broker number}" pid
-  pid="$(tr -dc '0-9' <"$VAR_ROOT/node$n/kafka/kafka.pid" 2>/dev/null || true)"
-  [[ -n "$pid" ]] && kill -0 "$pid" 2>/dev/null || die "broker $n is not running"
-  kill -KILL "$pid"
-  while kill -0 "$pid" 2>/dev/null; do sleep 0.1; done
-  log "broker $n (pid $pid) killed"
-}
+cmd_kill() { kill_9 "$VAR_ROOT/node${1:?broker number}/kafka/kafka.pid" "broker $1"; }
 
 case "${1:-}" in
   start) cmd_start ;;

@@ -39,6 +39,8 @@ EOF
 
 log() { echo "[opensearch-cluster] $*"; }
 die() { echo "[opensearch-cluster] ERROR: $*" >&2; exit 1; }
+# shellcheck source-path=SCRIPTDIR source=../lib/process.sh
+. "$SCRIPT_DIR/../lib/process.sh"
 
 list() {  # list PREFIX BASE: PREFIX(base+1),PREFIX(base+2),...
   local i out=""
@@ -103,14 +105,7 @@ cmd_stop() {
   for (( n = NODES; n >= 1; n-- )); do node "$n" stop; done
 }
 
-cmd_kill() {
-  local n="${1:?node number}" pid
-  pid="$(tr -dc '0-9' <"$VAR_ROOT/node$n/opensearch/opensearch.pid" 2>/dev/null || true)"
-  [[ -n "$pid" ]] && kill -0 "$pid" 2>/dev/null || die "node $n is not running"
-  kill -KILL "$pid"
-  while kill -0 "$pid" 2>/dev/null; do sleep 0.1; done
-  log "node $n (pid $pid) killed"
-}
+cmd_kill() { kill_9 "$VAR_ROOT/node${1:?node number}/opensearch/opensearch.pid" "node $1"; }
 
 case "${1:-}" in
   start) cmd_start ;;

@@ -70,15 +70,18 @@ class CommitGuard:
     """The commit points of one OpenSearch index (see the module docstring), one per
     *scope*: a string naming a tenant's governance key (:func:`scope_of`).
 
-    ``call`` runs a client method with the store's error mapping and ``client`` returns
-    the store's connected client.
+    ``call`` runs a client method with the store's error mapping, ``client`` returns the
+    store's connected client, ``apply`` sends a write's operations and ``undo``
+    compensates a batch OpenSearch rejected.
     """
 
     def __init__(self, index: str, call: Callable[..., Awaitable[Any]],
-                 client: Callable[[], Any]) -> None:
+                 client: Callable[[], Any], apply: Bulk, undo: Undo) -> None:
         self.index = f"{index}-writers"
         self._call = call
         self._client = client
+        self._apply = apply
+        self._undo = undo
         self.writer_id = uuid.uuid4().hex
         self._seen: ContextVar[dict[str, Seen] | None] = ContextVar(
             f"guard-{self.writer_id}", default=None)
@@ -88,9 +91,12 @@ class CommitGuard:
         self.completed = 0  # abandoned intents this process completed
 
     async def create(self, replicas: int) -> None:
-        """Create the guard index when missing (idempotent)."""
+        """Create the guard index when missing (idempotent); an existing one takes
+        ``replicas``, as the store's index does."""
         client = self._client()
         if await self._call(client.indices.exists, index=self.index):
+            await self._call(client.indices.put_settings, index=self.index,
+                             body={"index": {"number_of_replicas": replicas}})
             return
         from opensearchpy import RequestError
 
@@ -110,13 +116,12 @@ class CommitGuard:
     # --- sessions -----------------------------------------------------------------------
 
     @contextlib.asynccontextmanager
-    async def session(self, scopes: Sequence[str], apply: Bulk,
-                      undo: Undo) -> AsyncIterator[None]:
+    async def session(self, scopes: Sequence[str]) -> AsyncIterator[None]:
         """Read the guard of each scope (completing an abandoned intent first) and keep
         what was read for :meth:`commit` in this task and the tasks it starts."""
         seen = dict(self._seen.get() or {})
         for scope in sorted(set(scopes) - set(seen)):
-            seen[scope] = await self._settled(scope, apply, undo)
+            seen[scope] = await self._settled(scope)
         token = self._seen.set(seen)
         try:
             yield
@@ -127,8 +132,7 @@ class CommitGuard:
         """True inside a :meth:`session`."""
         return self._seen.get() is not None
 
-    async def commit(self, scopes: Sequence[str], ops: list[dict[str, Any]], apply: Bulk,
-                     undo: Undo) -> None:
+    async def commit(self, scopes: Sequence[str], ops: list[dict[str, Any]]) -> None:
         """Claim the guards of the session and of ``scopes`` from what was read, run
         ``ops``, clear the guards.
 
@@ -140,7 +144,7 @@ class CommitGuard:
         if seen is None:
             raise RuntimeError("CommitGuard.commit outside a session")
         for scope in sorted(set(scopes) - set(seen)):  # written, not named by the session
-            seen[scope] = await self._settled(scope, apply, undo)
+            seen[scope] = await self._settled(scope)
         intent = {"ops": ops, "at": datetime.now(UTC).isoformat(), "by": self.writer_id}
         claimed: list[str] = []
         try:
@@ -154,9 +158,9 @@ class CommitGuard:
             raise
         self.claims += 1
         try:
-            await apply(ops, False)
+            await self._apply(ops, False)
         except ValidationError:
-            await undo(ops)
+            await self._undo(ops)
             for scope in claimed:
                 seen[scope] = await self._clear(scope, seen[scope])
             raise
@@ -184,7 +188,7 @@ class CommitGuard:
         return (Seen(int(doc["_seq_no"]), int(doc["_primary_term"])),
                 doc["_source"].get("intent"))
 
-    async def _settled(self, scope: str, apply: Bulk, undo: Undo) -> Seen:
+    async def _settled(self, scope: str) -> Seen:
         """The guard of ``scope`` with no intent pending: wait for another writer's
         intent to clear, complete one that is abandoned (or this process's own)."""
         first_seen: tuple[int | None, float] | None = None
@@ -196,25 +200,24 @@ class CommitGuard:
             if first_seen is None or first_seen[0] != seen.seq_no:
                 first_seen = (seen.seq_no, time.monotonic())
             if mine or time.monotonic() - first_seen[1] >= self.abandoned_after:
-                seen = await self._complete(scope, seen, intent, apply, undo)
+                seen = await self._complete(scope, seen, intent)
                 if seen.seq_no is not None:
                     return seen
                 continue  # someone else completed or cleared it first: read again
             await asyncio.sleep(_POLL)
 
-    async def _complete(self, scope: str, seen: Seen, intent: dict[str, Any], apply: Bulk,
-                        undo: Undo) -> Seen:
+    async def _complete(self, scope: str, seen: Seen, intent: dict[str, Any]) -> Seen:
         """Run an abandoned intent's operations again, then clear it (Seen() when another
         writer cleared it first)."""
         ops = list(intent.get("ops") or [])
         log.warning("completing a write another writer left half done", scope=scope,
                     writer=intent.get("by"), since=intent.get("at"), ops=len(ops))
         try:
-            await apply(ops, True)
+            await self._apply(ops, True)
         except ValidationError as err:
             log.error("an abandoned write is rejected by OpenSearch; undoing it",
                       scope=scope, error=str(err))
-            await undo(ops)
+            await self._undo(ops)
         self.completed += 1
         try:
             return await self._clear(scope, seen, strict=True)

@@ -10,8 +10,9 @@
   k-NN hits (best cosine per nugget), so dense scores match the embedded store; unlike
   there, a nugget reachable only through an anchor is not added to the k-NN candidates.
 - OpenSearch has no multi-document transactions: a write validates everything first,
-  then sends one bulk request and, if any item fails, compensates (removes the new
-  versions, restores the old heads) before raising, so a failed call leaves no change.
+  then sends its new versions and then the head flags they take over (see ``_apply``)
+  and, if OpenSearch rejects an item, compensates (removes the new versions, restores
+  the old heads) before raising, so a rejected call leaves no change.
 - Writers in several processes or hosts are safe: each tenant has a commit point claimed
   with optimistic concurrency (:mod:`query.backends.guard`), so a write decided from
   heads that another writer has since moved is refused (WriteContentionError, nothing
@@ -171,7 +172,8 @@ class OpenSearchStore:
         self._writer = WriterLock()
         #: False only in the test that shows what the process-local lock alone allows
         self.guarded = guarded
-        self._guard = CommitGuard(index, self._call, lambda: self._client)
+        self._guard = CommitGuard(index, self._call, lambda: self._client, self._apply,
+                                  self._undo)
 
     @classmethod
     def from_url(cls, url: str, settings: Settings) -> OpenSearchStore:
@@ -355,7 +357,7 @@ class OpenSearchStore:
             if not self.guarded:
                 yield
                 return
-            async with self._guard.session(scopes, self._apply, self._undo):
+            async with self._guard.session(scopes):
                 yield
 
     async def write_nuggets(self, versions: Sequence[Nugget], vectors: Sequence[Vector | None],
@@ -372,7 +374,6 @@ class OpenSearchStore:
         pending: dict[str, list[float]] = {}
         pending_anchors: dict[str, str] = {}
         ops: list[dict[str, Any]] = []
-        demoted: list[str] = []
         for i, (n, v) in enumerate(zip(versions, vectors, strict=True)):
             key, parent = os_id(n.tenant, n.id), os_id(n.tenant, n.parent_id)
             if key in existing or key in pending:
@@ -393,7 +394,6 @@ class OpenSearchStore:
             lineage = (n.tenant, n.lineage_id or n.id)
             for old in await self._heads_of(*lineage):
                 if old not in pending:
-                    demoted.append(old)
                     ops += [{"update": {"_index": self.index, "_id": old}},
                             {"doc": {"is_head": False}}]
             for earlier in [i for i, src in _new_heads(ops) if src == lineage]:
@@ -404,12 +404,12 @@ class OpenSearchStore:
         if not ops:
             return
         if self.guarded:
-            await self._guard.commit(scopes, ops, self._apply, self._undo)
+            await self._guard.commit(scopes, ops)
             return
         try:
             await self._apply(ops, False)
         except BaseException:
-            await self._compensate(list(pending), demoted)
+            await self._undo(ops)
             raise
 
     async def _apply(self, ops: list[dict[str, Any]], replay: bool) -> None:
