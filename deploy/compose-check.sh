@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
-# Validate deploy/docker-compose.yml without a docker engine: Debian's `docker-compose`
+# Validate deploy/docker-compose.yml (or the base file with overrides, such as
+# deploy/docker-compose.cluster.yml) without a docker engine: Debian's `docker-compose`
 # (1.29, a Python program) parses, schema-checks and interpolates the file. Installs it with
 # `apt-get install --no-install-recommends docker-compose` when missing (no engine, no
 # daemon).
-# Usage: deploy/compose-check.sh [--print] [COMPOSE_FILE]
-#   exit status of `config -q`; with --print, `config` itself: the file as compose will
-#   run it (variables interpolated, paths resolved), which tests/unit/deploy reads.
+# Usage: deploy/compose-check.sh [--print] [COMPOSE_FILE...]
+#   exit status of `config -q`; with --print, `config` itself: the files merged as compose
+#   will run them (variables interpolated, paths resolved), which tests/unit/deploy reads.
+#   Several files are merged in order, as `docker compose -f A -f B` does.
 set -euo pipefail
 
 SCRIPT_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -14,7 +16,10 @@ if [[ "${1:-}" == "--print" ]]; then
   MODE=()
   shift
 fi
-FILE="${1:-$SCRIPT_DIR/docker-compose.yml}"
+FILES=("$@")
+(( ${#FILES[@]} )) || FILES=("$SCRIPT_DIR/docker-compose.yml")
+ARGS=()
+for f in "${FILES[@]}"; do ARGS+=(-f "$f"); done
 
 if ! command -v docker-compose >/dev/null 2>&1; then
   sudo=()
@@ -27,4 +32,4 @@ if ! command -v docker-compose >/dev/null 2>&1; then
   DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -q --no-install-recommends docker-compose >/dev/null
 fi
 
-exec docker-compose -f "$FILE" config ${MODE[@]+"${MODE[@]}"}
+exec docker-compose "${ARGS[@]}" config ${MODE[@]+"${MODE[@]}"}

@@ -62,10 +62,16 @@ write nuggetflow_tokens.json "{\"$(random 40)\": [${json_tenants%,}]}
 # OpenSearch's admin password: the 2.x image wants a strong one (upper, lower, digit,
 # special character); the random part is 28 letters and digits.
 write opensearch_admin_password "$(random 28)-Aa1"
-# Kafka SASL/PLAIN: the client's password, and the broker's JAAS file that accepts it
+# Kafka SASL/PLAIN: the client's password, and the broker's JAAS file that accepts it;
+# the file also holds the brokers' own user, which brokers and controllers of a cluster
+# (deploy/docker-compose.cluster.yml) authenticate to each other with
 write kafka_password "$(random 32)"
+broker_password="$(random 32)"
 write kafka_server_jaas.conf "KafkaServer {
     org.apache.kafka.common.security.plain.PlainLoginModule required
+    username=\"broker\"
+    password=\"$broker_password\"
+    user_broker=\"$broker_password\"
     user_nuggetflow=\"$(cat "$DIR/kafka_password")\";
 };
 "
@@ -79,6 +85,11 @@ else
   echo "init.sh: $DIR/kafka_server_jaas.conf does not accept $DIR/kafka_password;" \
        "delete both and run again" >&2
   exit 1
+fi
+
+if ! grep -q 'user_broker=' "$DIR/kafka_server_jaas.conf"; then
+  echo "init.sh: note: $DIR/kafka_server_jaas.conf (from an earlier init.sh) has no broker" \
+       "user, which the cluster variant needs; delete it and run again to add one" >&2
 fi
 
 if [[ ${#made[@]} -eq 0 ]]; then

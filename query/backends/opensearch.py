@@ -300,9 +300,14 @@ class OpenSearchStore:
                 for name in ("anchor_vectors", "request_id", "doc_id", "digest")}})
 
     async def stop(self) -> None:
-        """Close the client."""
+        """Close the client, and the connection to every node: the client closes only
+        those it deems alive, so a node that was down when the store stopped would leave
+        its HTTP session open."""
         if self._client is not None:
             await self._client.close()
+            pool = getattr(self._client.transport, "connection_pool", None)
+            for conn in getattr(pool, "orig_connections", ()):
+                await conn.close()  # (a second close of a closed one does nothing)
             self._client = None
 
     async def drop(self) -> None:
@@ -326,7 +331,7 @@ class OpenSearchStore:
         if self._client is None:
             raise RuntimeError("OpenSearchStore.start() was not called")
         try:
-            return await fn(**kwargs)
+            reply = await fn(**kwargs)
         except (exc.ConnectionError, exc.ConnectionTimeout) as err:
             raise BackendUnavailableError(f"OpenSearch at {self.url} unreachable: {err}") from err
         except exc.TransportError as err:
@@ -336,6 +341,10 @@ class OpenSearchStore:
                 raise BackendUnavailableError(f"OpenSearch refuses writes for now: {err}"
                                               ) from err
             raise
+        why = partial_read(reply)
+        if why:  # a partial answer is wrong (a head read as absent forks a lineage): retry
+            raise BackendUnavailableError(f"OpenSearch answered in part: {why}")
+        return reply
 
     # --- writes -----------------------------------------------------------------------
 
@@ -920,6 +929,24 @@ def _new_heads(ops: list[dict[str, Any]]) -> list[tuple[str, tuple[str, str]]]:
             doc = ops[i + 1]
             out.append((ops[i]["create"]["_id"], (doc["tenant"], doc["lineage"])))
     return out
+
+
+def partial_read(reply: Any) -> str:
+    """Why a read's answer is partial ('' when whole): a search or count with failed shards
+    (no copy of a shard reachable, e.g. while a cluster loses nodes), or a multi-get with
+    documents it could not read. A write's ``_shards`` (replica copies) is not a read's."""
+    if not isinstance(reply, dict):
+        return ""
+    shards = reply.get("_shards")
+    if isinstance(shards, dict) and ("hits" in reply or "count" in reply) \
+            and shards.get("failed"):
+        return f"{shards['failed']} of {shards.get('total')} shards failed"
+    docs = reply.get("docs")
+    if isinstance(docs, list):
+        errors = [d for d in docs if isinstance(d, dict) and "error" in d]
+        if errors:
+            return f"{len(errors)} of {len(docs)} documents unreadable"
+    return ""
 
 
 class OpenSearchOverlay:

@@ -20,7 +20,7 @@ from aiokafka import AIOKafkaConsumer, TopicPartition
 from aiokafka.admin import AIOKafkaAdminClient
 
 from nuggetflow.settings import Settings
-from query.backends.sqlite import SQLiteStore
+from query.backends import make_store
 from query.corpus import Document, passages_of
 from query.embeddings import Embedder
 from query.index import NuggetIndex
@@ -67,11 +67,12 @@ class Deployment:
     def store_path(self) -> Path:
         return self.workdir / "index.db"
 
-    async def add_corpus(self, embedder: Embedder, store_path: Path | None = None,
+    async def add_corpus(self, embedder: Embedder, settings: Settings | None = None,
                          tenants: Sequence[str] = TENANTS) -> None:
-        """The portal corpus for each tenant, in this deployment's store (or another)."""
-        index = NuggetIndex(SQLiteStore(store_path or self.store_path), embedder,
-                            self.settings)
+        """The portal corpus for each tenant, in this deployment's store (or the store of
+        ``settings``)."""
+        settings = settings or self.settings
+        index = NuggetIndex(make_store(settings), embedder, settings)
         await index.start()
         try:
             for tenant in tenants:
@@ -83,6 +84,12 @@ class Deployment:
 
     def worker(self, name: str, **env: str) -> WorkerProcess:
         return WorkerProcess(name, {**self.env, **env}, self.workdir / f"{name}.log")
+
+    def query_service(self, name: str, **env: str) -> WorkerProcess:
+        """``nuggetflow serve`` on this deployment's store (``NUGGETFLOW_GRPC_PORT`` and
+        the auth settings in ``env``)."""
+        return WorkerProcess(name, {**self.env, **env}, self.workdir / f"{name}.log",
+                             command=("serve",))
 
     async def lag(self) -> dict[tuple[str, int], int]:
         """The group's lag on the four source topics, from the broker."""
@@ -114,10 +121,13 @@ class Deployment:
 
 
 class WorkerProcess:
-    """``nuggetflow worker`` as a child process with its own /metrics port and log."""
+    """``nuggetflow worker`` (or another long-running command, such as ``serve``) as a
+    child process with its own /metrics port and log."""
 
-    def __init__(self, name: str, env: dict[str, str], log: Path) -> None:
+    def __init__(self, name: str, env: dict[str, str], log: Path,
+                 command: Sequence[str] = ("worker",)) -> None:
         self.name = name
+        self.command = list(command)
         self.port = free_port()
         self.env = {**os.environ, **env, "NUGGETFLOW_METRICS_PORT": str(self.port)}
         self.log = log
@@ -125,7 +135,7 @@ class WorkerProcess:
 
     def start(self) -> WorkerProcess:
         with self.log.open("ab") as out:
-            self.proc = subprocess.Popen([sys.executable, "-m", "app.cli", "worker"],
+            self.proc = subprocess.Popen([sys.executable, "-m", "app.cli", *self.command],
                                          cwd=ROOT, env=self.env, stdout=out,
                                          stderr=subprocess.STDOUT)
         deadline = time.monotonic() + 60
@@ -217,11 +227,11 @@ async def wait_until(check: Callable[[], Awaitable[bool]], timeout: float,
                          + on_timeout())
 
 
-async def nugget_state(store_path: Path, embedder: Embedder, settings: Settings,
+async def nugget_state(settings: Settings, embedder: Embedder,
                        events: Iterable[tuple[str, str]]) -> dict[tuple[str, str], Any]:
     """For each (tenant, event id): every version of its nugget(s), as comparable tuples;
-    plus ``("*", "versions")``: all nugget versions in the store."""
-    index = NuggetIndex(SQLiteStore(store_path), embedder, settings)
+    plus ``("*", "versions")``: all nugget versions in the store (the settings' store)."""
+    index = NuggetIndex(make_store(settings), embedder, settings)
     await index.start()
     try:
         state: dict[tuple[str, str], Any] = {}
@@ -237,10 +247,10 @@ async def nugget_state(store_path: Path, embedder: Embedder, settings: Settings,
         await index.stop()
 
 
-async def count_nuggets(store_path: Path, embedder: Embedder, settings: Settings,
+async def count_nuggets(settings: Settings, embedder: Embedder,
                         events: Sequence[tuple[str, str]]) -> int:
-    """How many of ``events`` have a nugget now."""
-    index = NuggetIndex(SQLiteStore(store_path), embedder, settings)
+    """How many of ``events`` have a nugget now (in the settings' store)."""
+    index = NuggetIndex(make_store(settings), embedder, settings)
     await index.start()
     try:
         return sum([bool(await index.store.find_by_event(t, e)) for t, e in events])

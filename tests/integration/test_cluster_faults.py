@@ -1,10 +1,15 @@
 """Faults on real clusters: a 3-broker Kafka cluster and a 3-node OpenSearch cluster on
 loopback (deploy/kafka/cluster.sh, deploy/opensearch/cluster.sh).
 
-- Kafka: 1,000 mixed events stream through two workers while one broker is killed
-  (kill -9) and later restarted; topics are replicated 3 times with min.insync.replicas 2
+- Both: 1,000 mixed events stream through two workers into a 3-shard, 1-replica index
+  while a query service answers Retrieve calls; one broker is killed (kill -9) and later
+  restarted, one node is killed. Topics are replicated 3 times with min.insync.replicas 2
   and every producer uses acks=all with idempotence. Every actionable event gets exactly
-  one nugget, every malformed one a dead letter, as in an undisturbed run.
+  one nugget, every malformed one a dead letter, the index equals an undisturbed run's
+  (anchors: see the test) and every call is answered. Then node 3 rejoins (calls answered
+  throughout) and the two nodes holding one shard are killed: with no quorum and a shard
+  unreachable, calls get UNAVAILABLE (never a partial answer), and answers again once the
+  nodes are back.
 - OpenSearch: two writer processes race on the same lineages over a cluster index with one
   replica while a node is killed; reads are answered throughout, every lineage stays a
   chain and every request is applied once.
@@ -13,21 +18,28 @@ loopback (deploy/kafka/cluster.sh, deploy/opensearch/cluster.sh).
 from __future__ import annotations
 
 import asyncio
+import json
 import subprocess
 import time
+import urllib.request
 import uuid
+from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
+import grpc
 import pytest
 
 from nuggetflow.errors import NuggetflowError
 from nuggetflow.settings import Settings
+from nuggetflow.v1 import query_service_pb2 as qpb
+from nuggetflow.v1 import query_service_pb2_grpc as qpb_grpc
 from query.backends.opensearch import IndexLayout, OpenSearchStore
 from query.embeddings import MiniLMEmbedder
 from query.index import NuggetIndex
 from stream.synthetic import mixed_events
-from tests.integration.stream_support import Deployment
+from tests.integration.stream_support import Deployment, WorkerProcess, wait_until
 from tests.integration.test_opensearch_writers import TENANT, _faults, _race, _seed
 from tests.integration.test_stream_kafka import (
     check_outcome,
@@ -35,12 +47,15 @@ from tests.integration.test_stream_kafka import (
     reference_state,
     wait_done,
 )
+from tests.support.net import free_port
 from tests.support.race_writer import DigestEmbedder
 
 pytestmark = [pytest.mark.integration, pytest.mark.cluster, pytest.mark.slow]
 
 ROOT = Path(__file__).resolve().parents[2]
 KAFKA = ROOT / "deploy/kafka/cluster.sh"
+QUERY = "who can reset another user's password"
+TOKEN = "cluster-faults-0123456789abcdef0123456789"
 OPENSEARCH = ROOT / "deploy/opensearch/cluster.sh"
 
 
@@ -73,33 +88,177 @@ def opensearch_cluster() -> Iterator[str]:
         _run(OPENSEARCH, "stop")
 
 
-async def test_a_broker_killed_mid_stream_loses_and_repeats_nothing(
-        kafka_cluster: str, tmp_path: Path, embedder: MiniLMEmbedder) -> None:
+def _get(url: str, path: str) -> Any:
+    """GET a cluster API path from the first node that answers."""
+    for node in url.split(","):
+        try:
+            with urllib.request.urlopen(f"{node}{path}", timeout=200) as reply:
+                return json.loads(reply.read())
+        except OSError:
+            continue
+    raise AssertionError(f"no node of {url} answers {path}")
+
+
+def _settled(url: str) -> None:
+    """Until the cluster is green with no shard moving (node 3 has taken its share)."""
+    health = _get(url, "/_cluster/health?wait_for_status=green&wait_for_no_relocating_shards"
+                       "=true&wait_for_no_initializing_shards=true&timeout=180s")
+    assert health["status"] == "green" and not health["timed_out"], health
+
+
+def _holders(url: str, index: str, shard: int) -> list[str]:
+    """The cluster.sh numbers of the nodes holding a copy of one shard of the index."""
+    rows = _get(url, f"/_cat/shards/{index}?format=json")
+    return sorted(r["node"].removeprefix("os-node-") for r in rows
+                  if int(r["shard"]) == shard and r["state"] == "STARTED")
+
+
+def _records(state: dict[tuple[str, str], Any]) -> dict[tuple[str, str], Any]:
+    """The state without anchors: (id, version, title, body, publication, state) of
+    every version of every event's nugget(s), and the number of versions."""
+    return {k: [[(v[0], v[1], v[2], v[3], v[5], v[6]) for v in lineage] for lineage in val]
+            if isinstance(val, list) else val for k, val in state.items()}
+
+
+class Querier:
+    """Retrieve calls to a query service, one every 0.2 s, each outcome kept with the
+    phase it fell in."""
+
+    def __init__(self, port: int) -> None:
+        self.port = port
+        self.phase = "start"
+        self.calls: list[tuple[str, str, int]] = []  # (phase, status code, hits)
+        self.stop = asyncio.Event()
+
+    def codes(self, phase: str) -> Counter[str]:
+        return Counter(code for p, code, _ in self.calls if p == phase)
+
+    async def run(self) -> None:
+        async with grpc.aio.insecure_channel(f"127.0.0.1:{self.port}") as channel:
+            stub = qpb_grpc.QueryServiceStub(channel)  # type: ignore[no-untyped-call]
+            while not self.stop.is_set():
+                phase = self.phase
+                try:
+                    reply = await stub.Retrieve(
+                        qpb.RetrieveRequest(tenant="acme", query=QUERY),
+                        metadata=(("authorization", f"Bearer {TOKEN}"),), timeout=30)
+                    self.calls.append((phase, "OK", len(reply.hits)))
+                except grpc.aio.AioRpcError as err:
+                    self.calls.append((phase, err.code().name, 0))
+                await asyncio.sleep(0.2)
+
+    async def wait_for(self, code: str, timeout: float) -> None:
+        async def seen() -> bool:
+            return any(p == self.phase and c == code for p, c, _ in self.calls)
+
+        await wait_until(seen, timeout, f"a {code} answer in phase {self.phase}")
+
+
+@pytest.mark.timeout(2400)  # an in-process reference run, then the stream under faults
+async def test_a_broker_and_a_node_killed_mid_stream_lose_and_repeat_nothing(
+        kafka_cluster: str, opensearch_cluster: str, tmp_path: Path,
+        embedder: MiniLMEmbedder) -> None:
+    """Two workers stream 1,000 mixed events into a 3-shard, 1-replica index on the
+    OpenSearch cluster while a query service answers Retrieve calls; a broker is killed
+    (kill -9), then a node, then the broker comes back. The index ends as an undisturbed
+    in-process run's on the same cluster, and every call is answered. Then node 3 comes
+    back and the two nodes that hold one shard are killed (no quorum, a shard with no
+    copy): calls get UNAVAILABLE, never a partial answer, and answers come back when the
+    nodes do."""
+    index = f"faults-{uuid.uuid4().hex[:8]}"
+    store = {"NUGGETFLOW_STORE": "opensearch://" + opensearch_cluster.replace("http://", ""),
+             "NUGGETFLOW_OPENSEARCH_INDEX": index, "NUGGETFLOW_OPENSEARCH_SHARDS": "3",
+             "NUGGETFLOW_OPENSEARCH_REPLICAS": "1"}
     dep = Deployment.create(kafka_cluster, tmp_path, NUGGETFLOW_STREAM_REPLICATION_FACTOR="3",
                             NUGGETFLOW_STREAM_MIN_INSYNC_REPLICAS="2",
-                            NUGGETFLOW_REVIEW_POLICY="manual")
-    await dep.add_corpus(embedder)
+                            NUGGETFLOW_REVIEW_POLICY="manual", **store)
     mix = mixed_events(1000, seed=7)
-    workers = [dep.worker("w1").start(), dep.worker("w2").start()]
+    # Nothing is published (manual review), so what INO optimizes against does not depend
+    # on the order two workers take the events in; the reference runs on the same cluster
+    # (the lexical scores are OpenSearch's, not the single file's).
+    expected = await reference_state(dep, embedder, mix, tmp_path,
+                                     dep.settings.replace(opensearch_index=f"{index}-ref"))
+    await dep.add_corpus(embedder)
+    port = free_port()
+    serve = dep.query_service("query", NUGGETFLOW_GRPC_PORT=str(port),
+                              NUGGETFLOW_AUTH_TOKENS=json.dumps({TOKEN: ["acme"]})).start()
+    querier = Querier(port)
+    asking = asyncio.create_task(querier.run())
+    workers: list[WorkerProcess] = []
+    killed: list[str] = []
     try:
-        await publish(dep, mix.lines[:500])
+        await querier.wait_for("OK", 60)
+        querier.phase = "stream"
+        for name in ("w1", "w2"):
+            workers.append(dep.worker(name).start())
+        await publish(dep, mix.lines[:400])
         await asyncio.sleep(5)
         await asyncio.to_thread(_run, KAFKA, "kill", "2")
-        await publish(dep, mix.lines[500:], start=501)  # two brokers left: acks=all, ISR 2
+        await publish(dep, mix.lines[400:], start=401)  # two brokers left: acks=all, ISR 2
+        await asyncio.sleep(5)
+        killed.append("3")
+        await asyncio.to_thread(_run, OPENSEARCH, "kill", "3")
         await asyncio.sleep(10)
         await asyncio.to_thread(_run, KAFKA, "start-node", "2")
-        await wait_done(dep, embedder, mix, workers, timeout=600)
-    finally:
+        await wait_done(dep, embedder, mix, workers, timeout=900)
         for w in workers:
             assert w.stop() == 0, w.tail()
-    # Nothing is published (manual review), so what INO optimizes against does not
-    # depend on the order two workers took the events in: the index must equal the
-    # in-process run's exactly.
+
+        querier.phase = "rejoin"  # node 3 back; shards move to it
+        await asyncio.to_thread(_run, OPENSEARCH, "start-node", "3")
+        killed.clear()
+        await asyncio.to_thread(_settled, opensearch_cluster)
+        # Both copies of one shard gone with two nodes of three (no quorum either): the
+        # node left cannot answer a search whole.
+        querier.phase = "no quorum"
+        killed.extend(await asyncio.to_thread(_holders, opensearch_cluster, index, 0))
+        assert len(killed) == 2, killed
+        for n in killed:
+            await asyncio.to_thread(_run, OPENSEARCH, "kill", n)
+        await querier.wait_for("UNAVAILABLE", 120)
+        querier.phase = "recovery"
+        await asyncio.gather(*(asyncio.to_thread(_run, OPENSEARCH, "start-node", n)
+                               for n in killed))
+        killed.clear()
+        await querier.wait_for("OK", 180)
+        querier.phase = "recovered"
+        await asyncio.sleep(5)
+        unavailable = serve.metric("nuggetflow_query_request_duration_seconds_count",
+                                   method="Retrieve", code="UNAVAILABLE")
+    finally:
+        querier.stop.set()
+        for w in workers:
+            w.stop()
+        served = serve.stop()
+        await asyncio.wait_for(asking, 60)
+        await asyncio.gather(*(asyncio.to_thread(_run, OPENSEARCH, "start-node", n)
+                               for n in killed))
+    assert served == 0, serve.tail()
     state = await check_outcome(dep, embedder, mix, auto_tenants=())
-    assert state == await reference_state(dep, embedder, mix, tmp_path)
+    # Every record as the undisturbed run has it: ids, versions, lineage, title, body,
+    # publication and lifecycle state. Anchors too, but for a few nuggets (at most 1 %):
+    # INO adds the words of the probes that failed, and a probe at the margin of the
+    # ranking passes or fails with BM25 statistics that differ between the copies of a
+    # replicated shard (deleted versions count until each copy merges them away); one
+    # run measured 4 of 829 items with one word apart ("decide" / "follow") in one
+    # anchor, and on one node a shuffled order changed nothing (README "Clusters").
+    assert _records(state) == _records(expected)
+    moved = [k for k in state if state[k] != expected[k]]
+    assert len(moved) <= len(state) // 100, moved
     letters = await dep.dead_letters()  # at least once, each with its source offset
     assert set(d.value for d in letters) == set(mix.malformed)
     assert len({d.source for d in letters}) == len(mix.malformed)
+    # Every call answered while a quorum existed, each with its hits
+    for phase in ("stream", "rejoin", "recovered"):
+        assert querier.codes(phase) == {"OK": querier.codes(phase)["OK"]}, (
+            phase, querier.codes(phase))
+        assert all(hits for p, _, hits in querier.calls if p == phase)
+    assert querier.codes("stream")["OK"] > 100
+    # Without a quorum (and with shards unreachable): UNAVAILABLE, never another code
+    assert set(querier.codes("no quorum")) <= {"OK", "UNAVAILABLE"}
+    assert set(querier.codes("recovery")) <= {"OK", "UNAVAILABLE"}
+    assert unavailable == querier.codes("no quorum")["UNAVAILABLE"] + \
+        querier.codes("recovery")["UNAVAILABLE"]
 
 
 async def test_a_node_killed_while_two_processes_write_keeps_every_lineage_a_chain(

@@ -11,8 +11,9 @@ from pathlib import Path
 
 import pytest
 
+from nuggetflow.settings import Settings
 from optimizer.local import local_roles
-from query.backends.sqlite import SQLiteStore
+from query.backends import make_store
 from query.embeddings import MiniLMEmbedder
 from query.index import NuggetIndex
 from stream.engine import InlineEngine
@@ -45,7 +46,7 @@ async def wait_done(dep: Deployment, embedder: MiniLMEmbedder, mix: EventMix,
     actionable = sorted(mix.actionable)
 
     async def done() -> bool:
-        if await count_nuggets(dep.store_path, embedder, dep.settings,
+        if await count_nuggets(dep.settings, embedder,
                                actionable) < len(actionable):
             return False
         if len(await dep.dead_letters()) < len(mix.malformed):
@@ -60,7 +61,7 @@ async def check_outcome(dep: Deployment, embedder: MiniLMEmbedder, mix: EventMix
                         auto_tenants: tuple[str, ...]) -> dict[tuple[str, str], object]:
     """Exactly one nugget per distinct actionable event, none otherwise, no stray
     versions, the review policy applied; returns the state."""
-    state = await nugget_state(dep.store_path, embedder, dep.settings,
+    state = await nugget_state(dep.settings, embedder,
                                mix.actionable | mix.not_actionable)
     versions = 0
     for key in mix.actionable:
@@ -107,12 +108,13 @@ async def test_thousand_mixed_events(kafka_bootstrap: str, tmp_path: Path,
 
 
 async def reference_state(dep: Deployment, embedder: MiniLMEmbedder, mix: EventMix,
-                          tmp_path: Path) -> dict[tuple[str, str], object]:
-    """The state an uninterrupted in-process run (embedded runner) ends in."""
-    ref = tmp_path / "reference.db"
-    await dep.add_corpus(embedder, ref)
-    settings = dep.settings.replace(store=f"sqlite:///{ref}")
-    index = NuggetIndex(SQLiteStore(ref), embedder, settings)
+                          tmp_path: Path, settings: Settings | None = None
+                          ) -> dict[tuple[str, str], object]:
+    """The state an uninterrupted in-process run (embedded runner) ends in, on a fresh
+    store: ``settings``' store, by default a single file."""
+    settings = settings or dep.settings.replace(store=f"sqlite:///{tmp_path}/reference.db")
+    await dep.add_corpus(embedder, settings)
+    index = NuggetIndex(make_store(settings), embedder, settings)
     await index.start()
     engine = InlineEngine(index.store, embedder, local_roles(embedder), settings)  # as the worker
     try:
@@ -120,7 +122,7 @@ async def reference_state(dep: Deployment, embedder: MiniLMEmbedder, mix: EventM
             enumerate(mix.lines, 1))
     finally:
         await index.stop()
-    return await nugget_state(ref, embedder, settings, mix.actionable | mix.not_actionable)
+    return await nugget_state(settings, embedder, mix.actionable | mix.not_actionable)
 
 
 async def test_kill_9_mid_stream_then_restart(kafka_bootstrap: str, tmp_path: Path,
@@ -134,13 +136,13 @@ async def test_kill_9_mid_stream_then_restart(kafka_bootstrap: str, tmp_path: Pa
         await publish(dep, mix.lines)
 
         async def some_done() -> bool:
-            return await count_nuggets(dep.store_path, embedder, dep.settings,
+            return await count_nuggets(dep.settings, embedder,
                                        actionable) >= len(actionable) // 4
 
         await wait_until(some_done, 120, "a quarter of the nuggets", first.tail)
     finally:
         first.kill()
-    before = await count_nuggets(dep.store_path, embedder, dep.settings, actionable)
+    before = await count_nuggets(dep.settings, embedder, actionable)
     assert before < len(actionable), "the crash came too late to test anything"
     second = dep.worker("restarted").start()
     try:
@@ -177,7 +179,7 @@ async def test_llm_outage_events_wait_and_are_retried(kafka_bootstrap: str, tmp_
 
             await wait_until(retried, 60, "retries during the outage", worker.tail)
             # Waiting, not lost: nothing produced, nothing dead-lettered but the malformed.
-            assert await count_nuggets(dep.store_path, embedder, dep.settings,
+            assert await count_nuggets(dep.settings, embedder,
                                        sorted(mix.actionable)) == 0
             assert {d.value for d in await dep.dead_letters()} <= set(mix.malformed)
             failed_calls = worker.metric("nuggetflow_llm_calls_total", outcome="error")
@@ -264,14 +266,14 @@ async def test_injections_and_markup_through_the_worker(kafka_bootstrap: str, tm
         wanted = [("acme", "html"), ("acme", "plain")]
 
         async def done() -> bool:
-            if await count_nuggets(dep.store_path, embedder, dep.settings, wanted) < 2:
+            if await count_nuggets(dep.settings, embedder, wanted) < 2:
                 return False
-            plain = (await nugget_state(dep.store_path, embedder, dep.settings,
+            plain = (await nugget_state(dep.settings, embedder,
                                         [("acme", "plain")]))[("acme", "plain")]
             return plain[0][-1][5] == "PUBLISHED" and not any((await dep.lag()).values())
 
         await wait_until(done, 180, "the stream to drain", worker.tail)
-        state = await nugget_state(dep.store_path, embedder, dep.settings,
+        state = await nugget_state(dep.settings, embedder,
                                    [("acme", f"inj-{i}") for i in range(len(INJECTIONS))]
                                    + wanted)
     finally:

@@ -11,6 +11,10 @@ and the parsed result is asserted on:
 - a healthcheck on every long-running service;
 - every LLM setting passed to the worker;
 - each nuggetflow service's environment is a valid settings object with those secrets.
+
+Each holds for the base file alone and for the base with the cluster override
+(deploy/docker-compose.cluster.yml: three brokers, three nodes, two stream workers), whose
+own shape is checked at the end.
 """
 
 from __future__ import annotations
@@ -34,22 +38,25 @@ DEPLOY = ROOT / "deploy"
 COMPOSE_CHECK = DEPLOY / "compose-check.sh"
 INIT = DEPLOY / "secrets" / "init.sh"
 NUGGETFLOW_SERVICES = ("query", "worker", "ingest")
+VARIANTS = {"single": ("docker-compose.yml",),
+            "cluster": ("docker-compose.yml", "docker-compose.cluster.yml")}
 SECRET_WORDS = re.compile(r"PASSWORD|PASSWD|SECRET|TOKEN|API_KEY|CREDENTIAL|JAAS", re.I)
 DEFAULT_CREDENTIALS = re.compile(r"(?<![A-Za-z0-9])(admin|changeme|password|secret|"
                                  r"letmein|root|guest)(?![A-Za-z0-9])", re.I)
 
 
 def clean_env(**extra: str) -> dict[str, str]:
-    """The environment without any variable the compose file interpolates (so defaults
+    """The environment without any variable the compose files interpolate (so defaults
     apply), plus ``extra``."""
-    text = (DEPLOY / "docker-compose.yml").read_text()
+    text = "".join((DEPLOY / f).read_text() for f in VARIANTS["cluster"])
     used = set(re.findall(r"\$\{(\w+)", text))
     return {**{k: v for k, v in os.environ.items() if k not in used}, **extra}
 
 
-def compose_config(env: dict[str, str]) -> dict[str, Any]:
-    proc = subprocess.run([str(COMPOSE_CHECK), "--print"], env=env, capture_output=True,
-                          text=True, timeout=300)
+def compose_config(env: dict[str, str], variant: str = "single") -> dict[str, Any]:
+    files = [str(DEPLOY / f) for f in VARIANTS[variant]]
+    proc = subprocess.run([str(COMPOSE_CHECK), "--print", *files], env=env,
+                          capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr
     data = yaml.safe_load(proc.stdout)
     assert isinstance(data, dict)
@@ -65,9 +72,14 @@ def secrets_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return path
 
 
-@pytest.fixture(scope="module")
-def config(secrets_dir: Path) -> dict[str, Any]:
-    return compose_config(clean_env(NUGGETFLOW_SECRETS_DIR=str(secrets_dir)))
+@pytest.fixture(scope="module", params=sorted(VARIANTS))
+def config(secrets_dir: Path, request: pytest.FixtureRequest) -> dict[str, Any]:
+    return compose_config(clean_env(NUGGETFLOW_SECRETS_DIR=str(secrets_dir)), request.param)
+
+
+def named(config: dict[str, Any], kind: str) -> list[str]:
+    """The services of a kind: ``kafka`` is kafka, kafka-2, ... in the cluster variant."""
+    return [n for n in config["services"] if n == kind or n.startswith(f"{kind}-")]
 
 
 def long_running(config: dict[str, Any]) -> dict[str, dict[str, Any]]:
@@ -135,7 +147,7 @@ def test_kafka_opensearch_and_metrics_stay_on_an_internal_network(
     internal = {name for name, net in networks.items() if (net or {}).get("internal")}
     assert internal, "no internal network"
     services = config["services"]
-    for name in ("kafka", "opensearch"):
+    for name in named(config, "kafka") + named(config, "opensearch"):
         assert set(services[name]["networks"]) <= internal, name
         assert not services[name].get("ports"), name
     for name, svc in services.items():
@@ -187,19 +199,21 @@ def test_no_default_credentials(config: dict[str, Any]) -> None:
     assert "GF_SECURITY_ADMIN_PASSWORD" not in grafana
     assert grafana["GF_SECURITY_ADMIN_PASSWORD__FILE"].startswith("/run/secrets/")
     assert grafana.get("GF_AUTH_ANONYMOUS_ENABLED", "false") == "false"
-    opensearch = env_of(services["opensearch"])
-    assert opensearch.get("DISABLE_SECURITY_PLUGIN", "false") != "true"
-    assert "OPENSEARCH_INITIAL_ADMIN_PASSWORD" not in opensearch
-    assert "/run/secrets/" in " ".join(services["opensearch"]["entrypoint"])
-    kafka = env_of(services["kafka"])
-    protocols = dict(p.split(":") for p in kafka["KAFKA_LISTENER_SECURITY_PROTOCOL_MAP"]
-                     .split(","))
-    for listener in kafka["KAFKA_LISTENERS"].split(","):
-        name, _, address = listener.partition("://")
-        host = address.rsplit(":", 1)[0]
-        if host not in ("localhost", "127.0.0.1"):  # reachable from other containers
-            assert protocols[name].startswith("SASL_"), listener
-    assert "java.security.auth.login.config=/run/secrets/" in kafka["KAFKA_OPTS"]
+    for node in named(config, "opensearch"):
+        opensearch = env_of(services[node])
+        assert opensearch.get("DISABLE_SECURITY_PLUGIN", "false") != "true"
+        assert "OPENSEARCH_INITIAL_ADMIN_PASSWORD" not in opensearch
+        assert "/run/secrets/" in " ".join(services[node]["entrypoint"])
+    for broker in named(config, "kafka"):
+        kafka = env_of(services[broker])
+        protocols = dict(p.split(":") for p in kafka["KAFKA_LISTENER_SECURITY_PROTOCOL_MAP"]
+                         .split(","))
+        for listener in kafka["KAFKA_LISTENERS"].split(","):
+            name, _, address = listener.partition("://")
+            host = address.rsplit(":", 1)[0]
+            if host not in ("localhost", "127.0.0.1"):  # reachable from other containers
+                assert protocols[name].startswith("SASL_"), (broker, listener)
+        assert "java.security.auth.login.config=/run/secrets/" in kafka["KAFKA_OPTS"]
     worker = env_of(services["worker"])
     assert worker["NUGGETFLOW_KAFKA_SECURITY_PROTOCOL"].startswith("SASL_")
     for name in NUGGETFLOW_SERVICES:
@@ -233,8 +247,9 @@ def test_every_secret_comes_from_a_file(config: dict[str, Any], secrets_dir: Pat
 
 def test_every_long_running_service_has_a_healthcheck(config: dict[str, Any]) -> None:
     services = long_running(config)
-    assert set(services) == {"kafka", "opensearch", "query", "worker", "prometheus",
-                             "grafana", "console"}
+    nodes = {n for n in services if n.startswith(("kafka-", "opensearch-"))}
+    assert set(services) - nodes == {"kafka", "opensearch", "query", "worker", "prometheus",
+                                     "grafana", "console"}
     for name, svc in services.items():
         check = svc.get("healthcheck")
         assert check and not check.get("disable") and check["test"][0] in ("CMD",
@@ -290,18 +305,24 @@ def test_every_llm_setting_reaches_the_worker(config: dict[str, Any], secrets_di
         "openai", "gpt-4o", "reflector=o3", "https://llm.example/v1")
 
 
+def container_settings(config: dict[str, Any], name: str) -> Settings:
+    """What a nuggetflow container reads at start: its environment, with the /run/secrets
+    paths standing for the files compose mounts there."""
+    declared = {secret: s["file"] for secret, s in config["secrets"].items()}
+    svc = config["services"][name]
+    where = {path: declared[secret] for secret, path in mounted_secrets(svc).items()}
+    return Settings.from_env({var: where.get(value, value)
+                              for var, value in env_of(svc).items()})
+
+
 def test_each_service_environment_is_valid_settings_with_the_secrets(
         config: dict[str, Any]) -> None:
     """What each nuggetflow container would read at start: its environment, with the
     /run/secrets paths standing for the files compose mounts there."""
     from query.auth import server_auth
 
-    declared = {name: s["file"] for name, s in config["secrets"].items()}
     for name in NUGGETFLOW_SERVICES:
-        svc = config["services"][name]
-        where = {path: declared[secret] for secret, path in mounted_secrets(svc).items()}
-        env = {var: where.get(value, value) for var, value in env_of(svc).items()}
-        settings = Settings.from_env(env)  # validates: files exist, tokens parse, ...
+        settings = container_settings(config, name)  # validates: files exist, tokens parse
         assert settings.opensearch_password_value(), name
         if name == "query":
             assert not server_auth(settings, announce=False).open, "the service needs tokens"
@@ -352,3 +373,58 @@ def test_generated_secrets_stay_out_of_git(config: dict[str, Any]) -> None:
         ignored = subprocess.run(["git", "check-ignore", "-q", f"deploy/secrets/{kept}"],
                                  cwd=ROOT, timeout=60)
         assert ignored.returncode == 1, kept
+
+
+# --- the cluster variant -------------------------------------------------------------------
+
+
+def test_the_cluster_variant_runs_three_brokers_three_nodes_and_two_workers(
+        secrets_dir: Path) -> None:
+    config = compose_config(clean_env(NUGGETFLOW_SECRETS_DIR=str(secrets_dir)), "cluster")
+    services = config["services"]
+    brokers = [env_of(services[n]) for n in named(config, "kafka")]
+    assert [b["KAFKA_NODE_ID"] for b in brokers] == ["1", "2", "3"]
+    assert len({b["CLUSTER_ID"] for b in brokers}) == 1, "one cluster id"
+    voters = {b["KAFKA_CONTROLLER_QUORUM_VOTERS"] for b in brokers}
+    assert voters == {"1@kafka:9093,2@kafka-2:9093,3@kafka-3:9093"}
+    for name, b in zip(named(config, "kafka"), brokers, strict=True):
+        assert f"CLIENT://{name}:9092" in b["KAFKA_ADVERTISED_LISTENERS"]
+        assert (b["KAFKA_DEFAULT_REPLICATION_FACTOR"], b["KAFKA_MIN_INSYNC_REPLICAS"],
+                b["KAFKA_OFFSETS_TOPIC_REPLICATION_FACTOR"]) == ("3", "2", "3")
+        assert b["KAFKA_SASL_MECHANISM_INTER_BROKER_PROTOCOL"] == "PLAIN"
+        check = services[name]["healthcheck"]["test"]
+        local = [x.split("://")[1] for x in b["KAFKA_LISTENERS"].split(",")
+                 if x.startswith("LOCAL://")]
+        assert check[-1] == local[0], "the healthcheck reaches the local listener"
+    nodes = named(config, "opensearch")
+    assert len(nodes) == 3
+    for node in nodes:
+        env = env_of(services[node])
+        assert env["discovery.type"] != "single-node"
+        assert env["node.name"] == node
+        assert env["discovery.seed_hosts"].split(",") == nodes
+        assert env["cluster.initial_cluster_manager_nodes"].split(",") == nodes
+        assert services[node]["volumes"], node  # each node its own data
+    assert len({v for n in nodes for v in services[n]["volumes"]}) == 3
+    assert services["worker"]["deploy"]["replicas"] == 2
+    for name in NUGGETFLOW_SERVICES:
+        settings = container_settings(config, name)
+        assert settings.store == (
+            "opensearchs://opensearch:9200,opensearch-2:9200,opensearch-3:9200"), name
+        assert (settings.opensearch_shards, settings.opensearch_replicas) == (3, 1), name
+    worker = container_settings(config, "worker")
+    assert worker.kafka_bootstrap == "kafka:9092,kafka-2:9092,kafka-3:9092"
+    assert (worker.stream_replication_factor, worker.stream_min_insync_replicas) == (3, 2)
+    assert worker.stream_partitions >= services["worker"]["deploy"]["replicas"]
+    for name in ("query", "worker"):
+        needs = set(services[name]["depends_on"])
+        assert {"opensearch", "opensearch-2", "opensearch-3"} <= needs, name
+    assert {"kafka", "kafka-2", "kafka-3"} <= set(services["worker"]["depends_on"])
+
+
+def test_init_gives_the_brokers_a_user_of_their_own(secrets_dir: Path) -> None:
+    jaas = (secrets_dir / "kafka_server_jaas.conf").read_text()
+    user = re.search(r'username="(\w+)"\s+password="(\w+)"', jaas)
+    assert user is not None
+    assert f'user_{user[1]}="{user[2]}"' in jaas, "the brokers accept their own login"
+    assert len(user[2]) >= 32 and user[2] != (secrets_dir / "kafka_password").read_text()

@@ -125,11 +125,13 @@ def test_dockerfile_copies_existing_paths_and_runs_the_cli() -> None:
 
 def scrape_targets(config: dict[str, Any],
                    base: Path = DEPLOY / "prometheus") -> dict[str, list[str]]:
-    """Targets per job: static ones, and those of file discovery (the files a job's glob
-    names, relative to the config's folder)."""
+    """Targets per job: static ones, DNS discovery's names with its port, and those of file
+    discovery (the files a job's glob names, relative to the config's folder)."""
     out: dict[str, list[str]] = {}
     for job in config["scrape_configs"]:
         targets = [t for sc in job.get("static_configs", []) for t in sc["targets"]]
+        for sd in job.get("dns_sd_configs", []):  # every address of a compose service
+            targets += [f"{name}:{sd['port']}" for name in sd["names"]]
         for sd in job.get("file_sd_configs", []):
             files = [f for pattern in sd["files"] for f in sorted(base.glob(pattern))]
             assert files, f"{job['job_name']}: no file matches {sd['files']}"
