@@ -788,7 +788,11 @@ _KB_ACTION = re.compile(
 _ADDRESS_MODEL = re.compile(
     r"\b(?:you are now|you're now|act as|pretend (?:to be|you)|as an ai|new (?:fact|rule|"
     r"instruction)s? (?:to|for)|(?:dear|hey|attention)\s+(?:model|assistant|ai|bot|system)\b"
-    r"(?=[^.!?\n]*\b(?:you|your|please)\b)|"
+    r"(?=[^.!?\n]*\b(?:please|you\s+(?:must|should|shall|will|need\s+to|have\s+to|are\s+to)|"
+    r"make\s+sure|ensure|from\s+now\s+on|always|never|going\s+forward|"
+    r"your\s+(?:notes|memory|knowledge|records|answers|database|instructions|rules)|"
+    r"(?:store|save|remember|publish|add|record|learn|memori[sz]e|treat|mark|accept|follow|"
+    r"ignore|update|overwrite|replace)\b))|"
     r"(?:the |this )?(?:model|assistant|ai|llm|bot) (?:must|should|shall|will) (?:now )?"
     r"(?:publish|store|save|add|remember|treat|mark|accept)|admin override|"
     r"confidence\s*(?:=|:|of)?\s*(?:1(?:\.0+)?|100\s*%)|no review needed|skip (?:the )?review|"
@@ -864,6 +868,14 @@ _PGPASS_LINE = re.compile(r"\b[\w.-]+:(?:\d{2,5}|\*):[\w*.-]+:[\w.-]+:\S+")
 _PASSWORD_LIKE = re.compile(r"(?=\S*[a-z])(?=\S*[A-Z])(?=\S*\d)(?=\S*[#$%&!*^~?@])"
                             r"[^\s/.]{8,}")
 
+# A value given as a password, passphrase, PIN or Wi-Fi key ("pass Rv7qp2Kx9m", "wifi key is
+# MLCr0ver-2291", "password: hunter22"): letters and digits in one word, not a host name
+# or a path (a password's rules, "at least 14 characters", have no such word).
+_LABELLED_SECRET = re.compile(
+    r"\b(?:pass(?:word|wd|phrase|code)?|pw|pwd|wi-?fi\s+(?:key|password|pass)|psk|"
+    r"network\s+key|wpa2?\s+key)\s*(?:is|was|=|:|-)?\s*(?:now\s+|still\s+)?[\"'`]?"
+    r"(?=[^\s\"'`]*\d)(?=[^\s\"'`]*[A-Za-z])(?![^\s\"'`]*\.\w)(?![^\s\"'`]*/)"
+    r"[^\s\"'`<>]{6,}", re.IGNORECASE)
 # A long run of letters and digits mixed (API keys, tokens, hashes pasted by mistake).
 # ("glsa_Lf9kQ2vXr7TzM1pWc8sNd3Hy_4b7e9a21": a prefix and a checksum around the run)
 _TOKEN_LIKE = re.compile(r"(?<![\w/.-])(?:[A-Za-z]{1,12}_){0,3}([A-Za-z0-9]{20,})"
@@ -899,8 +911,9 @@ def addressed_to_system(text: str) -> str:
         if not re.fullmatch(r"(?:~|\.{1,2})?/\S*|\$\{?\w+\}?|<[^>]*>|\*+|x+|\.\.\.|changeme",
                             m.group(1), re.IGNORECASE):
             return "a secret value (a credentials variable)"
-    if _BASE64_KEY.search(text) or _PGPASS_LINE.search(text) or any(
-            _PASSWORD_LIKE.fullmatch(part) for part in re.split(r"[\s:;,=()\[\]\"'`]+", text)):
+    if _BASE64_KEY.search(text) or _PGPASS_LINE.search(text) or _LABELLED_SECRET.search(
+            text) or any(_PASSWORD_LIKE.fullmatch(part.rstrip("."))
+                         for part in re.split(r"[\s:;,=()\[\]\"'`]+", text)):
         return "a secret value (a key, password or credentials line)"
     for m in _TOKEN_LIKE.finditer(text):
         run = m.group(1)

@@ -143,6 +143,16 @@ _INTERJECTION_START = re.compile(r"^(?:(?:ha|haha|lol|ok|okay|fine|well|yes|yeah
                                  r"hmm|sure|thanks|careful)\b\s*[,!:]|(?:yes|yeah|yep|nope|nah|"
                                  r"lol|haha|ugh|hmm)\s)|^(?:you're |you are )?right(?: that|,)",
                                  re.IGNORECASE)
+#: The writer introducing themself ("Harriet from Brindle Street here.", "Tom here, night
+#: shift") or taking a stance ("Honestly ...", "Tbh ..."); a verdict on what was said
+#: before ("That was true until last summer.", "That's the normal rule, but ...").
+_SELF_INTRO = re.compile(r"^(?:(?:it'?s|this\s+is)\s+)?[A-Z][\w'-]+(?:\s+[A-Z][\w'-]+)?"
+                         r"(?:\s+(?:from|at|in|on|of)\s+[^,.!?]{1,40}?)?,?\s+here\b")
+_STANCE_START = re.compile(r"^(?:honestly|frankly|tbh|imo|imho|to\s+be\s+honest|personally)\b",
+                           re.IGNORECASE)
+_VERDICT_START = re.compile(r"^(?:that|this|it)(?:'s|\s+is|\s+was)\s+(?:(?:only|still|mostly|"
+                            r"partly)\s+)?(?:right|true|correct|wrong|fine|outdated|the\s+"
+                            r"(?:normal|usual|general|old)\s+rule)\b", re.IGNORECASE)
 _TEAM_STORY = re.compile(r"\b(?:cost|took|bit|burned|burnt|hit|caught|wasted)\s+(?:me|us)\b",
                          re.IGNORECASE)
 
@@ -153,7 +163,9 @@ def conversational_text(title: str, body: str) -> list[str]:
     person singular (the writer's story: "I pasted it", "my script"), what something cost
     or did to the writer ("it took us a day", "this bit us"), a sentence that opens with an
     interjection or an agreement ("Ha, ...", "Fine, ...", "Right that ..."), an elliptical
-    reply ("Not on a Friday."), a question or "!!"; in the title or the body, thanks or
+    reply ("Not on a Friday."), the writer introducing themself ("Ana from Unit 4
+    here."), a stance ("Honestly, ..."), a verdict on what was said ("That was true until
+    May."), a question or "!!"; in the title or the body, thanks or
     greetings and references to the conversation ("your answer", "you said"). A title may ask the
     user's question in the user's words ("Do I have to eject the USB drive?")."""
     out = []
@@ -178,6 +190,12 @@ def conversational_text(title: str, body: str) -> list[str]:
         if re.match(r"(?i)^not\b(?!\s+(?:allowed|permitted|supported|recommended|available|"
                     r"needed|required|possible|installed|enabled)\b)", p) and len(tokens(p)) <= 4:
             why.append("an elliptical reply")
+        if _SELF_INTRO.match(p):
+            why.append("the writer introducing themself")
+        if _STANCE_START.match(p):
+            why.append("opens with the writer's stance")
+        if _VERDICT_START.match(p):
+            why.append("a verdict on what was said before")
         if p.endswith("?") or "!!" in p:
             why.append("a question or exclamations")
         if thanks := _THANKS.search(p):

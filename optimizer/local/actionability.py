@@ -71,6 +71,7 @@ from optimizer.local.layout import (
     minutes_as_decisions,
     negative_question_as_claim,
     qa_pairs_as_statements,
+    reminder_question_as_statement,
     rhetorical_tail_as_statement,
     states_pairs,
     strip_line_labels,
@@ -233,8 +234,23 @@ _MENTAL = re.compile(
     re.IGNORECASE)
 #: Doubt about one's own facts.
 # ("afaik", "iirc" hedge only the sentence they stand in: see _HEDGE.)
+#: The writer introducing themself: "Harriet from Brindle Street here.", "Kasia here, from
+#: Dunmere.", "It's Tom at the north depot here".
+_SELF_INTRO = re.compile(r"(?:(?:hi|hello|hey)[,!]?\s+)?(?:(?:it'?s|this\s+is)\s+)?"
+                         r"[A-Z][\w'-]+(?:\s+[A-Z][\w'-]+)?"
+                         r"(?:\s+(?:from|at|in|of|on)\s+(?:the\s+)?[^,.!?]{1,40}?)?,?\s+here"
+                         r"(?:,?\s+(?:from|at|in|on)\s+(?:the\s+)?[^,.!?]{1,40})?\s*[.!]?")
+#: A stance the writer takes: "Honestly ...", "Tbh ...", "Personally ...", "IMO ...".
+_STANCE = re.compile(r"(?:honestly|frankly|tbh|imo|imho|to\s+be\s+honest|personally|"
+                     r"if\s+you\s+ask\s+me)\b", re.IGNORECASE)
+_DEFAULT_VALUE = re.compile(r"\b(?:is|are|becomes|became|stays)\s+(?:now\s+|still\s+)?the\s+"
+                            r"default\b|\bthe\s+default\s+(?:\w+\s+)?(?:is|are)\s+(?:now\s+)?"
+                            r"\S|\bdefaults?\s+to\s+\S", re.IGNORECASE)
 _UNSURE = re.compile(r"^guess\b|\b(?:not (?:100% |entirely |totally )?sure" + _POLITE + r"|no idea"
-                     r"(?!\s+about\s+(?:the\s+)?(?:rest|others?|other\s+\w+))|"
+                     r"(?!\s+about\s+(?:the\s+)?(?:rest|others?|other\s+\w+))"
+                     # "no idea why Files is so slow": not knowing the cause of what one
+                     # reports doubts nothing of it
+                     r"(?!\s+(?:why|how\s+come)\b)|"
                      r"might be mixing|haven't (?:checked|verified|tested|tried)|have not "
                      r"(?:checked|verified|tested)|not (?:checked|verified)|unverified|"
                      r"may be (?:wrong|mixing)|might be wrong|don't quote me|something like|"
@@ -604,6 +620,7 @@ class LocalActionability:
                      checkmarks_as_statements, config_as_statements, tables_as_statements,
                      strip_line_labels, arrows_as_values, plain_voice, apply_self_corrections,
                      strip_sign_off, bare_answer_as_subject, negative_question_as_claim,
+                     reminder_question_as_statement,
                      rhetorical_tail_as_statement, advice_as_instruction):
             text = step(text)
         parts = [(raw, kind) for s in split_sentences(text) for raw, kind in
@@ -665,7 +682,8 @@ class LocalActionability:
                 # writer only quotes ('the old wiki: "always use exclusive mode"') is as
                 # firm as the writer's doubt about it ("no idea if anyone still does that")
                 k = "opinion"
-            elif k == "chatter" and anchored and (_support(v, ctx) or _label_value(v.text)):
+            elif k == "chatter" and anchored and (_support(v, ctx) or _label_value(v.text)) \
+                    and not _SELF_INTRO.fullmatch(without_greeting(v.text).strip()):
                 k = "support"  # "offsite copy: fridays" next to "backups: nightly, 01:30"
             elif k in ("chatter", "meta") and _step_key(raw) in steps and any(
                     kk == "claim" and _step_key(r) in steps
@@ -766,8 +784,13 @@ class LocalActionability:
         bare = without_greeting(v.text)
         if bare != v.text.strip() and tokens(bare):
             v = view(bare)  # "Dear Sir or Madam, forgive the long note": no names in it
-        if is_greeting(v.text.rstrip(".!,")) or _ISSUED_BY.match(v.text):
-            return "chatter"  # "Good morning.", "Dear all,", "Issued on behalf of IT."
+        if is_greeting(v.text.rstrip(".!,")) or _ISSUED_BY.match(v.text) or \
+                _SELF_INTRO.fullmatch(v.text.strip()):
+            # "Good morning.", "Dear all,", "Issued on behalf of IT.", "Harriet from
+            # Brindle Street here."
+            return "chatter"
+        if _STANCE.match(v.text) and not _strict_policy(v):
+            return "opinion"  # "Honestly the makerspace needs a UPS too": a view
         if _SETTING.match(v.text) and not v.question:
             return "claim"  # "MaxSessions = 4.", "FZ-80-A: alarm = -70 °C" (see layout)
         if _heading(v.text, ctx.comment):
@@ -881,7 +904,10 @@ class LocalActionability:
         # states what holds now)
         main = _STORY_TAIL.split(v.text)[0]
         if not _NOW_STATE.search(main) and (
-                _EPISODIC.search(main) or (_WHEN.search(main) and past_tense(main) and not
+                _EPISODIC.search(main) or (_WHEN.search(main) and past_tense(
+                    # ("starts at 02:30 since the new PMS went live": the change is past,
+                    # what holds since is not)
+                    re.split(r"\s+since\s+", main, maxsplit=1)[0]) and not
                                           _RECURRING.search(v.text))) and not (
                 (v.modal and not re.search(r"\b(?:could|would)(?:n't| not)?\b", v.text,
                                            re.IGNORECASE)) or _strict_policy(v)):
@@ -923,9 +949,11 @@ class LocalActionability:
         head = tokens(v.text)[:2]
         if len(head) == 2 and (head[0] in IRREGULAR_PAST or (
                 head[0].endswith("ed") and len(head[0]) > 4)) and head[1] in STOPWORDS and \
+                head[1] not in ("is", "are", "was", "were", "has", "have") and \
                 not (v.modal or v.policy) and not _instruction(v.text):
             # "Reprinted on PROOF-A3", "Tried it twice": what the writer did, with the
-            # subject left out (unlike "Deleted files stay ...", where it is a noun).
+            # subject left out (unlike "Deleted files stay ..." or "Balanced is the
+            # default", where it is a noun).
             return "chatter"
         if all(_ABOUT_ME.match(c.strip()) for c in re.split(r",\s+|;\s+", v.text)) and not (
                 v.policy or _strict_policy(v) or v.organisational or re.search(
@@ -965,8 +993,13 @@ class LocalActionability:
         redefined = any(i.start == 0 and i.kind in ("keys", "menu", "path", "quoted", "tech")
                         and re.search(r"[A-Za-z]{3,}", v.text[i.end:]) for i in v.strong) and \
             bool(new_words) and 2 <= v.words <= 6
+        # "Balanced is the default", "the default is 5 minutes", "it defaults to en_GB":
+        # which value holds when nobody changes it, a setting's fact.
+        default = bool(_DEFAULT_VALUE.search(v.text)) and bool(
+            new_words - {"default", "defaults"}) and v.words >= 3 and not (
+            v.personal or re.search(r"\b(?:was|were|used\s+to)\b", v.text, re.IGNORECASE))
         rule_claim = rule_claim or limited or prohibition or blanket or command or order or \
-            redefined or (
+            redefined or default or (
             v.words >= 4 and _overturns(v, ctx.answer))
         if not (concrete_claim or rule_claim or instruction or restriction) or \
                 (personal_only and not concrete_claim):

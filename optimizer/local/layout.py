@@ -213,6 +213,38 @@ def negative_question_as_claim(text: str) -> str:
     return f"{m.group('lead')}{verb} {m.group('rest')}. {tail}"
 
 
+#: "Didn't anyone tell you that X?", "Has nobody noticed X?", "Don't you know X?": a
+#: question that only asks why the reader has not heard of X, so it states X.
+_REMINDER_QUESTION = re.compile(
+    r"(?P<lead>^|(?<=[.!?]\s)|(?<=\n))[ \t]*"
+    r"(?:(?:did|do|does|has|have|had|was|were)n't[ \t]+"
+    r"(?P<who>anyone|anybody|someone|somebody|you|they|he|she|we|people|it)"
+    r"|(?:did|do|does|has|have|had|was|were)[ \t]+(?:(?P<none>no[ \t]?one|nobody)"
+    r"|(?:anyone|anybody|you|they)[ \t]+(?:ever[ \t]+)?not))"
+    r"[ \t]+(?:(?:ever|already|even|actually|really)[ \t]+)?"
+    r"(?:tell|told|mention|mentioned|notice|noticed|know|read|see|seen|hear|heard|say|said|"
+    r"realise|realised|realize|realized|remember|inform|informed|warn|warned|announce|"
+    r"announced|explain|explained|get[ \t]+the[ \t]+memo|been[ \t]+told)"
+    r"(?:[ \t]+(?:you|us|them|anyone|everyone|anybody))?"
+    r"(?:[ \t]+(?:yet|already|before))?"
+    r"[ \t]+(?:that[ \t]+)?"
+    r"(?P<clause>(?!(?:why|how|where|when|what|which|who|whether|if|about)\b)"
+    r"[^?.!\n]{12,}?)[ \t]*\?", re.IGNORECASE)
+
+
+def reminder_question_as_statement(text: str) -> str:
+    """"Didn't anyone tell you that staff passwords can't be changed here?" states that
+    staff passwords can't be changed here; "Hasn't anyone noticed the default printer is
+    set per branch?" that the default printer is set per branch. A question of this shape
+    about a wh-clause ("Didn't anyone say why ...?") asks, and stays."""
+    def statement(m: re.Match[str]) -> str:
+        clause = m.group("clause").strip()
+        if len(tokens(clause)) < 3:
+            return m.group(0)
+        return f"{m.group('lead')}{clause[0].upper()}{clause[1:]}."
+    return _REMINDER_QUESTION.sub(statement, text)
+
+
 #: ", so why would they use one?" after statements: the question is the writer's
 #: rhetoric, the statements before it are what they say.
 _RHETORICAL_TAIL = re.compile(r"(?P<head>(?:^|(?<=[.!?]\s)|(?<=\n))(?:[^.!?\n]|\.(?=\S)){30,}?),"

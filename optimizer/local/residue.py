@@ -869,6 +869,27 @@ _SELF_CONFIRMED = re.compile(r"[ \t]+i\s+think\s*(?:\.{2,}|\u2026|,)\s*(?:yes|ye
                              re.IGNORECASE)
 
 
+# "Power Saver is the default I think... no, sorry, Balanced is the default, just
+# checked": the writer takes back the clause before "no" and states the one after it.
+_RETRACTED = re.compile(
+    r"(?P<start>^|(?<=[.!?][ \t])|(?<=\n))(?P<old>[^.!?\n]{6,}?)"
+    r"(?:,?[ \t]+(?:i[ \t]+think|i[ \t]+guess|i[ \t]+believe|i[ \t]+thought))?[ \t]*"
+    r"(?:\.{2,}|\u2026|[,;—–-])[ \t]*(?:no|nope|wait|hmm)\b[,!.]?[ \t]*"
+    r"(?:(?:sorry|my[ \t]+bad|scratch[ \t]+that|actually|wait|i[ \t]+mean)\b[,!.]?[ \t]*)+"
+    r"(?P<new>[^.!?\n]+)", re.IGNORECASE)
+_VOUCHED_TAIL = re.compile(r",?[ \t]*(?:i[ \t]+)?(?:just[ \t]+)?(?:checked|looked|verified)"
+                           r"(?:[ \t]+(?:it|again|now))?[ \t]*$", re.IGNORECASE)
+
+
+def _apply_retractions(text: str) -> str:
+    def restate(m: re.Match[str]) -> str:
+        new = _VOUCHED_TAIL.sub("", m.group("new").strip())
+        if len(tokens(new)) < 3:
+            return m.group(0)  # "10, no sorry, 14": a value repair (see _INLINE_REPAIR)
+        return m.group("start") + new[0].upper() + new[1:]
+    return _RETRACTED.sub(restate, text)
+
+
 _UNITS_19 = ("zero one two three four five six seven eight nine ten eleven twelve thirteen "
              "fourteen fifteen sixteen seventeen eighteen nineteen").split()
 _TENS = "twenty thirty forty fifty sixty seventy eighty ninety".split()
@@ -940,6 +961,7 @@ def apply_self_corrections(message: str) -> str:
         unit = m.group(4) or m.group(2) or ""
         text = head + f"{m.group(3)}{unit}" + rest
     text = _SELF_CONFIRMED.sub("", text)
+    text = _apply_retractions(text)
     text = _apply_repair_sentences(_apply_edit_sentences(text))
     for m in list(_EDIT_NOTE.finditer(text)):
         new, unit, old = m.group(1), (m.group(2) or "").strip(), m.group(3)

@@ -157,6 +157,20 @@ def test_a_team_name_with_an_ampersand_is_not_the_writer() -> None:
     assert conversational_text("", "I&O installs it, and I checked.") != []
 
 
+def test_introductions_stances_and_verdicts_are_talk() -> None:
+    """Written for this test (a ferry operator's crew notes)."""
+    from optimizer.fidelity import conversational_text
+    for talk in ("Ana from the Skerry terminal here.", "Ruben here, deck crew.",
+                 "Honestly the ramp needs new hinges too.", "Tbh nobody reads the manifest.",
+                 "That was true until the refit in May.", "That's the normal rule, but on "
+                 "Sundays the ramp opens at 06:40."):
+        assert conversational_text("", talk) != [], talk
+    for fact in ("Ana Costa approves every manifest change.",
+                 "The ramp opens at 06:40 on Sundays.",
+                 "That ramp is only used by freight.", "Skerry terminal is here on the map."):
+        assert conversational_text("", fact) == [], fact
+
+
 def test_stopped_accepting_negates_what_follows() -> None:
     answer = "Create an RSA key with ssh-keygen -t rsa and copy it to gw-2."
     facts = ["gw-2 no longer accepts RSA keys."]

@@ -17,6 +17,7 @@ from optimizer.local.layout import (
     headings_as_labels,
     minutes_as_decisions,
     qa_pairs_as_statements,
+    reminder_question_as_statement,
     states_pairs,
     strip_line_labels,
     struck_through_removed,
@@ -215,3 +216,16 @@ def test_self_answered_questions_keep_what_was_asked() -> None:
 def test_a_message_without_q_and_a_labels_is_left_alone() -> None:
     text = "A: the old value. Q was the queue name. Bay 3 is closed."
     assert qa_pairs_as_statements(text) == text
+
+
+def test_a_question_that_reminds_states_its_clause() -> None:
+    """Written for this test (a city bike-share depot)."""
+    assert reminder_question_as_statement(
+        "Didn't anyone tell you that e-bikes charge only in bay C? Bay A has no sockets."
+    ) == "E-bikes charge only in bay C. Bay A has no sockets."
+    assert reminder_question_as_statement(
+        "Has nobody noticed the depot gate code changes every Monday?"
+    ) == "The depot gate code changes every Monday."
+    for asking in ("Didn't anyone say why the dock at Pier 3 is offline?",
+                   "Did you see the match last night?", "Hasn't anyone checked?"):
+        assert reminder_question_as_statement(asking) == asking

@@ -111,6 +111,35 @@ ACTIONABLE = {
         "rooms, a sponsor has to book the room for them.", "down",
         facts=("Contractor accounts can book desks but not meeting rooms.",
                "A sponsor has to book the room for contractors.")),
+    # A question that only asks why the reader has not heard the rule states it.
+    "reminder-question": Given(
+        "can front desk staff upgrade a guest's room for free",
+        "Yes, any receptionist can apply a free upgrade from the booking screen.",
+        "Hasn't anybody told you that free upgrades need the duty manager's code in "
+        "StayDesk? Receptionists can only offer paid upgrades.",
+        facts=("Free upgrades need the duty manager's code in StayDesk.",
+               "Receptionists can only offer paid upgrades.")),
+    # The writer takes a guess back and states what holds instead.
+    "retracted-guess": Given(
+        "what time does the night audit start", "The night audit starts at 23:00.",
+        "The night audit starts at midnight I think... no wait, actually the night audit "
+        "starts at 02:30 since the new PMS went live.",
+        facts=("The night audit starts at 02:30 since the new PMS went live.",)),
+    # Which value holds when nobody changes it; not knowing why something is slow
+    # doubts none of what is stated.
+    "default-and-no-idea-why": Given(
+        "which language do the lobby kiosks start in",
+        "The lobby kiosks start in English.",
+        "Dutch is the default on the lobby kiosks since March. no idea why they take so "
+        "long to boot though?",
+        facts=("Dutch is the default on the lobby kiosks since March.",)),
+    # A polite address to the assistant is not an instruction to it.
+    "dear-assistant": Given(
+        "how long do we keep CCTV footage",
+        "CCTV footage is kept for 90 days.",
+        "Dear assistant, I do like your quick answers, but this one is off. CCTV footage "
+        "is kept for 28 days and then overwritten automatically.",
+        facts=("CCTV footage is kept for 28 days and then overwritten automatically.",)),
 }
 
 NOT_ACTIONABLE_MORE = {
@@ -134,6 +163,11 @@ NOT_ACTIONABLE_MORE = {
                               "ridiculous.", None),
     "pasted-key": ("here's my key so you can check: sk_live_4eC39HqLyjWDarjtT1zdp7dc",
                    "other"),
+    # A password given with its label, at the end of a sentence; a Wi-Fi key.
+    "labelled-password": ("copied it off the back office sticker: login frontdesk / pw "
+                          "Hq4!tz8-Lbn3#desk.", "other"),
+    "wifi-key": ("the guest network key is now Lobby-9921kq, tell the night team",
+                 "other"),
 }
 
 NOT_ACTIONABLE = {

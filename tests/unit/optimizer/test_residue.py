@@ -1468,3 +1468,15 @@ def test_passive_modals_stay_and_stories_and_requests_to_the_bot_go(
     ex = role.extract(FeedbackContext("e1", "t", "when is the side gate closed",
                                       "Anything goes.", comment, "down"), Meter())
     assert kept in ex.body and (not gone or gone not in ex.body), ex.body
+
+
+def test_a_guess_taken_back_leaves_what_holds() -> None:
+    """Written for this test (a bike-share depot)."""
+    from optimizer.local.residue import apply_self_corrections
+    assert apply_self_corrections(
+        "Bay C charges e-bikes. The gate opens at 06:00 I think... no, sorry, the gate "
+        "opens at 05:30 on weekdays, just checked.") == (
+        "Bay C charges e-bikes. The gate opens at 05:30 on weekdays.")
+    # no retraction word after "no": a plain statement stays whole
+    kept = "Pedal bikes are checked weekly, no exceptions for the new fleet."
+    assert apply_self_corrections(kept) == kept
