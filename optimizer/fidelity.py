@@ -147,7 +147,9 @@ _INTERJECTION_START = re.compile(r"^(?:(?:ha|haha|lol|ok|okay|fine|well|yes|yeah
 #: shift") or taking a stance ("Honestly ...", "Tbh ..."); a verdict on what was said
 #: before ("That was true until last summer.", "That's the normal rule, but ...").
 _SELF_INTRO = re.compile(r"^(?:(?:it'?s|this\s+is)\s+)?[A-Z][\w'-]+(?:\s+[A-Z][\w'-]+)?"
-                         r"(?:\s+(?:from|at|in|on|of)\s+[^,.!?]{1,40}?)?,?\s+here\b")
+                         r"(?:\s+(?:from|at|in|on|of)\s+[^,.!?]{1,40}?)?,?\s+here"
+                         r"(?:,?\s+(?:from|at|in|on)\s+[^.!?]{1,40}|,\s+[^.!?]{1,30}|"
+                         r"\s*\([^()]{1,60}\))?\s*[.!]?$")
 _STANCE_START = re.compile(r"^(?:honestly|frankly|tbh|imo|imho|to\s+be\s+honest|personally)\b",
                            re.IGNORECASE)
 _VERDICT_START = re.compile(r"^(?:that|this|it)(?:'s|\s+is|\s+was)\s+(?:(?:only|still|mostly|"

@@ -239,7 +239,8 @@ _MENTAL = re.compile(
 _SELF_INTRO = re.compile(r"(?:(?:hi|hello|hey)[,!]?\s+)?(?:(?:it'?s|this\s+is)\s+)?"
                          r"[A-Z][\w'-]+(?:\s+[A-Z][\w'-]+)?"
                          r"(?:\s+(?:from|at|in|of|on)\s+(?:the\s+)?[^,.!?]{1,40}?)?,?\s+here"
-                         r"(?:,?\s+(?:from|at|in|on)\s+(?:the\s+)?[^,.!?]{1,40})?\s*[.!]?")
+                         r"(?:,?\s+(?:from|at|in|on)\s+(?:the\s+)?[^,.!?]{1,40}|"
+                         r"\s*\([^()]{1,60}\))?\s*[.!]?")
 #: A stance the writer takes: "Honestly ...", "Tbh ...", "Personally ...", "IMO ...".
 _STANCE = re.compile(r"(?:honestly|frankly|tbh|imo|imho|to\s+be\s+honest|personally|"
                      r"if\s+you\s+ask\s+me)\b", re.IGNORECASE)

@@ -161,13 +161,15 @@ def test_introductions_stances_and_verdicts_are_talk() -> None:
     """Written for this test (a ferry operator's crew notes)."""
     from optimizer.fidelity import conversational_text
     for talk in ("Ana from the Skerry terminal here.", "Ruben here, deck crew.",
+                 "Ruben here (deck crew, Skerry).",
                  "Honestly the ramp needs new hinges too.", "Tbh nobody reads the manifest.",
                  "That was true until the refit in May.", "That's the normal rule, but on "
                  "Sundays the ramp opens at 06:40."):
         assert conversational_text("", talk) != [], talk
     for fact in ("Ana Costa approves every manifest change.",
                  "The ramp opens at 06:40 on Sundays.",
-                 "That ramp is only used by freight.", "Skerry terminal is here on the map."):
+                 "That ramp is only used by freight.", "Skerry terminal is here on the map.",
+                 "Ferries here don't carry fuel trucks.", "Tickets here are checked twice."):
         assert conversational_text("", fact) == [], fact
 
 
