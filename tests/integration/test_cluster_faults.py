@@ -226,13 +226,17 @@ async def test_a_broker_and_a_node_killed_mid_stream_lose_and_repeat_nothing(
         unavailable = serve.metric("nuggetflow_query_request_duration_seconds_count",
                                    method="Retrieve", code="UNAVAILABLE")
     finally:
+        # The calls end before the service does (a call in flight while it stops would
+        # fail, and count against the phase it started in).
         querier.stop.set()
-        for w in workers:
-            w.stop()
-        served = serve.stop()
-        await asyncio.wait_for(asking, 60)
-        await asyncio.gather(*(asyncio.to_thread(_run, OPENSEARCH, "start-node", n)
-                               for n in killed))
+        try:
+            await asyncio.wait_for(asking, 60)
+        finally:
+            for w in workers:
+                w.stop()
+            served = serve.stop()
+            await asyncio.gather(*(asyncio.to_thread(_run, OPENSEARCH, "start-node", n)
+                                   for n in killed))
     assert served == 0, serve.tail()
     state = await check_outcome(dep, embedder, mix, auto_tenants=())
     # Every record as the undisturbed run has it: ids, versions, lineage, title, body,
