@@ -887,6 +887,24 @@ def _looks_secret(value: str) -> bool:
     return bool(re.search(r"[A-Za-z]", value)) and bool(re.search(r"[\d\W_]", value))
 
 
+#: The writer introducing themself: "Harriet from Brindle Street here.", "Kasia here, from
+#: Dunmere.", "Nia here (business manager)." The whole sentence, so "Servers here don't use
+#: ifupdown." is none.
+_SELF_INTRO = re.compile(r"(?:(?:hi|hello|hey)[,!]?\s+)?(?:(?:it'?s|this\s+is)\s+)?"
+                         r"[A-Z][\w'-]+(?:\s+[A-Z][\w'-]+)?"
+                         r"(?:\s+(?:from|at|in|of|on)\s+(?:the\s+)?[^,.!?]{1,40}?)?,?\s+here"
+                         r"(?:,?\s+(?:from|at|in|on)\s+(?:the\s+)?[^.!?]{1,40}|,\s+[^.!?]{1,30}|"
+                         r"\s*\([^()]{1,60}\))?\s*[.!]?")
+#: A stance the writer takes: "Honestly ...", "Tbh ...", "Personally ...", "IMO ...".
+STANCE_START = re.compile(r"(?:honestly|frankly|tbh|imo|imho|to\s+be\s+honest|personally|"
+                          r"if\s+you\s+ask\s+me)\b", re.IGNORECASE)
+
+
+def is_self_introduction(sentence: str) -> bool:
+    """True when the whole sentence only says who writes ("Tom here, night shift.")."""
+    return bool(_SELF_INTRO.fullmatch(sentence.strip()))
+
+
 def addressed_to_system(text: str) -> str:
     """Why a piece of feedback is addressed to the system rather than stating a fact
     about the tenant's world ("" when it is not): role prefixes ("SYSTEM:",

@@ -31,11 +31,13 @@ import numpy as np
 from optimizer.claims import (
     CHECK_MARKS,
     SHORTHAND,
+    STANCE_START,
     STRONG_KINDS,
     Item,
     clause_of,
     content_stems,
     is_negated,
+    is_self_introduction,
     items,
     normalize,
     split_sentences,
@@ -143,15 +145,8 @@ _INTERJECTION_START = re.compile(r"^(?:(?:ha|haha|lol|ok|okay|fine|well|yes|yeah
                                  r"hmm|sure|thanks|careful)\b\s*[,!:]|(?:yes|yeah|yep|nope|nah|"
                                  r"lol|haha|ugh|hmm)\s)|^(?:you're |you are )?right(?: that|,)",
                                  re.IGNORECASE)
-#: The writer introducing themself ("Harriet from Brindle Street here.", "Tom here, night
-#: shift") or taking a stance ("Honestly ...", "Tbh ..."); a verdict on what was said
-#: before ("That was true until last summer.", "That's the normal rule, but ...").
-_SELF_INTRO = re.compile(r"^(?:(?:it'?s|this\s+is)\s+)?[A-Z][\w'-]+(?:\s+[A-Z][\w'-]+)?"
-                         r"(?:\s+(?:from|at|in|on|of)\s+[^,.!?]{1,40}?)?,?\s+here"
-                         r"(?:,?\s+(?:from|at|in|on)\s+[^.!?]{1,40}|,\s+[^.!?]{1,30}|"
-                         r"\s*\([^()]{1,60}\))?\s*[.!]?$")
-_STANCE_START = re.compile(r"^(?:honestly|frankly|tbh|imo|imho|to\s+be\s+honest|personally)\b",
-                           re.IGNORECASE)
+#: A verdict on what was said before ("That was true until last summer.", "That's the
+#: normal rule, but ...").
 _VERDICT_START = re.compile(r"^(?:that|this|it)(?:'s|\s+is|\s+was)\s+(?:(?:only|still|mostly|"
                             r"partly)\s+)?(?:right|true|correct|wrong|fine|outdated|the\s+"
                             r"(?:normal|usual|general|old)\s+rule)\b", re.IGNORECASE)
@@ -192,9 +187,9 @@ def conversational_text(title: str, body: str) -> list[str]:
         if re.match(r"(?i)^not\b(?!\s+(?:allowed|permitted|supported|recommended|available|"
                     r"needed|required|possible|installed|enabled)\b)", p) and len(tokens(p)) <= 4:
             why.append("an elliptical reply")
-        if _SELF_INTRO.match(p):
+        if is_self_introduction(p):
             why.append("the writer introducing themself")
-        if _STANCE_START.match(p):
+        if STANCE_START.match(p):
             why.append("opens with the writer's stance")
         if _VERDICT_START.match(p):
             why.append("a verdict on what was said before")

@@ -36,6 +36,7 @@ from optimizer.claims import (
     POLICY,
     POSITIVE,
     ROLE_WORDS,
+    STANCE_START,
     STRONG_KINDS,
     Item,
     SentenceView,
@@ -44,6 +45,7 @@ from optimizer.claims import (
     content_stems,
     english_word,
     is_negated,
+    is_self_introduction,
     items,
     normalize,
     novel_items,
@@ -234,16 +236,6 @@ _MENTAL = re.compile(
     re.IGNORECASE)
 #: Doubt about one's own facts.
 # ("afaik", "iirc" hedge only the sentence they stand in: see _HEDGE.)
-#: The writer introducing themself: "Harriet from Brindle Street here.", "Kasia here, from
-#: Dunmere.", "It's Tom at the north depot here".
-_SELF_INTRO = re.compile(r"(?:(?:hi|hello|hey)[,!]?\s+)?(?:(?:it'?s|this\s+is)\s+)?"
-                         r"[A-Z][\w'-]+(?:\s+[A-Z][\w'-]+)?"
-                         r"(?:\s+(?:from|at|in|of|on)\s+(?:the\s+)?[^,.!?]{1,40}?)?,?\s+here"
-                         r"(?:,?\s+(?:from|at|in|on)\s+(?:the\s+)?[^,.!?]{1,40}|"
-                         r"\s*\([^()]{1,60}\))?\s*[.!]?")
-#: A stance the writer takes: "Honestly ...", "Tbh ...", "Personally ...", "IMO ...".
-_STANCE = re.compile(r"(?:honestly|frankly|tbh|imo|imho|to\s+be\s+honest|personally|"
-                     r"if\s+you\s+ask\s+me)\b", re.IGNORECASE)
 _DEFAULT_VALUE = re.compile(r"\b(?:is|are|becomes|became|stays)\s+(?:now\s+|still\s+)?the\s+"
                             r"default\b|\bthe\s+default\s+(?:\w+\s+)?(?:is|are)\s+(?:now\s+)?"
                             r"\S|\bdefaults?\s+to\s+\S", re.IGNORECASE)
@@ -684,7 +676,7 @@ class LocalActionability:
                 # firm as the writer's doubt about it ("no idea if anyone still does that")
                 k = "opinion"
             elif k == "chatter" and anchored and (_support(v, ctx) or _label_value(v.text)) \
-                    and not _SELF_INTRO.fullmatch(without_greeting(v.text).strip()):
+                    and not is_self_introduction(without_greeting(v.text)):
                 k = "support"  # "offsite copy: fridays" next to "backups: nightly, 01:30"
             elif k in ("chatter", "meta") and _step_key(raw) in steps and any(
                     kk == "claim" and _step_key(r) in steps
@@ -786,11 +778,11 @@ class LocalActionability:
         if bare != v.text.strip() and tokens(bare):
             v = view(bare)  # "Dear Sir or Madam, forgive the long note": no names in it
         if is_greeting(v.text.rstrip(".!,")) or _ISSUED_BY.match(v.text) or \
-                _SELF_INTRO.fullmatch(v.text.strip()):
+                is_self_introduction(v.text):
             # "Good morning.", "Dear all,", "Issued on behalf of IT.", "Harriet from
             # Brindle Street here."
             return "chatter"
-        if _STANCE.match(v.text) and not _strict_policy(v):
+        if STANCE_START.match(v.text) and not _strict_policy(v):
             return "opinion"  # "Honestly the makerspace needs a UPS too": a view
         if _SETTING.match(v.text) and not v.question:
             return "claim"  # "MaxSessions = 4.", "FZ-80-A: alarm = -70 °C" (see layout)

@@ -245,7 +245,8 @@ async def test_a_broker_and_a_node_killed_mid_stream_lose_and_repeat_nothing(
     # ranking passes or fails with BM25 statistics that differ between the copies of a
     # replicated shard (deleted versions count until each copy merges them away); one
     # run measured 4 of 829 items with one word apart ("decide" / "follow") in one
-    # anchor, and on one node a shuffled order changed nothing (README "Clusters").
+    # anchor, and on one node a shuffled order changed nothing (README, "Real servers for
+    # development").
     assert _records(state) == _records(expected)
     moved = [k for k in state if state[k] != expected[k]]
     assert len(moved) <= len(state) // 100, moved
