@@ -728,13 +728,26 @@ slid spent split spoke stood stole stuck struck swore took taught tore told thou
 understood went woke wore won wrote""".split())
 
 
+#: Forms of "be", "get" and "have" that make the participle after them a passive or a
+#: perfect, not a past tense.
+_AUXILIARY = frozenset("""is are be been being get gets got was were has have isn't aren't
+wasn't weren't hasn't haven't""".split())
+#: Words that may stand between the auxiliary and its participle ("is not regenerated",
+#: "are never backed up", "is still set").
+_BETWEEN_AUX = frozenset("""not never no longer always also only still already
+automatically usually normally just now all both""".split())
+
+
 def past_tense(text: str) -> bool:
-    """A verb in the past tense that is not a participle after "is/are/be/been/get" (the
-    past progressive, "was crawling", counts)."""
+    """A verb in the past tense that is not a participle after "is/are/be/been/get/have"
+    (with "not", "never", "still" ... between them: "is not regenerated" is a passive in
+    the present); the past progressive, "was crawling", counts."""
     toks = tokens(text)
     for i, t in enumerate(toks):
-        after_be = i > 0 and toks[i - 1] in ("is", "are", "be", "been", "being", "get",
-                                              "gets", "got", "was", "were", "has", "have")
+        j = i - 1
+        while j >= 0 and i - j <= 3 and toks[j] in _BETWEEN_AUX:
+            j -= 1
+        after_be = j >= 0 and toks[j] in _AUXILIARY
         if (t in IRREGULAR_PAST or (t.endswith("ed") and len(t) > 4)) and not after_be:
             return True
         if t in ("was", "were") and i + 1 < len(toks) and toks[i + 1].endswith("ing") and \
@@ -898,6 +911,21 @@ _SELF_INTRO = re.compile(r"(?:(?:hi|hello|hey)[,!]?\s+)?(?:(?:it'?s|this\s+is)\s
 #: A stance the writer takes: "Honestly ...", "Tbh ...", "Personally ...", "IMO ...".
 STANCE_START = re.compile(r"(?:honestly|frankly|tbh|imo|imho|to\s+be\s+honest|personally|"
                           r"if\s+you\s+ask\s+me)\b", re.IGNORECASE)
+
+
+#: A comment adverb opening a sentence: the writer's attitude to what follows ("Sadly the
+#: cold room is not logged", "Oddly enough, ..."), not part of the fact. A closed class of
+#: English disjuncts; adverbs that qualify the fact ("Only", "Usually", "Currently",
+#: "Apparently", which makes it hearsay) are not in it.
+ATTITUDE_START = re.compile(
+    r"(?:(?:un)?fortunately|sadly|(?:un)?luckily|thankfully|mercifully|happily|annoyingly|"
+    r"irritatingly|frustratingly|oddly|weirdly|strangely|curiously|funnily|ironically|"
+    r"(?:un)?surprisingly|predictably|interestingly|amazingly|embarrassingly|"
+    r"disappointingly|regrettably|hilariously|obviously|admittedly)(?:\s+enough)?\b"
+    # Without a comma, an adverb before a participle or an adjective qualifies that word,
+    # not the sentence ("Oddly shaped loaves are sold at half price.").
+    r"(?:\s*,\s*|\s+(?![a-z]+(?:ed|en|ing|ous|ful|able|ible|ive|ic|ish|less|al)\b))",
+    re.IGNORECASE)
 
 
 def is_self_introduction(sentence: str) -> bool:

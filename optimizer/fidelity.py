@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from optimizer.claims import (
+    ATTITUDE_START,
     CHECK_MARKS,
     SHORTHAND,
     STANCE_START,
@@ -191,6 +192,8 @@ def conversational_text(title: str, body: str) -> list[str]:
             why.append("the writer introducing themself")
         if STANCE_START.match(p):
             why.append("opens with the writer's stance")
+        if ATTITUDE_START.match(p):
+            why.append("opens with the writer's attitude")
         if _VERDICT_START.match(p):
             why.append("a verdict on what was said before")
         if p.endswith("?") or "!!" in p:

@@ -130,7 +130,8 @@ Mechanically, per case, from the case's gold `facts` and its original `answer`
   stale, "Alt+Shift is the Windows habit" says something else of it);
 - *conversational text*: talk rather than knowledge, found on the surface of the
   published text: in the body the first person singular ("I", "my"), a sentence opening
-  with an interjection ("Ha,", "Fine,"), an elliptical reply ("Not on a Friday."), a
+  with an interjection ("Ha,", "Fine,"), the writer's stance or attitude ("Honestly",
+  "Sadly"), an elliptical reply ("Not on a Friday."), a
   question or "!!"; in the title or the body thanks, greetings or a reference to the
   conversation ("your answer", "you said");
 - *answer compliance* (variants A and E, the answers to the held-out queries): the

@@ -993,7 +993,7 @@ class LocalActionability:
             v.personal or re.search(r"\b(?:was|were|used\s+to)\b", v.text, re.IGNORECASE))
         rule_claim = rule_claim or limited or prohibition or blanket or command or order or \
             redefined or default or (
-            v.words >= 4 and _overturns(v, ctx.answer))
+            v.words >= 4 and _overturns(v, ctx.answer)) or _denies_answer(v, ctx.answer)
         if not (concrete_claim or rule_claim or instruction or restriction) or \
                 (personal_only and not concrete_claim):
             if _SCOPED_CONTRAST.match(v.text):
@@ -1278,6 +1278,34 @@ def _overturns(v: SentenceView, answer: str) -> bool:
         re.search(r"\b(?:not|never|no longer|isn't|aren't|n't)\s+(?:\S+\s+){0,2}?"
                   + re.escape(i.text) + r"(?!\w)", v.text, re.IGNORECASE)
         for i in v.strong if i not in novel_items([i], answer))
+
+
+def _denies_answer(v: SentenceView, answer: str) -> bool:
+    """The sentence says, in the present, that what the answer asserted does not hold
+    ("createdb has no --force." after an answer that used it, "Local home folders are not
+    backed up at all." after one that backed them up): the correction itself, though it
+    names nothing the answer did not. Its subject is the world's, not the writer's or
+    the answer's, and it shares at least two content words with the answer, or one that
+    is its grammatical subject or an item of the answer ("unattended-upgrades is disabled
+    on that box." after an answer that relied on unattended-upgrades)."""
+    # ("Not pg_dumpall.", with no verb of its own, is an elliptical reply, not a sentence
+    # a reader can take as the fact.)
+    if not (v.words >= 3 and _denies(v.text) and _FINITE_VERB.search(v.text)) or \
+            v.question or v.personal or \
+            v.about_answer or past_tense(v.text) or _NO_WAY.search(v.text):
+        return False
+    answer_stems = content_stems(answer)
+    shared = (content_stems(v.text) & answer_stems) - _GENERIC
+    subject = _FINITE_VERB.split(v.text, maxsplit=1)[0]
+    return len(shared) >= 2 or (len(shared) >= 1 and (
+        bool(content_stems(subject) & shared) or any(
+            i not in novel_items([i], answer) for i in (*v.strong, *v.names))))
+
+
+#: The first finite verb of a plain sentence: what stands before it is the subject.
+_FINITE_VERB = re.compile(r"\b(?:is|are|isn't|aren't|was|were|has|have|hasn't|haven't|does|"
+                          r"doesn't|do|don't|can|can't|cannot|won't|will|must|should|"
+                          r"never)\b", re.IGNORECASE)
 
 
 def _instruction(text: str) -> bool:

@@ -21,6 +21,7 @@ from __future__ import annotations
 import re
 
 from optimizer.claims import (
+    ATTITUDE_START,
     EMOJI,
     EVALUATIVE,
     INTENSIFIERS,
@@ -1088,6 +1089,9 @@ def strip_residue(sentence: str) -> str:
     """The sentence without its conversational clauses (see the module docstring);
     "" when nothing factual is left."""
     s = _LEADING_GREETING.sub("", sentence.strip())
+    attitude = ATTITUDE_START.match(s)
+    if attitude and len(tokens(s[attitude.end():])) >= 3:
+        s = s[attitude.end():]  # "Sadly the cold room is not logged": the writer's attitude
     introduced = strip_self_introduction(s)
     if introduced != s:  # "Yeah hi, this is Priya, company manager on the tour."
         if not tokens(introduced):

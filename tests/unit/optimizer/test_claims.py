@@ -11,6 +11,7 @@ from optimizer.claims import (
     is_negated,
     is_question,
     items,
+    past_tense,
     plain_text,
     plain_voice,
     sentence_case,
@@ -241,3 +242,17 @@ def test_an_astonished_statement_is_not_a_question_and_ur_reads_in_context() -> 
 def test_a_starred_value_is_not_emphasis() -> None:
     assert plain_text("set OnCalendar=*-*-* 04:00 and *restart* it") == \
         "set OnCalendar=*-*-* 04:00 and restart it"
+
+
+@pytest.mark.parametrize(("text", "past"), [
+    # A passive in the present, with a negation or an adverb before the participle.
+    ("The loading dock is not heated in winter.", False),
+    ("Guest badges are never printed at reception.", False),
+    ("Returns aren't refunded in cash.", False),
+    ("The cold room is still locked after 22:00.", False),
+    # What the writer did is told in the past, with or without an adverb.
+    ("We never locked the cold room.", True),
+    ("I printed the badges at reception.", True),
+])
+def test_a_participle_after_be_and_not_is_not_a_past_tense(text: str, past: bool) -> None:
+    assert past_tense(text) is past

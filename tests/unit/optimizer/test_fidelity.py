@@ -173,6 +173,19 @@ def test_introductions_stances_and_verdicts_are_talk() -> None:
         assert conversational_text("", fact) == [], fact
 
 
+
+def test_the_writers_attitude_is_talk_and_the_same_adverb_inside_a_fact_is_not() -> None:
+    """Written for this test (a bakery's supplier notes)."""
+    from optimizer.fidelity import conversational_text
+    for talk in ("Sadly the mill only delivers on Tuesdays.",
+                 "Luckily, rye flour comes from a second supplier.",
+                 "Weirdly enough the invoices arrive in Danish."):
+        assert conversational_text("", talk) != [], talk
+    for fact in ("The mill delivers rye flour on Tuesdays.",
+                 "Late invoices are charged 2 % interest, unfortunately for small shops.",
+                 "Oddly shaped loaves are sold at half price."):
+        assert conversational_text("", fact) == [], fact
+
 def test_stopped_accepting_negates_what_follows() -> None:
     answer = "Create an RSA key with ssh-keygen -t rsa and copy it to gw-2."
     facts = ["gw-2 no longer accepts RSA keys."]

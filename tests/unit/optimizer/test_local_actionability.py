@@ -321,3 +321,47 @@ def test_bodies_keep_the_users_words_exactly(query: str, comment: str, expected:
     ex = role.extract(ctx, Meter())
     assert ex.can_produce_nugget, ex.reason
     assert ex.body == expected
+
+
+@pytest.mark.parametrize(("query", "answer", "comment", "kept"), [
+    # The answer's claim denied in the present: the denial is the correction, though it
+    # names nothing the answer did not.
+    ("do members get towels at the climbing gym",
+     "Towels are included with every membership at the front desk.",
+     "Towels aren't included with the membership. They're 3 pounds to rent at the front "
+     "desk.", "Towels aren't included with the membership."),
+    ("does the print room bind theses", "The print room binds theses while you wait.",
+     "The print room does not bind theses any more. Binding is sent out to Harwell Bindery "
+     "and takes 5 working days.", "The print room does not bind theses any more."),
+])
+def test_a_denial_of_the_answers_claim_is_kept_in_the_body(
+        query: str, answer: str, comment: str, kept: str,
+        role: LocalActionability) -> None:
+    ex = role.extract(FeedbackContext("e4", "acme", query, answer, comment, ""), Meter())
+    assert ex.can_produce_nugget, ex.reason
+    assert ex.body.startswith(kept), ex.body
+
+
+@pytest.mark.parametrize("comment", [
+    # A denial told as what happened, or asked, is no claim about how things are.
+    "The print room did not bind my thesis last week.",
+    "Does the print room not bind theses any more?",
+])
+def test_a_denial_told_or_asked_makes_no_nugget(comment: str,
+                                                role: LocalActionability) -> None:
+    ctx = FeedbackContext("e5", "acme", "does the print room bind theses",
+                          "The print room binds theses while you wait.", comment, "")
+    assert not role.extract(ctx, Meter()).can_produce_nugget
+
+
+@pytest.mark.parametrize("opener", ["Oddly, ", "Unfortunately ", "Thankfully, "])
+def test_the_writers_attitude_opening_a_claim_is_left_out(
+        opener: str, role: LocalActionability) -> None:
+    ctx = FeedbackContext("e6", "acme", "does the kiln keep a firing log",
+                          "The kiln log is saved by the controller.",
+                          f"{opener}the kiln controller doesn't save a firing log. Potters "
+                          "note cone and peak temperature on the clipboard.", "")
+    ex = role.extract(ctx, Meter())
+    assert ex.can_produce_nugget, ex.reason
+    assert ex.body.startswith("The kiln controller doesn't save a firing log."), ex.body
+    assert "clipboard" in ex.body
