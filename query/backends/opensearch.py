@@ -335,7 +335,8 @@ class OpenSearchStore:
         except (exc.ConnectionError, exc.ConnectionTimeout) as err:
             raise BackendUnavailableError(f"OpenSearch at {self.url} unreachable: {err}") from err
         except exc.TransportError as err:
-            if isinstance(err.status_code, int) and err.status_code >= 500:
+            if isinstance(err.status_code, int) and (err.status_code >= 500
+                                                     or err.status_code == 429):
                 raise BackendUnavailableError(f"OpenSearch error: {err}") from err
             if err.error == "cluster_block_exception":  # writes paused (a reindex)
                 raise BackendUnavailableError(f"OpenSearch refuses writes for now: {err}"
@@ -479,6 +480,11 @@ class OpenSearchStore:
                 raise BackendUnavailableError(f"OpenSearch refused {blocked} of "
                                               f"{len(reply['items'])} operations (writes "
                                               "paused by a reindex)")
+            transient = [i for i in failed if _transient(next(iter(i.values())))]
+            if transient:  # a shard without its primary, a node gone, a full queue: later
+                raise BackendUnavailableError(
+                    f"OpenSearch could not apply {len(transient)} of {len(reply['items'])} "
+                    f"operations for now, first: {next(iter(transient[0].values()))['error']}")
             raise ValidationError(f"OpenSearch rejected {len(failed)} of {len(reply['items'])} "
                                   f"operations, first: {first.get('error')}", field="bulk")
 
@@ -929,6 +935,14 @@ def _new_heads(ops: list[dict[str, Any]]) -> list[tuple[str, tuple[str, str]]]:
             doc = ops[i + 1]
             out.append((ops[i]["create"]["_id"], (doc["tenant"], doc["lineage"])))
     return out
+
+
+def _transient(item: dict[str, Any]) -> bool:
+    """Whether a bulk item failed for a reason that passes (the engine's status 5xx or 429:
+    a shard whose primary is not active, a node that left, a full write queue), not for
+    what the operation itself holds (4xx: a mapping error, a version conflict)."""
+    status = item.get("status")
+    return isinstance(status, int) and (status >= 500 or status == 429)
 
 
 def partial_read(reply: Any) -> str:

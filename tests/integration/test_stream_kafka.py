@@ -44,17 +44,26 @@ async def wait_done(dep: Deployment, embedder: MiniLMEmbedder, mix: EventMix,
     """Until every actionable event has a nugget, every malformed record a dead letter,
     and the group has committed everything on every source topic."""
     actionable = sorted(mix.actionable)
+    seen = {"nuggets": 0, "dead letters": 0, "lag": -1}  # the last check's progress
 
     async def done() -> bool:
-        if await count_nuggets(dep.settings, embedder,
-                               actionable) < len(actionable):
+        seen["nuggets"] = await count_nuggets(dep.settings, embedder, actionable)
+        if seen["nuggets"] < len(actionable):
             return False
-        if len(await dep.dead_letters()) < len(mix.malformed):
+        seen["dead letters"] = len(await dep.dead_letters())
+        if seen["dead letters"] < len(mix.malformed):
             return False
-        return not any((await dep.lag()).values())
+        lag = await dep.lag()
+        seen["lag"] = sum(lag.values())
+        return not any(lag.values())
 
-    await wait_until(done, timeout, "the stream to drain",
-                     lambda: "\n".join(f"--- {w.name}\n{w.tail()}" for w in workers))
+    def report() -> str:
+        progress = (f"progress: {seen['nuggets']} of {len(actionable)} actionable events "
+                    f"with a nugget, {seen['dead letters']} of {len(mix.malformed)} dead "
+                    f"letters, lag {seen['lag']} (-1: not sampled yet)")
+        return "\n".join([progress, *(f"--- {w.name}\n{w.tail()}" for w in workers)])
+
+    await wait_until(done, timeout, "the stream to drain", report)
 
 
 async def check_outcome(dep: Deployment, embedder: MiniLMEmbedder, mix: EventMix,

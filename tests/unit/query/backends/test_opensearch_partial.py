@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from nuggetflow.errors import BackendUnavailableError
+from nuggetflow.errors import BackendUnavailableError, ValidationError
 from query.backends.opensearch import OpenSearchStore, partial_read
 
 WHOLE_SEARCH = {"_shards": {"total": 3, "successful": 3, "skipped": 0, "failed": 0},
@@ -45,3 +45,35 @@ async def test_a_partial_search_raises_unavailable() -> None:
     with pytest.raises(BackendUnavailableError, match="1 of 3 shards failed"):
         await store._call(search, index="partial", body={})
     assert await store._call(whole, index="partial", body={}) == WHOLE_SEARCH
+
+
+def _bulk_reply(*items: tuple[int, str]) -> dict[str, Any]:
+    return {"errors": any(status >= 300 for status, _ in items), "items": [
+        {"create": {"_id": f"n{i}", "status": status}
+         | ({"error": {"type": kind, "reason": kind}} if status >= 300 else {})}
+        for i, (status, kind) in enumerate(items)]}
+
+
+@pytest.mark.parametrize("failure", [(503, "unavailable_shards_exception"),
+                                     (500, "node_not_connected_exception"),
+                                     (429, "rejected_execution_exception")])
+async def test_a_bulk_item_that_failed_for_now_is_retriable(failure: tuple[int, str]) -> None:
+    """A write whose item met a shard without an active primary (a node was killed) is
+    tried again, not rejected as invalid: the stream would dead-letter a good event."""
+    store = OpenSearchStore("http://127.0.0.1:1", index="partial")
+    store._client = type("Client", (), {"bulk": staticmethod(
+        lambda **_: _async(_bulk_reply((201, ""), failure)))})()
+    with pytest.raises(BackendUnavailableError, match=failure[1]):
+        await store._bulk([{"create": {"_id": "n0"}}, {}, {"create": {"_id": "n1"}}, {}])
+
+
+async def test_a_bulk_item_the_engine_rejects_is_a_validation_error() -> None:
+    store = OpenSearchStore("http://127.0.0.1:1", index="partial")
+    store._client = type("Client", (), {"bulk": staticmethod(
+        lambda **_: _async(_bulk_reply((201, ""), (400, "mapper_parsing_exception"))))})()
+    with pytest.raises(ValidationError, match="mapper_parsing_exception"):
+        await store._bulk([{"create": {"_id": "n0"}}, {}, {"create": {"_id": "n1"}}, {}])
+
+
+async def _async(value: Any) -> Any:
+    return value
