@@ -14,7 +14,7 @@ stale and conversational rates of the extracted nuggets).
 Usage::
 
     python -m bench.extract_check bench/data/* bench/blind/*  [--json out.json]
-        [--show errors|misses|all] [--case ID]
+        [--show errors|misses|all] [--case ID] [--nuggets out.jsonl]
 
 ``--show`` prints, per set, the misread cases (``errors``), the nuggets that lost a fact
 or carry flagged text (``misses``) or every nugget (``all``), each with its title and
@@ -140,6 +140,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--show", choices=("errors", "misses", "all"),
                    help="print these cases with their nuggets")
     p.add_argument("--case", action="append", default=[], help="print this case (repeatable)")
+    p.add_argument("--nuggets", help="write every case's verdict, title and body to this "
+                                     "JSON Lines file (to compare two versions of the roles)")
     args = p.parse_args(argv)
     from optimizer.backends import make_roles
 
@@ -150,6 +152,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not folders:
         p.error("no folder with a cases.jsonl given")
     report: dict[str, Any] = {}
+    nuggets = open(args.nuggets, "w", encoding="utf-8") if args.nuggets else None  # noqa: SIM115 (closed after the loop)
     header = (f"{'set':<18}{'cases':>6}{'act%':>7}{'fp':>4}{'fn':>4}{'recall%':>9}"
               f"{'extr%':>7}{'unsup%':>7}{'stale%':>7}{'conv%':>7}{'s':>6}")
     print(header, flush=True)
@@ -165,10 +168,17 @@ def main(argv: Sequence[str] | None = None) -> int:
               f"{100 * fig['stale_claim_rate']:>7.1f}"
               f"{100 * fig['conversational_text_rate']:>7.1f}{fig['seconds']:>6.0f}", flush=True)
         for r in res.cases:
+            if nuggets is not None:
+                nuggets.write(json.dumps({
+                    "set": res.name, "id": r.case.id, "actionable": r.case.actionable,
+                    "extracted": r.extraction.can_produce_nugget, "title": r.extraction.title,
+                    "body": r.extraction.body}, ensure_ascii=False) + "\n")
             if (r.case.id in args.case or args.show == "all"
                     or (args.show in ("errors", "misses") and not r.correct)
                     or (args.show == "misses" and r.flagged)):
                 print(_show(r), flush=True)
+    if nuggets is not None:
+        nuggets.close()
     if args.json:
         Path(args.json).write_text(json.dumps({"command": " ".join(
             ["python -m bench.extract_check", *(argv if argv is not None else sys.argv[1:])]),

@@ -108,7 +108,9 @@ _INTERJECTION = (r"(?:no|nope|nah|yes|yeah|yep|ok|okay|(?:hi|hello|hey)(?:\s+the
                  r"madam|ma'am)")
 # Connectives, and imperatives that only ask the reader to mind what follows ("Just
 # remember that X", "Keep in mind that X": X is the claim).
-_CONNECTIVE = (r"(?:well|actually|so|also|anyway|please|pls|just so you know|for the record|"
+_CONNECTIVE = (r"(?:(?:just\s+)?so\s+you\s+know(?:\s+for\s+(?:next\s+time|the\s+future|"
+               r"future\s+reference|later))?|for\s+(?:next\s+time|future\s+reference)|"
+               r"well|actually|so|also|anyway|please|pls|for the record|"
                r"tbh|imo|imho|ngl|for what it's worth|fwiw|til|today i learned|"
                r"just so (?:people|everyone|everybody|others|you all|y'all|folks) knows?|"
                r"to be clear|in fact|however|but|and|though|then|fyi|btw|psa|nb|"
@@ -313,12 +315,17 @@ _WORD_NUMBER = re.compile(
     r"months?|years?|times|gb|mb|tb|pages|copies|attempts|tries|characters|digits)\b)",
     re.IGNORECASE)
 _NUMBER = re.compile(r"(?<![\w.])(?<!\w-)(?:v|V)?\d+(?:[.,:/]\d+)*(?:\s?%|(?!\w|\.\w))")
-_TECH = re.compile(r"\b(?:[a-z]+[A-Z]\w*|[A-Z][a-z]+[A-Z]\w*|[A-Za-z]+_\w+|"
+# ("PF-Cold2", "LAB-Zebra2": a hyphenated code with a digit is one item, not two)
+_TECH = re.compile(r"\b(?:(?=[A-Za-z\d-]*\d)[A-Za-z][A-Za-z\d]*(?:-[A-Za-z\d]+)+(?![\w.])|"
+                   r"[a-z]+[A-Z]\w*|[A-Z][a-z]+[A-Z]\w*|[A-Za-z]+_\w+|"
                    r"[A-Za-z]*\d[A-Za-z\d]*[A-Za-z]\w*|"
                    r"[A-Za-z]+\d+|[A-Za-z]\w*-\d[\w-]*)\b|(?<![\w-])--?[a-z][\w-]*|(?<![\w\\])\\[a-z]\w+")
 _CAPSEQ = re.compile(r"\b[A-Z][\w'’.-]*[\w](?:\s+(?:&\s+|of\s+)?"
                      r"[A-Z][\w'’-]*[\w])*|\b[A-Z]\b")
 _ACRONYM = re.compile(r"\b[A-Z][A-Z0-9]{1,6}s?\b")
+#: One word that is a name wherever it stands: capitals joined by a hyphen ("DO-Jet",
+#: "CV-Staff") or a capital inside it ("PowerShell").
+_CODE_NAME = re.compile(r"[A-Z][A-Za-z0-9]*-[A-Z][\w-]*|[A-Z]+[a-z]+[A-Z]\w*")
 _ABBREVIATIONS = frozenset({"e.g", "i.e", "etc", "vs"})
 _SHOUT_MIN = 0.5  # a sentence with this share of all-caps words is shouting
 
@@ -422,8 +429,8 @@ def items(text: str) -> list[Item]:
                 any(w.upper() in CHAT_ACRONYMS for w in name.split()):
             continue
         if _sentence_start(text, m.start()):
-            if nwords < 2:
-                continue
+            if nwords < 2 and not _CODE_NAME.fullmatch(name):
+                continue  # ("DO-Jet was scrapped", "PowerShell is blocked": a name anywhere)
             # "Open Settings" at a sentence start: the first word is only capitalized.
             first, _, _rest = name.partition(" ")
             if first.lower() in _FUNCTION_START:
@@ -520,6 +527,20 @@ _FILLER_EDGES = re.compile(r"^\s*(?:(?:ok(?:ay)?|yeah|well|hi|hello)[\s,]+)*so\b
                            r"(?:thanks|thank you|cheers)\s+(?:bye|ta-?ta)|ok(?:ay)?\s+bye)"
                            r"\s*[.!]*\s*$",
                            re.IGNORECASE | re.MULTILINE)
+#: A discourse tag between commas ("you just, like, toggle it", "the desk, right, has a
+#: dock", "login, yeah, is off"); a bare "er" of a dictated message.
+_TAG = re.compile(r"[ \t]*,[ \t]*(?:like|yeah|yep|you know|right|basically|(?-i:er))[ \t]*,"
+                  r"[ \t]*|(?:[ \t]*,)?[ \t]*\b(?-i:er)\b(?=[ \t]*[,.])[,.]?[ \t]*",
+                  re.IGNORECASE)
+#: A tag that closes a sentence ("It's `ssh -J bast-1 host`, yeah.").
+_TAG_END = re.compile(r"[ \t]*,[ \t]*(?:yeah|yep|right|you know|basically)(?=[ \t]*[.!?](?:\s|$))",
+                      re.IGNORECASE)
+#: "it's like `ssh -J ...`": a filler before the value it introduces.
+_LIKE_VALUE = re.compile(r"\b((?:it's|it is|that's|that is|so it's))[ \t]+like[ \t]+(?=[`'\"])",
+                         re.IGNORECASE)
+#: "The thing is, X" and "Thing is, X" open a sentence only to announce X.
+_ANNOUNCE = re.compile(r"(?:^|(?<=[.!?;:][ \t])|(?<=\n))[ \t]*(?:so,?[ \t]+)?(?:the[ \t]+)?"
+                       r"thing[ \t]+is,?[ \t]+(?=\w)", re.IGNORECASE)
 #: A filler between two clauses stands for the comma a speaker does not dictate.
 _CLAUSE_START = frozenset("""the a an it it's they we you i there this that these those and
 but so then our my your""".split())
@@ -539,7 +560,9 @@ _SHORTHAND = re.compile(r"(?<![\w/.-])(?:(?i:w/o|w/|b/c|pls|plz|ppl|thx|atm|cuz|
                         r"(?![\w/.+=-])")
 #: Words shouted in capitals that read the same in lower case ("DO NOT", "DISABLED",
 #: "STOP"); two-letter words that are also acronyms (IT, US, OR, ON, ID) stay.
-_SHOUTED = re.compile(r"\b[A-Z]{2,}(?:'[A-Z]+)?\b(?:\s+\b[A-Z]{2,}(?:'[A-Z]+)?\b)*")
+# (not a part of a name: "DO-Jet", "HR-7", "LAB-ADMIN")
+_SHOUTED = re.compile(r"(?<![\w-])[A-Z]{2,}(?:'[A-Z]+)?\b(?!-\w)"
+                      r"(?:\s+(?<![\w-])[A-Z]{2,}(?:'[A-Z]+)?\b(?!-\w))*")
 _SHOUT_EXTRA = frozenset("""stop stopped please last time again ever every never nobody
 anyone everyone off turned switched changed removed locked unlocked required mandatory
 use used""".split())
@@ -621,6 +644,10 @@ def plain_voice(text: str) -> str:
     code spans and lines with an SQL statement stay) and apostrophe-less contractions are
     restored."""
     text = _FILLER.sub(_filler, text)
+    text = _TAG.sub(_filler, text)
+    text = _TAG_END.sub("", text)
+    text = _LIKE_VALUE.sub(r"\1 ", text)
+    text = _ANNOUNCE.sub("", text)
     text = _FILLER_EDGES.sub("", text)
     text = _SHORTHAND.sub(lambda m: _expand(m, text), text)
     text = "\n".join(_unshout_line(line) for line in text.split("\n"))
@@ -738,6 +765,9 @@ _BETWEEN_AUX = frozenset("""not never no longer always also only still already
 automatically usually normally just now all both""".split())
 
 
+_NAMING = frozenset("called named labelled labeled titled entitled marked dubbed".split())
+
+
 def past_tense(text: str) -> bool:
     """A verb in the past tense that is not a participle after "is/are/be/been/get/have"
     (with "not", "never", "still" ... between them: "is not regenerated" is a passive in
@@ -748,6 +778,8 @@ def past_tense(text: str) -> bool:
         while j >= 0 and i - j <= 3 and toks[j] in _BETWEEN_AUX:
             j -= 1
         after_be = j >= 0 and toks[j] in _AUXILIARY
+        if t in _NAMING and i > 0 and toks[i - 1] not in STOPWORDS:
+            continue  # "the form called 'Restore Request'": a participle naming a noun
         if (t in IRREGULAR_PAST or (t.endswith("ed") and len(t) > 4)) and not after_be:
             return True
         if t in ("was", "were") and i + 1 < len(toks) and toks[i + 1].endswith("ing") and \
@@ -783,6 +815,16 @@ _OVERRIDE = re.compile(
     r"(?:ignore|disregard|forget|override|bypass|skip|drop|abandon|suspend|disable)\b"
     r"(?:\s+(?!(?:is|are|was|were|be|been|by|off|on|in|at)\b)\w+){0,4}?\s+" + _SYSTEM_NOUNS
     + r"\b", re.IGNORECASE)
+#: Markup that runs code, raw or entity-encoded: no feedback needs it, an attack does.
+_ACTIVE_MARKUP = re.compile(r"(?:<|&lt;)\s*script\b|\bjavascript\s*:|<[a-z][^<>]*\son(?:load|"
+                            r"error|click|mouseover|focus)\s*=", re.IGNORECASE)
+#: An order to keep something for good: "remember forever: X", "store this permanently".
+# ("keep it permanently mounted", "save it permanently in Documents": a user's step)
+_FOREVER = re.compile(r"(?:^|[.!?:;>]\s*|\n\s*)(?:please\s+|now\s+)?(?:(?:remember|memori[sz]e|"
+                      r"learn)\s+(?:this\s+|that\s+|it\s+|the\s+following\s+)?"
+                      r"(?:forever|permanently|for\s+good|from\s+now\s+on|for\s+all\s+future|"
+                      r"for\s+every\s+future)|(?:store|save)\s+(?:this\s+|that\s+|it\s+|the\s+"
+                      r"following\s+)?forever)\b", re.IGNORECASE)
 _KB_ACTION = re.compile(
     r"\b(?:publish(?:ed|es|ing)?|stor(?:e|ed|es|ing)|sav(?:e|ed|es|ing)|add(?:ed|s)?|"
     r"insert(?:ed|s)?|record(?:ed|s)?|writ(?:e|es|ten)|commit(?:ted|s)?|approv(?:e|ed|es)|"
@@ -812,7 +854,10 @@ _ADDRESS_MODEL = re.compile(
     r"auto-?publish|(?:this|the)\s+(?:entry|message|text|note|feedback|content|statement|"
     r"item)\s+(?:below\s+)?(?:has been|was|is)\s+(?:pre-?)?(?:verified|approved|validated|"
     r"cleared)|pre-?(?:verified|approved|validated)|(?:to|for)\s+the\s+(?:nugget\s+|feedback"
-    r"\s+|knowledge\s+)?(?:extractor|pipeline|classifier|reviewer|ingester)\b|"
+    r"\s+|knowledge\s+)?(?:extractor|pipeline|classifier|reviewer|ingester)\b"
+    # ("exported to the pipeline hosts": a data pipeline's machines, not ours)
+    r"(?!\s+(?:hosts?|nodes?|servers?|machines?|jobs?|runs?|stages?|workers?|teams?|"
+    r"code|repo|config|data|outputs?|users?|accounts?|vms?|boxes|box|clusters?)\b)|"
     r"(?:this|the following) (?:is|as) (?:a |an )?(?:verified|trusted|official) "
     r"(?:fact|source|statement)|"
     # "note to the model processing this feedback", "the AI reading this"
@@ -891,8 +936,16 @@ _LABELLED_SECRET = re.compile(
     r"[^\s\"'`<>]{6,}", re.IGNORECASE)
 # A long run of letters and digits mixed (API keys, tokens, hashes pasted by mistake).
 # ("glsa_Lf9kQ2vXr7TzM1pWc8sNd3Hy_4b7e9a21": a prefix and a checksum around the run)
-_TOKEN_LIKE = re.compile(r"(?<![\w/.-])(?:[A-Za-z]{1,12}_){0,3}([A-Za-z0-9]{20,})"
+# ("glpat-Xq7r2ZkTOKEN00001": a vendor prefix before a shorter run)
+_TOKEN_LIKE = re.compile(r"(?<![\w/.-])(?:(?:[A-Za-z]{1,12}_){0,3}([A-Za-z0-9]{20,})|"
+                         r"[a-z]{2,8}[_-]([A-Za-z0-9]{16,}))"
                          r"(?:_[A-Za-z0-9]{1,40}){0,3}(?![\w/.-])")
+#: A secret handed over with its label and a value: "here is my token for the repo so
+#: you can test it: glpat-...", "this is the admin password: ...".
+_HANDED_SECRET = re.compile(r"\b(?:here(?:'s|\s+is|\s+are)|this\s+is|these\s+are)\s+(?:my|our|"
+                            r"the)\s+(?:[\w-]+\s+){0,2}?(?:token|key|api[\s_-]?key|access[\s_-]?key|"
+                            r"password|passphrase|secret|credentials?|pat)\b[^.!?\n]{0,60}?"
+                            r"[:=]\s*(?=\S*[A-Za-z])(?=\S*[\d_@#$%&*!-])\S{6,}", re.IGNORECASE)
 
 
 def _looks_secret(value: str) -> bool:
@@ -941,6 +994,10 @@ def addressed_to_system(text: str) -> str:
     keys, tokens)."""
     if _ROLE_PREFIX.search(text) or _BRACKET_ROLE.search(text):
         return "a role prefix addressed to the system"
+    if _ACTIVE_MARKUP.search(text):
+        return "markup that runs code (a script or an event handler)"
+    if _FOREVER.search(text):
+        return "a request to remember or store for good"
     if _OVERRIDE.search(text):
         return "an attempt to override instructions"
     if _KB_ACTION.search(text):
@@ -962,11 +1019,13 @@ def addressed_to_system(text: str) -> str:
                          for part in re.split(r"[\s:;,=()\[\]\"'`]+", text)):
         return "a secret value (a key, password or credentials line)"
     for m in _TOKEN_LIKE.finditer(text):
-        run = m.group(1)
+        run = m.group(1) or m.group(2)
         digits = sum(c.isdigit() for c in run)
         mixed_case = any(c.isupper() for c in run) and any(c.islower() for c in run)
         if digits and (mixed_case or len(run) / 4 <= digits <= 3 * len(run) / 4):
             return "a secret value (a key or token)"
+    if _HANDED_SECRET.search(text):
+        return "a secret value (handed over with its label)"
     for m in _SECRET.finditer(text):
         value = m.group(0).split()[-1].strip("\"'“‘`:=.!?)").lower()
         raw = m.group(0).split()[-1].strip("\"'“‘`:=.!?)").split("=", 1)[-1]
@@ -1121,10 +1180,14 @@ def sentence_case(sentence: str, context: str = "") -> str:
     first = s.split(" ", 1)[0]
     core = first.rstrip(".,;:!?")
     words = core.split("-")  # "third-party" is English, "ssh-copy-id" is not
-    identifier = first.islower() and (bool(_IDENTIFIER.search(core)) or not english_word(core)) \
+    # ("de_DE.UTF-8 is also generated", "iPhone": a lower-case start with capitals inside)
+    # (not "ctrl-alt-L": a key name after a hyphen)
+    camel = core[:1].islower() and bool(re.search(r"[a-z_\d][A-Z]", core))
+    identifier = camel or (first.islower() and (
+        bool(_IDENTIFIER.search(core)) or not (english_word(core) or _compound(core))) \
         and not (len(words) > 1 and all(
             w in _SHORT_PARTS or (len(w) >= 4 and w.isalpha() and english_word(w))
-            for w in words) and any(len(w) >= 4 for w in words))
+            for w in words) and any(len(w) >= 4 for w in words)))
     if not identifier:
         s = s[0].upper() + s[1:]
     return s if s[-1] in ".!?" else s + "."
@@ -1155,6 +1218,20 @@ def _in_vocabulary(w: str) -> bool:
     vocab = _vocabulary()
     return w in vocab or w in _OFFICE_WORDS or any(
         w.endswith(suf) and w[: -len(suf)] in vocab for suf in _SUFFIXES)
+
+
+_PARTICLES = ("out", "in", "up", "down", "over", "under", "back", "off", "on", "through",
+              "after", "by", "fore", "any", "every", "some", "with", "cross", "multi", "non",
+              "pre", "re", "sub", "super", "inter", "self")
+
+
+def _compound(word: str) -> bool:
+    """A particle and an English word written as one ("outbound", "upstream", "nonzero"),
+    which the vocabulary's word pieces do not hold whole ("featherlift", a name of two
+    words, stays a name)."""
+    low = word.lower()
+    return word.isalpha() and any(low.startswith(p) and len(low) - len(p) >= 3
+                                  and english_word(low[len(p):]) for p in _PARTICLES)
 
 
 @functools.lru_cache(maxsize=65536)

@@ -126,10 +126,15 @@ def unsupported_text(title: str, body: str, feedback: str, query: str) -> list[s
     # A pronoun's contraction is no content of its own ("It's 30s" for "its 30s").
     support |= {stem(t) for t in tokens(body) if "'" in t and t.split("'", 1)[0] in STOPWORDS}
     support_numbers = {t for t in tokens(f"{feedback}\n{query}") if any(c.isdigit() for c in t)}
+    # A name put together from parts the writer wrote ("gw-hq.example" after "gw-ash.example
+    # ... edit: gw-hq, not gw-ash") invents nothing.
+    pieces = {p for w in support for p in re.split(r"[.\-_/]+", w) if p}
     out = []
     for part in [title, *split_sentences(body)]:
         extra = sorted(w for w in content_stems(part) - support
-                       if not (any(c.isdigit() for c in w) and w in support_numbers))
+                       if not (any(c.isdigit() for c in w) and w in support_numbers)
+                       and not (re.search(r"[.\-_/]", w) and all(
+                           p in pieces for p in re.split(r"[.\-_/]+", w) if p)))
         if extra:
             out.append(f"{part.strip()}: {', '.join(extra)}")
     return out
@@ -148,9 +153,20 @@ _INTERJECTION_START = re.compile(r"^(?:(?:ha|haha|lol|ok|okay|fine|well|yes|yeah
                                  re.IGNORECASE)
 #: A verdict on what was said before ("That was true until last summer.", "That's the
 #: normal rule, but ...").
-_VERDICT_START = re.compile(r"^(?:that|this|it)(?:'s|\s+is|\s+was)\s+(?:(?:only|still|mostly|"
-                            r"partly)\s+)?(?:right|true|correct|wrong|fine|outdated|the\s+"
-                            r"(?:normal|usual|general|old)\s+rule)\b", re.IGNORECASE)
+_VERDICT_START = re.compile(r"^(?:(?:that|this|it)(?:'s|\s+is|\s+was)|is|was)\s+(?:(?:only|"
+                            r"still|mostly|partly|not)\s+)?(?:right|true|correct|wrong|fine|"
+                            r"outdated|the\s+(?:normal|usual|general|old)\s+rule)\b|"
+                            r"^(?:that|this|it)\s+(?:does(?:n't| not)\s+|not\s+)(?:help\b|"
+                            r"work\s*[.!]*$)", re.IGNORECASE)
+#: A spoken filler or tag left in the text ("you just, like, press", "Er, ...").
+_FILLER_LEFT = re.compile(r",\s*(?:like|yeah|you know|right)\s*,|^(?:er|erm|um|uh)\b|"
+                          r"\b(?:um|uh|erm)\b", re.IGNORECASE)
+#: A field of a report form kept with its label ("Actual: says ...", "Expected: ...").
+_FORM_FIELD = re.compile(r"\b(?:actual|expected|observed|component)(?:\s+(?:result|behaviou?r))?"
+                         r"\s*:", re.IGNORECASE)
+#: A farewell or a social remark that closes a message ("See you on Friday!").
+_FAREWELL = re.compile(r"^(?:see you|have a (?:nice|good|great)|take care|all the best|"
+                       r"good luck)\b", re.IGNORECASE)
 _TEAM_STORY = re.compile(r"\b(?:cost|took|bit|burned|burnt|hit|caught|wasted)\s+(?:me|us)\b",
                          re.IGNORECASE)
 
@@ -196,6 +212,12 @@ def conversational_text(title: str, body: str) -> list[str]:
             why.append("opens with the writer's attitude")
         if _VERDICT_START.match(p):
             why.append("a verdict on what was said before")
+        if filler := _FILLER_LEFT.search(masked):
+            why.append(f"a spoken filler ({filler.group(0).strip(' ,')})")
+        if form := _FORM_FIELD.search(masked):
+            why.append(f"a report form's field ({form.group(0)})")
+        if _FAREWELL.match(p):
+            why.append("a farewell")
         if p.endswith("?") or "!!" in p:
             why.append("a question or exclamations")
         if thanks := _THANKS.search(p):
@@ -340,10 +362,12 @@ def stale_claims(title: str, body: str, answer: str, facts: Sequence[str],
     said of that value (cosine >= ``RESTATES`` with an answer sentence naming it): the
     value named with another predicate ("passwd -l alone still lets them in") is the
     correction speaking of it, not the stale claim."""
+    out: set[str] = {f"{v} (taken back by the writer)" for v in taken_back(feedback)
+                      if re.search(rf"(?<![\w.:/@-]){re.escape(v)}(?![\w@/+])",
+                                   f"{title}\n{body}")}
     stale = overturned_values(answer, facts, feedback)
     if not stale:
-        return []
-    out: set[str] = set()
+        return sorted(out)
     # A question ("Where is /var/log/syslog?") asks; it does not state the value.
     parts = ([] if title.rstrip().endswith("?") else [title]) + split_sentences(body)
     claims = split_sentences(answer)
@@ -357,6 +381,28 @@ def stale_claims(title: str, body: str, answer: str, facts: Sequence[str],
                 out |= {k for k in hit - negated_here
                         if embed is None or _restates(part, k, claims, embed)}
     return sorted(out)
+
+
+#: A value the writer repairs at once: "45, sorry, 25", "B07, no wait, B17", "UTC+1 - I
+#: mean UTC".
+_TAKEN_BACK = re.compile(r"(?<![\w.:/@-])(?P<value>[A-Za-z0-9][\w.:/%+@-]*[\w%+]|\d)[ \t]*"
+                         r"[-–—,(;][ \t]*(?:(?:no|nope)\b[ \t]*[,!]?[ \t]*)?(?:sorry|no wait|"
+                         r"wait|i mean|i meant|correction|make that|or rather|scratch that|"
+                         r"my bad)\b", re.IGNORECASE)
+
+
+def taken_back(feedback: str) -> list[str]:
+    """The values (with a digit, or a code in capitals) the feedback names only to take
+    them back at once; a value it also names elsewhere is not one of them."""
+    out = []
+    for m in _TAKEN_BACK.finditer(feedback):
+        value = m.group("value")
+        if not (any(c.isdigit() for c in value) or sum(c.isupper() for c in value) >= 2):
+            continue
+        named = re.findall(rf"(?<![\w.:/@-]){re.escape(value)}(?![\w@/+])", feedback)
+        if len(named) == 1:
+            out.append(value)
+    return out
 
 
 def _moved_from(sentence: str, item: Item) -> bool:

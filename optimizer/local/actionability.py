@@ -69,7 +69,9 @@ from optimizer.local.layout import (
     config_as_statements,
     dashed_pairs_as_labels,
     diff_as_lines,
+    form_fields_as_lines,
     headings_as_labels,
+    log_lines_removed,
     minutes_as_decisions,
     negative_question_as_claim,
     qa_pairs_as_statements,
@@ -175,6 +177,8 @@ _EPISODIC = re.compile(r"\b(?:yesterday|last (?:night|week|month|year|time|frida
                        re.IGNORECASE)
 #: When something happened: a clock time or "today" (with a verb in the past tense).
 _WHEN = re.compile(r"\b(?:today|(?:at|around|about|since)\s+\d{1,2}[:.]\d{2}|"
+                   # "Dome closed 05:50, no faults": a past verb with its clock time
+                   r"(?<=ed )\d{1,2}[:.]\d{2}|"
                    # "we had the power flicker twice on Saturday" (not "was renamed on Monday")
                    r"(?<!renamed )(?<!moved )(?<!changed )(?<!replaced )(?<!upgraded )"
                    r"(?<!migrated )(?<!switched )on\s+(?:monday|tuesday|wednesday|thursday|"
@@ -212,6 +216,8 @@ _PERSONAL_NEED = re.compile(r"^(?:i\s+)?(?:need|want|would like|am trying|trying
 #: A malfunction that repeats ("keeps losing the wifi", "hangs every single time"): a
 #: symptom to report, not a rule to publish.
 _SYMPTOM = re.compile(
+    # "keeps changing my fonts", "keeps eating our labels": what it does to the writer
+    r"\b(?:keeps?|kept)\s+(?:on\s+)?\w+ing\s+(?:my|our|me|us)\b|"
     r"\b(?:keeps?|kept)\s+(?:on\s+)?(?:hanging|freezing|crashing|losing|dropping|failing|"
     r"disconnecting|stalling|jamming|lagging|dying|rebooting|restarting|timing out|breaking|"
     r"closing|logging (?:me|us) out)\b|\b(?:hangs?|freezes?|crash(?:es)?|drops?|fails?|"
@@ -380,6 +386,10 @@ _LOST = re.compile(r"\bi\s+(?:still\s+|just\s+)?(?:can't|cannot|can not|couldn't
 #: the writer did ("Grew lv_shares by 20G", "Took me an hour").
 _SIMPLE_PAST = frozenset("""grew took went ran wrote broke gave saw did came began drove ate
 fell flew rode rose spoke threw woke wore tried""".split())
+#: Verbs by which the writer changes a setting, which then holds ("I raised it to 20").
+_SETTING_CHANGE = re.compile(r"\b(?:changed|set|moved|raised|lowered|increased|reduced|"
+                             r"switched|renamed|configured|updated|enabled|disabled|limited|"
+                             r"capped|extended|shortened)\b", re.IGNORECASE)
 _DENIALS = frozenset("""not no never cannot can't none disabled blocked removed forbidden
 prohibited denied unavailable deprecated off""".split())
 
@@ -400,8 +410,15 @@ def _denies(text: str) -> bool:
 
 
 #: Sarcasm: what it names is the thing not to do.
-_SARCASM = re.compile(r"\bwhat could (?:possibly )?go wrong\b|^(?:oh\s+)?(?:sure|yeah right|"
-                      r"great idea)\s*,\s*(?:because|let's|just)\b|^oh sure\b|"
+_SARCASM = re.compile(r"\bwhat could (?:possibly )?go wrong\b|"
+                      # "Love that it 'restarts itself', it doesn't": mocking a quoted claim
+                      r"^(?:(?:i|we)\s+|(?:gotta|got\s+to)\s+)?(?:love|loving|adore)\s+(?:that|how)\b"
+                      r"[^.!?]*[\"'“‘]|"
+                      # "Sure, go ahead, and then enjoy watching Salt wipe it"
+                      r"\b(?:then\s+)?enjoy\s+(?:watching|the\s+(?:fallout|show|chaos))\b|"
+                      r"\bgood\s+luck\s+with\s+that\b|\bhave\s+fun\s+(?:with\s+that|watching)\b|"
+                      r"^(?:oh\s+)?(?:sure|yeah right|"
+                      r"great idea)\s*,\s*(?:because|let's|just|go\s+ahead)\b|^oh sure\b|"
                       # "Lovely weather for it, not.", "Revolutionary stuff."
                       r"^[^,.]{3,40},\s*not[.!]*$|^(?:revolutionary|groundbreaking|shocking)"
                       r"\s+(?:stuff|news|idea)\b", re.IGNORECASE)
@@ -441,6 +458,25 @@ def _bare_item_reply(text: str, answer: str) -> bool:
         novel_items(found, answer))
 
 
+_WEEKDAY = r"(?:mon|tues|wednes|thurs|fri|satur|sun)day"
+_BARE_WHEN = re.compile(r"^(?:on\s+|every\s+)?(?P<day>" + _WEEKDAY + r")s?(?:\s+(?:at\s+)?"
+                        r"(?P<time>\d{1,2}[:.]\d{2}))?[.!]*$|^(?:at\s+)?(?P<only>\d{1,2}[:.]\d{2})"
+                        r"[.!]*$", re.IGNORECASE)
+
+
+def _bare_when_reply(text: str, answer: str) -> bool:
+    """The sentence is nothing but a day and time ("Sunday 00:00.") where the answer gave
+    another ("every Monday at 00:00"): the schedule corrected."""
+    m = _BARE_WHEN.match(text.strip())
+    if m is None:
+        return False
+    day, time_ = m.group("day"), m.group("time") or m.group("only")
+    said_days = {d.lower() for d in re.findall(_WEEKDAY, answer, re.IGNORECASE)}
+    said_times = set(re.findall(r"\b\d{1,2}[:.]\d{2}\b", answer))
+    return bool((day and said_days and day.lower() not in said_days) or (
+        time_ and said_times and time_ not in said_times))
+
+
 _ASKING_FOR = re.compile(r"^(?:i'm\s+|i am\s+)?asking\s+(?:for|on behalf of|because|since)\b",
                          re.IGNORECASE)
 _SEEN_ERROR = re.compile(r"\b(?:i|we)\s+(?:still\s+|now\s+|keep\s+)?(?:get|got|see|saw|seeing|"
@@ -457,7 +493,12 @@ _HABIT = re.compile(r"^i\s+(?:usually\s+|always\s+|often\s+|normally\s+|just\s+)
 #: A malfunction that happened ("froze twice during 2nd period", "the projector died"):
 #: an incident to report, not a rule.
 _INCIDENT = re.compile(r"\b(?:froze|crashed|died|broke|hung|went down|went dark|stopped "
-                       r"working|blew up|ate all)\b", re.IGNORECASE)
+                       r"working|blew up|ate all|came back|"
+                       # "On 3 May the VPN was down for two hours": an outage, dated
+                       r"(?:was|were)\s+(?:\w+\s+)?(?:down|offline|unreachable|out|dead)\b"
+                       r"(?=[^.!?]*\b(?:for\s+(?:about\s+|around\s+|nearly\s+|over\s+)?"
+                       r"(?:\d+|an?|half|two|three|four|five|several|a\s+few)\s+|"
+                       r"(?:on|last|this|yesterday)\b)))\b", re.IGNORECASE)
 #: The writer's plan or wait ("I'm presenting to 40 families", "still waiting to hear
 #: back").
 _PLAN = re.compile(r"^(?:i'm|i am)\s+(?:\w+ly\s+)?\w+ing\b|"
@@ -480,7 +521,10 @@ _PLAN = re.compile(r"^(?:i'm|i am)\s+(?:\w+ly\s+)?\w+ing\b|"
 
 _TRAILING_CHATTER = re.compile(
     r"(?:[,;]?\s*(?:thanks|thank you|thx|cheers|hope (?:this|that) helps|fyi|btw|just so "
-    r"you know|for what it's worth|if that helps)[.!]*)+\s*$", re.IGNORECASE)
+    r"you know|for what it's worth|if that helps|yeah|yep|"
+    # a handover's closing: "nothing else open", "all quiet otherwise"
+    r"nothing else (?:open|pending|to report|outstanding)|all (?:quiet|good) otherwise|"
+    r"otherwise all (?:quiet|good))[.!]*)+\s*$", re.IGNORECASE)
 _REPORTED = re.compile(
     r"^(?:(?:you|the (?:answer|assistant|bot|article))\s+(?:said|says|say|wrote|claimed|"
     r"claims|suggested|suggests|mentioned|mentions|(?:keep|kept|always)\s+(?:telling|saying|"
@@ -498,7 +542,8 @@ class Sentence:
 
 #: A setting as ``layout`` writes it: "[name: ]key = value[, key = value]".
 _SETTING = re.compile(r"^(?:[^:=\n]{1,60}:\s+)?[\w.\-/]+(?:\s[\w.\-/]+){0,2}\s=\s\S")
-_LABEL_VALUE = re.compile(r"^([\w][\w .'/-]{0,40}):\s*(\S[^:]{0,60})$")
+# (not a clock time's colon: "Kiln 2 fired 06:10")
+_LABEL_VALUE = re.compile(r"^([\w][\w .'/-]{0,40}):(?!\d)\s*(\S[^:]{0,60})$")
 
 
 #: Fields of a ticket or report form: who and what of the record, not the knowledge.
@@ -604,10 +649,13 @@ class LocalActionability:
         shows a small workspace indicator") are kept as support. In a message that
         praises the answer, a short status remark without a rule ("db-01 is back") is
         part of the praise. Table rows, configuration lines and chat logs are read as
-        statements (``layout``); dictation and chat habits as written English
-        (``plain_voice``)."""
+        statements (``layout``); pasted log output goes, a report form is read field by
+        field against the answer (``form_fields_as_lines``); dictation and chat habits as
+        written English (``plain_voice``)."""
         text = strip_quoted(plain_text(headings_as_labels(ctx.comment), keep_lines=True))
-        for step in (banner_removed, struck_through_removed, minutes_as_decisions,
+        text = form_fields_as_lines(log_lines_removed(banner_removed(text)), ctx.answer)
+        for step in (struck_through_removed,
+                     minutes_as_decisions,
                      qa_pairs_as_statements, code_comments_as_text,
                      chat_as_lines, diff_as_lines, dashed_pairs_as_labels,
                      checkmarks_as_statements, config_as_statements, tables_as_statements,
@@ -622,8 +670,9 @@ class LocalActionability:
         # A frame that reports or announces the claim ("I felt you ought to know that
         # X", "Our manager told me that X") is read as X.
         views = [(raw, view(strip_frame(without_asides(raw)))) for raw, _ in parts]
-        kinds = [kind or self._sentence_kind(v, ctx)
-                 for (_, kind), (_, v) in zip(parts, views, strict=True)]
+        kinds = [kind or ("chatter" if _FAREWELL.match(strip_discourse(raw)) and not v.system
+                          else self._sentence_kind(v, ctx))
+                 for (_, kind), (raw, v) in zip(parts, views, strict=True)]
         on_topic = self._on_topic([v.text for _, v in views], ctx)
         praising = "praise" in kinds
         # A complaint about the world ("This is ridiculous.", "The panel is a mess.")
@@ -676,7 +725,9 @@ class LocalActionability:
                 # firm as the writer's doubt about it ("no idea if anyone still does that")
                 k = "opinion"
             elif k == "chatter" and anchored and (_support(v, ctx) or _label_value(v.text)) \
-                    and not is_self_introduction(without_greeting(v.text)):
+                    and not is_self_introduction(without_greeting(v.text)) \
+                    and not _FAREWELL.match(v.text) and not _FAREWELL.match(
+                        strip_discourse(raw)):
                 k = "support"  # "offsite copy: fridays" next to "backups: nightly, 01:30"
             elif k in ("chatter", "meta") and _step_key(raw) in steps and any(
                     kk == "claim" and _step_key(r) in steps
@@ -720,6 +771,8 @@ class LocalActionability:
                 (tail[:1].upper() + tail[1:], "")]
 
     def _sentence_kind(self, v: SentenceView, ctx: FeedbackContext) -> str:
+        if _FAREWELL.match(v.text) and not v.system:
+            return "chatter"  # "Let me know if X, and see you at Y": every clause is talk
         if _WRAPPED.fullmatch(v.text) and past_tense(v.text):
             return "chatter"  # "(He left us two databases' worth of tables and a cake.)"
         unframed = strip_frame(_unwrapped(v.text))
@@ -778,7 +831,7 @@ class LocalActionability:
         if bare != v.text.strip() and tokens(bare):
             v = view(bare)  # "Dear Sir or Madam, forgive the long note": no names in it
         if is_greeting(v.text.rstrip(".!,")) or _ISSUED_BY.match(v.text) or \
-                is_self_introduction(v.text):
+                is_self_introduction(v.text) or _FAREWELL.match(v.text):
             # "Good morning.", "Dear all,", "Issued on behalf of IT.", "Harriet from
             # Brindle Street here."
             return "chatter"
@@ -895,7 +948,7 @@ class LocalActionability:
         # (the main clause's: "X is the slow keys toggle, which is what happened to a
         # trainee yesterday" states X; "not posted anymore, TSS removed it last year"
         # states what holds now)
-        main = _STORY_TAIL.split(v.text)[0]
+        main = _CHANGE_TAIL.split(_STORY_TAIL.split(v.text)[0])[0]
         if not _NOW_STATE.search(main) and (
                 _EPISODIC.search(main) or (_WHEN.search(main) and past_tense(
                     # ("starts at 02:30 since the new PMS went live": the change is past,
@@ -925,7 +978,7 @@ class LocalActionability:
         if _VALUE_REPLY.match(v.text) and v.words <= 4 and not _SCORE.search(v.text) and \
                 _value_reply(v.text, ctx.answer):
             return "claim"  # "It's 30s." where the answer said 60s: the value corrected
-        if _bare_item_reply(v.text, ctx.answer):
+        if _bare_item_reply(v.text, ctx.answer) or _bare_when_reply(v.text, ctx.answer):
             return "claim"  # "Super+V." where the answer said Super+N: the key corrected
         if _LOST.search(v.text) and not _strict_policy(v):
             return "chatter"  # "I can't find Remote Desktop in Sharing": the asker's search
@@ -959,6 +1012,11 @@ class LocalActionability:
                 re.fullmatch(r"(?:19|20)\d\d", i.text) for i in told.strong) and not (
                 told.names or told.firm_modal or _strict_policy(told)):
             return "chatter"  # "I had been told otherwise at my induction in 2019": a story
+        if v.personal and _told_in_past(v.text) and not (
+                v.modal or v.policy or v.negation or v.organisational or _strict_policy(v)
+                or _SETTING_CHANGE.search(v.text)) and all(
+                i.kind == "number" for i in v.strong) and not v.names:
+            return "chatter"  # "lol my cat sat on the keyboard and opened 9 tabs": a story
         personal_only = v.personal and not v.organisational and not novel
         concrete_claim = v.concrete and v.words >= 3 and (
             bool(novel) or (v.negation and bool(new_words)) or len(new_words) >= 2)
@@ -1118,11 +1176,12 @@ _ANECDOTE = re.compile(r"\b(?:i|me|my|mine|ours)\b.*\b(?:was|were|had|did|got|we
 
 _PERSONAL_WORD = re.compile(r"\b(?:i|me|my|mine|i'm|i've)\b", re.IGNORECASE)
 _VERDICT = re.compile(
-    r"^(?:(?:for|on|in|at|with)\s+[^,:;]{2,40}?\s*,?\s*)?(?:that|this|it|which|the answer|"
-    r"your answer|the tip|the suggestion)(?:'s|\s+is|\s+was|\s+\w+)?\s+(?:\w+\s+){0,2}?"
+    r"^(?:(?:for|on|in|at|with)\s+[^,:;]{2,40}?\s*,?\s*)?(?:(?:that|this|it|which|the answer|"
+    r"your answer|the tip|the suggestion)(?:'s|\s+is|\s+was|\s+\w+)?\s+|(?:is|was)\s+)"
+    r"(?:\w+\s+){0,2}?"
     r"(?:wrong|incorrect|inaccurate|outdated|out of date|obsolete|old|stale|not (?:right|true|"
     r"correct|accurate|it|quite right|the case|possible|how it works)|false|misleading|fails?|"
-    r"failed|(?:does(?:n't| not)|won't|will not|did(?:n't| not)|can't|cannot) (?:work|help|"
+    r"failed|(?:does(?:n't| not)|won't|will not|did(?:n't| not)|can't|cannot|not) (?:work|help|"
     r"apply(?!\s+to\s+(?!us\b|me\b|our\b|my\b|here\b|this\b|that\b)\w)|exist)|no longer "
     r"(?:works|true|correct|applies))\b[^,:;]{0,40}[.!]?$", re.IGNORECASE)
 
@@ -1130,6 +1189,30 @@ _VERDICT = re.compile(
 #: A verdict that names what was wrong: "Wrong server name.", "Outdated info!".
 _NAMED_VERDICT = re.compile(r"^(?:wrong|incorrect|outdated|obsolete|inaccurate|bad|old)\s+"
                             r"(?:[\w-]+\s+){0,2}[\w-]+\s*[.!]*$", re.IGNORECASE)
+
+
+#: A farewell that closes a message, after thanks or "anyway" ("Anyway, thanks again, and
+#: see you at the quiz on Friday!", "Have a good weekend, all").
+_FAREWELL = re.compile(r"^(?:(?:anyway|anyhow|ok|okay|well|so|and|thanks(?:\s+again)?|"
+                       r"thank\s+you(?:\s+again)?|cheers|many\s+thanks)\b[\s,!.]*)*"
+                       r"(?:see\s+(?:you|ya|y'all|everyone)|talk\s+soon|catch\s+you|take\s+care|"
+                       # an offer to help further: "Let me know if the docs need updating"
+                       r"(?:please\s+)?(?:let\s+(?:me|us)\s+know|give\s+(?:me|us)\s+a\s+shout|"
+                       r"shout\s+if|ping\s+me)(?=[^.!?]*\b(?:if|when|whether)\b)|"
+                       r"have\s+a\s+(?:good|nice|great|lovely)\s+\w+|enjoy\s+the\s+\w+)\b",
+                       re.IGNORECASE)
+
+
+#: An elliptical reply before the clause that says it whole: "You can't, X", "No you
+#: don't - X".
+_ELLIPTIC_LEAD = re.compile(r"^(?:no,?\s+)?(?:you|we|they|it|that)\s+(?:can't|cannot|can\s+not|"
+                            r"don't|do\s+not|won't|shouldn't|mustn't|doesn't|isn't|aren't)"
+                            r"\s*[,;:\u2013\u2014-]+\s*(?=\w)", re.IGNORECASE)
+
+
+#: A verdict on the answer followed by its reason: "That doesn't help because X".
+_VERDICT_BECAUSE = re.compile(r"^(?P<verdict>[^,;:]{3,60}?)\s*,?\s+(?:because|since|as|'?cause)"
+                              r"\s+(?P<rest>\S.*)$", re.IGNORECASE)
 
 
 def verdict(text: str) -> bool:
@@ -1290,9 +1373,10 @@ def _denies_answer(v: SentenceView, answer: str) -> bool:
     on that box." after an answer that relied on unattended-upgrades)."""
     # ("Not pg_dumpall.", with no verb of its own, is an elliptical reply, not a sentence
     # a reader can take as the fact.)
-    if not (v.words >= 3 and _denies(v.text) and _FINITE_VERB.search(v.text)) or \
-            v.question or v.personal or \
-            v.about_answer or past_tense(v.text) or _NO_WAY.search(v.text):
+    retired = bool(_RETIRED.search(v.text))  # ("LAB-Jet was retired.": a state since)
+    if not (v.words >= 3 and (retired or (_denies(v.text) and _FINITE_VERB.search(v.text)))) \
+            or v.question or v.personal or \
+            v.about_answer or (past_tense(v.text) and not retired) or _NO_WAY.search(v.text):
         return False
     answer_stems = content_stems(answer)
     shared = (content_stems(v.text) & answer_stems) - _GENERIC
@@ -1300,6 +1384,14 @@ def _denies_answer(v: SentenceView, answer: str) -> bool:
     return len(shared) >= 2 or (len(shared) >= 1 and (
         bool(content_stems(subject) & shared) or any(
             i not in novel_items([i], answer) for i in (*v.strong, *v.names))))
+
+
+#: A thing taken out of service: what the answer relied on is gone since ("was retired",
+#: "has been decommissioned", "got scrapped").
+_RETIRED = re.compile(r"\b(?:was|were|has\s+been|have\s+been|got|is|are)\s+(?:now\s+|long\s+|"
+                      r"finally\s+|already\s+)?(?:retired|scrapped|decommissioned|withdrawn|"
+                      r"discontinued|binned|uninstalled|removed|replaced|shut\s+down|"
+                      r"taken\s+out(?:\s+of\s+service)?)\b", re.IGNORECASE)
 
 
 #: The first finite verb of a plain sentence: what stands before it is the subject.
@@ -1441,6 +1533,12 @@ def clean_sentence(sentence: str, context: str = "", topic: str = "") -> str:
     speech ("You said X, but ..."), anecdote clauses, trailing chatter and the other
     conversational residue of :mod:`optimizer.local.residue` removed."""
     s = strip_discourse(without_greeting(_unwrapped(sentence)))  # ("Hi po, sorry but X": X)
+    elliptic = _ELLIPTIC_LEAD.match(s)
+    if elliptic and len(tokens(s[elliptic.end():])) >= 4:
+        s = sentence_case(s[elliptic.end():])  # ("You can't, default printers are set by IT")
+    because = _VERDICT_BECAUSE.match(s)
+    if because and verdict(because.group("verdict")) and len(tokens(because.group("rest"))) >= 4:
+        s = sentence_case(because.group("rest"))  # ("That won't help, because X": X)
     head, *story = _STORY_TAIL.split(s, maxsplit=1)
     if story:  # ("X, which is what happened to a trainee yesterday ...": X)
         s = head.rstrip(" ,") + "."
@@ -1461,7 +1559,7 @@ def clean_sentence(sentence: str, context: str = "", topic: str = "") -> str:
     # ("..., that's not it") carries nothing the rest does not say better.
     head, colon, tail = s.partition(": ")
     if colon and len(tokens(tail)) >= 3 and len(tokens(head)) >= 4 and (
-            not strip_residue(head) or (
+            not strip_residue(head) or (view(head).about_answer and not items(head)) or (
                 _PERSONAL_WORD.search(head) and past_tense(head) and len(tokens(tail)) >= 6
                 and not _PERSONAL_WORD.search(tail))):
         # "Not sure about the laptops, but on the servers I checked myself: it's chrony";
@@ -1521,7 +1619,7 @@ def _without_items(text: str) -> str:
     return text
 
 
-_DEMONSTRATIVE = re.compile(r"^(?:this|that|these|those)\s+(?P<word>[\w-]+)\b", re.IGNORECASE)
+_DEMONSTRATIVE = re.compile(r"^(?:this|that|these|those)\s+(?P<word>[\w'’-]+)", re.IGNORECASE)
 # Words after "that"/"this" that are not nouns: function words, and verbs a pronoun
 # takes ("That went away", "This cost us a day") that no suffix gives away.
 _NOT_A_NOUN = STOPWORDS | frozenset(
@@ -1634,6 +1732,12 @@ got goes go""".split())
 #: A relative clause that tells what happened once, after the fact it hangs on.
 _STORY_TAIL = re.compile(r",\s+(?:which|as)\s+(?:is|was)\s+(?:exactly\s+)?what\s+happened\b",
                          re.IGNORECASE)
+#: "The endpoint is gw-1, UDP 51821, we moved it last year": when what holds came to hold,
+#: after it (the sentence states what holds; the tail stays in the body as its history).
+_CHANGE_TAIL = re.compile(r",\s+(?:we|they|i|he|she|it|someone|ops)\s+(?:only\s+|just\s+)?"
+                          r"(?:moved|changed|switched|renamed|replaced|migrated|upgraded|bumped|"
+                          r"raised|lowered)\s+(?:it|that|this|them)\b(?=[^.;,]*[.!]?\s*$)",
+                          re.IGNORECASE)
 #: What holds now, whatever happened before: "not posted on the door anymore".
 _NOW_STATE = re.compile(r"\b(?:not|no|never)\b[^.;]{0,40}\b(?:anymore|any more)\b|"
                         r"\bno\s+longer\b", re.IGNORECASE)

@@ -19,6 +19,7 @@ import re
 from optimizer.claims import (
     CHECK_MARKS,
     STRONG_KINDS,
+    content_stems,
     english_word,
     is_question,
     items,
@@ -592,3 +593,121 @@ def qa_pairs_as_statements(text: str) -> str:
         return f"{question[0].upper()}{question[1:]}: {answer}{end}"
 
     return _QA_PAIR.sub(pair, text)
+
+
+#: The fields of a report form and what each holds: the answer as the writer saw it
+#: ("Actual:"), the report's own bookkeeping ("Component:", "Priority:"), what should
+#: have been said ("Expected:"), free text ("Notes:", "Details:") and where it applies
+#: ("Host:", "Site:").
+_FORM_ROLES = {
+    **dict.fromkeys(("actual", "actual result", "actual behaviour", "actual behavior",
+                     "observed", "observed behaviour", "observed behavior", "got",
+                     "answer given", "bot said", "assistant said", "current answer"),
+                    "answer"),
+    **dict.fromkeys(("component", "area", "module", "category", "priority", "severity",
+                     "ticket", "status", "type", "reporter", "reported by", "queue",
+                     "labels", "label"), "meta"),
+    **dict.fromkeys(("expected", "expected result", "expected behaviour",
+                     "expected behavior", "should be", "correct answer", "right answer"),
+                    "expected"),
+    **dict.fromkeys(("notes", "note", "details", "detail", "description", "comment",
+                     "comments", "info", "additional info", "more info", "summary"), "note"),
+    **dict.fromkeys(("host", "hostname", "machine", "server", "device", "site", "location",
+                     "room", "environment", "env", "cluster", "system", "building",
+                     "applies to", "scope", "platform", "database", "db"), "scope"),
+}
+_FORM_FIELD = re.compile(r"(?:^|(?<=[\s.;|]))(?P<label>(?i:" + "|".join(
+    re.escape(k).replace(r"\ ", r"[ \t]+") for k in sorted(_FORM_ROLES, key=len, reverse=True))
+    + r"))(?:[ \t]*\((?P<whose>[^()\n]{1,30})\))?[ \t]*:[ \t]+(?=\S)", re.MULTILINE)
+#: A field's value that reports the answer: "answer says rw", "told me to reboot", "(per
+#: bot)".
+_REPORTS_ANSWER = re.compile(r"^(?:the\s+)?(?:answer|bot|assistant|reply|it|you)?\s*(?:says|said|"
+                             r"told\s+me|tells\s+me|suggested|suggests|claims|claimed|wrote)\b|"
+                             r"^(?:answer|bot|assistant)\b", re.IGNORECASE)
+_ANSWER_SOURCE = re.compile(r"\b(?:per|by|from|says?|according\s+to)?\s*(?:the\s+)?(?:bot|"
+                            r"assistant|answer|ai|chatbot)\b", re.IGNORECASE)
+
+
+def _field_role(label: str, whose: str, value: str, answer: str) -> str:
+    """What a field holds. "Actual:" is what happened in a bug report, but in feedback on an
+    answer it is as often the answer itself: it is the answer's when its value reports or
+    repeats the answer ("answer says rw", a quoted step the answer gave); "Expected (per
+    bot):" is the answer's by its own note."""
+    role = _FORM_ROLES[" ".join(label.lower().split())]
+    if role not in ("answer", "expected"):
+        return role
+    if whose and _ANSWER_SOURCE.search(whose):
+        return "answer"
+    if _REPORTS_ANSWER.match(value.strip(" '\"`")):
+        return "answer"
+    if role == "answer" and answer:
+        said = content_stems(answer)
+        mine = content_stems(value)
+        if mine and len(mine & said) < 0.5 * len(mine):
+            return "note"  # "Actual: after a second one of them fails ...": what happens
+    return role
+
+
+def form_fields_as_lines(text: str, answer: str = "") -> str:
+    """A report written as a form ("Component: Screen lock Expected: ... Actual: ...
+    Notes: ...", on one line or several) read field by field: what the answer said
+    ("Actual:") and the form's bookkeeping ("Component:", "Priority:") go; what should have
+    been said and free text stay as statements without their labels; where it applies
+    ("Host: obs-07") goes in brackets after the first sentence of the free text ("... is
+    held (host obs-07)."). A field that opens its line ends with that line. Only a
+    message with two or more such fields, one of them an expected or actual one, is a
+    form."""
+    fields = [m for m in _FORM_FIELD.finditer(text)
+              if m.group("label")[0].isupper() or m.start() == 0 or text[m.start() - 1] == "\n"]
+    labelled = [_FORM_ROLES[" ".join(m.group("label").lower().split())] for m in fields]
+    if len(fields) < 2 or not {"answer", "expected"} & set(labelled):
+        return text
+    roles = []
+    for i, m in enumerate(fields):
+        end = fields[i + 1].start() if i + 1 < len(fields) else len(text)
+        roles.append(_field_role(m.group("label"), m.group("whose") or "",
+                                 text[m.end():end].split("\n", 1)[0], answer))
+    out = [(text[:fields[0].start()].strip(), "note")]
+    scopes = []
+    for i, (m, role) in enumerate(zip(fields, roles, strict=True)):
+        end = fields[i + 1].start() if i + 1 < len(fields) else len(text)
+        line_end = text.find("\n", m.end())
+        after = ""
+        if 0 <= line_end < end and (m.start() == 0 or text[m.start() - 1] == "\n"):
+            # "Actual: answer says rw" then "/export/raw is ...": the writer's own text
+            after, end = text[line_end:end].strip(), line_end
+        value = text[m.end():end].strip().rstrip(";,|").strip()
+        if role == "scope" and value:
+            scopes.append(f"{m.group('label').lower()} {value.rstrip('.')}")
+        elif value and role not in ("answer", "meta"):
+            out.append((value if value.endswith((".", "!", "?")) else value + ".", role))
+        if after:
+            out.append((after, "note"))
+    kept = [(p, r) for p, r in out if p]
+    if not scopes:
+        return "\n".join(p for p, _ in kept)
+    if not kept:
+        return "\n".join(f"{s[0].upper()}{s[1:]}." for s in scopes)
+    # (the scope goes with the free text, which states the facts, before what should have
+    # been said, which often describes the answer: "Expected: say the kernel is held")
+    at = next((i for i, (_, r) in enumerate(kept) if r == "note"), 0)
+    first = kept[at][0]
+    stop = re.search(r"[.!?](?=\s|$)", first)
+    cut = stop.start() if stop else len(first)
+    kept[at] = (f"{first[:cut].rstrip()} ({'; '.join(scopes)}){first[cut:]}", "note")
+    return "\n".join(p for p, _ in kept)
+
+
+#: A line of pasted log output: a syslog or ISO timestamp with seconds, or a program
+#: with its process id ("chronyd[612]: ..."), at the start of the line.
+_LOG_LINE = re.compile(r"^[ \t]*(?:(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)[ \t]+\d{1,2}"
+                       r"[ \t]+\d{2}:\d{2}:\d{2}\b|\[?\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}"
+                       r"(?:[.,]\d+)?(?:Z|[+-]\d{2}:?\d{2})?\]?|[\w.@/-]+\[\d+\]:)[^\n]*$",
+                       re.MULTILINE)
+
+
+def log_lines_removed(text: str) -> str:
+    """Pasted log output goes ("Mar 03 02:14:07 db-2 kernel: ...", "sshd[812]: ...",
+    "2024-03-03T02:14:07Z ..."): what a program printed once is evidence of an event, not
+    a statement of the writer's; the writer's own lines around it stay."""
+    return _LOG_LINE.sub("", text)

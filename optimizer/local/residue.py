@@ -111,7 +111,9 @@ _PARTICLE_O = re.compile(r"(?<![Pp]ress)(?<![Tt]ype)(?<![Kk]ey)(?<![Ll]etter)\s+
 # Someone else's words reported as the fact: "My colleague told me (that) X", "I was told
 # X", "It turns out X". The frame goes, X stays.
 _FRAME = re.compile(
-    r"^(?:(?:my|our|a|one|the|some)\s+)?(?:[\w-]+\s+){0,2}?(?:told|tell|tells|said|says|"
+    # (not the answer's own words: "It told me to install X" reports the answer)
+    r"^(?!(?:it|you|the\s+(?:answer|bot|assistant|reply|chatbot))\s)"
+    r"(?:(?:my|our|a|one|the|some)\s+)?(?:[\w-]+\s+){0,2}?(?:told|tell|tells|said|says|"
     r"explained|confirmed|mentioned)\s+(?:to\s+)?(?:me|us)\s+(?:that\s+)?(?=\S)|"
     r"^(?:i|we)\s+(?:was|were|have been|'ve been|got)\s+told\s+(?:that\s+)?(?=\S)|"
     # A note on what the answer should have said: "This should say the timeout is set
@@ -715,6 +717,27 @@ def _answer_to_quote(quoted: str, reply: str) -> str:
     return f"{fixed}, {rest}." if rest else f"{fixed}."
 
 
+#: A reply that opens by pointing at what the quoted line named: "No, that one was
+#: retired.", "It moved to room 4 in May."
+_POINTING = re.compile(r"^(?P<lead>(?:(?:no|nope|nah|yes|yeah|actually)\b[,.!]*\s*)*)"
+                       r"(?P<pronoun>that\s+one|this\s+one|that|this|it)\s+(?=(?:was|is|has|"
+                       r"had|got|isn't|wasn't|hasn't|no\s+longer|doesn't|won't|can't|cannot|"
+                       r"moved|went|lives|sits)\b)", re.IGNORECASE)
+
+
+def _pronoun_from_quote(quoted: str, reply: str) -> str:
+    """The reply with a leading "that one"/"it" read as the one thing the quoted line names
+    ("> print on the lab printer (LAB-Laser)" then "No, that one was retired." reads "No,
+    LAB-Laser was retired."); the reply as it is otherwise."""
+    m = _POINTING.match(reply.strip())
+    named = [i for i in items(quoted) if i.kind in ("name", "tech", "dotted", "path", "url",
+                                                     "quoted", "email")]
+    if m is None or len(named) != 1:
+        return reply
+    rest = reply.strip()[m.end():]
+    return f"{m.group('lead')}{named[0].text} {rest}"
+
+
 def strip_quoted(message: str) -> str:
     """The writer's own text of a reply: what follows a forwarded-message or "On ...
     wrote:" line goes, and so do lines quoted with ">" (a short value answering a quoted
@@ -729,7 +752,8 @@ def strip_quoted(message: str) -> str:
             quoted.append(line.lstrip().lstrip(">").strip())
             continue
         if quoted and line.strip():
-            line = _answer_to_quote(" ".join(quoted), line) or line
+            line = _answer_to_quote(" ".join(quoted), line) or \
+                _pronoun_from_quote(" ".join(quoted), line)
         quoted = [] if line.strip() else quoted
         out.append(line)
     return "\n".join(out).strip()
@@ -782,9 +806,43 @@ _REPAIR_WORDS = r"(?:sorry|i mean|i meant|correction|make that|no wait|wait|or r
 _INLINE_VALUE = r"\d(?:[\w.:/%+-]*[\w%])?"  # a value that does not end a sentence
 _INLINE_REPAIR = re.compile(r"\b(" + _INLINE_VALUE + r")((?:[ \t]+[a-z]+){1,2})?[ \t]*"
                             r"(?:[-–—,(;][ \t]*)?"
-                            + r"(?:" + _REPAIR_WORDS + r"[ \t]*[:,]?[ \t]*){1,2}(?<=[\s:,])("
+                            + r"(?:(?:no[ \t]*,?[ \t]*)?" + _REPAIR_WORDS
+                            + r"[ \t]*[:,]?[ \t]*){1,2}(?<=[\s:,])("
                             + _INLINE_VALUE
-                            + r")((?:[ \t]+[a-z]+){1,2})?\)?", re.IGNORECASE)
+                            # "45 — sorry, 25 — minutes": the dash that closes the aside goes
+                            + r")(?:[ \t]*[-–—](?=[ \t]+[a-z]))?((?:[ \t]+[a-z]+){1,2})?\)?",
+                            re.IGNORECASE)
+# "room B07, no wait, B17", "UTC+1, sorry, UTC", "3128, no, 8081": a code or a number
+# repaired in passing by one of the same shape; the rest of the sentence stays.
+_CODE = r"[A-Za-z0-9][\w.:/%+@-]*[\w%+]|[A-Za-z0-9]"
+_CODE_REPAIR = re.compile(r"(?<![\w.:/@-])(?P<old>" + _CODE + r")[ \t]*(?:[-–—,(;][ \t]*)"
+                          r"(?P<words>(?:(?:no|nope|" + _REPAIR_WORDS[3:-1]
+                          + r")\b[ \t]*[:,!]?[ \t]*){1,3})(?P<new>" + _CODE
+                          + r")(?![\w@/])(?:[ \t]*[-–—)](?=[ \t]+[a-z]))?", re.IGNORECASE)
+
+
+def _same_shape(old: str, new: str) -> bool:
+    """Whether ``new`` can be a repair of ``old``: both numbers, both codes in capitals
+    ("CET" / "UTC"), or both codes that open with the same capital letter ("B07" / "B17",
+    "UTC+1" / "UTC"); or the same value said again ("2202, sorry, 2202": the writer
+    confirms the repair)."""
+    if old.lower() == new.lower():
+        return True
+    if old[0].isdigit() and new[0].isdigit():
+        return True
+    if all(re.fullmatch(r"[A-Z][A-Z0-9+-]+", t) for t in (old, new)):
+        return True  # "CET, sorry, UTC": two codes in capitals
+    return old[0].isupper() and old[0] == new[0] and any(
+        c.isdigit() or c.isupper() for t in (old, new) for c in t[1:])
+
+
+def _code_repair(m: re.Match[str]) -> str:
+    words = m.group("words").lower()
+    old, new = m.group("old"), m.group("new")
+    if not _same_shape(old, new) or (re.fullmatch(r"no\W*", words.strip()) and not (
+            old[0].isdigit() and new[0].isdigit())):
+        return m.group(0)  # a bare "no" repairs numbers only ("3 users, no, B2 ...")
+    return new
 # "... after 90 days. edit: 60 days, not 90 — 90 was before the cut.": a later note.
 _EDIT_NOTE = re.compile(r"(?:^|(?<=[.!?\n])\s*)\s*(?:edit|update|correction|ps)\s*:\s*(" + _VALUE
                         + r")(\s+[a-z]+)?,?\s+not\s+(" + _VALUE + r")\b[^.!?\n]*[.!?]?",
@@ -829,6 +887,21 @@ def _apply_value_note(note: str, head: str, tail: str) -> str:
     return head + ("" if head.endswith((".", "!", "?")) else ".") + " " + tail.lstrip()
 
 
+#: An edit note that puts one name for another: "gw-hq, not gw-ash, we renamed it".
+_NAME_NOTE = re.compile(r"\s*(?P<new>[A-Za-z0-9][\w.-]*[\w])\s*,?\s+not\s+"
+                        r"(?P<old>[A-Za-z0-9][\w.-]*[\w])\b")
+
+
+def _same_family(old: str, new: str) -> bool:
+    """Two names of one family: the same shape ("B07" / "B17") or the same stem before a
+    hyphen ("gw-ash" / "gw-hq")."""
+    if old.lower() == new.lower():
+        return False
+    if "-" in old and "-" in new and old.split("-")[0].lower() == new.split("-")[0].lower():
+        return True
+    return _same_shape(old, new)
+
+
 def _apply_edit_sentences(text: str) -> str:
     """"edit: the window is 23:30 to 03:00, not 00:00, sorry" after "between 00:00 and
     03:00": the one value of the note the message did not have replaces the one it
@@ -836,6 +909,16 @@ def _apply_edit_sentences(text: str) -> str:
     for m in list(_EDIT_SENTENCE.finditer(text))[::-1]:
         note, head = m.group(1), text[:m.start()]
         neg = re.search(r"\bnot\s+(" + _VALUE + r")", note, re.IGNORECASE)
+        named = _NAME_NOTE.match(note)
+        if not neg and named and _same_family(named.group("old"), named.group("new")) and \
+                re.search(rf"(?<![\w-]){re.escape(named.group('old'))}(?![\w-])", head):
+            # "edit: gw-hq, not gw-ash" after "tunnels to gw-ash.example": the name
+            # replaced wherever the message said it, and the note goes
+            head = re.sub(rf"(?<![\w-]){re.escape(named.group('old'))}(?![\w-])",
+                          named.group("new"), head).rstrip()
+            end = "" if head.endswith((".", "!", "?")) else "."
+            text = head + end + " " + text[m.end():].lstrip()
+            continue
         if not neg:
             text = _apply_value_note(note, head, text[m.end():]) or text
             continue
@@ -961,6 +1044,11 @@ def apply_self_corrections(message: str) -> str:
             continue
         unit = m.group(4) or m.group(2) or ""
         text = head + f"{m.group(3)}{unit}" + rest
+    for _ in range(3):  # ("2222 - no wait, 2202, sorry, 2202": a repair, then its echo)
+        repaired = _CODE_REPAIR.sub(_code_repair, text)
+        if repaired == text:
+            break
+        text = repaired
     text = _SELF_CONFIRMED.sub("", text)
     text = _apply_retractions(text)
     text = _apply_repair_sentences(_apply_edit_sentences(text))
@@ -974,11 +1062,33 @@ def apply_self_corrections(message: str) -> str:
     return text.strip()
 
 
+#: The writer's obligation told as a story, naming what it was: "I had to request
+#: 'Language Pack DE' from the Service Desk" states the way it is done.
+_HAD_TO = re.compile(r"^(?:i|we)\s+(?:had|needed)\s+to\s+(?P<verb>request|ask|order|book|file|"
+                     r"raise|submit|log|open|use|call|ring|email|e-mail|contact|fill\s+in|"
+                     r"fill\s+out|install|enable|select|pick|choose|get)\b(?P<rest>[^.!?]*)",
+                     re.IGNORECASE)
+
+
+def obligation_as_rule(sentence: str) -> str:
+    """"I had to request 'Pack DE' from the Service Desk." reads "You have to request
+    'Pack DE' from the Service Desk.": the way it is done, when what it names is a named
+    form, item or place (a quoted string or a name); the sentence as it is otherwise."""
+    m = _HAD_TO.match(sentence.strip())
+    if m is None or re.search(r"\b(?:because|when|after|before|until|but|since)\b",
+                              m.group("rest"), re.IGNORECASE) or not any(
+            i.kind in ("quoted", "name", "email", "url", "dotted", "tech")
+            for i in items(m.group("rest"))):
+        return sentence
+    return f"You have to {m.group('verb').lower()}{m.group('rest').rstrip()}" + \
+        sentence.strip()[m.end():]
+
+
 def strip_frame(sentence: str) -> str:
     """The sentence without a frame that reports someone's words as the fact ("Our
     manager told me that X" -> "X"; "The reason they gave me is X" -> "The reason is
-    X")."""
-    s = _GIVEN_BY.sub("", sentence.strip())
+    X"); the writer's obligation as the rule it shows (:func:`obligation_as_rule`)."""
+    s = obligation_as_rule(_GIVEN_BY.sub("", sentence.strip()))
     m = _FRAME.match(s)
     if not m or len(tokens(s[m.end():])) < 3:
         return s

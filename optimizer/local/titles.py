@@ -35,8 +35,10 @@ _CONDITION = re.compile(r"^(?:if|when|whenever|unless|once|after|before|while|si
 
 _POLITE_HEAD = re.compile(r"^(?:(?:hi|hello|hey|dear \w+|please|pls|plz|help|urgent|quick "
                           r"question|question)\b[\s,:!.-]*)+", re.IGNORECASE)
-_POLITE_TAIL = re.compile(r"[\s,]*(?:\b(?:thanks|thank you|thx|ty|pls|please|plz|asap|"
-                          r"help)\b[\s!.?]*)+$", re.IGNORECASE)
+# ("help" only as a plea: "..., help!", "please help"; "remote help" is a noun)
+_POLITE_TAIL = re.compile(r"(?:[\s,]*\b(?:thanks|thank you|thx|ty|(?:pls|please|plz)(?:\s+help)?|"
+                          r"asap)\b[\s!.?]*|\s*[,!?.:-]\s*help\b[\s!.?]*|\s+help\s*!+\s*)+$",
+                          re.IGNORECASE)
 # Contractions typed without their apostrophe, and the lone lower-case "i".
 _CONTRACTIONS = {**CONTRACTIONS, "im": "I'm", "ive": "I've", "i": "I", "hows": "how's",
                  "wheres": "where's", "whos": "who's"}

@@ -250,9 +250,15 @@ async def nugget_state(settings: Settings, embedder: Embedder,
 async def count_nuggets(settings: Settings, embedder: Embedder,
                         events: Sequence[tuple[str, str]]) -> int:
     """How many of ``events`` have a nugget now (in the settings' store)."""
+    return len(events) - len(await without_nugget(settings, embedder, events))
+
+
+async def without_nugget(settings: Settings, embedder: Embedder,
+                         events: Sequence[tuple[str, str]]) -> list[tuple[str, str]]:
+    """The ``events`` that have no nugget now (in the settings' store)."""
     index = NuggetIndex(make_store(settings), embedder, settings)
     await index.start()
     try:
-        return sum([bool(await index.store.find_by_event(t, e)) for t, e in events])
+        return [(t, e) for t, e in events if not await index.store.find_by_event(t, e)]
     finally:
         await index.stop()

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -29,6 +30,7 @@ from tests.integration.stream_support import (
     count_nuggets,
     nugget_state,
     wait_until,
+    without_nugget,
 )
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
@@ -44,11 +46,12 @@ async def wait_done(dep: Deployment, embedder: MiniLMEmbedder, mix: EventMix,
     """Until every actionable event has a nugget, every malformed record a dead letter,
     and the group has committed everything on every source topic."""
     actionable = sorted(mix.actionable)
-    seen = {"nuggets": 0, "dead letters": 0, "lag": -1}  # the last check's progress
+    seen: dict[str, Any] = {"nuggets": 0, "dead letters": 0, "lag": -1, "missing": []}
 
-    async def done() -> bool:
-        seen["nuggets"] = await count_nuggets(dep.settings, embedder, actionable)
-        if seen["nuggets"] < len(actionable):
+    async def done() -> bool:  # (records what it saw for the report on a timeout)
+        seen["missing"] = await without_nugget(dep.settings, embedder, actionable)
+        seen["nuggets"] = len(actionable) - len(seen["missing"])
+        if seen["missing"]:
             return False
         seen["dead letters"] = len(await dep.dead_letters())
         if seen["dead letters"] < len(mix.malformed):
@@ -59,7 +62,8 @@ async def wait_done(dep: Deployment, embedder: MiniLMEmbedder, mix: EventMix,
 
     def report() -> str:
         progress = (f"progress: {seen['nuggets']} of {len(actionable)} actionable events "
-                    f"with a nugget, {seen['dead letters']} of {len(mix.malformed)} dead "
+                    f"with a nugget (without: {seen['missing'][:10]}), "
+                    f"{seen['dead letters']} of {len(mix.malformed)} dead "
                     f"letters, lag {seen['lag']} (-1: not sampled yet)")
         return "\n".join([progress, *(f"--- {w.name}\n{w.tail()}" for w in workers)])
 
