@@ -51,7 +51,8 @@ required enforced locked managed restricted reserved mandatory set configured de
 default located lives live runs run hosted stored kept installed uninstalled mounted
 assigned limited capped expires expire renamed moved replaced removed deprecated handled
 owned approved denied rejected refused accepted applies apply use uses used must only always
-never""".split())
+never rejects refuses denies blocks forbids requires allows permits enforces restricts
+prohibits""".split())
 
 #: Verbs of speaking or formatting: an imperative with one of these is addressed to the
 #: assistant about its answers ("stop saying ...", "answer in German").
@@ -140,6 +141,11 @@ _YESNO = re.compile(r"^(?i:do|does|did|is|are|was|were|will|would|should|could|c
                     r"have)\s+"
                     r"(?!(?i:not|only|also|never|always|just|still|be|been|being|already)\b)"
                     r"[\w'-]+", )
+#: "Do the parsing in the ETL", "Do your testing on staging": "do" with a task and where it
+#: is done is an order (a question would have a verb after the noun: "Do the backups run").
+_DO_IMPERATIVE = re.compile(r"^do\s+(?:the|your|all|any|all\s+the)\s+[\w-]+ing\s+(?:in|on|at|from|"
+                            r"with|before|after|via|through|by|inside|outside|only|first|"
+                            r"yourself)\b", re.IGNORECASE)
 _AUX_QUESTION = re.compile(
     r"^(?i:do|does|did|is|are|was|were|can|could|should|would|will|shall|may|might|has|have|"
     r"am|isn't|aren't|doesn't|don't|can't|won't)\s+(?:(?i:i|we|you|it|they|he|she|this|that|"
@@ -280,6 +286,8 @@ def is_question(sentence: str) -> bool:
         return True  # ("there's no openvpn anymore??": a statement, astonished)
     if _WONDER.match(s):
         return True
+    if _DO_IMPERATIVE.match(s) and not s.rstrip().endswith("?"):
+        return False  # "Do the parsing in the ETL on etl01.": an order, not a question
     if _YESNO.match(s) and len(s.split()) <= 14 and not (
             s.endswith(".") and re.search(r"\b(?:until|till|since|ago|before)\b", s)):
         return True  # ("Was a single rsync copy until last year." states the past)
@@ -529,9 +537,20 @@ _FILLER_EDGES = re.compile(r"^\s*(?:(?:ok(?:ay)?|yeah|well|hi|hello)[\s,]+)*so\b
                            re.IGNORECASE | re.MULTILINE)
 #: A discourse tag between commas ("you just, like, toggle it", "the desk, right, has a
 #: dock", "login, yeah, is off"); a bare "er" of a dictated message.
-_TAG = re.compile(r"[ \t]*,[ \t]*(?:like|yeah|yep|you know|right|basically|(?-i:er))[ \t]*,"
+_TAG = re.compile(r"[ \t]*,[ \t]*(?:like(?:[ \t]+ever)?|yeah|yep|you know|right|basically|"
+                  r"(?-i:er))[ \t]*,"
                   r"[ \t]*|(?:[ \t]*,)?[ \t]*\b(?-i:er)\b(?=[ \t]*[,.])[,.]?[ \t]*",
                   re.IGNORECASE)
+#: A phrase said twice as a speaker restarts it: "that's a, that's a ticket".
+# (two or three words ending in a word that cannot end a phrase: "Night Light, Night
+# Light changes" and "suspend it, it keeps" are no restarts)
+_STUTTER = re.compile(r"\b((?-i:[A-Za-z]+(?:'[a-z]+)?)(?:[ \t]+(?-i:[a-z]+(?:'[a-z]+)?)){0,1}[ \t]+"
+                      r"(?:a|an|the|to|of|is|it's|that's|was|we|you|in|on|for))"
+                      r",[ \t]+\1\b")
+#: Radio procedure closing a sentence: "... until landing, over."
+_RADIO_OVER = re.compile(r"[ \t]*,[ \t]*over(?=[ \t]*[.!](?:\s|$))", re.IGNORECASE)
+#: Footnote marks ("Correct as far as it goes.¹ ²"): where a note is, not what it says.
+_FOOTNOTE_MARK = re.compile(r"[ \t]*[¹²³⁴⁵⁶⁷⁸⁹⁰]+")
 #: A tag that closes a sentence ("It's `ssh -J bast-1 host`, yeah.").
 _TAG_END = re.compile(r"[ \t]*,[ \t]*(?:yeah|yep|right|you know|basically)(?=[ \t]*[.!?](?:\s|$))",
                       re.IGNORECASE)
@@ -545,7 +564,7 @@ _ANNOUNCE = re.compile(r"(?:^|(?<=[.!?;:][ \t])|(?<=\n))[ \t]*(?:so,?[ \t]+)?(?:
 _CLAUSE_START = frozenset("""the a an it it's they we you i there this that these those and
 but so then our my your""".split())
 _NO_BREAK_AFTER = frozenset("""the a an to of in on at for from with by is are was were be
-and or but so my our your this that""".split())
+and or but so my our your this that because since if when unless as""".split())
 #: Chat shorthand written out ("w/ no input", "b/c of shared use", "pls").
 SHORTHAND = {"w/": "with", "w/o": "without", "b/c": "because", "pls": "please",
              "plz": "please", "ppl": "people", "thx": "thanks", "atm": "at the moment",
@@ -593,8 +612,14 @@ def _unshout(m: re.Match[str]) -> str:
     # acronyms ("BIOS", "USB", "GNOME") stay.
     if any(w.lower() in _SQL_WORDS for w in words):
         return run  # "GENERATED ALWAYS AS IDENTITY", "READ COMMITTED": SQL in prose
+    # (in a message shouted whole, a long word of letters is a word, not an acronym:
+    # "DO THE PARSING IN THE ETL")
+    whole = _shouting(m.string)
     english = [w for w in words if w.lower() not in _ACRONYM_WORDS and w.lower() not in
-               _NOT_SHOUTS_ACRONYMS and (w.lower() in STOPWORDS or english_word(w.lower()))]
+               _NOT_SHOUTS_ACRONYMS and (w.lower() in STOPWORDS or english_word(w.lower())
+                                         or (whole and len(w) >= 5 and w.isalpha() and
+                                             re.search(r"(?:ING|ED|TION|MENT|NESS|LY|ABLE|"
+                                                       r"IES|ERS)$", w)))]
     if len(english) < 2 or len(english) < len(words) / 2 or not any(len(w) >= 4 for w in english):
         return run
     return " ".join(w.lower() if w in english else w for w in words)
@@ -627,6 +652,27 @@ def _filler(m: re.Match[str]) -> str:
     return " " if before and after and m.string[m.start() - 1] != "\n" else ""
 
 
+_GLUED_AFTER = frozenset("""just really then to the a an and or but so very only also still
+even simply because since if when that as unless while""".split())
+_VERB_NEXT = frozenset("""is are was were has have does do can must will should would isn't
+aren't doesn't don't can't won't""".split())
+
+
+def _tag(m: re.Match[str]) -> str:
+    """A tag between commas goes: between a word and what it leads into ("you just, like,
+    leave it") nothing stands for it, nor before the subject's verb ("the cabinet, right,
+    is set"); between two clauses a comma does ("should never suspend, like ever,
+    automatic suspend is off")."""
+    before = m.string[:m.start()].split()
+    after = m.string[m.end():].split()
+    if not before or not after:
+        return _filler(m)
+    prev, nxt = before[-1].lower().strip(",."), after[0].lower()
+    if nxt in _VERB_NEXT or prev in _GLUED_AFTER or not m.group(0).strip().startswith(","):
+        return _filler(m)
+    return ", "
+
+
 def _expand(m: re.Match[str], text: str) -> str:
     word = m.group(0).lower()
     if word == "ur":
@@ -643,8 +689,11 @@ def plain_voice(text: str) -> str:
     shouted function and policy words are lower-cased ("DO NOT", "DISABLED"; acronyms,
     code spans and lines with an SQL statement stay) and apostrophe-less contractions are
     restored."""
+    text = _FOOTNOTE_MARK.sub("", text)
+    text = _RADIO_OVER.sub("", text)
+    text = _STUTTER.sub(r"\1", text)
     text = _FILLER.sub(_filler, text)
-    text = _TAG.sub(_filler, text)
+    text = _TAG.sub(_tag, text)
     text = _TAG_END.sub("", text)
     text = _LIKE_VALUE.sub(r"\1 ", text)
     text = _ANNOUNCE.sub("", text)
@@ -801,7 +850,8 @@ _ROLE_PREFIX = re.compile(
 # A bracketed header naming the system or a part of the pipeline: "[SYSTEM NOTICE TO THE
 # EXTRACTOR]", "[Admin override - feedback pipeline]".
 _BRACKET_ROLE = re.compile(
-    r"[\[<(]\s*(?:system|admin|administrator|operator|developer|moderator|pipeline|"
+    # (not a commit's scope: "fix(bot): don't recommend money")
+    r"(?<![\w])[\[<(]\s*(?:system|admin|administrator|operator|developer|moderator|pipeline|"
     r"extractor|assistant|ai|model|bot|llm|kb|knowledge base)\b[^\]>)\n]{0,80}[\]>)]",
     re.IGNORECASE)
 _SYSTEM_NOUNS = (r"(?:instructions?|rules?|guidelines?|guardrails?|polic(?:y|ies)|system "
@@ -956,9 +1006,19 @@ def _looks_secret(value: str) -> bool:
 #: The writer introducing themself: "Harriet from Brindle Street here.", "Kasia here, from
 #: Dunmere.", "Nia here (business manager)." The whole sentence, so "Servers here don't use
 #: ifupdown." is none.
-_SELF_INTRO = re.compile(r"(?:(?:hi|hello|hey)[,!]?\s+)?(?:(?:it'?s|this\s+is)\s+)?"
+_SELF_INTRO = re.compile(r"(?:(?:[A-Z][\w-]*|(?i:hi|hello|hey)),\s+(?i:this)\s+is\s+"
+                         r"[A-Z][A-Za-z'-]+"
+                         r"(?:\s+[A-Z][A-Za-z'-]+)?"
+                         # "IT, this is Vessel Ops, over.", "Hi, this is Rasmus on nights."
+                         r"(?:\s+(?:on|from|at|in|of)\s+(?:the\s+)?[^,.!?]{1,30})?|"
+                         r"(?i:this)\s+is\s+[A-Z][A-Za-z'-]+(?:\s+[A-Z][A-Za-z'-]+)?\s+(?:on|from|at|"
+                         r"in|of)\s+(?:the\s+)?[^,.!?]{1,30})(?:,\s*over)?\s*[.!]?|"
+                         r"(?:(?:hi|hello|hey)[,!]?\s+)?(?:(?:it'?s|this\s+is)\s+)?"
                          r"[A-Z][\w'-]+(?:\s+[A-Z][\w'-]+)?"
-                         r"(?:\s+(?:from|at|in|of|on)\s+(?:the\s+)?[^,.!?]{1,40}?)?,?\s+here"
+                         # (the team or place, with no verb: "X of Y is prohibited here" is
+                         # no introduction)
+                         r"(?:\s+(?:from|at|in|of|on)\s+(?:the\s+)?(?:(?!\b(?:is|are|was|were|has|"
+                         r"have|must|can|may|not)\b)[^,.!?]){1,40}?)?,?\s+here"
                          r"(?:,?\s+(?:from|at|in|on)\s+(?:the\s+)?[^.!?]{1,40}|,\s+[^.!?]{1,30}|"
                          r"\s*\([^()]{1,60}\))?\s*[.!]?")
 #: A stance the writer takes: "Honestly ...", "Tbh ...", "Personally ...", "IMO ...".
@@ -1168,6 +1228,17 @@ _SHORT_PARTS = frozenset("in on up off out by per non pre co re all one two end 
                          "day".split())
 
 
+def capitalized(text: str) -> str:
+    """The text with its first letter capitalized unless its first word is written as an
+    identifier (a digit, a symbol or a capital inside it: "inventory.shelf_bookings",
+    "de_DE", "iPad"); unlike :func:`sentence_case`, an unknown plain word ("schema") is
+    taken for English."""
+    first = text.split(" ", 1)[0].rstrip(".,;:!?")
+    if _IDENTIFIER.search(first) or re.search(r"[a-z_\d][A-Z]", first):
+        return text
+    return text[:1].upper() + text[1:]
+
+
 def sentence_case(sentence: str, context: str = "") -> str:
     """The sentence with its first letter capitalized, apostrophe-less contractions
     restored ("dont" -> "don't") and a terminal period; a first word that is an
@@ -1216,8 +1287,18 @@ screencast screencasts passcode passcodes lockscreen""".split())
 
 def _in_vocabulary(w: str) -> bool:
     vocab = _vocabulary()
-    return w in vocab or w in _OFFICE_WORDS or any(
-        w.endswith(suf) and w[: -len(suf)] in vocab for suf in _SUFFIXES)
+    if w in vocab or w in _OFFICE_WORDS:
+        return True
+    for suf in _SUFFIXES:
+        if w.endswith(suf) and len(w) - len(suf) >= 3:
+            base = w[: -len(suf)]
+            # ("parsing" from "parse", "stopped" from "stop")
+            if base in vocab or (suf in ("ing", "ed", "er") and (
+                    base + "e" in vocab or (base[-1:] == base[-2:-1] and base[:-1] in vocab))):
+                return True
+    # ("untrusted", "unmounted": a negating prefix on an English word)
+    return any(w.startswith(p) and len(w) - len(p) >= 4 and _in_vocabulary(w[len(p):])
+               for p in ("un", "non", "dis", "mis"))
 
 
 _PARTICLES = ("out", "in", "up", "down", "over", "under", "back", "off", "on", "through",

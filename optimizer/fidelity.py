@@ -388,7 +388,10 @@ def stale_claims(title: str, body: str, answer: str, facts: Sequence[str],
 _TAKEN_BACK = re.compile(r"(?<![\w.:/@-])(?P<value>[A-Za-z0-9][\w.:/%+@-]*[\w%+]|\d)[ \t]*"
                          r"[-–—,(;][ \t]*(?:(?:no|nope)\b[ \t]*[,!]?[ \t]*)?(?:sorry|no wait|"
                          r"wait|i mean|i meant|correction|make that|or rather|scratch that|"
-                         r"my bad)\b", re.IGNORECASE)
+                         r"my bad)\b"
+                         # (a value follows: "not on the 18th, sorry." apologises)
+                         r"(?=[ \t]*[,:]?[ \t]*(?:it'?s[ \t]+|it[ \t]+is[ \t]+)?[\w\"'`])",
+                         re.IGNORECASE)
 
 
 def taken_back(feedback: str) -> list[str]:

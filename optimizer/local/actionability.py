@@ -41,6 +41,7 @@ from optimizer.claims import (
     Item,
     SentenceView,
     addressed_to_system,
+    capitalized,
     clause_split,
     content_stems,
     english_word,
@@ -60,12 +61,14 @@ from optimizer.claims import (
 )
 from optimizer.local.layout import (
     advice_as_instruction,
+    announced_scope_joined,
     arrows_as_values,
     banner_removed,
     bare_answer_as_subject,
     chat_as_lines,
     checkmarks_as_statements,
     code_comments_as_text,
+    commit_lines_removed,
     config_as_statements,
     dashed_pairs_as_labels,
     diff_as_lines,
@@ -77,10 +80,12 @@ from optimizer.local.layout import (
     qa_pairs_as_statements,
     reminder_question_as_statement,
     rhetorical_tail_as_statement,
+    sql_statements_joined,
     states_pairs,
     strip_line_labels,
     struck_through_removed,
     tables_as_statements,
+    value_lists_joined,
 )
 from optimizer.local.message_check import MessageCheck, may_veto, shipped_check
 from optimizer.local.residue import (
@@ -171,7 +176,10 @@ _HEDGE = re.compile(r"^guess\b|\b(?:maybe|perhaps|probably|possibly|i think|i gu
     re.IGNORECASE)
 #: A time of one event: what happened then is an incident, not a standing rule.
 _EPISODIC = re.compile(r"\b(?:yesterday|last (?:night|week|month|year|time|friday|monday|"
-                       r"tuesday|wednesday|thursday|saturday|sunday)|this (?:morning|"
+                       r"tuesday|wednesday|thursday|saturday|sunday|january|february|march|"
+                       r"april|may|june|july|august|september|october|november|december|"
+                       r"spring|summer|autumn|fall|winter|term|semester|quarter)|"
+                       r"back in (?:\d{4}|the\s+(?:day|days|old\s+days|\d{2,4}s))|this (?:morning|"
                        r"afternoon|evening)|earlier today|tonight|just now|\d+ (?:minutes?|"
                        r"hours?|days?) ago|an? (?:hour|minute|day) ago|in the end)\b",
                        re.IGNORECASE)
@@ -356,7 +364,11 @@ _STANDING = re.compile(r"^(?:we're|we are|i'm|i am)\s+(?:currently\s+|now\s+|alr
 _BLANKET = re.compile(r"\b(?:disabled|blocked|forbidden|prohibited|banned|not allowed|not "
                       r"permitted|required|mandatory|enforced|locked)\s+(?:everywhere|across the "
                       r"board|on all\b|on every\b|for (?:all|everyone|everybody)\b|"
-                      r"company-wide|org-wide|fleet-wide|globally)", re.IGNORECASE)
+                      r"company-wide|org-wide|fleet-wide|globally)|"
+                      # "All indexes on vault-main go to fastssd": where every one of them goes
+                      r"^(?:all|every|each|any)\s+(?:[\w-]+\s+){1,5}?(?:go|goes|belong|belongs|"
+                      r"live|lives|sit|sits|land|lands)\s+(?:to|in|into|on|under)\s+\S",
+                      re.IGNORECASE)
 #: A scope on its own: "On every server.", "In all branches."
 _SCOPE_FRAGMENT = re.compile(r"^(?:on|in|at|for|across)\s+(?:every|all|each|our)\s+[\w -]{2,30}"
                              r"[.!]?$", re.IGNORECASE)
@@ -403,6 +415,16 @@ def _told_in_past(text: str) -> bool:
     return bool(clauses) and all(past_tense(c) for c in clauses)
 
 
+def _told_once(text: str) -> bool:
+    """What happened once, with when: "germtest import finished 02:47", "Wallboard was on
+    the login screen again at 03:40" (a log entry or a story, not a step or a rule)."""
+    main = re.split(r",\s+(?:so|but|because|which|and|although)\b|;", text, maxsplit=1)[0]
+    past = past_tense(main) or bool(re.match(r"^(?:[\w'-]+\s+){0,5}(?:was|were)\b", main,
+                                             re.IGNORECASE))
+    return past and bool(_WHEN.search(main) or _EPISODIC.search(main)
+                         or re.search(r"\bagain\b", main, re.IGNORECASE))
+
+
 def _denies(text: str) -> bool:
     """A plain negation or a denied state ("not", "never", "disabled"); "old", "nobody
     noticed" and "anything" do not deny a rule."""
@@ -416,7 +438,8 @@ _SARCASM = re.compile(r"\bwhat could (?:possibly )?go wrong\b|"
                       r"[^.!?]*[\"'“‘]|"
                       # "Sure, go ahead, and then enjoy watching Salt wipe it"
                       r"\b(?:then\s+)?enjoy\s+(?:watching|the\s+(?:fallout|show|chaos))\b|"
-                      r"\bgood\s+luck\s+with\s+that\b|\bhave\s+fun\s+(?:with\s+that|watching)\b|"
+                      r"\bgood\s+luck\s+with\s+that\b|^(?:fun|good|great)\s+times\b|"
+                      r"\bhave\s+fun\s+(?:with\s+that|watching)\b|"
                       r"^(?:oh\s+)?(?:sure|yeah right|"
                       r"great idea)\s*,\s*(?:because|let's|just|go\s+ahead)\b|^oh sure\b|"
                       # "Lovely weather for it, not.", "Revolutionary stuff."
@@ -526,7 +549,7 @@ _TRAILING_CHATTER = re.compile(
     r"nothing else (?:open|pending|to report|outstanding)|all (?:quiet|good) otherwise|"
     r"otherwise all (?:quiet|good))[.!]*)+\s*$", re.IGNORECASE)
 _REPORTED = re.compile(
-    r"^(?:(?:you|the (?:answer|assistant|bot|article))\s+(?:said|says|say|wrote|claimed|"
+    r"^(?:(?:you|(?:the\s+)?(?:answer|assistant|bot|chatbot|article))\s+(?:said|says|say|wrote|claimed|"
     r"claims|suggested|suggests|mentioned|mentions|(?:keep|kept|always)\s+(?:telling|saying|"
     r"suggesting|sending|pointing))\b)", re.IGNORECASE)
 
@@ -543,7 +566,7 @@ class Sentence:
 #: A setting as ``layout`` writes it: "[name: ]key = value[, key = value]".
 _SETTING = re.compile(r"^(?:[^:=\n]{1,60}:\s+)?[\w.\-/]+(?:\s[\w.\-/]+){0,2}\s=\s\S")
 # (not a clock time's colon: "Kiln 2 fired 06:10")
-_LABEL_VALUE = re.compile(r"^([\w][\w .'/-]{0,40}):(?!\d)\s*(\S[^:]{0,60})$")
+_LABEL_VALUE = re.compile(r"^((?:--?)?[\w][\w .'/-]{0,40}):(?!\d)\s*(\S[^:]{0,60})$")
 
 
 #: Fields of a ticket or report form: who and what of the record, not the knowledge.
@@ -560,8 +583,11 @@ def _label_value(text: str) -> bool:
     if m is None:
         return False
     label, value = tokens(m.group(1)), tokens(m.group(2))
+    # ("--all: no!": a bare yes or no is a value when the label names an option or a
+    # command, not a word: "Roles: no")
+    named = any(i.kind in STRONG_KINDS for i in items(m.group(1)))
     return len(label) <= 4 and 1 <= len(value) <= 6 and not is_greeting(m.group(1)) and \
-        not set(label) & _FORM_FIELDS and not set(value) <= _BARE_VALUES
+        not set(label) & _FORM_FIELDS and (named or not set(value) <= _BARE_VALUES)
 
 
 _BARE_VALUES = frozenset("""yes no nope yep n/a none ok okay true false""".split())
@@ -652,8 +678,11 @@ class LocalActionability:
         statements (``layout``); pasted log output goes, a report form is read field by
         field against the answer (``form_fields_as_lines``); dictation and chat habits as
         written English (``plain_voice``)."""
-        text = strip_quoted(plain_text(headings_as_labels(ctx.comment), keep_lines=True))
-        text = form_fields_as_lines(log_lines_removed(banner_removed(text)), ctx.answer)
+        # (log output and a commit's bookkeeping before the lines lose their indentation)
+        text = strip_quoted(plain_text(headings_as_labels(sql_statements_joined(
+            commit_lines_removed(log_lines_removed(ctx.comment)))), keep_lines=True))
+        text = announced_scope_joined(value_lists_joined(
+            form_fields_as_lines(banner_removed(text), ctx.answer)))
         for step in (struck_through_removed,
                      minutes_as_decisions,
                      qa_pairs_as_statements, code_comments_as_text,
@@ -678,8 +707,8 @@ class LocalActionability:
         # A complaint about the world ("This is ridiculous.", "The panel is a mess.")
         # makes the sentences next to it symptoms, unless they state a rule.
         complaining = any(k == "opinion" and v.negative and not (
-            v.about_answer or v.positive or v.personal)
-            for k, (_, v) in zip(kinds, views, strict=True))
+            v.about_answer or v.positive or v.personal or _SARCASM.search(v.text))
+            for k, (_, v) in zip(kinds, views, strict=True))  # (sarcasm mocks the answer)
         # A message unsure of its facts ("not sure though", "something like ...") makes
         # the sentences next to it guesses too, unless they state a firm rule. ("I
         # think this is not correct" is politeness about the answer, not doubt.)
@@ -733,7 +762,9 @@ class LocalActionability:
                     kk == "claim" and _step_key(r) in steps
                     for (r, _), kk in zip(views, kinds, strict=True)) and not (
                     v.question or v.personal or v.about_answer or v.evaluative or (
-                        _AMENDED.search(text) and not novel_items(list(v.strong), ctx.answer))):
+                        _AMENDED.search(text) and not novel_items(list(v.strong), ctx.answer))
+                    or _told_once(v.text) or _STATUS_NOTE.match(v.text)):
+                # ("- germtest import finished 02:47, report sent": a log entry, no step)
                 # A step of a procedure whose other steps are claims belongs to it, even
                 # one the answer also had ("1. Open Files", "4. `DROP ROLE ewa_k;`"),
                 # unless the writer amends the list afterwards ("edit: make that -L +200G"):
@@ -754,6 +785,8 @@ class LocalActionability:
         if lead:
             sentence = sentence[lead.end()].upper() + sentence[lead.end() + 1:]
         head, sep, tail = sentence.partition(": ")
+        if re.search(r"(?<![\w-])[A-Z]$", head):  # "on the H: drive": a drive letter
+            return [(sentence, "")]
         if not sep or _SCOPE_HEAD.match(head) or _CONDITION_HEAD.match(head) or any(
                 i.kind in STRONG_KINDS for i in items(head)) or \
                 len(tokens(head)) < 3 or len(tokens(_without_items(tail))) < 3 or \
@@ -768,11 +801,13 @@ class LocalActionability:
         if scope:  # "Can't go that high on company laptops: the delay is capped ..."
             return [(head + ":", "chatter"), (scoped(scope, tail), "")]
         return [(head + ":", "praise" if kind == "praise" else "chatter"),
-                (tail[:1].upper() + tail[1:], "")]
+                (capitalized(tail), "")]
 
     def _sentence_kind(self, v: SentenceView, ctx: FeedbackContext) -> str:
         if _FAREWELL.match(v.text) and not v.system:
             return "chatter"  # "Let me know if X, and see you at Y": every clause is talk
+        if _SARCASM.search(v.text) and not v.system:
+            return "opinion"  # the whole sentence mocks, whatever its clauses name
         if _WRAPPED.fullmatch(v.text) and past_tense(v.text):
             return "chatter"  # "(He left us two databases' worth of tables and a cake.)"
         unframed = strip_frame(_unwrapped(v.text))
@@ -781,6 +816,8 @@ class LocalActionability:
         kind = self._kind(v, ctx)
         if kind in ("system", "question"):
             return kind
+        if kind == "chatter" and (is_self_introduction(v.text) or _STATUS_NOTE.match(v.text)):
+            return kind  # ("IT, this is Vessel Ops.": no clause of it is a claim)
         if _DOUBT.search(v.text) or _WISH.search(v.text):
             return kind  # its clauses stand under the doubt or the wish
         if kind == "chatter" and _EPISODIC.search(v.text) and past_tense(v.text) and not (
@@ -828,10 +865,13 @@ class LocalActionability:
         if v.system:
             return "system"
         bare = without_greeting(v.text)
+        addressed = v.text  # ("IT, this is Vessel Ops.": the addressee is part of it)
         if bare != v.text.strip() and tokens(bare):
             v = view(bare)  # "Dear Sir or Madam, forgive the long note": no names in it
         if is_greeting(v.text.rstrip(".!,")) or _ISSUED_BY.match(v.text) or \
-                is_self_introduction(v.text) or _FAREWELL.match(v.text):
+                is_self_introduction(v.text) or is_self_introduction(addressed) or \
+                _FAREWELL.match(v.text) or \
+                _STATUS_NOTE.match(v.text):
             # "Good morning.", "Dear all,", "Issued on behalf of IT.", "Harriet from
             # Brindle Street here."
             return "chatter"
@@ -856,7 +896,9 @@ class LocalActionability:
             return "meta"  # "I must correct this answer, as it misrepresents a control"
         if _FORGETFUL.search(v.text):
             return "chatter"  # "I can never remember which of our machines are Debian"
-        feels = _FEELS.search(v.text)
+        # (in its main clause: "If a colour looks wrong, raise it with X" instructs)
+        feels = _FEELS.search(re.sub(r"^(?:if|when|whenever|once)\b[^,]{3,80},\s*", "",
+                                     v.text, flags=re.IGNORECASE))
         if feels and set(tokens(feels.group(1))) & EVALUATIVE and not (
                 v.firm_modal or _strict_policy(v)):
             return "opinion"  # "Files and Deja Dup both feel so clunky next to Windows 10"
@@ -886,7 +928,9 @@ class LocalActionability:
             return "chatter"  # "I have a deadline on Thursday"
         if _NEED.search(v.text) and not _strict_policy(v):
             return "chatter"  # "for the audit I need the number of sudo accounts by 12 May"
-        if past_tense(v.text) and re.search(r"\bagain\b", v.text, re.IGNORECASE) and not (
+        if (past_tense(v.text) or re.match(r"^(?:[\w'-]+\s+){0,5}(?:was|were)\b", v.text,
+                                           re.IGNORECASE)) \
+                and re.search(r"\bagain\b", v.text, re.IGNORECASE) and not (
                 v.modal or v.policy):
             return "chatter"  # "apt update on ps09 took 14 minutes AGAIN"
         if _TO_COLLEAGUE.match(v.text) and not _strict_policy(v):
@@ -905,8 +949,9 @@ class LocalActionability:
             # (the habit's own verb may be a policy word: "I use it all day")
             return "chatter"  # "we've got 14 of them", "I print them out for volunteers"
         if v.words >= 4 and not v.strong and not set(tokens(v.text)) & STOPWORDS and \
-                not (_BLANKET.search(v.text) or v.negation):
-            # ("X don't query Y" reads: a negated verb is English however terse)
+                not (_BLANKET.search(v.text) or v.negation or v.policy):
+            # ("X don't query Y" reads: a negated verb is English however terse, and so
+            # does a policy verb: "Design review rejects serial columns")
             return "chatter"  # no English function word: not a sentence we can read
         if _foreign(v.text):
             return "chatter"  # "Mein Englisch ist für technische Sachen nicht so gut."
@@ -949,7 +994,8 @@ class LocalActionability:
         # trainee yesterday" states X; "not posted anymore, TSS removed it last year"
         # states what holds now)
         main = _CHANGE_TAIL.split(_STORY_TAIL.split(v.text)[0])[0]
-        if not _NOW_STATE.search(main) and (
+        # ("OpenVPN was replaced by WireGuard last autumn": what holds since)
+        if not _NOW_STATE.search(main) and not _STATE_CHANGE.search(main) and (
                 _EPISODIC.search(main) or (_WHEN.search(main) and past_tense(
                     # ("starts at 02:30 since the new PMS went live": the change is past,
                     # what holds since is not)
@@ -1123,7 +1169,9 @@ class LocalActionability:
         all claims, and which reads as a whole like something other than a correction."""
         if self._check is None or self._embedder is None or not result.can_produce_nugget:
             return result
-        if not may_veto([s.kind for s in sents]):
+        # (a sentence that mocks the answer is the correction's cue, not another reading)
+        if not may_veto([("claim" if s.kind == "opinion" and _SARCASM.search(s.view.text)
+                          else s.kind) for s in sents]):
             return result
         others = sorted({s.kind for s in sents} - {"claim", "support"})
         p = self._check.probability(ctx, self._embedder)
@@ -1177,10 +1225,17 @@ _ANECDOTE = re.compile(r"\b(?:i|me|my|mine|ours)\b.*\b(?:was|were|had|did|got|we
 _PERSONAL_WORD = re.compile(r"\b(?:i|me|my|mine|i'm|i've)\b", re.IGNORECASE)
 _VERDICT = re.compile(
     r"^(?:(?:for|on|in|at|with)\s+[^,:;]{2,40}?\s*,?\s*)?(?:(?:that|this|it|which|the answer|"
-    r"your answer|the tip|the suggestion)(?:'s|\s+is|\s+was|\s+\w+)?\s+|(?:is|was)\s+)"
+    r"your answer|the tip|the suggestion)(?:'s|\s+is|\s+was|\s+\w+)?\s+|(?:is|was)\s+|"
+    # ("Das ist falsch for the wards": the copula in the writer's language)
+    r"(?:das\s+ist|dat\s+is|dit\s+is|c'est|questo\s+è|isso\s+é|esto\s+es|det\s+er|"
+    r"det\s+är)\s+)"
     r"(?:\w+\s+){0,2}?"
-    r"(?:wrong|incorrect|inaccurate|outdated|out of date|obsolete|old|stale|not (?:right|true|"
-    r"correct|accurate|it|quite right|the case|possible|how it works)|false|misleading|fails?|"
+    r"(?:wrong|incorrect|inaccurate|outdated|out of date|obsolete|old|stale|"
+    # ("This is falsch for the MCC": the writer's own language)
+    r"falsch|faux|fout|sbagliato|errado|errada|incorrecto|forkert|feil|fel|väärin|"
+    r"not (?:(?:so|quite|"
+    r"really|entirely|fully|totally|very)\s+)?(?:right|true|"
+    r"correct|accurate|it|the case|possible|how it works)|false|misleading|fails?|"
     r"failed|(?:does(?:n't| not)|won't|will not|did(?:n't| not)|can't|cannot|not) (?:work|help|"
     r"apply(?!\s+to\s+(?!us\b|me\b|our\b|my\b|here\b|this\b|that\b)\w)|exist)|no longer "
     r"(?:works|true|correct|applies))\b[^,:;]{0,40}[.!]?$", re.IGNORECASE)
@@ -1191,11 +1246,33 @@ _NAMED_VERDICT = re.compile(r"^(?:wrong|incorrect|outdated|obsolete|inaccurate|b
                             r"(?:[\w-]+\s+){0,2}[\w-]+\s*[.!]*$", re.IGNORECASE)
 
 
+#: A shift's status note, not a rule: "coldroom DB quiet, no alarms overnight", "all
+#: green, no faults".
+_STATUS_NOTE = re.compile(r"^(?:ticket|case|incident|request)\s+\S+\s+(?:closed|resolved|done|"
+                          r"fixed)\b[.!]?$|"  # "Ticket IT-DESK-4471 closed."
+                          r"^(?:[\w-]+\s+){0,4}?(?:quiet|calm|green|stable|uneventful|all\s+good|"
+                          r"all\s+quiet|all\s+green|no\s+(?:alarms?|faults?|incidents?|alerts?|"
+                          r"issues|errors|pages))\b(?:,?\s+(?:no\s+(?:alarms?|faults?|incidents?|"
+                          r"alerts?|issues|errors|pages)|nothing\s+to\s+report)\b)?"
+                          r"(?:\s+(?:overnight|all\s+night|today|this\s+shift|since\s+\S+))?"
+                          r"\s*[.!]?$", re.IGNORECASE)
+
+
 #: A farewell that closes a message, after thanks or "anyway" ("Anyway, thanks again, and
 #: see you at the quiz on Friday!", "Have a good weekend, all").
 _FAREWELL = re.compile(r"^(?:(?:anyway|anyhow|ok|okay|well|so|and|thanks(?:\s+again)?|"
                        r"thank\s+you(?:\s+again)?|cheers|many\s+thanks)\b[\s,!.]*)*"
-                       r"(?:see\s+(?:you|ya|y'all|everyone)|talk\s+soon|catch\s+you|take\s+care|"
+                       # a wish for the reader ("Hope your week is going well, ...")
+                       r"(?:(?:i\s+)?hope\s+(?:you|your|you're|things|all|everyone|the\s+\w+\s+"
+                       r"(?:went|goes|is|was))\b|"
+                       # what the message announces: "please note the following."
+                       r"(?:[^.!?]{0,60},\s*)?(?:please\s+)?note\s+the\s+following\b"
+                       r"(?=[.:]?\s*$)|"
+                       r"(?:a\s+)?(?:handover|hand-over|shift\s+(?:handover|report|notes?))\b"
+                       r"(?=[^.!?]{0,40}[.!]?$)|"
+                       r"see\s+(?:you|ya|y'all|everyone)|talk\s+soon|catch\s+you|take\s+care|"
+                       # radio sign-off: "Vessel Ops out."
+                       r"(?-i:[A-Z][\w-]*)(?:\s+(?-i:[A-Z][\w-]*)){0,2}\s+out(?=\s*[.!]?\s*$)|"
                        # an offer to help further: "Let me know if the docs need updating"
                        r"(?:please\s+)?(?:let\s+(?:me|us)\s+know|give\s+(?:me|us)\s+a\s+shout|"
                        r"shout\s+if|ping\s+me)(?=[^.!?]*\b(?:if|when|whether)\b)|"
@@ -1207,7 +1284,25 @@ _FAREWELL = re.compile(r"^(?:(?:anyway|anyhow|ok|okay|well|so|and|thanks(?:\s+ag
 #: don't - X".
 _ELLIPTIC_LEAD = re.compile(r"^(?:no,?\s+)?(?:you|we|they|it|that)\s+(?:can't|cannot|can\s+not|"
                             r"don't|do\s+not|won't|shouldn't|mustn't|doesn't|isn't|aren't)"
-                            r"\s*[,;:\u2013\u2014-]+\s*(?=\w)", re.IGNORECASE)
+                            # ("You can't (and shouldn't): X")
+                            r"(?:\s*\([^()]{1,30}\))?\s*[,;:\u2013\u2014-]+\s*(?=\w)",
+                            re.IGNORECASE)
+
+
+_ELLIPTIC_ONLY = re.compile(r"^(?:no,?\s+)?(?:you|we|it|they|that)\s+(?:can't|cannot|can\s+not|"
+                            r"don't|do\s+not|won't|shouldn't|mustn't|doesn't|isn't|aren't)"
+                            r"(?:,?\s+(?:not\s+)?(?:here|there|anymore|any\s+more|at\s+all|"
+                            r"really|on\s+ours|for\s+us))?\s*[.!]*$", re.IGNORECASE)
+#: Agreement with a limit, about the answer: "Correct as far as it goes.", "Mostly right."
+_PARTIAL_AGREEMENT = re.compile(r"^(?:(?:that's|that\s+is|it's|it\s+is|this\s+is|(?:the\s+)?"
+                                r"(?:[\w-]+\s+){0,2}(?:part|half|bit|line|step|idea|bits)"
+                                r"(?:'s|\s+is|\s+are)|(?:step|point|part|item|line|option)\s+\d+"
+                                r"(?:\s+is)?)\s+)?"
+                                r"(?:mostly|partly|partially|technically|half|sort\s+of|"
+                                r"kind\s+of|basically)?\s*(?:right|correct|true|fine|ok|okay|"
+                                r"wrong(?:\s+for\s+us)?|not\s+needed|unnecessary)"
+                                r"(?:\s+as\s+far\s+as\s+it\s+goes|\s+in\s+principle|"
+                                r"\s+in\s+theory|\s+on\s+paper)?\s*[.!]*$", re.IGNORECASE)
 
 
 #: A verdict on the answer followed by its reason: "That doesn't help because X".
@@ -1217,9 +1312,12 @@ _VERDICT_BECAUSE = re.compile(r"^(?P<verdict>[^,;:]{3,60}?)\s*,?\s+(?:because|si
 
 def verdict(text: str) -> bool:
     """A verdict on the answer with nothing else in it ("In our fleet that doesn't
-    help.", "That's not it.", "Wrong printer name.")."""
+    help.", "That's not it.", "Wrong printer name.", "Correct as far as it goes.")."""
+    if _PARTIAL_AGREEMENT.match(text.strip()):
+        return True
     text = strip_discourse(text).strip()
-    return bool(_VERDICT.match(text) or _NAMED_VERDICT.match(text))
+    return bool(_VERDICT.match(text) or _NAMED_VERDICT.match(text)
+                or _PARTIAL_AGREEMENT.match(text))
 
 
 #: What follows a verb whose object is named ("closes it", "opens the list").
@@ -1281,7 +1379,8 @@ def _support(v: SentenceView, ctx: FeedbackContext) -> bool:
     not an anecdote, not about the answer, at least six words of which three are new."""
     first = re.split(r";\s+", v.text)[0]
     if v.question or v.system or v.about_answer or v.evaluative >= 2 or v.words < 2 or \
-            v.text.rstrip().endswith(":") or _TO_COLLEAGUE.match(v.text) or (
+            v.text.rstrip().endswith(":") or _TO_COLLEAGUE.match(v.text) or \
+            _STATUS_NOTE.match(v.text) or _FAREWELL.match(v.text) or _told_once(v.text) or (
                 _HABIT.match(v.text) and not (v.firm_modal or v.negation)) or \
             _ISSUED_BY.match(v.text) or (
                 past_tense(v.text) and bool(_EPISODIC.search(v.text) or (
@@ -1392,6 +1491,14 @@ _RETIRED = re.compile(r"\b(?:was|were|has\s+been|have\s+been|got|is|are)\s+(?:no
                       r"finally\s+|already\s+)?(?:retired|scrapped|decommissioned|withdrawn|"
                       r"discontinued|binned|uninstalled|removed|replaced|shut\s+down|"
                       r"taken\s+out(?:\s+of\s+service)?)\b", re.IGNORECASE)
+
+
+#: A passive change of state: what it names holds since ("X was replaced by Y", "the
+#: validity was shortened in January").
+_STATE_CHANGE = re.compile(r"\b(?:was|were|has\s+been|have\s+been|got)\s+(?:\w+\s+)?(?:replaced|"
+                           r"moved|renamed|migrated|switched|changed|shortened|extended|raised|"
+                           r"lowered|retired|decommissioned|upgraded|downgraded|merged|split)\b",
+                           re.IGNORECASE)
 
 
 #: The first finite verb of a plain sentence: what stands before it is the subject.
@@ -1533,6 +1640,8 @@ def clean_sentence(sentence: str, context: str = "", topic: str = "") -> str:
     speech ("You said X, but ..."), anecdote clauses, trailing chatter and the other
     conversational residue of :mod:`optimizer.local.residue` removed."""
     s = strip_discourse(without_greeting(_unwrapped(sentence)))  # ("Hi po, sorry but X": X)
+    if _ELLIPTIC_ONLY.match(s):
+        return ""  # "No you can't, not here.": the reply, the rest of the message says why
     elliptic = _ELLIPTIC_LEAD.match(s)
     if elliptic and len(tokens(s[elliptic.end():])) >= 4:
         s = sentence_case(s[elliptic.end():])  # ("You can't, default printers are set by IT")
@@ -1558,8 +1667,9 @@ def clean_sentence(sentence: str, context: str = "", topic: str = "") -> str:
     # A short label before a colon ("It can:", "Quicker way:") or a verdict clause
     # ("..., that's not it") carries nothing the rest does not say better.
     head, colon, tail = s.partition(": ")
-    if colon and len(tokens(tail)) >= 3 and len(tokens(head)) >= 4 and (
-            not strip_residue(head) or (view(head).about_answer and not items(head)) or (
+    if colon and len(tokens(tail)) >= 3 and len(tokens(head)) >= 2 and (
+            verdict(head) or (len(tokens(head)) >= 4 and not strip_residue(head)) or (
+                len(tokens(head)) >= 4 and view(head).about_answer and not items(head)) or (
                 _PERSONAL_WORD.search(head) and past_tense(head) and len(tokens(tail)) >= 6
                 and not _PERSONAL_WORD.search(tail))):
         # "Not sure about the laptops, but on the servers I checked myself: it's chrony";
@@ -1575,6 +1685,8 @@ def clean_sentence(sentence: str, context: str = "", topic: str = "") -> str:
         # "It can:", "Quicker way:" (but "Lost badges:" names the topic asked about, and
         # "retention: 14 dailies, 8 weeklies" is what the values are of)
         s = tail
+        if _REPORTED.match(s):  # "mirela: bot says to X": a chat line reporting the answer
+            return ""
     clauses = _outside_brackets(s)
     if len(clauses) > 1:
         # "..., that's not it", "..., this fixed my report", "..., my DELETE removed
@@ -1740,7 +1852,15 @@ _CHANGE_TAIL = re.compile(r",\s+(?:we|they|i|he|she|it|someone|ops)\s+(?:only\s+
                           re.IGNORECASE)
 #: What holds now, whatever happened before: "not posted on the door anymore".
 _NOW_STATE = re.compile(r"\b(?:not|no|never)\b[^.;]{0,40}\b(?:anymore|any more)\b|"
-                        r"\bno\s+longer\b", re.IGNORECASE)
+                        r"\bno\s+longer\b|"
+                        # "It's GNOME 46 now, the upgrade finished last autumn", "now it's
+                        # 5 minutes" (not a status: "it's fine now")
+                        r"\b(?:is|are|'s|'re)\b(?![^,.;]{0,12}\b(?:fine|ok|okay|back|sorted|"
+                        r"working|running|up|good|green|better|stable)\b)[^,.;]{0,40}\bnow\b|"
+                        r"\bnow\s+(?:it's|it\s+is|they're|they\s+are|we're|we\s+are)\b"
+                        r"(?!\s+(?:fine|ok|okay|back|sorted|working|running|up|good|green|better|"
+                        r"stable)\b)",
+                        re.IGNORECASE)
 
 
 #: A sentence written wholly in brackets: its text, and the stop after the bracket.
@@ -1838,7 +1958,12 @@ def _resolve(sentence: str, antecedent: str) -> str:
     elif m:
         subject = m.group(1)
     else:
-        return sentence
+        # "Oh brilliant, install Caffeine, what could go wrong." then "It's on the banned
+        # list": the one thing the dropped sentence names
+        named = [i for i in items(bare) if i.kind in ("name", "tech", "dotted", "quoted")]
+        if len(named) != 1 or not _SARCASM.search(bare):
+            return sentence
+        subject = named[0].text
     head = sentence.split(" ", 1)
     word = head[0].lower()
     rest = head[1] if len(head) > 1 else ""
@@ -1858,7 +1983,8 @@ def merge_to(sentences: Sequence[str], limit: int) -> list[str]:
         i = min(range(len(out) - 1), key=lambda k: len(out[k]) + len(out[k + 1]))
         second = out[i + 1]
         first_word = second.split(" ", 1)[0]
-        if not (first_word.isupper() or first_word[1:].lower() != first_word[1:]
+        if not ((first_word.isupper() and first_word != "A")
+                or first_word[1:].lower() != first_word[1:]
                 or _is_name_start(second) or not english_word(first_word)):  # "Priya"
             second = second[0].lower() + second[1:]
         out[i:i + 2] = [out[i].rstrip(".!") + "; " + second]

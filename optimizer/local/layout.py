@@ -233,17 +233,34 @@ _REMINDER_QUESTION = re.compile(
     r"[^?.!\n]{12,}?)[ \t]*\?", re.IGNORECASE)
 
 
+#: "Did you know that X?", "Were you aware that X?": the same, asked the other way round;
+#: "And that Y?" right after one goes on stating.
+_KNOW_QUESTION = re.compile(
+    r"(?P<lead>^|(?<=[.!?]\s)|(?<=\n))[ \t]*(?:(?:did|do)[ \t]+(?:you|y'all|people|they)"
+    r"[ \t]+(?:even[ \t]+|actually[ \t]+)?know|(?:were|are)[ \t]+(?:you|they)[ \t]+"
+    r"(?:even[ \t]+)?aware)[ \t]+(?:that[ \t]+)?"
+    r"(?P<clause>(?!(?:why|how|where|when|what|which|who|whether|if|about)\b)"
+    r"[^?.!\n]{12,}?)[ \t]*\?", re.IGNORECASE)
+_AND_THAT = re.compile(r"(?P<lead>(?<=\.)[ \t]+)and[ \t]+that[ \t]+(?P<clause>[^?.!\n]{12,}?)"
+                       r"[ \t]*\?", re.IGNORECASE)
+
+
 def reminder_question_as_statement(text: str) -> str:
     """"Didn't anyone tell you that staff passwords can't be changed here?" states that
     staff passwords can't be changed here; "Hasn't anyone noticed the default printer is
-    set per branch?" that the default printer is set per branch. A question of this shape
-    about a wh-clause ("Didn't anyone say why ...?") asks, and stays."""
+    set per branch?" that the default printer is set per branch; "Did you know that X?
+    And that Y?" states X and Y. A question of this shape about a wh-clause ("Didn't
+    anyone say why ...?") asks, and stays."""
     def statement(m: re.Match[str]) -> str:
         clause = m.group("clause").strip()
         if len(tokens(clause)) < 3:
             return m.group(0)
         return f"{m.group('lead')}{clause[0].upper()}{clause[1:]}."
-    return _REMINDER_QUESTION.sub(statement, text)
+    text = _REMINDER_QUESTION.sub(statement, text)
+    known = _KNOW_QUESTION.sub(statement, text)
+    if known != text:
+        known = _AND_THAT.sub(statement, known)
+    return known
 
 
 #: ", so why would they use one?" after statements: the question is the writer's
@@ -337,8 +354,9 @@ def diff_as_lines(text: str) -> str:
             j += 1
         removed = {_diff_key(t) for sign, t in block if sign == "-"}
         added = [t for sign, t in block if sign == "+"]
-        if added and all(_diff_key(t) in removed and not re.fullmatch(r"\d+[.)]?", _diff_key(t))
-                         for t in added):  # (a step number is no setting's key)
+        if added and all(_diff_key(t) in removed and not re.fullmatch(
+                r"\d+[.)]?|--|#|//", _diff_key(t)) for t in added):
+            # (a step number or a comment marker is no setting's key)
             scope = _drop_caption(out)
             out.extend(scope + _setting_line(t) for t in added)
             i = j
@@ -566,6 +584,42 @@ _YES_NO = re.compile(r"^(?:do|does|did|can|could|is|are|was|were|will|would|shou
                      r"may|must|has|have|had|am)\b", re.IGNORECASE)
 
 
+# (not "you": the one asked, whose answer this is; "Will you add me ...?" is a request)
+_ASKED = re.compile(r"^(?P<aux>do|does|can|should|must|may|will|is|are)\s+"
+                    r"(?P<subj>we|i|they|staff|users|people|everyone|it)\s+(?P<rest>\S.*)$",
+                    re.IGNORECASE)
+_REPLY = re.compile(r"^(?P<word>no|nope|never|yes|yep|yeah|correct)\b[\s,.!]*(?P<more>[^.!?]*)"
+                    r"[.!?]?\s*", re.IGNORECASE)
+
+
+def _second_person(text: str) -> str:
+    return re.sub(r"\b(?:" + "|".join(sorted(SECOND_PERSON, key=len, reverse=True)) + r")\b",
+                  lambda m: SECOND_PERSON[m.group(0).lower()], text, flags=re.IGNORECASE)
+
+
+def _said_outright(question: str, answer: str) -> str:
+    """"Should we add a default partition?" answered "No, deliberately not. A failed
+    insert is our alarm." says "We should not add a default partition, deliberately not. A
+    failed insert is our alarm." ("" when the question or the reply has another shape)."""
+    q, r = _ASKED.match(question), _REPLY.match(answer)
+    if q is None or r is None:
+        return ""
+    aux, subj, rest = q.group("aux").lower(), q.group("subj"), q.group("rest")
+    negative = r.group("word").lower() in ("no", "nope", "never")
+    if subj.lower() == "i":  # the asker: the reader of the nugget
+        subj, rest = "you", _second_person(rest)
+        aux = {"am": "are"}.get(aux, aux)
+    subj = subj[0].upper() + subj[1:].lower()
+    if aux in ("do", "does"):
+        verb = ("do not " if aux == "do" else "does not ") if negative else ""
+    else:
+        verb = f"{aux} not " if negative else f"{aux} "
+    more = r.group("more").strip(" ,")
+    tail = answer[r.end():].strip()
+    return f"{subj} {verb}{rest}" + (f", {more}" if more else "") + "." + \
+        (f" {tail}" if tail else "")
+
+
 def qa_pairs_as_statements(text: str) -> str:
     """Self-answered questions ("Q: how long must it be? A: 14 characters minimum.") as
     statements that keep what was asked: "How long must it be: 14 characters minimum."
@@ -582,8 +636,12 @@ def qa_pairs_as_statements(text: str) -> str:
                       flags=re.IGNORECASE)
 
     def pair(m: re.Match[str]) -> str:
-        question = asker(m.group("q").rstrip("? ").strip())
+        raw = m.group("q").rstrip("? ").strip()
+        question = asker(raw)
         answer = m.group("a").strip()
+        said = _said_outright(raw, answer)
+        if said:
+            return said
         if _YES_NO.match(question):
             first, *rest = split_sentences(answer) or [answer]
             head = first.rstrip(".!?;")
@@ -611,7 +669,12 @@ _FORM_ROLES = {
                      "expected behavior", "should be", "correct answer", "right answer"),
                     "expected"),
     **dict.fromkeys(("notes", "note", "details", "detail", "description", "comment",
-                     "comments", "info", "additional info", "more info", "summary"), "note"),
+                     "comments", "info", "additional info", "more info", "summary", "impact",
+                     "reason", "rationale", "risk", "cause", "root cause", "why", "fix",
+                     "workaround", "resolution", "solution", "correct", "correction",
+                     "standard", "rule", "policy", "context", "background"), "note"),
+    **dict.fromkeys(("refs", "ref", "references", "see also"), "meta"),
+    **dict.fromkeys(("steps to reproduce", "steps", "repro"), "note"),
     **dict.fromkeys(("host", "hostname", "machine", "server", "device", "site", "location",
                      "room", "environment", "env", "cluster", "system", "building",
                      "applies to", "scope", "platform", "database", "db"), "scope"),
@@ -622,7 +685,8 @@ _FORM_FIELD = re.compile(r"(?:^|(?<=[\s.;|]))(?P<label>(?i:" + "|".join(
 #: A field's value that reports the answer: "answer says rw", "told me to reboot", "(per
 #: bot)".
 _REPORTS_ANSWER = re.compile(r"^(?:the\s+)?(?:answer|bot|assistant|reply|it|you)?\s*(?:says|said|"
-                             r"told\s+me|tells\s+me|suggested|suggests|claims|claimed|wrote)\b|"
+                             r"told(?:\s+me)?\s+to|told\s+me|tells\s+me|suggested|suggests|"
+                             r"claims|claimed|wrote|recommends|recommended)\b|"
                              r"^(?:answer|bot|assistant)\b", re.IGNORECASE)
 _ANSWER_SOURCE = re.compile(r"\b(?:per|by|from|says?|according\s+to)?\s*(?:the\s+)?(?:bot|"
                             r"assistant|answer|ai|chatbot)\b", re.IGNORECASE)
@@ -702,12 +766,142 @@ def form_fields_as_lines(text: str, answer: str = "") -> str:
 #: with its process id ("chronyd[612]: ..."), at the start of the line.
 _LOG_LINE = re.compile(r"^[ \t]*(?:(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)[ \t]+\d{1,2}"
                        r"[ \t]+\d{2}:\d{2}:\d{2}\b|\[?\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}"
-                       r"(?:[.,]\d+)?(?:Z|[+-]\d{2}:?\d{2})?\]?|[\w.@/-]+\[\d+\]:)[^\n]*$",
-                       re.MULTILINE)
+                       r"(?:[.,]\d+)?(?:Z|[+-]\d{2}:?\d{2})?\]?|[\w.@/-]+\[\d+\]:|"
+                       # a program's own error line ("psql: error: ...", "ERROR:  deadlock
+                       # detected", "FATAL:  password authentication failed")
+                       r"[\w.-]+:[ \t]+(?:error|fatal|warning|panic|detail|hint|notice):|"
+                       # GLib's "(org.gnome.Nautilus:4123): GVFS-WARNING **: ..."
+                       r"\([\w.-]+:\d+\):[ \t]+[\w-]*(?:WARNING|CRITICAL|ERROR|DEBUG|MESSAGE)"
+                       r"\b|"
+                       r"(?:ERROR|FATAL|PANIC|DETAIL|HINT|CONTEXT|STATEMENT|LOG):[ \t]{2})[^\n]*"
+                       # and the indented lines that continue it
+                       r"(?:\n[ \t]+\S[^\n]*)*$", re.MULTILINE)
 
 
 def log_lines_removed(text: str) -> str:
     """Pasted log output goes ("Mar 03 02:14:07 db-2 kernel: ...", "sshd[812]: ...",
-    "2024-03-03T02:14:07Z ..."): what a program printed once is evidence of an event, not
+    "2024-03-03T02:14:07Z ...", "psql: error: ...", "ERROR:  ...", with the indented
+    lines that continue a line): what a program printed once is evidence of an event, not
     a statement of the writer's; the writer's own lines around it stay."""
-    return _LOG_LINE.sub("", text)
+    removed = _LOG_LINE.sub("", text)
+    if removed != text:  # beside log output, an "Error: ..." line is output too
+        removed = _LOOSE_ERROR.sub("", removed)
+    return removed
+
+
+_LOOSE_ERROR = re.compile(r"^[ \t]*(?:Error|Warning|Fatal|Exception|Traceback)\b[^\n]*$",
+                          re.MULTILINE)
+
+
+#: A commit message's bookkeeping: its header ("fix(bot): don't recommend money") says
+#: what changed in the answer, its trailers ("Refs: OPS-12", "Signed-off-by: ...") who and
+#: where; the body between them is the writer's text.
+_COMMIT_LINE = re.compile(
+    r"^[ \t]*(?:(?:fix|feat|chore|docs|refactor|style|test|perf|build|ci|revert)"
+    r"(?:\([^)\n]*\))?!?:[ \t][^\n]*|(?:refs?|references|fixes|closes|resolves|see|ticket|"
+    r"jira|issue|signed-off-by|co-authored-by|reviewed-by|acked-by):[ \t]*[^\n]{1,80})$",
+    re.IGNORECASE | re.MULTILINE)
+
+
+def commit_lines_removed(text: str) -> str:
+    """A message written as a commit ("fix(bot): ..." over a body, "Refs: X" under it)
+    without its header and trailers; only a message with a header is read so, and only
+    when text remains."""
+    if not re.match(r"^[ \t]*(?:fix|feat|chore|docs|refactor|style|test|perf|build|ci|revert)"
+                    r"(?:\([^)\n]*\))?!?:[ \t]", text, re.IGNORECASE):
+        return text
+    rest = _COMMIT_LINE.sub("", text).strip()
+    return rest or text
+
+
+_BARE_BULLET = re.compile(r"^[ \t]*(?:[-*\u2022]|\d{1,2}[.)])[ \t]+(\S[^\n]{0,40}?)[ \t]*[.;,]?"
+                          r"[ \t]*$")
+
+
+def value_lists_joined(text: str) -> str:
+    """A list of bare values under a line that ends in a colon ("Approved extensions:"
+    then "- pg_trgm", "- pgcrypto", ...) read as one sentence ("Approved extensions:
+    pg_trgm, pgcrypto and postgis."): each value alone says nothing, and a reader that
+    drops one value drops part of the rule. Items of three words or more, or with a verb
+    of their own, are statements and stay lines."""
+    lines = text.split("\n")
+    out: list[str] = []
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        values: list[str] = []
+        j = i + 1
+        if line.rstrip().endswith(":"):
+            while j < len(lines) and (m := _BARE_BULLET.match(lines[j])) and \
+                    len(m.group(1).split()) <= 2 and not _VERB_LIKE.search(m.group(1)):
+                values.append(m.group(1).strip())
+                j += 1
+        if len(values) >= 2:
+            joined = ", ".join(values[:-1]) + " and " + values[-1]
+            out.append(f"{line.rstrip()} {joined}.")
+            i = j
+            continue
+        out.append(line)
+        i += 1
+    return "\n".join(out)
+
+
+_VERB_LIKE = re.compile(r"\b(?:is|are|was|were|has|have|must|can|can't|cannot|don't|never|"
+                        r"not|only|use|run|go)\b", re.IGNORECASE)
+
+
+#: The first line of an SQL statement written over several lines.
+_SQL_START = re.compile(r"^[ \t]*(?:CREATE|ALTER|SELECT|INSERT|UPDATE|DELETE|GRANT|REVOKE|DROP|"
+                        r"VACUUM|REINDEX|COPY|TRUNCATE|CLUSTER|COMMENT\s+ON|WITH)\b[^\n]*$")
+
+
+def sql_statements_joined(text: str) -> str:
+    """An SQL statement pasted over several lines ("CREATE INDEX ... gin" / "ON t USING
+    GIN (...)" / "TABLESPACE fastssd;   -- all indexes go to fastssd") read as one code
+    span, and the comment after its end as a line of its own: a reader that splits the
+    statement at its line breaks states halves of it."""
+    lines = text.split("\n")
+    out: list[str] = []
+    i = 0
+    while i < len(lines):
+        if not _SQL_START.match(lines[i]) or lines[i].rstrip().endswith(";"):
+            out.append(lines[i])
+            i += 1
+            continue
+        j, parts, note = i, [], ""
+        while j < len(lines) and j - i < 12:
+            code, _, comment = lines[j].partition(" --")
+            parts.append(code.strip())
+            if code.rstrip().endswith(";"):
+                note = comment.strip()
+                break
+            if comment:  # a comment inside the statement: not a statement we can join
+                parts = []
+                break
+            j += 1
+        if not parts or not parts[-1].endswith(";"):
+            out.append(lines[i])
+            i += 1
+            continue
+        out.append("`" + " ".join(p for p in parts if p) + "`")
+        if note:
+            out.append(note[0].upper() + note[1:] + ("" if note.endswith((".", "!")) else "."))
+        i = j + 1
+    return "\n".join(out)
+
+
+#: "Per Data Governance Policy DGP-9, please note the following. Dumps ...": the scope
+#: the message announces, and what it announces.
+_ANNOUNCED = re.compile(r"(?P<scope>\b(?:per|under|according\s+to|as\s+of|following)\s+"
+                        r"[^,.!?\n]{3,60}),"
+                        r"[ \t]*(?:please\s+)?(?:note|be\s+aware\s+of|observe)\s+the\s+following"
+                        r"[ \t]*[.:][ \t]*(?P<first>\S)", re.IGNORECASE)
+
+
+def announced_scope_joined(text: str) -> str:
+    """"Per Policy DGP-9, please note the following. Dumps of X may only ..." reads "Per
+    Policy DGP-9, dumps of X may only ...": the announcement goes, its scope stays with
+    the first statement it announces."""
+    return _ANNOUNCED.sub(lambda m: f"{m.group('scope')}, {m.group('first').lower()}"
+                          if not re.match(r"[A-Z]{2}", text[m.start('first'):m.start('first') + 2])
+                          else f"{m.group('scope')}, {m.group('first')}", text)

@@ -116,6 +116,9 @@ _FRAME = re.compile(
     r"(?:(?:my|our|a|one|the|some)\s+)?(?:[\w-]+\s+){0,2}?(?:told|tell|tells|said|says|"
     r"explained|confirmed|mentioned)\s+(?:to\s+)?(?:me|us)\s+(?:that\s+)?(?=\S)|"
     r"^(?:i|we)\s+(?:was|were|have been|'ve been|got)\s+told\s+(?:that\s+)?(?=\S)|"
+    # "Please tell people that X", "Do remind everyone that X": X is what to pass on
+    r"^(?:please\s+|do\s+)?(?:tell|remind|let)\s+(?:people|everyone|everybody|users|staff|"
+    r"folks|them|colleagues|the\s+team|others|new\s+starters)(?:\s+know)?\s+that\s+(?=\S)|"
     # A note on what the answer should have said: "This should say the timeout is set
     # per role", "The answer needs to mention that X".
     r"^(?:this|that|it|the\s+answer|your\s+answer|the\s+reply)\s+(?:should|ought\s+to|needs\s+"
@@ -614,7 +617,10 @@ def _narrative(clause: str) -> bool:
 # reference:", "To whoever reads this next:", "The long version, for newcomers:".
 _FOR_READERS = re.compile(
     r"(?:^|\s)(?:so\s+)?(?:for|to)\s+(?:the\s+|all\s+)?(?:next|future|other|anyone|anybody|"
-    r"everyone|everybody|whoever|those|others|people|readers?|colleagues?|newcomers?|record)\b",
+    r"everyone|everybody|whoever|those|others|people|readers?|colleagues?|newcomers?|record)\b"
+    # ("Copy the key to the other hosts": where to, not who for)
+    r"(?!\s+(?:hosts?|servers?|machines?|boxes|nodes?|sites?|branches|rooms?|printers?|"
+    r"laptops?|pcs?|desks?|floors?|offices?|buildings?|clusters?|databases?|side|end)\b)",
     re.IGNORECASE)
 
 
@@ -682,7 +688,9 @@ _TITLE = r"(?:mr|mrs|ms|miss|dr|prof|cllr|sr|fr)\.?"
 _SIGN_OFF = re.compile(
     r"(?:^|(?<=[.!?\n])|\s)\s*(?:" + _CLOSING + r"\b[^\n]{0,40}?[,!.]?\s*(?:[-–—~]\s*)?"
     r"(?:" + _TITLE + r"\s+)?|(?:-\s+|[–—~]\s*)(?:" + _TITLE + r"\s+)?|" + _TITLE + r"\s+)"
-    r"(?-i:[A-Z][\w'-]+)(?:[ \t]+(?-i:[A-Z][\w'.-]*)){0,2}\s*"
+    # ("Office of Data Governance": a name with its small words)
+    r"(?-i:[A-Z][\w'-]+)(?:[ \t]+(?:(?-i:of|for|and|the|de|van|von|du)[ \t]+)?"
+    r"(?-i:[A-Z][\w'.-]*)){0,3}\s*"
     r"(?:\([^)\n]{0,60}\)|,\s*[^\n.!?]{0,60})?"
     r"(?:\n[ \t]*[^\n.!?]{1,60})?"  # a title line under the name ("IT, Harbourlight")
     r"\s*[.!]*\s*$", re.IGNORECASE)
@@ -819,6 +827,16 @@ _CODE_REPAIR = re.compile(r"(?<![\w.:/@-])(?P<old>" + _CODE + r")[ \t]*(?:[-–�
                           r"(?P<words>(?:(?:no|nope|" + _REPAIR_WORDS[3:-1]
                           + r")\b[ \t]*[:,!]?[ \t]*){1,3})(?P<new>" + _CODE
                           + r")(?![\w@/])(?:[ \t]*[-–—)](?=[ \t]+[a-z]))?", re.IGNORECASE)
+
+
+_ADDRESS = r"(?:[a-z][a-z0-9+.-]*://[^\s,;]+|/[\w./-]+|[\w-]+(?:\.[\w-]+){2,}(?::\d+)?(?:/[^\s,;]*)?)"
+#: An address repaired in passing, with the reason the old one was wrong between:
+#: "ipp://print:631/x, no wait, port 631 was the old server, it is ipp://print/x now".
+_ADDRESS_REPAIR = re.compile(r"(?P<old>" + _ADDRESS + r")[ \t]*[,;–—-][ \t]*(?:no[ \t]*,?[ \t]*)?"
+                             r"(?:wait|sorry|i\s+mean|correction|scratch\s+that)[,:]?[ \t]+"
+                             r"(?:[^,.;\n]{3,60}?,[ \t]*)?(?:it(?:'s|[ \t]+is)[ \t]+|make[ \t]+that"
+                             r"[ \t]+|should[ \t]+be[ \t]+|use[ \t]+)?(?P<new>" + _ADDRESS + r")",
+                             re.IGNORECASE)
 
 
 def _same_shape(old: str, new: str) -> bool:
@@ -961,13 +979,35 @@ _RETRACTED = re.compile(
     r"(?:\.{2,}|\u2026|[,;—–-])[ \t]*(?:no|nope|wait|hmm)\b[,!.]?[ \t]*"
     r"(?:(?:sorry|my[ \t]+bad|scratch[ \t]+that|actually|wait|i[ \t]+mean)\b[,!.]?[ \t]*)+"
     r"(?P<new>[^.!?\n]+)", re.IGNORECASE)
+#: A verb that makes a clause of its own (the new value after a retraction may have none).
+_FINITE = re.compile(r"\b(?:is|are|was|were|has|have|does|do|can|must|should|will|runs?|"
+                     r"opens?|closes?|starts?|goes|takes?|uses?|needs?)\b", re.IGNORECASE)
 _VOUCHED_TAIL = re.compile(r",?[ \t]*(?:i[ \t]+)?(?:just[ \t]+)?(?:checked|looked|verified)"
                            r"(?:[ \t]+(?:it|again|now))?[ \t]*$", re.IGNORECASE)
+
+
+#: Why the old value was wrong, between the retraction and the new value: "that was last
+#: year, it moved - ", "that's the old rota -".
+_WHY_OLD = re.compile(r"^(?:that|this|it)(?:'s|\s+is|\s+was|\s+were)\s+[^–—-]{0,60}?"
+                      r"(?:last\s+year|old|before|outdated|wrong|years\s+ago|the\s+previous|"
+                      r"moved|changed)[^–—-]{0,40}?\s*[–—-]+\s*(?=\S)", re.IGNORECASE)
+#: The head of a copular clause: "It's", "The window is", "Backups run at".
+_COPULA_HEAD = re.compile(r"^(.{0,40}?\b(?:is|are|was|were|'s|runs?|opens?|closes?|starts?|"
+                          r"ends?)\b)\s+\S", re.IGNORECASE)
 
 
 def _apply_retractions(text: str) -> str:
     def restate(m: re.Match[str]) -> str:
         new = _VOUCHED_TAIL.sub("", m.group("new").strip())
+        why = _WHY_OLD.match(new)
+        if why:
+            # "It's Tuesdays 18:00 - no wait, that was last year, it moved - Thursdays
+            # 18:00" keeps the old clause's head before the new value: "It's Thursdays
+            # 18:00"
+            new = new[why.end():]
+            head = _COPULA_HEAD.match(m.group("old").strip())
+            if head and not _FINITE.search(new):
+                return m.group("start") + head.group(1) + " " + new
         if len(tokens(new)) < 3:
             return m.group(0)  # "10, no sorry, 14": a value repair (see _INLINE_REPAIR)
         return m.group("start") + new[0].upper() + new[1:]
@@ -1044,6 +1084,7 @@ def apply_self_corrections(message: str) -> str:
             continue
         unit = m.group(4) or m.group(2) or ""
         text = head + f"{m.group(3)}{unit}" + rest
+    text = _ADDRESS_REPAIR.sub(lambda m: m.group("new"), text)
     for _ in range(3):  # ("2222 - no wait, 2202, sorry, 2202": a repair, then its echo)
         repaired = _CODE_REPAIR.sub(_code_repair, text)
         if repaired == text:

@@ -373,3 +373,250 @@ def test_a_reply_that_points_at_the_quoted_line_names_what_it_points_at(
         "> Use the pharmacy fridge (PF-Cold2)\nNo, that one was decommissioned in March. "
         "Vaccines go in PF-Cold4 behind the dispensary.", "down"), Meter())
     assert ex.body.startswith("PF-Cold2 was decommissioned"), ex.body
+
+
+# --- voices of a seed bank's database team (pg-blind11), in a library's and a
+# --- laboratory's words
+
+VOICES_2 = {
+    "retraction-with-its-reason": Voice(
+        "when is the reading room open late", "It is open late on Mondays.",
+        "It's Mondays 19:00 - no wait, that was the old rota, it changed - Wednesdays "
+        "17:00–21:00 for the reading room. Group bookings go into that slot.",
+        ("The reading room is open late on Wednesdays 17:00–21:00.",
+         "Group bookings go into the late-opening slot."),
+        ("Mondays", "old rota")),
+    "commit-message": Voice(
+        "which type for the loan fee", "Use the money type.",
+        "fix(bot): stop suggesting money\n\nLIB standard FS-3: fees are numeric(8,2) with "
+        "a separate currency char(3) column. The money type is banned because lc_monetary "
+        "differs between the branch servers.\n\nRefs: LIBDB-442",
+        ("LIB standard FS-3 stores fees as numeric(8,2) with a separate currency char(3) "
+         "column.", "The money type is banned because lc_monetary differs between the "
+         "branch servers."),
+        ("fix(bot)", "Refs", "LIBDB-442")),
+    "form-with-an-impact-field": Voice(
+        "which key type for the loan table", "Use serial.",
+        "Expected: loan_id bigint GENERATED ALWAYS AS IDENTITY (schema rule SR-2).\n"
+        "Actual: bot recommends serial.\nImpact: schema review rejects serial columns.",
+        ("Schema rule SR-2 requires loan_id bigint GENERATED ALWAYS AS IDENTITY.",
+         "Schema review rejects serial columns."),
+        ("Actual", "Impact", "bot recommends")),
+    "a-list-of-bare-values": Voice(
+        "which extensions are allowed on the catalogue db", "Any extension you need.",
+        "Allowed on every catalogue database:\n- unaccent\n- citext\n- pg_trgm\n- "
+        "fuzzystrmatch\nAnything else needs a LIBDB ticket.",
+        ("The allowed extensions are unaccent, citext, pg_trgm and fuzzystrmatch.",
+         "Any other extension needs a LIBDB ticket."),
+        ()),
+    "did-you-know-questions": Voice(
+        "create a database for the archive project", "Run createdb archive.",
+        "Did you know that only the platform team has CREATEDB on cat-main? And that new "
+        "databases are copied from lib_template, not template1? Just open a LIBDB ticket.",
+        ("Only the platform team has CREATEDB on cat-main.",
+         "New databases are copied from lib_template, not template1."),
+        ("Did you know",)),
+    "please-tell-people": Voice(
+        "search titles with partial matches", "Create a lower() index first.",
+        "Please tell people that cat.titles already has a trigram index, titles_trgm on "
+        "title, so ILIKE searches are fine there and nobody needs a lower() index.",
+        ("cat.titles has a trigram index titles_trgm on title.",), ("Please tell",)),
+    "sarcasm-over-the-whole-sentence": Voice(
+        "should I run VACUUM FULL on loans", "Yes, run VACUUM FULL on it.",
+        "Oh lovely, let's lock the loans table at opening time, what could possibly go "
+        "wrong, it's only the checkout desks. VACUUM FULL on loans needs a LIBDB ticket "
+        "and runs only in the Sunday window.",
+        ("VACUUM FULL on loans needs a LIBDB ticket and runs only in the Sunday window.",),
+        ("lovely", "possibly")),
+    "sql-over-several-lines": Voice(
+        "which index for subject searches", "CREATE INDEX ON cat.books (subjects);",
+        "-- we only ever search subjects with @>\nCREATE INDEX CONCURRENTLY books_subj_gin\n"
+        "    ON cat.books USING GIN (subjects jsonb_path_ops)\n    TABLESPACE quickdisk;"
+        "   -- all indexes on cat-main go to quickdisk",
+        ("The books_subj_gin index on cat.books uses jsonb_path_ops.",
+         "All indexes on cat-main go to quickdisk."),
+        ()),
+    "self-answered-yes-no": Voice(
+        "do I create next month's partition for loans_log", "Yes, create it by hand.",
+        "Q: Should we add a default partition?\nA: No, never. A failed insert is our alarm "
+        "that the partition job broke.\nQ: Who creates the partitions?\nA: The mkpart job on "
+        "cat-main, on the 20th of each month.",
+        ("We should not add a default partition to loans_log.",
+         "The mkpart job on cat-main creates the partitions on the 20th of each month."),
+        ()),
+    "announced-policy-with-a-sign-off": Voice(
+        "how do I export the members table for a partner", "Use pg_dump.",
+        "Dear colleagues,\n\nPer Records Policy RP-4, please note the following. Exports of "
+        "members may only be written to /srv/restricted/, never to laptops. Any export for "
+        "a partner must use --exclude-table=members.contacts.\n\nKind regards,\nOffice of "
+        "Records Management",
+        ("Per Records Policy RP-4, exports of members may only be written to "
+         "/srv/restricted/, never to laptops.",
+         "Any export for a partner must use --exclude-table=members.contacts."),
+        ("please note", "Office", "regards")),
+    "handover-with-a-status": Voice(
+        "how do I check the catalogue db is up", "Try connecting with psql.",
+        "HANDOVER late -> night, 22:00\n- cat db quiet, no alarms\n- our probe runs "
+        "`pg_isready -h cat1.lib.example -p 5433` from mon2.lib.example every minute\n"
+        "- reindex finished 21:40, all fine\n- nothing else open",
+        ("The probe runs `pg_isready -h cat1.lib.example -p 5433` from mon2.lib.example "
+         "every minute.",),
+        ("quiet", "reindex", "HANDOVER")),
+}
+
+
+@pytest.mark.parametrize("name", sorted(VOICES_2))
+def test_the_database_teams_nuggets_state_the_facts(name: str, role: LocalActionability,
+                                                    embedder: MiniLMEmbedder) -> None:
+    _check_voice(VOICES_2[name], name, role, embedder)
+
+
+def _check_voice(m: Voice, name: str, role: LocalActionability,
+                 embedder: MiniLMEmbedder) -> None:
+    ex = role.extract(FeedbackContext("e1", "t", m.query, m.answer, m.comment, "down"),
+                      Meter())
+    assert ex.can_produce_nugget, (name, ex.reason)
+    text = f"{ex.title}\n{ex.body}"
+    for fact in m.facts:
+        verdict = fact_coverage(fact, text, embedder.embed, source=f"{m.comment}\n{m.query}")
+        assert verdict.covered, (name, fact, verdict, ex.body)
+    for word in m.gone:
+        assert word.lower() not in ex.body.lower(), (name, word, ex.body)
+    assert conversational_text(ex.title, ex.body) == [], (name, ex.body)
+    assert unsupported_text(ex.title, ex.body, m.comment, m.query) == [], (name, ex.body)
+    assert stale_claims(ex.title, ex.body, m.answer, m.facts, m.comment) == [], (name, ex.body)
+
+
+@pytest.mark.parametrize(("query", "comment"), [
+    ("why did the overnight job fail",
+     "2025-02-03 01:10:44.102 UTC [5521] ERROR:  could not serialize access\n"
+     "2025-02-03 01:10:44.102 UTC [5521] DETAIL:  Reason code: Canceled on identification.\n"
+     "\tHINT:  The transaction might succeed if retried."),
+    ("connect from the reading room pc",
+     'psql: error: connection to server at "cat1.lib.example" (10.8.1.4), port 5433 '
+     "failed: Connection refused\n\tIs the server running on that host?"),
+    ("what happens with lock waits", "Last March the overdue-notice job ran for six hours "
+                                     "because someone left a session open on loans over "
+                                     "Easter. Fun times."),
+])
+def test_pasted_errors_and_old_stories_are_not_corrections(role: LocalActionability,
+                                                           query: str, comment: str) -> None:
+    ex = role.extract(FeedbackContext("e1", "t", query, "Check the server log.", comment,
+                                      "down"), Meter())
+    assert not ex.can_produce_nugget, (ex.usefulness, ex.reason, ex.body)
+
+
+@pytest.mark.parametrize(("sentence", "is_verdict"), [
+    ("Correct as far as it goes.", True),
+    ("Mostly right.", True),
+    ("First part's right", True),
+    ("This is not so correct for us.", True),
+    ("Right as rain, the desk opens at 9.", False),
+])
+def test_partial_agreement_is_a_verdict(sentence: str, is_verdict: bool) -> None:
+    from optimizer.local.actionability import verdict
+    assert verdict(sentence) is is_verdict
+
+
+def test_a_shouted_order_is_read_and_kept(role: LocalActionability) -> None:
+    ex = role.extract(FeedbackContext(
+        "e1", "t", "can I write a plperl function for the import", "Yes, use plperlu.",
+        "NO. UNTRUSTED LANGUAGES ARE BANNED ON CAT-MAIN. DO THE CONVERTING IN THE LOADER ON "
+        "LDR02 AND LOAD THE RESULT.", "down"), Meter())
+    assert "converting in the loader on LDR02" in ex.body, ex.body
+
+
+def test_a_drive_letter_does_not_split_a_sentence(role: LocalActionability) -> None:
+    ex = role.extract(FeedbackContext(
+        "e1", "t", "restore a file from the share", "Open the Trash.",
+        "On the S: drive there is no Trash at all; the service desk keeps snapshots for 10 "
+        "days.", "down"), Meter())
+    assert "On the S: drive there is no Trash" in ex.body, ex.body
+
+
+# --- voices of a wind-farm company's desktops (gnome-blind13), in a ferry line's, a
+# --- hospital's and a brewery's words
+
+VOICES_3 = {
+    "radio-procedure": Voice(
+        "do I need airplane mode on the launch", "No, it is optional.",
+        "Desk, this is Bridge Watch, over. Correction on that: Airplane Mode is mandatory "
+        "on all tablets during crossings, from casting off until berthing, over. Bridge "
+        "Watch out.",
+        ("Airplane Mode is mandatory on all tablets during crossings, from casting off "
+         "until berthing.",),
+        ("Bridge Watch", "over")),
+    "voice-memo-with-a-restart": Voice(
+        "ward pc went to sleep overnight", "Set Automatic Suspend in Power settings.",
+        "Um, hi, this is Mirela on nights. So the ward PCs should never suspend, like ever, "
+        "automatic suspend is meant to be off on those. And if one does go to sleep that's "
+        "a, that's a ticket to CLIN-SYS, not the helpdesk, because, yeah, they own them.",
+        ("Ward PCs should never suspend.",
+         "A ward PC that goes to sleep is a ticket to CLIN-SYS, not the helpdesk."),
+        ("Mirela", "like ever", "that's a, that's a")),
+    "sarcasm-naming-the-thing": Voice(
+        "keep the screen on during the camera feed", "Install the Caffeine extension.",
+        "Oh brilliant, install Caffeine, what could possibly go wrong. It's on the banned "
+        "extensions list, and turning off the lock gets flagged by the audit scan within "
+        "the hour.",
+        ("Caffeine is on the banned extensions list.",
+         "Turning off the lock gets flagged by the audit scan within the hour."),
+        ("brilliant",)),
+    "an-address-repaired-with-its-reason": Voice(
+        "add the brewhouse printer", "Search for it in Printers.",
+        "It is not auto-detected. Add it by address: ipp://print.brew.lan:631/printers/BH-1, "
+        "no wait, port 631 was the old server, it is ipp://print.brew.lan/printers/BH-1 now.",
+        ("The brewhouse printer is added by address ipp://print.brew.lan/printers/BH-1.",),
+        ("631", "no wait")),
+    "verdict-in-the-writers-language": Voice(
+        "set the ward clock to local time", "Change the timezone in Settings.",
+        "Das ist falsch for the wards. Ward PCs run on UTC on purpose, because the monitors "
+        "log in UTC; add Berlin as a world clock instead.",
+        ("Ward PCs run on UTC on purpose.",), ("falsch",)),
+    "partial-agreement-and-a-step-verdict": Voice(
+        "print double-sided on the colour printer", "Choose Two-Sided and Long Edge.",
+        "Two-sided bit is right, Long Edge is what you want. Step 2 is wrong for us: the "
+        "colour printer asks for your four-digit PIN under Job Options > Colour PIN.",
+        ("The colour printer asks for a four-digit PIN under Job Options > Colour PIN.",),
+        ("bit is right", "Step 2")),
+    "an-order-after-a-condition": Voice(
+        "turn off night light on the ward monitors", "Open Displays and switch it off.",
+        "You can't (and shouldn't): Night Light is forced on for ward monitors from 21:00 "
+        "to 07:00. If a colour looks wrong, raise it with CLIN-SYS.",
+        ("Night Light is forced on for ward monitors from 21:00 to 07:00.",
+         "Colour problems are raised with CLIN-SYS."),
+        ("You can't",)),
+    "a-closed-ticket": Voice(
+        "the Ops-Hidden wifi is missing", "Restart the Wi-Fi.",
+        "Ticket HD-2210 closed. Resolution: Ops-Hidden is a hidden network, it never appears "
+        "in the list; use Connect to Hidden Network.",
+        ("Ops-Hidden is a hidden network that never appears in the list.",),
+        ("closed", "HD-2210")),
+}
+
+
+@pytest.mark.parametrize("name", sorted(VOICES_3))
+def test_the_wind_farm_voices_state_the_facts(name: str, role: LocalActionability,
+                                              embedder: MiniLMEmbedder) -> None:
+    _check_voice(VOICES_3[name], name, role, embedder)
+
+
+def test_glib_warnings_are_log_output(role: LocalActionability) -> None:
+    ex = role.extract(FeedbackContext(
+        "e1", "t", "share won't mount", "Open Other Locations.",
+        "(org.gnome.Nautilus:2210): GVFS-WARNING **: 10:02:11.004: The location is not "
+        "mounted\nError: Failed to mount Windows share: Connection timed out", "down"),
+        Meter())
+    assert not ex.can_produce_nugget, ex
+
+
+@pytest.mark.parametrize(("line", "intro"), [
+    ("This is Mirela on nights.", True),
+    ("Desk, this is Bridge Watch.", True),
+    ("It's WPA2 Enterprise.", False),
+    ("This is Firefox ESR.", False),
+    ("Screenshots of the monitors are prohibited here, as the rules say.", False),
+])
+def test_who_writes_is_no_fact(line: str, intro: bool) -> None:
+    from optimizer.claims import is_self_introduction
+    assert is_self_introduction(line) is intro
