@@ -313,6 +313,17 @@ class Settings:
         "LLM spend (USD) in one hour above which NuggetflowLLMCostHigh fires (exported by "
         "the stream worker).",
     )
+    alert_review_backlog_nuggets: int = _setting(
+        50,
+        "Nuggets waiting for review (per tenant) above which NuggetflowReviewBacklogGrowing "
+        "fires when the backlog has also grown over the last hour (exported by the query "
+        "service).",
+    )
+    review_backlog_interval_seconds: float = _setting(
+        30.0,
+        "How often the query service counts each tenant's nuggets by publication state for "
+        "nuggetflow_review_nuggets (the review backlog and the share still waiting).",
+    )
     # --- logging ---------------------------------------------------------------------
     # --- optimizer (LLM roles, INO) ----------------------------------------------------
     llm: str = _setting(
@@ -549,12 +560,14 @@ class Settings:
         self._validate_opensearch_layout()
         for name in ("alert_retrieve_p99_seconds", "alert_error_ratio",
                      "alert_consumer_lag_messages", "alert_ino_pass_ratio",
-                     "alert_llm_cost_dollars_per_hour"):
+                     "alert_llm_cost_dollars_per_hour", "alert_review_backlog_nuggets"):
             if getattr(self, name) < 0:
                 raise ConfigError("must be >= 0", field=ENV_PREFIX + name.upper())
         for name in ("alert_error_ratio", "alert_ino_pass_ratio"):
             if getattr(self, name) > 1:
                 raise ConfigError("must be in [0, 1]", field=ENV_PREFIX + name.upper())
+        if self.review_backlog_interval_seconds <= 0:
+            raise ConfigError("must be > 0", field="NUGGETFLOW_REVIEW_BACKLOG_INTERVAL_SECONDS")
         if self.llm not in ("local", "openai"):
             raise ConfigError(f"must be local or openai, got {self.llm!r}",
                               field="NUGGETFLOW_LLM")

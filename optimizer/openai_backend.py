@@ -191,7 +191,8 @@ class OpenAIActionability:
         """Validated extraction; a body with facts absent from the feedback is rejected.
 
         Feedback addressed to the system is refused before any model sees it."""
-        why = addressed_to_system(plain_text(ctx.comment))
+        # (the raw text too: markup that runs code is gone once the text is plain)
+        why = addressed_to_system(plain_text(ctx.comment)) or addressed_to_system(ctx.comment)
         if why:
             return Extraction("other", False,
                               f"refused: {why} (feedback is data, not instructions)")

@@ -84,6 +84,9 @@ class NuggetIndex:
         self.schema = schema or PredicateSchema.from_file(settings.predicate_schema)
         self.clock = clock
         self.retriever = Retriever(store, embedder, settings)
+        #: Called after each write that made a correction retrievable (see Publishing):
+        #: the processes that review (query service, stream worker) record the lag.
+        self.publish_listeners: list[Callable[[Publishing], None]] = []
 
     async def start(self) -> None:
         """Start the store."""
@@ -414,7 +417,29 @@ class NuggetIndex:
             await _to_the_end(self.store.write_nuggets(*prepared.batch), prepared.describe,
                               tenant=tenant, lineage=_lineage(head),
                               request_id=clip(request_id), version=prepared.head.id)
+            self._announce(head, prepared.head, now)
             return Applied(prepared.head, replayed=False)
+
+    def _announce(self, before: Nugget, after: Nugget, now: datetime) -> None:
+        """Tell the listeners when this write made a correction retrievable: the lineage's
+        head was a draft or waited for review, and is now published (and not deprecated
+        by governance), or merged into a published nugget as its evidence."""
+        if before.publication not in (Publication.DRAFT, Publication.PENDING_REVIEW) or \
+                not self.publish_listeners:
+            return
+        if after.publication is Publication.PUBLISHED and after.state is not State.DEPRECATED:
+            outcome = "published"
+        elif after.merged_into:
+            outcome = "merged"
+        else:
+            return
+        event = Publishing(after.tenant, _lineage(after), outcome,
+                           after.provenance.timestamp, now)
+        for listener in self.publish_listeners:
+            try:
+                listener(event)
+            except Exception as exc:  # a metric must never fail a committed write
+                log.error("publish listener failed", tenant=after.tenant, exc_info=exc)
 
     async def _prepare(self, new: Nugget, parent: Nugget, now: datetime,
                        request_id: str = "") -> _Prepared:
@@ -630,6 +655,25 @@ def _candidates_after(token: str, publications: Sequence[Publication]) -> str:
         raise ValidationError("a page token of a listing of other publications",
                               field="page_token")
     return after
+
+
+@dataclass(frozen=True)
+class Publishing:
+    """A correction that a write made retrievable: its lineage, how (``published``, or
+    ``merged`` into a published nugget as evidence), the feedback's time and the write's."""
+
+    tenant: str
+    lineage: str
+    outcome: str
+    feedback_at: datetime | None
+    at: datetime
+
+    @property
+    def lag_seconds(self) -> float | None:
+        """Seconds from the feedback to the write (None when the feedback had no time)."""
+        if self.feedback_at is None:
+            return None
+        return (self.at - self.feedback_at).total_seconds()
 
 
 @dataclass(frozen=True)

@@ -11,9 +11,11 @@ Typed groups:
 - the pipeline group (subsystems ino, llm, stream) is the stream's own
   (:class:`stream.metrics.PipelineMetrics`), declared with the helpers below so that
   every name follows the same conventions;
+- :class:`ReviewMetrics`, the correction lag (feedback to publication) and the nuggets of
+  each publication state (the review backlog);
 - :class:`AlertThresholdMetrics`, the configured alert thresholds
-  (``nuggetflow_alert_threshold_{seconds,ratio,messages,dollars}{alert}``) that the rules
-  in ``deploy/prometheus/alerts.yml`` compare against.
+  (``nuggetflow_alert_threshold_{seconds,ratio,messages,dollars,nuggets}{alert}``) that the
+  rules in ``deploy/prometheus/alerts.yml`` compare against.
 
 Rates the dashboards compute (PromQL, per tenant):
 
@@ -137,6 +139,47 @@ class QueryMetrics:
             self.cited_items.labels(tenant, "document").inc(documents)
 
 
+#: Correction lag buckets: a minute to a month (review by a person takes hours or days).
+LAG_BUCKETS = (60.0, 300.0, 900.0, 1800.0, 3600.0, 7200.0, 14400.0, 28800.0, 43200.0,
+               86400.0, 172800.0, 345600.0, 604800.0, 1209600.0, 2592000.0)
+
+
+class ReviewMetrics:
+    """Corrections on their way to users (subsystem ``review``): the lag from a feedback
+    event to the moment its nugget is published and retrievable, and the nuggets of each
+    publication state (the review backlog). docs/architecture.md, "Correction lag"."""
+
+    def __init__(self, registry: CollectorRegistry) -> None:
+        r, s = registry, "review"
+        self.correction_lag = histogram(
+            r, s, "correction_lag_seconds",
+            "From the feedback event's timestamp to the write that made its correction "
+            "retrievable: the first publication of its nugget, or its merge into a "
+            "published one (outcome).", ["tenant", "outcome"], LAG_BUCKETS)
+        self.nuggets = gauge(
+            r, s, "nuggets",
+            "Nugget lineages per tenant by the publication state of their head (sampled by "
+            "the query service every NUGGETFLOW_REVIEW_BACKLOG_INTERVAL_SECONDS): "
+            "pending_review is the review backlog.", ["tenant", "publication"])
+
+    def observe_publication(self, tenant: str, outcome: str, seconds: float) -> None:
+        """Record one correction made retrievable ``seconds`` after its feedback."""
+        self.correction_lag.labels(tenant, outcome).observe(max(0.0, seconds))
+
+    def set_counts(self, counts: dict[tuple[str, str], int]) -> None:
+        """The latest counts by (tenant, publication name); a tenant's every state is
+        exported (0 when it has none), so shares divide by a series that exists."""
+        tenants = {t for t, _ in counts}
+        states = {p for _, p in counts} | {"pending_review", "published"}
+        for tenant in tenants:
+            for state in states:
+                self.nuggets.labels(tenant, state).set(counts.get((tenant, state), 0))
+            for outcome in ("published", "merged"):
+                # a tenant's lag series exist (at 0) before its first publication, so the
+                # first one is an increase Prometheus can see
+                self.correction_lag.labels(tenant, outcome)
+
+
 class AlertThresholdMetrics:
     """The alert thresholds a process was configured with (subsystem ``alert``), one gauge
     per unit, labelled by the alert rule's name. ``deploy/prometheus/alerts.yml`` compares
@@ -165,11 +208,18 @@ class AlertThresholdMetrics:
             r, a, "threshold_dollars",
             "Alert threshold in US dollars (NuggetflowLLMCostHigh: LLM spend in one hour).",
             ["alert"])
+        self.nuggets = gauge(
+            r, a, "threshold_nuggets",
+            "Alert threshold in nuggets (NuggetflowReviewBacklogGrowing: nuggets waiting for "
+            "review per tenant).", ["alert"])
 
     def export_query(self, settings: Settings) -> None:
-        """The query service's thresholds: Retrieve P99 (by store unless set), error ratio."""
+        """The query service's thresholds: Retrieve P99 (by store unless set), error ratio,
+        review backlog."""
         self.seconds.labels("NuggetflowRetrieveLatencyHigh").set(settings.alert_retrieve_p99())
         self.ratio.labels("NuggetflowQueryErrorRateHigh").set(settings.alert_error_ratio)
+        self.nuggets.labels("NuggetflowReviewBacklogGrowing").set(
+            settings.alert_review_backlog_nuggets)
 
     def export_worker(self, settings: Settings) -> None:
         """The stream worker's thresholds: consumer lag, INO pass ratio, LLM spend."""
@@ -187,6 +237,7 @@ class Metrics:
     registry: CollectorRegistry
     query: QueryMetrics
     alerts: AlertThresholdMetrics
+    review: ReviewMetrics
 
     @classmethod
     def create(cls, registry: CollectorRegistry | None = None, *,
@@ -197,7 +248,8 @@ class Metrics:
         registry = registry if registry is not None else CollectorRegistry()
         if process:
             ProcessCollector(registry=registry)
-        return cls(registry, QueryMetrics(registry), AlertThresholdMetrics(registry))
+        return cls(registry, QueryMetrics(registry), AlertThresholdMetrics(registry),
+                   ReviewMetrics(registry))
 
 
 class MetricsServer:

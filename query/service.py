@@ -65,6 +65,7 @@ from query.metrics import Metrics, MetricsServer, QueryMetrics
 from query.model import ItemType
 from query.probes import ProbeSessions
 from query.retrieval import RetrieveRequest
+from query.review_watch import ReviewWatch
 
 log = get_logger(__name__)
 
@@ -473,6 +474,9 @@ async def serve(settings: Settings, index: NuggetIndex, *,
                  max_message_bytes=settings.grpc_max_message_bytes)
         watcher = asyncio.create_task(server.watch_backend(index.store.ping,
                                                            settings.health_check_seconds))
+        review = ReviewWatch(index, metrics.review,
+                             settings.review_backlog_interval_seconds).attach()
+        backlog = asyncio.create_task(review.run())
         stop_event = stop_event or asyncio.Event()
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGTERM, signal.SIGINT):
@@ -484,6 +488,7 @@ async def serve(settings: Settings, index: NuggetIndex, *,
                 loop.remove_signal_handler(sig)
         log.info("query service stopping", grace_seconds=settings.grpc_grace_seconds)
         watcher.cancel()
+        backlog.cancel()
         await server.stop(settings.grpc_grace_seconds)
         log.info("query service stopped")
     finally:

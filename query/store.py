@@ -177,6 +177,11 @@ class IndexStore(Protocol):
         publication, id) of heads, never the tenant's other nuggets. Empty
         ``publications``: nothing."""
 
+    async def publication_counts(self) -> dict[tuple[str, Publication], int]:
+        """Nugget lineages per (tenant, publication state of the head), every tenant: the
+        review backlog (PENDING_REVIEW) beside what is published. Read from the index of
+        heads by publication, never the nuggets themselves."""
+
     async def find_by_request(self, tenant: str, lineage_id: str,
                               request_id: str) -> Nugget | None:
         """The version of this lineage that the request ``request_id`` produced (its

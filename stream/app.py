@@ -21,6 +21,7 @@ from nuggetflow.logging import get_logger
 from nuggetflow.settings import Settings
 from query.index import NuggetIndex
 from query.metrics import MetricsServer
+from query.review_watch import ReviewWatch
 from stream import transport
 from stream.agents import Agents, FaustSink, enabled_agents, register_agents
 from stream.engine import Engine
@@ -143,6 +144,7 @@ def build_worker(settings: Settings, index: NuggetIndex, engine: Engine,
     """Assemble a worker from its index, engine and metrics (``app.wiring.make_worker``
     builds those from the settings); no I/O: it all happens when the worker starts."""
     metrics.alerts.export_worker(settings)
+    ReviewWatch(index, metrics.review).attach()  # the reviews this worker applies
     steps = Steps(index, engine, settings, metrics.pipeline)
     app = create_app(settings)
     topics = Topics.from_settings(settings)

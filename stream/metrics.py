@@ -110,7 +110,8 @@ class PipelineMetrics:
 
 @dataclass
 class WorkerMetrics(Metrics):
-    """A stream worker's registry: the query and alert groups and the pipeline group."""
+    """A stream worker's registry: the query, alert and review groups and the pipeline
+    group."""
 
     pipeline: PipelineMetrics
 
@@ -119,4 +120,5 @@ class WorkerMetrics(Metrics):
                process: bool = False) -> WorkerMetrics:
         """Every group on ``registry`` (a new one if None); ``process`` adds process_*."""
         base = Metrics.create(registry, process=process)
-        return cls(base.registry, base.query, base.alerts, PipelineMetrics(base.registry))
+        return cls(base.registry, base.query, base.alerts, base.review,
+                   PipelineMetrics(base.registry))

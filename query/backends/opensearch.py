@@ -742,6 +742,19 @@ class OpenSearchStore:
         return [nugget_from_bytes(base64.b64decode(h["_source"]["payload"]))
                 for h in reply["hits"]["hits"]]
 
+    async def publication_counts(self) -> dict[tuple[str, Publication], int]:
+        """Heads of nugget lineages counted per tenant and publication: a terms
+        aggregation on the filtered heads (no documents fetched)."""
+        reply = await self._search({
+            "size": 0, "track_total_hits": False,
+            "query": {"bool": {"filter": [{"term": {"type": int(ItemType.NUGGET)}},
+                                          {"term": {"is_head": True}}]}},
+            "aggs": {"tenants": {"terms": {"field": "tenant", "size": 10_000}, "aggs": {
+                "publications": {"terms": {"field": "publication", "size": 16}}}}}})
+        return {(t["key"], Publication(int(p["key"]))): int(p["doc_count"])
+                for t in reply["aggregations"]["tenants"]["buckets"]
+                for p in t["publications"]["buckets"]}
+
     async def find_by_request(self, tenant: str, lineage_id: str,
                               request_id: str) -> Nugget | None:
         """The version of the lineage produced by this request id (a size-1 term query)."""

@@ -619,6 +619,15 @@ class SQLiteStore:
         rows.sort(key=lambda r: r[0])
         return [nugget_from_bytes(payload) for _, payload in rows[:limit]]
 
+    async def publication_counts(self) -> dict[tuple[str, Publication], int]:
+        """Heads of nugget lineages counted per tenant and publication (the partial index
+        ``items_review`` covers the query)."""
+        rows = self.db.execute(
+            "SELECT t.name, i.publication, COUNT(*) FROM items i INDEXED BY items_review"
+            " JOIN tenants t ON t.code = i.tenant WHERE i.is_head = 1 AND i.type = 1"
+            " GROUP BY i.tenant, i.publication").fetchall()
+        return {(name, Publication(pub)): int(n) for name, pub, n in rows}
+
     async def find_by_request(self, tenant: str, lineage_id: str,
                               request_id: str) -> Nugget | None:
         """The version of the lineage produced by this request id (the requests table)."""

@@ -257,6 +257,23 @@ class StoreConformance:
         assert ids(await store.heads_page("acme", [Publication.REJECTED], 100)) == [
             reviewed.id]
 
+    async def test_publication_counts_count_heads_per_tenant_and_state(
+            self, store: IndexStore, embedder: MiniLMEmbedder) -> None:
+        """The review backlog: lineages by the publication of their head (earlier
+        versions and corpus passages never count), for every tenant."""
+        pending = [make_nugget(obj=f"Role {i}", sources=(f"ev-{i}",),
+                               publication=Publication.PENDING_REVIEW) for i in range(3)]
+        published = make_nugget(obj="Published role", sources=("ev-p",))
+        theirs = make_nugget("globex", obj="Their role", publication=Publication.PENDING_REVIEW)
+        await self.put(store, embedder, *pending, published, theirs)
+        await store.add_passages([make_passage()], embedder.embed(["Some text."]))
+        approved = next_version(pending[0], "approve", T0 + days(1),
+                                publication=Publication.PUBLISHED)
+        await store.write_nuggets([approved], [None])
+        assert await store.publication_counts() == {
+            ("acme", Publication.PENDING_REVIEW): 2, ("acme", Publication.PUBLISHED): 2,
+            ("globex", Publication.PENDING_REVIEW): 1}
+
     async def test_heads_page_reads_only_the_page(
             self, store: IndexStore, embedder: MiniLMEmbedder,
             monkeypatch: pytest.MonkeyPatch) -> None:

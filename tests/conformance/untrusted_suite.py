@@ -42,6 +42,10 @@ INJECTIONS = [
 HTML = ("<script>alert(document.cookie)</script>Admin passwords are reset only by the "
         "Service Desk <img src=x onerror=alert(1)> through the IAM portal at "
         "iam.example.internal.")
+#: Markup that only styles (pasted from a web page): stripped, the fact kept.
+STYLED = ("<p>Admin passwords are reset <b>only</b> by the Service Desk through the "
+          "<a href=\"https://iam.example.internal/\">IAM portal</a> at "
+          "iam.example.internal.</p><!-- pasted -->")
 
 
 class UntrustedConformance:
@@ -71,14 +75,23 @@ class UntrustedConformance:
         assert out.nugget is None and out.extraction.reason.startswith("refused:")
         assert await index.store.find_by_event("acme", "inj") == []
 
-    async def test_markup_never_reaches_the_index(self, index: NuggetIndex) -> None:
+    async def test_markup_that_runs_code_refuses_the_feedback(self, index: NuggetIndex
+                                                               ) -> None:
+        """A script or an event handler in feedback is an attack on whatever renders it:
+        none of the message becomes a nugget, not even the fact beside it."""
         out = await self._optimizer(index).process(FeedbackContext(
             "html", "acme", QUERY, ANSWER, HTML, "down", timestamp=T0))
+        assert out.nugget is None and out.extraction.reason.startswith("refused:")
+        assert await index.store.find_by_event("acme", "html") == []
+
+    async def test_markup_never_reaches_the_index(self, index: NuggetIndex) -> None:
+        out = await self._optimizer(index).process(FeedbackContext(
+            "html", "acme", QUERY, ANSWER, STYLED, "down", timestamp=T0))
         assert out.nugget is not None
         stored = await index.submit(out.nugget)
         head = await index.head("acme", stored.id)
         for text in (head.title, head.body, *head.anchors):
-            assert "<" not in text and "onerror" not in text and "script" not in text
+            assert "<" not in text and "href" not in text and "pasted" not in text
         assert "iam.example.internal" in head.body
         edited = await index.edit("acme", head.id, "reviewer typo fix",
                                   body="<b>Admin</b> passwords are reset by the Service "

@@ -8,6 +8,7 @@ A tool or server that cannot be installed or started fails these tests, never sk
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import math
 import os
@@ -17,6 +18,7 @@ import urllib.parse
 import urllib.request
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -31,7 +33,8 @@ from query.backends.sqlite import SQLiteStore
 from query.embeddings import MiniLMEmbedder
 from query.index import NuggetIndex
 from query.metrics import Metrics, MetricsServer
-from query.model import Passage
+from query.model import Passage, Provenance, Publication, utcnow
+from query.review_watch import ReviewWatch
 from query.service import create_server
 from tests.conformance.service_suite import (
     QUERY,
@@ -43,7 +46,7 @@ from tests.conformance.service_suite import (
     seed_nuggets,
     ts,
 )
-from tests.helpers import T0, days
+from tests.helpers import T0, days, make_nugget
 from tests.support.net import free_port
 from tests.support.service import seed as seed_with_vectors
 
@@ -56,7 +59,9 @@ DASHBOARD = DEPLOY / "grafana" / "dashboards" / "nuggetflow.json"
 RATE_WINDOW = "15s"  # stands in for Grafana's $__rate_interval (scrapes every second here)
 CORE_PANELS = ("Retrieval rate per tenant", "Citation rate per tenant",
                "Retrieve latency P50 / P99", "Latency P99 by method",
-               "Retrieve requests per second", "Nuggets retrieved and cited per second")
+               "Retrieve requests per second", "Nuggets retrieved and cited per second",
+               "Correction lag P50 / P90 per tenant", "Share of nuggets waiting for review",
+               "Review backlog per tenant", "Corrections made retrievable per hour")
 
 
 def run(*cmd: str, cwd: Path = ROOT, env: dict[str, str] | None = None
@@ -82,7 +87,7 @@ def test_compose_check_rejects_a_broken_file(tmp_path: Path) -> None:
 def test_prometheus_configs_pass_promtool(config: str) -> None:
     proc = run(str(PROMETHEUS_SH), "check", str(DEPLOY / "prometheus" / config))
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert "10 rules found" in proc.stdout
+    assert "11 rules found" in proc.stdout
 
 
 def test_alert_rules_fire_as_specified() -> None:
@@ -123,6 +128,7 @@ class Target:
 
     metrics_port: int
     grpc_port: int
+    to_review: dict[str, str]  # tenant -> a nugget waiting for review, its feedback 2 h old
 
 
 @pytest.fixture
@@ -130,7 +136,14 @@ async def target(tmp_path: Path, embedder: MiniLMEmbedder,
                  settings: Settings) -> AsyncIterator[Target]:
     store = SQLiteStore(tmp_path / "prom.db")
     await store.start()
-    nuggets = list(seed_nuggets().values())
+    # a correction per tenant that waits for review; its feedback came two hours ago
+    waiting = {tenant: dataclasses.replace(make_nugget(
+        tenant, subject="shared drive quota", predicate="limit", obj="50 GB",
+        sources=(f"ev-q-{tenant}",), publication=Publication.PENDING_REVIEW),
+        provenance=Provenance(event_id=f"ev-q-{tenant}", tenant=tenant,
+                              timestamp=utcnow() - timedelta(hours=2)))
+        for tenant in ("acme", "globex")}
+    nuggets = [*seed_nuggets().values(), *waiting.values()]
     await seed_with_vectors(NuggetIndex(store, embedder, settings), nuggets)
     index = NuggetIndex(store, embedder, settings)
     # A tenant with a corpus and no nuggets: its Retrieves never return one.
@@ -139,12 +152,14 @@ async def target(tmp_path: Path, embedder: MiniLMEmbedder,
                                          T0)])
     metrics = Metrics.create(process=True)
     metrics.alerts.export_query(settings)  # as `nuggetflow serve` does
+    backlog = asyncio.create_task(ReviewWatch(index, metrics.review, 0.5).attach().run())
     server, port = create_server(index, settings,
                                  metrics=metrics.query, auth=TokenAuth(TOKENS))
     http = MetricsServer(metrics.registry, "127.0.0.1", 0)
     metrics_port = http.start()
     await server.start()
-    yield Target(metrics_port, port)
+    yield Target(metrics_port, port, {t: n.id for t, n in waiting.items()})
+    backlog.cancel()
     await server.stop(0)
     http.stop()
     await store.stop()
@@ -222,6 +237,16 @@ async def test_prometheus_scrapes_the_service_and_every_panel_query_runs(
     await traffic(target.grpc_port, 3.0)
     await asyncio.sleep(1.5)
     assert await traffic(target.grpc_port, 4.0) > 20
+    # a knowledge owner approves acme's waiting correction: its lag is recorded, and
+    # acme's backlog shrinks while globex's stays (inside every panel's rate window)
+    async with grpc.aio.insecure_channel(f"127.0.0.1:{target.grpc_port}") as channel:
+        stub = qpb_grpc.QueryServiceStub(channel)  # type: ignore[no-untyped-call]
+        approve = qpb.ReviewRequest(tenant="acme", id=target.to_review["acme"],
+                                    action=qpb.ReviewRequest.APPROVE, reviewer="kim",
+                                    request_id="kim-approves-quota")
+        await stub.Review(approve, metadata=bearer(TOKEN_ACME))
+        await asyncio.sleep(1.5)  # (a retry of the same request: applied once, and the
+        await stub.Review(approve, metadata=bearer(TOKEN_ACME))  # Review series moves)
     await asyncio.sleep(2.5)
 
     up = prometheus.query('up{job="nuggetflow-query"}')
@@ -262,11 +287,22 @@ async def test_prometheus_scrapes_the_service_and_every_panel_query_runs(
     assert all(0 < totals["cited"][t] <= totals["retrieved"][t] for t in citation), totals
     p50, p99 = (float(r["value"][1]) for r in results["Retrieve latency P50 / P99"])
     assert 0 < p50 <= p99 < 1.0
+    # Review: acme's correction was made retrievable about two hours after its feedback
+    # (the lag's buckets around it are 1 h and 2 h wide); globex's still waits.
+    lag = {r["metric"]["tenant"]: float(r["value"][1])
+           for r in results["Correction lag P50 / P90 per tenant"]}
+    assert set(lag) == {"acme"} and 3600 <= lag["acme"] <= 14400, lag
+    waiting = {r["metric"]["tenant"]: float(r["value"][1])
+               for r in results["Review backlog per tenant"]}
+    assert waiting == {"acme": 1.0, "globex": 1.0}, waiting  # acme: the suite's own
+    share = {r["metric"]["tenant"]: float(r["value"][1])
+             for r in results["Share of nuggets waiting for review"]}
+    assert share["globex"] == 0.5 and 0 < share["acme"] < 0.5, share
 
     rules = prometheus.get("/api/v1/rules")
     assert rules["status"] == "success"
     health = {r["name"]: r["health"] for g in rules["data"]["groups"] for r in g["rules"]}
-    assert len(health) == 10
+    assert len(health) == 11
     for _ in range(20):  # rules are evaluated every second; wait for the first round
         if all(h == "ok" for h in health.values()):
             break
