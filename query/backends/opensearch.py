@@ -468,6 +468,7 @@ class OpenSearchStore:
                       if next(iter(item.values())).get("error")
                       and not (skip_existing and "create" in item
                                and item["create"].get("status") == 409)]
+            failed = await self._not_repeated(failed, ops)
             if not failed:
                 return
             first = next(iter(failed[0].values()))
@@ -487,6 +488,33 @@ class OpenSearchStore:
                     f"operations for now, first: {next(iter(transient[0].values()))['error']}")
             raise ValidationError(f"OpenSearch rejected {len(failed)} of {len(reply['items'])} "
                                   f"operations, first: {first.get('error')}", field="bulk")
+
+    async def _not_repeated(self, failed: list[dict[str, Any]],
+                            ops: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """``failed`` without the creates refused because their document exists already
+        with exactly the content sent: the client retries a request whose answer it lost
+        (a timeout, a node that went down after applying it), so the retry meets the
+        first attempt's document. A document with other content stays a conflict."""
+        conflicts = {item["create"]["_id"] for item in failed
+                     if "create" in item and item["create"].get("status") == 409}
+        if not conflicts:
+            return failed
+        sent = {op["create"]["_id"]: ops[i + 1] for i, op in enumerate(ops)
+                if "create" in op and op["create"]["_id"] in conflicts
+                and ("payload" in ops[i + 1] or "digest" in ops[i + 1])}
+        if not sent:
+            return failed
+        reply = await self._call(self._client.mget, index=self.index,
+                                 body={"ids": sorted(sent)},
+                                 _source_includes=list(_SAME_WRITE))
+        stored = {d["_id"]: d.get("_source") for d in reply["docs"] if d.get("found")}
+        repeated = {key for key, doc in sent.items()
+                    if stored.get(key) == {f: doc[f] for f in _SAME_WRITE if f in doc}}
+        if repeated:
+            log.info("a retried bulk request met its own earlier attempt; taken as applied",
+                     documents=len(repeated))
+        return [item for item in failed
+                if not ("create" in item and item["create"].get("_id") in repeated)]
 
     async def _existing(self, ids: Sequence[str]) -> set[str]:
         reply = await self._call(self._client.mget, index=self.index, body={"ids": list(ids)},
@@ -933,6 +961,12 @@ class OpenSearchStore:
         size = st["_all"]["total"]["store"]["size_in_bytes"]
         return {"nuggets": counts[ItemType.NUGGET], "passages": counts[ItemType.DOCUMENT],
                 "index_bytes": size, **self._guard.counters()}
+
+
+#: The fields that identify one write of a document (a nugget's payload, a passage's
+#: digest): a create refused because the document exists is the same write when these
+#: are equal (see ``_not_repeated``).
+_SAME_WRITE = ("tenant", "id", "lineage", "version", "payload", "digest")
 
 
 def _pairs(ops: list[dict[str, Any]]) -> list[tuple[dict[str, Any], dict[str, Any]]]:

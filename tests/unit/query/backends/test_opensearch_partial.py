@@ -77,3 +77,45 @@ async def test_a_bulk_item_the_engine_rejects_is_a_validation_error() -> None:
 
 async def _async(value: Any) -> Any:
     return value
+
+
+class _RetriedClient:
+    """A bulk reply whose creates were refused as existing (409), and the documents that
+    exist under those ids."""
+
+    def __init__(self, stored: dict[str, dict[str, Any]]) -> None:
+        self.stored = stored
+        self.mgets: list[list[str]] = []
+
+    async def bulk(self, **_: Any) -> Any:
+        return _bulk_reply(*[(409, "version_conflict_engine_exception")] * len(self.stored))
+
+    async def mget(self, *, body: dict[str, Any], **_: Any) -> Any:
+        self.mgets.append(body["ids"])
+        return {"docs": [{"_id": i, "found": i in self.stored, "_source": self.stored.get(i)}
+                         for i in body["ids"]]}
+
+
+def _doc(payload: str) -> dict[str, Any]:
+    return {"tenant": "acme", "id": "n-1", "lineage": "n-1", "version": 1, "payload": payload,
+            "title": "t", "vector": [0.5]}
+
+
+async def test_a_create_met_by_its_own_earlier_attempt_is_applied() -> None:
+    """The client retries a bulk request whose answer it lost (a node killed after it
+    wrote): the retry's create meets the first attempt's document. Same content: the
+    write happened once and the event is not dead-lettered."""
+    store = OpenSearchStore("http://127.0.0.1:1", index="partial")
+    client = _RetriedClient({"n0": {k: v for k, v in _doc("AAA").items()
+                                    if k not in ("title", "vector")}})
+    store._client = client
+    await store._bulk([{"create": {"_id": "n0"}}, _doc("AAA")])
+    assert client.mgets == [["n0"]]
+
+
+async def test_a_create_met_by_another_document_is_a_conflict() -> None:
+    store = OpenSearchStore("http://127.0.0.1:1", index="partial")
+    store._client = _RetriedClient({"n0": {"tenant": "acme", "id": "n-1", "lineage": "n-1",
+                                           "version": 1, "payload": "BBB"}})
+    with pytest.raises(ValidationError, match="version_conflict"):
+        await store._bulk([{"create": {"_id": "n0"}}, _doc("AAA")])
