@@ -104,7 +104,10 @@ helped saved""".split())
 _INTERJECTION = (r"(?:no|nope|nah|yes|yeah|yep|ok|okay|(?:hi|hello|hey)(?:\s+there\b(?!'))?|"
                  r"hmm|um|uh|oh|ah|sorry|"
                  r"lol|lmao|haha|hah|ha|ugh|meh|argh|welp|correction|update|"
-                 r"note|heads[- ]up|"
+                 # ("Note the change in X" is an order: "note" only before a mark or a
+                 # clause, "Note it resets at logout")
+                 r"note(?=\s*[:,;.!-]|\s+(?:that|it|this|they|there|these|those|we|you)\b)|"
+                 r"heads[- ]up|"
                  r"wrong|incorrect|nein|nee|não|nao|nie|nej|oui|sí|fam|mate|bro|dude|sir|"
                  r"madam|ma'am)")
 # Connectives, and imperatives that only ask the reader to mind what follows ("Just
@@ -143,9 +146,10 @@ _YESNO = re.compile(r"^(?i:do|does|did|is|are|was|were|will|would|should|could|c
                     r"[\w'-]+", )
 #: "Do the parsing in the ETL", "Do your testing on staging": "do" with a task and where it
 #: is done is an order (a question would have a verb after the noun: "Do the backups run").
-_DO_IMPERATIVE = re.compile(r"^do\s+(?:the|your|all|any|all\s+the)\s+[\w-]+ing\s+(?:in|on|at|from|"
-                            r"with|before|after|via|through|by|inside|outside|only|first|"
-                            r"yourself)\b", re.IGNORECASE)
+_DO_IMPERATIVE = re.compile(r"^do\s+(?:(?:the|your|all|any|all\s+the)\s+[\w-]+ing|"
+                            r"it|that|this|them)\s+(?:in|on|at|from|with|before|after|via|"
+                            r"through|by|inside|outside|only|first|yourself|instead)\b",
+                            re.IGNORECASE)
 _AUX_QUESTION = re.compile(
     r"^(?i:do|does|did|is|are|was|were|can|could|should|would|will|shall|may|might|has|have|"
     r"am|isn't|aren't|doesn't|don't|can't|won't)\s+(?:(?i:i|we|you|it|they|he|she|this|that|"
@@ -218,8 +222,9 @@ def split_sentences(text: str) -> list[str]:
             continue
         start = 0
         for m in re.finditer(r"[.!?…]+[\"'”’)]*\s+(?=[^\W_]|[\"'“‘(`~/<\[@#\\])", line):
-            if m.group().startswith("?") and m.start() and line[m.start() - 1].isspace():
-                continue  # "not the ? operator": a "?" standing alone is an operator
+            if m.group().startswith("?") and m.start() and (
+                    line[m.start() - 1].isspace() or line[m.start() - 1] in "@#&|<>=-"):
+                continue  # "not the ? operator", "jsonpath @? / @@": an operator's "?"
             if m.group().rstrip() == "." and m.start() and line[m.start() - 1].isspace() and \
                     re.match(r"[a-z]", line[m.end():]):
                 continue  # "a name that starts with a . is hidden": the character itself
@@ -316,6 +321,38 @@ _MENU = re.compile(_SEGMENT + r"(?:\s*(?:>|→|->|»|›)\s*" + _SEGMENT + r")+"
 _QUOTED = re.compile(r"\"([^\"\n]{2,80})\"|“([^”\n]{2,80})”|‘([^’\n]{2,80})’|`([^`\n]{1,120})`"
                      r"|(?<![\w])'([^'\n]{2,60})'(?![\w])")
 _DOTTED = re.compile(r"\b[\w-]*[A-Za-z][\w-]*(?:\.[\w-]+)+\b")
+_UNITS_19 = ("zero one two three four five six seven eight nine ten eleven twelve thirteen "
+             "fourteen fifteen sixteen seventeen eighteen nineteen").split()
+_TENS = "twenty thirty forty fifty sixty seventy eighty ninety".split()
+_NUMBER_WORD = r"(?:" + "|".join(_UNITS_19 + _TENS + ["hundred", "thousand"]) + r")"
+#: A number in words: "ninety", "a hundred and twenty", "twenty-four".
+WORD_NUMBER = (r"(?:an?\s+)?" + _NUMBER_WORD + r"(?:(?:\s+and\s+|[\s-]+)" + _NUMBER_WORD
+                + r")*")
+
+
+def number_value(text: str) -> int | None:
+    """120 for "a hundred and twenty", 24 for "twenty-four", 7 for "7"; None otherwise."""
+    if text.isdigit():
+        return int(text)
+    total = current = 0
+    for w in re.split(r"[\s-]+", text.lower()):
+        if w in ("a", "an"):
+            current = current or 1
+        elif w == "and":
+            continue
+        elif w in _UNITS_19:
+            current += _UNITS_19.index(w)
+        elif w in _TENS:
+            current += 20 + 10 * _TENS.index(w)
+        elif w == "hundred":
+            current = (current or 1) * 100
+        elif w == "thousand":
+            total, current = total + (current or 1) * 1000, 0
+        else:
+            return None
+    return total + current
+
+
 # A number written as a word before a unit: "fixed at five minutes", "kept two weeks".
 _WORD_NUMBER = re.compile(
     r"\b(one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|fifteen|twenty|"
@@ -549,6 +586,9 @@ _STUTTER = re.compile(r"\b((?-i:[A-Za-z]+(?:'[a-z]+)?)(?:[ \t]+(?-i:[a-z]+(?:'[a
                       r",[ \t]+\1\b")
 #: Radio procedure closing a sentence: "... until landing, over."
 _RADIO_OVER = re.compile(r"[ \t]*,[ \t]*over(?=[ \t]*[.!](?:\s|$))", re.IGNORECASE)
+#: A number repaired with a spoken "er": "PostgreSQL 15.5, er, 15.6".
+_ER_REPAIR = re.compile(r"(?<![\w.])(\d[\w.:/%+-]*\w|\d)[ \t]*,[ \t]*(?-i:e+r+m*)[ \t]*,[ \t]*"
+                        r"(\d[\w.:/%+-]*\w|\d)(?![\w])")
 #: Footnote marks ("Correct as far as it goes.¹ ²"): where a note is, not what it says.
 _FOOTNOTE_MARK = re.compile(r"[ \t]*[¹²³⁴⁵⁶⁷⁸⁹⁰]+")
 #: A tag that closes a sentence ("It's `ssh -J bast-1 host`, yeah.").
@@ -594,8 +634,46 @@ _SQL_LINE = re.compile(r"\b(?:SELECT|INSERT|UPDATE|DELETE|CREATE|ALTER|DROP|GRAN
                        r"ANALYZE|COPY|TRUNCATE|BEGIN|COMMIT|ROLLBACK|EXPLAIN|REINDEX|CLUSTER|"
                        r"LOCK|MERGE|UPSERT|RETURNING|WHERE|SET|JOIN|LIMIT|OFFSET|VALUES|"
                        r"NULL|ORDER BY|GROUP BY|HAVING|DISTINCT|INTO|EXISTS)\b")
+#: SQL's own shapes ("DROP INTO SAFE STOP" is a shout; "DROP TABLE x", "SET work_mem"
+#: are SQL).
+_SQL_SHAPE = re.compile(
+    r"\bSELECT\b[^\n]*\bFROM\b|\bINSERT\s+INTO\b|\bUPDATE\s+\S+\s+SET\b|\bDELETE\s+FROM\b|"
+    r"\b(?:CREATE|ALTER|DROP)\s+(?:TABLE|INDEX|VIEW|ROLE|USER|DATABASE|SCHEMA|EXTENSION|"
+    r"FUNCTION|TRIGGER|SEQUENCE|TABLESPACE|MATERIALIZED|UNIQUE|OR\s+REPLACE|POLICY|TYPE|"
+    r"DOMAIN|PUBLICATION|SUBSCRIPTION)\b|\b(?:GRANT|REVOKE)\b[^\n]*\b(?:ON|TO|FROM)\b|"
+    r"\b(?:VACUUM|REINDEX|EXPLAIN|TRUNCATE|ANALYZE|ROLLBACK|COMMIT|BEGIN)\b\s*[;(]|"
+    r"\b(?:GENERATED\s+ALWAYS|READ\s+COMMITTED|REPEATABLE\s+READ|ORDER\s+BY|GROUP\s+BY|"
+    r"NOT\s+NULL|PRIMARY\s+KEY|FOREIGN\s+KEY|ON\s+CONFLICT|IS\s+NULL)\b|;\s*$|"
+    # a command word before a lower-case name: "SET work_mem", "VACUUM orders"
+    r"\b(?:SET|SHOW|RESET|SELECT|DROP|ALTER|CREATE|VACUUM|ANALYZE|REINDEX|TRUNCATE|LOCK|"
+    r"CLUSTER|COPY|EXPLAIN|WHERE|LIMIT)\s+[a-z_][a-z0-9_.]*\b")
+
+
+def _shouted_whole(line: str) -> bool:
+    """Capitals all through, with hardly a word in lower case: SQL's keywords in prose
+    ("only ADD VALUE and RENAME VALUE") leave the prose's words in lower case."""
+    return _shouting(line) and len(re.findall(r"\b[A-Z]{2,}\b", line)) >= 4 and \
+        len(re.findall(r"\b[a-z]{3,}\b", line)) < 2
+
+
 def _unshout_line(line: str) -> str:
-    return line if _SQL_LINE.search(line) else outside_code(_SHOUTED, _unshout, line)
+    """The line's shouted runs in lower case, sentence by sentence (a shouted sentence
+    next to a calm one is still shouted)."""
+    sql = bool(_SQL_LINE.search(line))
+    return "".join(_unshout_sentence(part, sql)
+                   for part in re.split(r"(?<=[^.][.!?;])(?=\s+[A-Z])", line))
+
+
+def _unshout_sentence(text: str, sql_line: bool) -> str:
+    # (a line with an SQL keyword keeps its capitals: "VACUUM FULL takes an ACCESS
+    # EXCLUSIVE lock"; but a sentence of it shouted whole needs SQL's shape to be SQL)
+    own = bool(_SQL_LINE.search(text))
+    if sql_line and ((not _shouting(text) and not own) or (
+            own and (not _shouted_whole(text) or _SQL_SHAPE.search(text)))):
+        return text
+    out = outside_code(_SHOUTED, _unshout, text)
+    # ("THAT STOPS A CHAIRLIFT": the article between the words it joined in the shout)
+    return re.sub(r"(?<=[a-z] )A(?= [a-z])", "a", out) if _shouting(text) else out
 
 
 def _unshout(m: re.Match[str]) -> str:
@@ -610,11 +688,13 @@ def _unshout(m: re.Match[str]) -> str:
     # "PATIENTS AND VISITORS", "DISABLED IN THE BIOS": two or more English words of three
     # letters or more make the run a shout; its English words go to lower case, its
     # acronyms ("BIOS", "USB", "GNOME") stay.
-    if any(w.lower() in _SQL_WORDS for w in words):
-        return run  # "GENERATED ALWAYS AS IDENTITY", "READ COMMITTED": SQL in prose
     # (in a message shouted whole, a long word of letters is a word, not an acronym:
-    # "DO THE PARSING IN THE ETL")
+    # "DO THE PARSING IN THE ETL"; and SQL's words are words unless the
+    # line has SQL's shape: "THE PLCS DROP INTO SAFE STOP")
     whole = _shouting(m.string)
+    if any(w.lower() in _SQL_WORDS for w in words) and not (
+            _shouted_whole(m.string) and not _SQL_SHAPE.search(m.string)):
+        return run  # "GENERATED ALWAYS AS IDENTITY", "READ COMMITTED": SQL in prose
     english = [w for w in words if w.lower() not in _ACRONYM_WORDS and w.lower() not in
                _NOT_SHOUTS_ACRONYMS and (w.lower() in STOPWORDS or english_word(w.lower())
                                          or (whole and len(w) >= 5 and w.isalpha() and
@@ -622,7 +702,18 @@ def _unshout(m: re.Match[str]) -> str:
                                                        r"IES|ERS)$", w)))]
     if len(english) < 2 or len(english) < len(words) / 2 or not any(len(w) >= 4 for w in english):
         return run
-    return " ".join(w.lower() if w in english else w for w in words)
+    # (in a shout, "CHANGE IT" is the pronoun; "LOCKED BY IT", "ASK IT" the department)
+    pronoun = {i for i, w in enumerate(words) if w == "IT" and i and whole
+               and words[i - 1].lower() in _VERBS_BEFORE_IT}
+    return " ".join(w.lower() if w in english or i in pronoun else w
+                    for i, w in enumerate(words))
+
+
+#: Verbs after which a shouted "IT" is the pronoun ("YOU CANNOT CHANGE IT").
+_VERBS_BEFORE_IT = frozenset("""change turn switch set do use open close lock unlock move
+delete remove restart reset fix leave keep make put take get try touch disable enable run
+install uninstall print save send unplug plug update upgrade edit rename copy share
+need""".split())
 
 
 #: Capitals that are an acronym even in a shout ("IT", "US", "ID", "PM").
@@ -690,6 +781,7 @@ def plain_voice(text: str) -> str:
     code spans and lines with an SQL statement stay) and apostrophe-less contractions are
     restored."""
     text = _FOOTNOTE_MARK.sub("", text)
+    text = _ER_REPAIR.sub(r"\2", text)
     text = _RADIO_OVER.sub("", text)
     text = _STUTTER.sub(r"\1", text)
     text = _FILLER.sub(_filler, text)
@@ -852,7 +944,8 @@ _ROLE_PREFIX = re.compile(
 _BRACKET_ROLE = re.compile(
     # (not a commit's scope: "fix(bot): don't recommend money")
     r"(?<![\w])[\[<(]\s*(?:system|admin|administrator|operator|developer|moderator|pipeline|"
-    r"extractor|assistant|ai|model|bot|llm|kb|knowledge base)\b[^\]>)\n]{0,80}[\]>)]",
+    # (not an item's label: "(AI-1)", "(KB-12)")
+    r"extractor|assistant|ai|model|bot|llm|kb|knowledge base)\b(?![-_]?\d)[^\]>)\n]{0,80}[\]>)]",
     re.IGNORECASE)
 _SYSTEM_NOUNS = (r"(?:instructions?|rules?|guidelines?|guardrails?|polic(?:y|ies)|system "
                  r"prompt|prompt|programming|directives?|constraints?|restrictions?|"
@@ -1011,8 +1104,13 @@ _SELF_INTRO = re.compile(r"(?:(?:[A-Z][\w-]*|(?i:hi|hello|hey)),\s+(?i:this)\s+i
                          r"(?:\s+[A-Z][A-Za-z'-]+)?"
                          # "IT, this is Vessel Ops, over.", "Hi, this is Rasmus on nights."
                          r"(?:\s+(?:on|from|at|in|of)\s+(?:the\s+)?[^,.!?]{1,30})?|"
-                         r"(?i:this)\s+is\s+[A-Z][A-Za-z'-]+(?:\s+[A-Z][A-Za-z'-]+)?\s+(?:on|from|at|"
-                         r"in|of)\s+(?:the\s+)?[^,.!?]{1,30})(?:,\s*over)?\s*[.!]?|"
+                         # ("It's Firefox on the kiosks" is no writer: "it's" takes a shift)
+                         r"(?i:it's|it\s+is)\s+[A-Z][A-Za-z'-]+(?:\s+[A-Z][A-Za-z'-]+)?\s+"
+                         r"(?i:on\s+(?:nights|earlies|lates|days|weekends|call|duty|the\s+desk|"
+                         r"the\s+phones|the\s+\w+\s+shift))\s*[.!]?|"
+                         r"(?i:this\s+is)\s+[A-Z][A-Za-z'-]+"
+                         r"(?:\s+[A-Z][A-Za-z'-]+)?\s+(?:on|from|at|in|of)\s+(?:the\s+)?"
+                         r"[^,.!?]{1,30})(?:,\s*over)?\s*[.!]?|"
                          r"(?:(?:hi|hello|hey)[,!]?\s+)?(?:(?:it'?s|this\s+is)\s+)?"
                          r"[A-Z][\w'-]+(?:\s+[A-Z][\w'-]+)?"
                          # (the team or place, with no verb: "X of Y is prohibited here" is
@@ -1169,6 +1267,13 @@ class SentenceView:
         return self.modal or self.negation or self.policy
 
 
+#: "hard" that names a kind of thing, not a judgement: a hard limit (beside a soft one),
+#: a hard reset, a hard disk.
+_HARD_NOUN = re.compile(r"\bsoft\b|\bhard\s+(?:limit|quota|cap|max|maximum|stop|link|reset|"
+                        r"drive|disk|copy|deadline|freeze|block|requirement|rule)s?\b",
+                        re.IGNORECASE)
+
+
 def view(sentence: str) -> SentenceView:
     """Read one sentence (see :class:`SentenceView`)."""
     text = strip_discourse(sentence)
@@ -1194,6 +1299,7 @@ def view(sentence: str) -> SentenceView:
         negation=negated(masked),
         policy=any(t in POLICY for t in toks),
         evaluative=sum(t in EVALUATIVE and not (t == "like" and _LIKE_COMPARES.search(text))
+                       and not (t == "hard" and _HARD_NOUN.search(text))
                        for t in toks) + sum(t in INTENSIFIERS for t in toks),
         positive=any(t in POSITIVE for t in toks),
         negative=any(t in NEGATIVE for t in toks),

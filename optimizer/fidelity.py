@@ -34,6 +34,7 @@ from optimizer.claims import (
     SHORTHAND,
     STANCE_START,
     STRONG_KINDS,
+    WORD_NUMBER,
     Item,
     clause_of,
     content_stems,
@@ -41,6 +42,7 @@ from optimizer.claims import (
     is_self_introduction,
     items,
     normalize,
+    number_value,
     split_sentences,
     tokens,
 )
@@ -126,6 +128,9 @@ def unsupported_text(title: str, body: str, feedback: str, query: str) -> list[s
     # A pronoun's contraction is no content of its own ("It's 30s" for "its 30s").
     support |= {stem(t) for t in tokens(body) if "'" in t and t.split("'", 1)[0] in STOPWORDS}
     support_numbers = {t for t in tokens(f"{feedback}\n{query}") if any(c.isdigit() for c in t)}
+    # (a number the writer spelled out is supported as digits: "one hundred and twenty")
+    support_numbers |= {str(number_value(m.group(0))) for m in re.finditer(
+        r"\b" + WORD_NUMBER + r"\b", f"{feedback}\n{query}", re.IGNORECASE)}
     # A name put together from parts the writer wrote ("gw-hq.example" after "gw-ash.example
     # ... edit: gw-hq, not gw-ash") invents nothing.
     pieces = {p for w in support for p in re.split(r"[.\-_/]+", w) if p}

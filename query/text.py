@@ -235,7 +235,11 @@ _HTML_ELEMENTS = (
     "rp|rt|ruby|s|samp|script|section|select|slot|small|source|span|strong|style|sub|"
     "summary|sup|svg|table|tbody|td|template|textarea|tfoot|th|thead|time|title|tr|track|"
     "u|ul|var|video|wbr|xmp|marquee|applet|base|basefont|blink|font|center|image")
-_TAG = re.compile(r"</?(?:(?i:" + _HTML_ELEMENTS + r")\b[^<>]*|[A-Za-z][\w:-]*\s+[^<>]*=[^<>]*)/?>"
+# (a bare element joined to a name by "_" is a placeholder, "ix_<table>_<columns>"; with
+# attributes or as a closing tag it is markup wherever it is)
+_TAG = re.compile(r"(?<!_)<(?:(?i:" + _HTML_ELEMENTS + r")\b[^<>]*/?>(?!_)|/(?i:"
+                  + _HTML_ELEMENTS + r")\b[^<>]*>)"
+                  r"|</?[A-Za-z][\w:-]*\s+[^<>]*=[^<>]*/?>"
                   r"|</[A-Za-z][\w:-]*\s*>")
 
 

@@ -80,6 +80,7 @@ from optimizer.local.layout import (
     qa_pairs_as_statements,
     reminder_question_as_statement,
     rhetorical_tail_as_statement,
+    signature_removed,
     sql_statements_joined,
     states_pairs,
     strip_line_labels,
@@ -127,6 +128,9 @@ reload clear rotate kill ping""".split())
 #: Thanks, or a success said of the answer or the asker ("that worked", "fixed it",
 #: "saved me"): with no rule next to it, the sentence is praise.
 _PRAISE = re.compile(
+    # "was exactly what I needed", "just what we were looking for"
+    r"\b(?:exactly|just|precisely)\s+what\s+(?:i|we)\s+(?:needed|need|wanted|was\s+looking\s+for|"
+    r"were\s+looking\s+for)\b|"
     r"\b(?:thanks|thank you|thx|ty|cheers|kudos)\b|\b(?:worked|works|fixed|solved|helped|"
     r"saved|did the trick)\s+(?:it|that|this|me|my|us|our|for me|for us|like a charm|"
     r"perfectly|great|fine|first try|the first time|first time|right away|straight away|"
@@ -183,14 +187,33 @@ _EPISODIC = re.compile(r"\b(?:yesterday|last (?:night|week|month|year|time|frida
                        r"afternoon|evening)|earlier today|tonight|just now|\d+ (?:minutes?|"
                        r"hours?|days?) ago|an? (?:hour|minute|day) ago|in the end)\b",
                        re.IGNORECASE)
+_MONTH = (r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|"
+          r"sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)")
 #: When something happened: a clock time or "today" (with a verb in the past tense).
-_WHEN = re.compile(r"\b(?:today|(?:at|around|about|since)\s+\d{1,2}[:.]\d{2}|"
-                   # "Dome closed 05:50, no faults": a past verb with its clock time
-                   r"(?<=ed )\d{1,2}[:.]\d{2}|"
-                   # "we had the power flicker twice on Saturday" (not "was renamed on Monday")
-                   r"(?<!renamed )(?<!moved )(?<!changed )(?<!replaced )(?<!upgraded )"
-                   r"(?<!migrated )(?<!switched )on\s+(?:monday|tuesday|wednesday|thursday|"
-                   r"friday|saturday|sunday)(?!s))\b", re.IGNORECASE)
+_CLOCK_WHEN = re.compile(r"\b(?:today|(?:at|around|about|since)\s+\d{1,2}[:.]\d{2}|"
+                         # "Dome closed 05:50, no faults": a past verb with its clock time
+                         r"(?<=ed )\d{1,2}[:.]\d{2}|"
+                         # "we had the power flicker twice on Saturday" (not "was renamed on
+                         # Monday")
+                         r"(?<!renamed )(?<!moved )(?<!changed )(?<!replaced )(?<!upgraded )"
+                         r"(?<!migrated )(?<!switched )on\s+(?:monday|tuesday|wednesday|thursday|"
+                         r"friday|saturday|sunday)(?!s))\b", re.IGNORECASE)
+#: A date: "on 14 February", "in March 2023", "during the 3 May outage".
+_DATE = re.compile(r"\b(?:(?:on|in|during)\s+(?:the\s+)?\d{1,2}(?:st|nd|rd|th)?\s+(?:of\s+)?"
+                   + _MONTH + r"|(?:in|during)\s+" + _MONTH + r"\s+\d{4})\b", re.IGNORECASE)
+#: A verb of what holds now: "The agreement signed on 12 February says X", "went to 45 in
+#: August 2024 and the laptops are on 46".
+_HOLDS_NOW = re.compile(r"\b(?:is|are|says|say|states|holds|applies|has|have|stays|runs|"
+                        r"must|needs?)\b", re.IGNORECASE)
+
+
+def _when(text: str) -> bool:
+    """When something happened: a clock time, "today" or a weekday (with a verb in the
+    past tense), or a date in a sentence that says nothing of what holds now."""
+    return bool(_CLOCK_WHEN.search(text) or (
+        _DATE.search(text) and not _HOLDS_NOW.search(text)))
+
+
 #: A schedule, not an event: "at 02:30 every night", "now ... nightly".
 _RECURRING = re.compile(r"\b(?:every|each|nightly|daily|weekly|monthly|hourly|always)\b",
                         re.IGNORECASE)
@@ -210,7 +233,15 @@ rejected refused accepted approved only always never must""".split())
 
 
 def _strict_policy(v: SentenceView) -> bool:
-    return bool(set(tokens(v.text)) & STRICT_POLICY)
+    # ("the UPS only lasted 11 minutes": "only" before a past verb measures, it restricts
+    # nothing)
+    words = set(tokens(_ONLY_PAST.sub(" ", v.text))) if "only" in tokens(v.text) else \
+        set(tokens(v.text))
+    return bool(words & STRICT_POLICY)
+
+
+_ONLY_PAST = re.compile(r"\bonly\s+(?=(?:lasted|took|worked|ran|managed|got|had|reached|"
+                        r"held|saw|found|made|came|went|needed|used)\b)", re.IGNORECASE)
 
 
 #: "no way to tell which is which": a complaint, not a negated fact.
@@ -261,7 +292,8 @@ _UNSURE = re.compile(r"^guess\b|\b(?:not (?:100% |entirely |totally )?sure" + _P
                      r"might be mixing|haven't (?:checked|verified|tested|tried)|have not "
                      r"(?:checked|verified|tested)|not (?:checked|verified)|unverified|"
                      r"may be (?:wrong|mixing)|might be wrong|don't quote me|something like|"
-                     r"or something)\b", re.IGNORECASE)
+                     r"or something|(?:just\s+)?a\s+hunch|gut\s+feeling|my\s+(?:best\s+)?guess)\b",
+                     re.IGNORECASE)
 #: What a doubt is about, when it says so: "don't quote me on the colours", "not sure
 #: about the weekend rota".
 _DOUBT_OBJECT = re.compile(r"\b(?:about|on|regarding|re)\s+(?:the\s+|those\s+|these\s+|our\s+|"
@@ -421,7 +453,7 @@ def _told_once(text: str) -> bool:
     main = re.split(r",\s+(?:so|but|because|which|and|although)\b|;", text, maxsplit=1)[0]
     past = past_tense(main) or bool(re.match(r"^(?:[\w'-]+\s+){0,5}(?:was|were)\b", main,
                                              re.IGNORECASE))
-    return past and bool(_WHEN.search(main) or _EPISODIC.search(main)
+    return past and bool(_when(main) or _EPISODIC.search(main)
                          or re.search(r"\bagain\b", main, re.IGNORECASE))
 
 
@@ -440,6 +472,8 @@ _SARCASM = re.compile(r"\bwhat could (?:possibly )?go wrong\b|"
                       r"\b(?:then\s+)?enjoy\s+(?:watching|the\s+(?:fallout|show|chaos))\b|"
                       r"\bgood\s+luck\s+with\s+that\b|^(?:fun|good|great)\s+times\b|"
                       r"\bhave\s+fun\s+(?:with\s+that|watching)\b|"
+                      # "Sure, and then watch ansible quietly undo it"
+                      r"^(?:oh\s+)?sure\s*,\s*and\s+then\s+watch\b|"
                       r"^(?:oh\s+)?(?:sure|yeah right|"
                       r"great idea)\s*,\s*(?:because|let's|just|go\s+ahead)\b|^oh sure\b|"
                       # "Lovely weather for it, not.", "Revolutionary stuff."
@@ -680,7 +714,8 @@ class LocalActionability:
         written English (``plain_voice``)."""
         # (log output and a commit's bookkeeping before the lines lose their indentation)
         text = strip_quoted(plain_text(headings_as_labels(sql_statements_joined(
-            commit_lines_removed(log_lines_removed(ctx.comment)))), keep_lines=True))
+            commit_lines_removed(log_lines_removed(signature_removed(ctx.comment))))),
+            keep_lines=True))
         text = announced_scope_joined(value_lists_joined(
             form_fields_as_lines(banner_removed(text), ctx.answer)))
         for step in (struck_through_removed,
@@ -721,6 +756,15 @@ class LocalActionability:
         # in a table next time?") goes on describing that form, not the world.
         form_request = bool(views) and kinds[0] in ("question", "meta") and bool(
             _FORM_REQUEST.search(views[0][1].text))
+        # A message that asks for advice first ("Would raising work_mem help a 12-way
+        # join?") and then describes the asker's situation ("The sort spills 1.4 GB right
+        # now. We're on 15.6, if that matters."): the rest is the question's context.
+        asking = bool(views) and kinds[0] == "question" and bool(_ADVICE_QUESTION.match(
+            views[0][1].text)) and bool(_SITUATION.search(text)) and not any(
+            v.firm_modal or v.negation or _strict_policy(v) or verdict(v.text)
+            for _, v in views[1:])
+        if asking:
+            kinds = [k if i == 0 or k != "claim" else "chatter" for i, k in enumerate(kinds)]
         anchored = on_topic and any(k == "claim" for k in kinds)
         out = []
         translated = _translations([v for _, v in views])
@@ -756,7 +800,7 @@ class LocalActionability:
             elif k == "chatter" and anchored and (_support(v, ctx) or _label_value(v.text)) \
                     and not is_self_introduction(without_greeting(v.text)) \
                     and not _FAREWELL.match(v.text) and not _FAREWELL.match(
-                        strip_discourse(raw)):
+                        strip_discourse(raw)) and not _ANNOUNCED_LIST.match(v.text):
                 k = "support"  # "offsite copy: fridays" next to "backups: nightly, 01:30"
             elif k in ("chatter", "meta") and _step_key(raw) in steps and any(
                     kk == "claim" and _step_key(r) in steps
@@ -804,8 +848,10 @@ class LocalActionability:
                 (capitalized(tail), "")]
 
     def _sentence_kind(self, v: SentenceView, ctx: FeedbackContext) -> str:
-        if _FAREWELL.match(v.text) and not v.system:
-            return "chatter"  # "Let me know if X, and see you at Y": every clause is talk
+        if (_FAREWELL.match(v.text) or _ANNOUNCED_LIST.match(v.text)) and not v.system:
+            # "Let me know if X, and see you at Y": every clause is talk; "Two things.":
+            # what follows is the list
+            return "chatter"
         if _SARCASM.search(v.text) and not v.system:
             return "opinion"  # the whole sentence mocks, whatever its clauses name
         if _WRAPPED.fullmatch(v.text) and past_tense(v.text):
@@ -816,8 +862,13 @@ class LocalActionability:
         kind = self._kind(v, ctx)
         if kind in ("system", "question"):
             return kind
-        if kind == "chatter" and (is_self_introduction(v.text) or _STATUS_NOTE.match(v.text)):
+        if kind == "chatter" and (is_self_introduction(v.text) or _STATUS_NOTE.match(v.text)
+                                  or _LUCK.search(v.text)):
             return kind  # ("IT, this is Vessel Ops.": no clause of it is a claim)
+        if kind == "chatter" and _told_once(v.text) and not re.search(
+                r"\b(?:is|are|must|never|always|has to|have to|don't|do not)\b", v.text,
+                re.IGNORECASE):
+            return kind  # a dated story told whole: "... bit us in March 2023: X stalled, ..."
         if _DOUBT.search(v.text) or _WISH.search(v.text):
             return kind  # its clauses stand under the doubt or the wish
         if kind == "chatter" and _EPISODIC.search(v.text) and past_tense(v.text) and not (
@@ -870,7 +921,7 @@ class LocalActionability:
             v = view(bare)  # "Dear Sir or Madam, forgive the long note": no names in it
         if is_greeting(v.text.rstrip(".!,")) or _ISSUED_BY.match(v.text) or \
                 is_self_introduction(v.text) or is_self_introduction(addressed) or \
-                _FAREWELL.match(v.text) or \
+                _FAREWELL.match(v.text) or _LUCK.search(v.text) or \
                 _STATUS_NOTE.match(v.text):
             # "Good morning.", "Dear all,", "Issued on behalf of IT.", "Harriet from
             # Brindle Street here."
@@ -949,9 +1000,11 @@ class LocalActionability:
             # (the habit's own verb may be a policy word: "I use it all day")
             return "chatter"  # "we've got 14 of them", "I print them out for volunteers"
         if v.words >= 4 and not v.strong and not set(tokens(v.text)) & STOPWORDS and \
-                not (_BLANKET.search(v.text) or v.negation or v.policy):
+                not (_BLANKET.search(v.text) or v.negation or v.policy
+                     or re.search(r"\w[ \t]+=[ \t]+\w", v.text)):
             # ("X don't query Y" reads: a negated verb is English however terse, and so
-            # does a policy verb: "Design review rejects serial columns")
+            # does a policy verb: "Design review rejects serial columns"; and "X = Y" is
+            # "X is Y": "lift PLCs + humans = Europe/Zurich")
             return "chatter"  # no English function word: not a sentence we can read
         if _foreign(v.text):
             return "chatter"  # "Mein Englisch ist für technische Sachen nicht so gut."
@@ -996,13 +1049,14 @@ class LocalActionability:
         main = _CHANGE_TAIL.split(_STORY_TAIL.split(v.text)[0])[0]
         # ("OpenVPN was replaced by WireGuard last autumn": what holds since)
         if not _NOW_STATE.search(main) and not _STATE_CHANGE.search(main) and (
-                _EPISODIC.search(main) or (_WHEN.search(main) and past_tense(
+                _EPISODIC.search(main) or (_when(main) and past_tense(
                     # ("starts at 02:30 since the new PMS went live": the change is past,
                     # what holds since is not)
                     re.split(r"\s+since\s+", main, maxsplit=1)[0]) and not
                                           _RECURRING.search(v.text))) and not (
-                (v.modal and not re.search(r"\b(?:could|would)(?:n't| not)?\b", v.text,
-                                           re.IGNORECASE)) or _strict_policy(v)):
+                (view(_ONLY_PAST.sub(" ", v.text)).modal and not re.search(
+                    r"\b(?:could|would)(?:n't| not)?\b", v.text, re.IGNORECASE))
+                or _strict_policy(v)):
             # ("nobody could save the plan last week": a past "could" is the story's)
             return "chatter"  # what happened once ("hung around 14:20 today") is no rule
         if not strip_residue(v.text):
@@ -1235,7 +1289,8 @@ _VERDICT = re.compile(
     r"falsch|faux|fout|sbagliato|errado|errada|incorrecto|forkert|feil|fel|väärin|"
     r"not (?:(?:so|quite|"
     r"really|entirely|fully|totally|very)\s+)?(?:right|true|"
-    r"correct|accurate|it|the case|possible|how it works)|false|misleading|fails?|"
+    r"correct|accurate|it|the case|possible|how it works|good|ok|okay|valid|applicable)|false|"
+    r"misleading|fails?|(?:won't|will\s+not|doesn't|does\s+not)\s+do\s+anything|"
     r"failed|(?:does(?:n't| not)|won't|will not|did(?:n't| not)|can't|cannot|not) (?:work|help|"
     r"apply(?!\s+to\s+(?!us\b|me\b|our\b|my\b|here\b|this\b|that\b)\w)|exist)|no longer "
     r"(?:works|true|correct|applies))\b[^,:;]{0,40}[.!]?$", re.IGNORECASE)
@@ -1250,12 +1305,32 @@ _NAMED_VERDICT = re.compile(r"^(?:wrong|incorrect|outdated|obsolete|inaccurate|b
 #: green, no faults".
 _STATUS_NOTE = re.compile(r"^(?:ticket|case|incident|request)\s+\S+\s+(?:closed|resolved|done|"
                           r"fixed)\b[.!]?$|"  # "Ticket IT-DESK-4471 closed."
+                          # "pg-ledger-02 replay fine overnight", "payroll pre-checks green",
+                          # "nothing else open, queue empty", "nothing for you to do ..."
+                          r"^(?:[\w.-]+\s+){1,4}(?:fine|ok|okay|green|healthy|clean)\b"
+                          r"(?:\s+(?:overnight|all\s+night|today|this\s+shift))?\s*[.!]?$|"
+                          r"^nothing\s+(?:else\s+)?(?:open|pending|outstanding|to\s+report|for\s+you"
+                          r"\s+to\s+do)\b|"
                           r"^(?:[\w-]+\s+){0,4}?(?:quiet|calm|green|stable|uneventful|all\s+good|"
                           r"all\s+quiet|all\s+green|no\s+(?:alarms?|faults?|incidents?|alerts?|"
                           r"issues|errors|pages))\b(?:,?\s+(?:no\s+(?:alarms?|faults?|incidents?|"
                           r"alerts?|issues|errors|pages)|nothing\s+to\s+report)\b)?"
                           r"(?:\s+(?:overnight|all\s+night|today|this\s+shift|since\s+\S+))?"
                           r"\s*[.!]?$", re.IGNORECASE)
+
+
+#: A question that asks for advice on the asker's own case.
+_ADVICE_QUESTION = re.compile(r"^(?:would|could|should|can|will|does|do|is|are)\s+(?:it|i|we|"
+                              r"raising|lowering|adding|using|increasing|setting|switching|"
+                              r"a|an|the|my|our)\b", re.IGNORECASE)
+#: The asker's situation, told as the context of the question.
+_SITUATION = re.compile(r"\b(?:right now|at the moment|currently|these days|if that matters|"
+                        r"if it matters|if that helps|in case it matters|fwiw)\b", re.IGNORECASE)
+
+
+#: The writer's luck: "We were lucky nothing got corrupted."
+_LUCK = re.compile(r"\b(?:we|i)\s+(?:were|was|got|are)\s+(?:very\s+|really\s+|so\s+|just\s+)?"
+                   r"(?:lucky|unlucky)\b", re.IGNORECASE)
 
 
 #: A farewell that closes a message, after thanks or "anyway" ("Anyway, thanks again, and
@@ -1310,10 +1385,30 @@ _VERDICT_BECAUSE = re.compile(r"^(?P<verdict>[^,;:]{3,60}?)\s*,?\s+(?:because|si
                               r"\s+(?P<rest>\S.*)$", re.IGNORECASE)
 
 
+#: A verdict on one part of the answer: "Strictly speaking the remark about an SSH tunnel
+#: is accurate but irrelevant."
+_PART_VERDICT = re.compile(
+    r"^(?:strictly\s+speaking,?\s+|to\s+be\s+fair,?\s+)?the\s+(?:remark|bit|part|point|"
+    r"mention|note|suggestion|step|line|sentence|paragraph|tip)\s+(?:about|on|regarding|re|"
+    r"of)\s+[^,.;:]{1,50}?\s+(?:is|was|are|were|'s)\s+(?:\w+\s+){0,2}?(?:accurate|correct|"
+    r"right|fine|true|wrong|incorrect|irrelevant|outdated|misleading|beside\s+the\s+point|"
+    r"useless|pointless)\b(?:,?\s+but\s+(?:\w+\s+)?(?:irrelevant|beside\s+the\s+point|"
+    r"useless|pointless|wrong|outdated|not\s+needed|unnecessary)\b)?\s*[.!]?$",
+    re.IGNORECASE)
+#: A sentence that only announces a list: "Two precise corrections, in order of
+#: importance.", "+1 on the mechanism, but two things."
+_ANNOUNCED_LIST = re.compile(
+    r"^(?:[^.!?]{0,40}?,\s*but\s+)?(?:two|three|four|five|a\s+few|a\s+couple\s+of|some|"
+    r"several)\s+(?:(?:quick|small|minor|precise|important|more|other|further)\s+){0,2}"
+    r"(?:things|points|corrections|notes|remarks|issues|fixes|details|problems|changes|"
+    r"comments)\b(?:,?\s+(?:in\s+order\s+of\s+importance|here|to\s+note|for\s+you|"
+    r"below|though))?\s*[.:!]?$", re.IGNORECASE)
+
+
 def verdict(text: str) -> bool:
     """A verdict on the answer with nothing else in it ("In our fleet that doesn't
     help.", "That's not it.", "Wrong printer name.", "Correct as far as it goes.")."""
-    if _PARTIAL_AGREEMENT.match(text.strip()):
+    if _PARTIAL_AGREEMENT.match(text.strip()) or _PART_VERDICT.match(text.strip()):
         return True
     text = strip_discourse(text).strip()
     return bool(_VERDICT.match(text) or _NAMED_VERDICT.match(text)
@@ -1384,7 +1479,7 @@ def _support(v: SentenceView, ctx: FeedbackContext) -> bool:
                 _HABIT.match(v.text) and not (v.firm_modal or v.negation)) or \
             _ISSUED_BY.match(v.text) or (
                 past_tense(v.text) and bool(_EPISODIC.search(v.text) or (
-                    _WHEN.search(v.text) and not _RECURRING.search(v.text))) and not (
+                    _when(v.text) and not _RECURRING.search(v.text))) and not (
                     v.firm_modal or _strict_policy(v))) or (
                 _PERSONAL_WORD.search(first) and past_tense(first) and not (
                     v.firm_modal or _strict_policy(v))) or _incident(v):
@@ -1848,7 +1943,10 @@ _STORY_TAIL = re.compile(r",\s+(?:which|as)\s+(?:is|was)\s+(?:exactly\s+)?what\s
 #: after it (the sentence states what holds; the tail stays in the body as its history).
 _CHANGE_TAIL = re.compile(r",\s+(?:we|they|i|he|she|it|someone|ops)\s+(?:only\s+|just\s+)?"
                           r"(?:moved|changed|switched|renamed|replaced|migrated|upgraded|bumped|"
-                          r"raised|lowered)\s+(?:it|that|this|them)\b(?=[^.;,]*[.!]?\s*$)",
+                          r"raised|lowered)\s+(?:it|that|this|them)\b(?=[^.;,]*[.!]?\s*$)|"
+                          # "prod is on 15.6 — patched last month"
+                          r"\s+[—–-]+\s+(?:patched|upgraded|changed|moved|migrated|updated|raised|"
+                          r"lowered|switched|replaced|renamed)\b(?=[^.;]*[.!]?\s*$)",
                           re.IGNORECASE)
 #: What holds now, whatever happened before: "not posted on the door anymore".
 _NOW_STATE = re.compile(r"\b(?:not|no|never)\b[^.;]{0,40}\b(?:anymore|any more)\b|"
@@ -1904,8 +2002,17 @@ def _noun_label(head: str, tail: str) -> bool:
     """"Retention: 14 dailies, 8 weeklies": a noun naming what the values after it are of
     (not "Subject:", "It's configurable:", "Wrap it:", which say nothing of them)."""
     toks = tokens(head)
-    return _verbless(tail) and _verbless(head) and not set(toks) & (
-        _MAIL_FIELDS | _SUBJECT_PRONOUNS | EVALUATIVE) and english_word(toks[-1]) is not False
+    # (a participle's phrase describes the noun: "Backups: copied nightly by robocopy",
+    # "Logs: /var/log/x on each host, rotated daily by logrotate")
+    described = _PARTICIPLE_PHRASE.sub(" ", tail)
+    return (not tokens(described) or _verbless(described)) and _verbless(head) and not set(
+        toks) & (_MAIL_FIELDS | _SUBJECT_PRONOUNS | EVALUATIVE) and \
+        english_word(toks[-1]) is not False
+
+
+_PARTICIPLE_PHRASE = re.compile(r"(?:^|,)[ \t]*(?:[a-z]{3,}ed|kept|held|sent|run|made|"
+                                r"done|shown|known|set|put|built|written|taken|given)\b[^,;]*",
+                                re.IGNORECASE)
 
 
 def _heading(text: str, message: str) -> bool:

@@ -15,6 +15,7 @@ keep_lines=True)``); every other line is left as it is.
 from __future__ import annotations
 
 import re
+import textwrap
 
 from optimizer.claims import (
     CHECK_MARKS,
@@ -26,7 +27,7 @@ from optimizer.claims import (
     split_sentences,
     tokens,
 )
-from optimizer.local.residue import SECOND_PERSON
+from optimizer.local.residue import CLOSING, SECOND_PERSON
 
 _ROW = re.compile(r"^\s*\|{1,2}(.*?)\|{1,2}\s*$")
 _RULE_ROW = re.compile(r"^\s*\|?[\s:|+-]*-{2,}[\s:|+-]*\|?\s*$")
@@ -327,7 +328,7 @@ def bare_answer_as_subject(text: str) -> str:
 
 #: A unified diff's lines: "-old" and "+new" (and "@@"/"---"/"+++" headers).
 _DIFF_LINE = re.compile(r"^\s*([-+])\s?(\S.*)$")
-_DIFF_HEADER = re.compile(r"^\s*(?:@@.*@@.*|-{3}\s+\S.*|\+{3}\s+\S.*)$")
+_DIFF_HEADER = re.compile(r"^\s*(?:@@(?:.*@@.*)?|-{3}\s+\S.*|\+{3}\s+\S.*)$")
 
 
 def _diff_key(text: str) -> str:
@@ -720,18 +721,26 @@ def form_fields_as_lines(text: str, answer: str = "") -> str:
     ("Host: obs-07") goes in brackets after the first sentence of the free text ("... is
     held (host obs-07)."). A field that opens its line ends with that line. Only a
     message with two or more such fields, one of them an expected or actual one, is a
-    form."""
+    form; or a ticket: three fields or more at line starts, two of them bookkeeping."""
     fields = [m for m in _FORM_FIELD.finditer(text)
               if m.group("label")[0].isupper() or m.start() == 0 or text[m.start() - 1] == "\n"]
     labelled = [_FORM_ROLES[" ".join(m.group("label").lower().split())] for m in fields]
-    if len(fields) < 2 or not {"answer", "expected"} & set(labelled):
+    # (or a ticket: three fields or more that open their lines, two of them its
+    # bookkeeping: "TICKET: DBA-4471", "TYPE: correction", "RULE: ...", "STATUS: closed")
+    ticket = sum(m.start() == 0 or text[m.start() - 1] == "\n" for m in fields) >= 3 and \
+        labelled.count("meta") >= 2
+    if len(fields) < 2 or not ({"answer", "expected"} & set(labelled) or ticket):
         return text
     roles = []
     for i, m in enumerate(fields):
         end = fields[i + 1].start() if i + 1 < len(fields) else len(text)
         roles.append(_field_role(m.group("label"), m.group("whose") or "",
                                  text[m.end():end].split("\n", 1)[0], answer))
-    out = [(text[:fields[0].start()].strip(), "note")]
+    preamble = text[:fields[0].start()].strip()
+    if ticket and re.fullmatch(r"(?i:ticket|case|incident|request|issue|change)\s*[#:]?\s*"
+                               r"[\w.-]+", preamble):
+        preamble = ""  # "TICKET IT-OPS-4471" over the fields: the ticket's number
+    out = [(preamble, "note")]
     scopes = []
     for i, (m, role) in enumerate(zip(fields, roles, strict=True)):
         end = fields[i + 1].start() if i + 1 < len(fields) else len(text)
@@ -773,7 +782,19 @@ _LOG_LINE = re.compile(r"^[ \t]*(?:(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|No
                        # GLib's "(org.gnome.Nautilus:4123): GVFS-WARNING **: ..."
                        r"\([\w.-]+:\d+\):[ \t]+[\w-]*(?:WARNING|CRITICAL|ERROR|DEBUG|MESSAGE)"
                        r"\b|"
-                       r"(?:ERROR|FATAL|PANIC|DETAIL|HINT|CONTEXT|STATEMENT|LOG):[ \t]{2})[^\n]*"
+                       r"(?:ERROR|FATAL|PANIC|DETAIL|HINT|CONTEXT|STATEMENT|LOG):[ \t]{2}|"
+                       # the kernel's ring buffer: "[ 8812.441203] ata2.00: ..."
+                       r"\[[ \t]*\d+\.\d{3,}\][ \t]|"
+                       # a query plan: "Seq Scan on t  (cost=0.00..98.40 rows=1 width=212)",
+                       # "Planning Time: 0.213 ms", "QUERY PLAN", a psql prompt or a row count
+                       r"[^\n]*\(cost=\d|(?:Planning|Execution)[ \t]+Time:|QUERY PLAN\b|"
+                       r"-{5,}[ \t]*$|\(\d+ rows?\)[ \t]*$|[\w-]+=[*!(']?[>#][ \t]|"
+                       # systemctl status and wget chatter
+                       r"[●○×][ \t]+\S+\.(?:service|timer|socket|mount)\b|(?:Loaded|Active|Docs|"
+                       r"Main PID|Tasks|Memory|CPU|CGroup|TriggeredBy):[ \t]|(?:Connecting to|"
+                       r"Resolving|HTTP request sent|Proxy request sent|Length:|Saving to:)[ \t,]|"
+                       # a shell prompt: the command the writer ran, not a statement
+                       r"\$[ \t]+\S)[^\n]*"
                        # and the indented lines that continue it
                        r"(?:\n[ \t]+\S[^\n]*)*$", re.MULTILINE)
 
@@ -803,10 +824,60 @@ _COMMIT_LINE = re.compile(
     re.IGNORECASE | re.MULTILINE)
 
 
+#: A closing alone on its line ("Kind regards", "Thanks,") or the "-- " line over a
+#: signature.
+_CLOSING_LINE = re.compile(r"^[ \t]*(?:(?i:" + CLOSING + r")[ \t]*[,!.]?|--[ \t]?)[ \t]*$",
+                           re.MULTILINE)
+#: What marks the lines under a closing as a signature: an address, a telephone, a web
+#: page, a legal notice.
+_SIGNATURE_MARK = re.compile(r"[\w.+-]+@[\w-]+\.[\w.-]+|\bwww\.|https?://|(?i:\b(?:tel|phone|"
+                             r"mobile|mob|fax|cell)\b\.?:?)|\+\d[\d ()-]{6,}|(?i:confidential|"
+                             r"intended recipient|disclaimer|registered (?:office|in)|"
+                             r"before printing)")
+#: A legal notice under a message: "CONFIDENTIALITY NOTICE: This e-mail and any
+#: attachments are confidential ...", to the end of its paragraph.
+_LEGAL_NOTICE = re.compile(r"^[ \t]*(?:(?i:confidentiality notice|disclaimer|legal notice)"
+                           r"\b|(?i:this (?:e-?mail|message)(?: and any (?:attachments?|files?)"
+                           r"(?: transmitted with it)?)? (?:is|are|may (?:be|contain)) "
+                           r"(?:confidential|intended|privileged)))[^\n]*(?:\n[ \t]*\S[^\n]*)*",
+                           re.MULTILINE)
+_POSTSCRIPT = re.compile(r"^[ \t]*(?i:p\.?\s?s\.?)[:,]?[ \t]+\S", re.MULTILINE)
+
+
+def signature_removed(text: str) -> str:
+    """An e-mail without what is under its closing: a closing alone on its line ("Kind
+    regards", "--") with a signature under it (an address, a telephone, a web page, a
+    legal notice, or a few lines of name and title with no sentence in them) ends the
+    message, but for a postscript ("P.S. ..."). A legal notice goes wherever it is."""
+    text = _LEGAL_NOTICE.sub("", text)
+    for m in _CLOSING_LINE.finditer(text):
+        if len(tokens(text[:m.start()])) < 3:
+            continue
+        tail = text[m.end():]
+        ps = _POSTSCRIPT.search(tail)
+        signature = tail[:ps.start()] if ps else tail
+        lines = [ln.strip() for ln in signature.splitlines() if ln.strip()]
+        short = len(lines) <= 4 and not any(re.search(r"[.!?]$", ln) and len(tokens(ln)) > 4
+                                             for ln in lines)
+        if _SIGNATURE_MARK.search(signature) or short:
+            return (text[:m.start()].rstrip() + ("\n\n" + tail[ps.start():].strip()
+                                                 if ps else "")).strip()
+    return text
+
+
+#: ``git log``'s header over a commit: "commit 4be19c2", "Author: ...", "Date: ...".
+_GIT_LOG_HEADER = re.compile(r"^commit[ \t]+[0-9a-f]{7,40}\b[^\n]*\n(?:(?:Author|Date|Merge|"
+                             r"AuthorDate|Commit|CommitDate):[^\n]*\n)*", re.IGNORECASE)
+
+
 def commit_lines_removed(text: str) -> str:
     """A message written as a commit ("fix(bot): ..." over a body, "Refs: X" under it)
     without its header and trailers; only a message with a header is read so, and only
-    when text remains."""
+    when text remains. Pasted from ``git log``, the commit's own header goes and its
+    message loses the log's indentation."""
+    log = _GIT_LOG_HEADER.match(text.lstrip())
+    if log:
+        text = textwrap.dedent(text.lstrip()[log.end():]).strip("\n")
     if not re.match(r"^[ \t]*(?:fix|feat|chore|docs|refactor|style|test|perf|build|ci|revert)"
                     r"(?:\([^)\n]*\))?!?:[ \t]", text, re.IGNORECASE):
         return text

@@ -30,9 +30,11 @@ from optimizer.claims import (
     POLICY,
     SPEECH_VERBS,
     STRONG_KINDS,
+    WORD_NUMBER,
     english_word,
     items,
     negated,
+    number_value,
     past_tense,
     strip_discourse,
     tokens,
@@ -480,12 +482,14 @@ def residue(clause: str, first: bool = True) -> str:
         return "the writer's own story or opinion"  # "Tried this for twenty minutes with ..."
     if len(toks) >= 3 and (toks[0] in IRREGULAR_PAST - _BASE_FORMS or (
             toks[0].endswith("ed") and len(toks[0]) > 4)) and toks[1] not in _PREPOSITIONS and \
+            toks[1] not in _HOW_OFTEN and \
             not (toks[0] == "left" and toks[1] not in _DETERMINERS) and \
             not strong and not any(t in _SCOPE or t in _PRESENT for t in toks) and \
             not _states_rule(c):
         # "Tried this for twenty minutes", "swapped cables for an hour": the writer's
         # story with its subject left out. "Deleted files are purged nightly" has a verb
-        # in the present; "managed by Ansible", "deducted from salary" are participles.
+        # in the present; "managed by Ansible", "deducted from salary", "rotated daily by
+        # logrotate" are participles.
         return "the writer's own story or opinion"
     if _NOT_SURE_OF_REST.search(c):
         return "a guess"  # "I'm not 100% sure how the rest of it works", "Not sure if ..."
@@ -634,6 +638,11 @@ def announces(head: str) -> bool:
     return _FOR_READERS.match(head.strip()) is not None and len(tokens(head)) <= 12
 
 
+#: How often something is done: after a participle, a description ("rotated daily").
+_HOW_OFTEN = frozenset("""daily weekly nightly hourly monthly yearly annually quarterly
+automatically centrally locally remotely once twice""".split())
+
+
 def _label(head: str) -> bool:
     """A short label before a colon that only announces what follows."""
     toks = tokens(head)
@@ -671,7 +680,8 @@ def second_person(text: str) -> str:
                   r"can|can't|cannot|must|only|also|don't|do not|am not)\b)", swap, text)
 
 
-_CLOSING = (r"(?:thanks|thank you|many thanks|cheers|regards|kind regards|best regards|best|"
+#: The words that close a message before the writer's name ("Kind regards").
+CLOSING = (r"(?:thanks|thank you|many thanks|cheers|regards|kind regards|best regards|best|"
             r"best wishes|all the best|ta|yours(?: sincerely| truly| faithfully)?|"
             r"i remain|sent from my \w+|"
             # closings of the languages people often mix into work English
@@ -686,7 +696,7 @@ _TITLE = r"(?:mr|mrs|ms|miss|dr|prof|cllr|sr|fr)\.?"
 # a titled name, optionally with a role ("Cheers,\nRhiannon (Fenmoor depot)", "— Mr.
 # Okafor, Video Production, North HS", "I remain, yours &c., Cllr Harold").
 _SIGN_OFF = re.compile(
-    r"(?:^|(?<=[.!?\n])|\s)\s*(?:" + _CLOSING + r"\b[^\n]{0,40}?[,!.]?\s*(?:[-–—~]\s*)?"
+    r"(?:^|(?<=[.!?\n])|\s)\s*(?:" + CLOSING + r"\b[^\n]{0,40}?[,!.]?\s*(?:[-–—~]\s*)?"
     r"(?:" + _TITLE + r"\s+)?|(?:-\s+|[–—~]\s*)(?:" + _TITLE + r"\s+)?|" + _TITLE + r"\s+)"
     # ("Office of Data Governance": a name with its small words)
     r"(?-i:[A-Z][\w'-]+)(?:[ \t]+(?:(?-i:of|for|and|the|de|van|von|du)[ \t]+)?"
@@ -839,6 +849,16 @@ _ADDRESS_REPAIR = re.compile(r"(?P<old>" + _ADDRESS + r")[ \t]*[,;–—-][ \t]*
                              re.IGNORECASE)
 
 
+# "0.05 — no wait, that was before the March change, it's 0.02 now": the repair with why
+# the first value was wrong between the two.
+_CODE_REPAIR_WHY = re.compile(r"(?<![\w.:/@-])(?P<old>" + _CODE + r")[ \t]*[-–—,(;][ \t]*"
+                              r"(?:(?:no|nope)\b[ \t]*,?[ \t]*)?(?:wait|sorry|i\s+mean|correction)"
+                              r"[,:]?[ \t]+(?:that|this|it|those)(?:'s|\s+was|\s+is|\s+were)"
+                              r"[^,.;\n]{3,60}?,[ \t]*(?:it(?:'s|[ \t]+is)[ \t]+|now[ \t]+|"
+                              r"make[ \t]+(?:it|that)[ \t]+)?(?P<new>" + _CODE
+                              + r")(?![\w@/])", re.IGNORECASE)
+
+
 def _same_shape(old: str, new: str) -> bool:
     """Whether ``new`` can be a repair of ``old``: both numbers, both codes in capitals
     ("CET" / "UTC"), or both codes that open with the same capital letter ("B07" / "B17",
@@ -970,6 +990,19 @@ _SELF_CONFIRMED = re.compile(r"[ \t]+i\s+think\s*(?:\.{2,}|\u2026|,)\s*(?:yes|ye
                              r"(?:,?\s*(?:just\s+)?(?:looked|checked))?(?=[.!]|\s|$)",
                              re.IGNORECASE)
 
+# "15:30 -- hm, let me check the calendar... yeah sorry, 15:30 UTC is right": the writer
+# checks a value at once and says it again, maybe more fully; the check goes.
+_CHECKED_AT_ONCE = re.compile(
+    r"(?P<val>\d[\w:./]*)[ \t]*[-–—]+[ \t]*(?:(?:hm+|erm|um|uh)\b[,.]?[ \t]*)?let[ \t]+me[ \t]+"
+    r"(?:check|look|double[- ]check|see)\b[^.…\n]*(?:\.{2,}|…)[ \t]*(?:(?:yeah|yes|yep|"
+    r"ok(?:ay)?)\b[,.]?[ \t]*)?(?:sorry\b[,.]?[ \t]*)?(?P<conf>[^.!?\n]+?)[ \t]+(?:is|was)[ \t]+"
+    r"(?:right|correct)\b", re.IGNORECASE)
+
+
+def _checked_at_once(m: re.Match[str]) -> str:
+    conf = m.group("conf").strip()
+    return conf if conf.startswith(m.group("val")) else m.group(0)
+
 
 # "Power Saver is the default I think... no, sorry, Balanced is the default, just
 # checked": the writer takes back the clause before "no" and states the one after it.
@@ -996,17 +1029,29 @@ _COPULA_HEAD = re.compile(r"^(.{0,40}?\b(?:is|are|was|were|'s|runs?|opens?|close
                           r"ends?)\b)\s+\S", re.IGNORECASE)
 
 
+#: A new value that can only be a complement (when, how often, where), never a subject.
+_COMPLEMENT = re.compile(r"(?:every|each|at|on|in|from|since|until|after|before|once|twice|"
+                         r"daily|weekly|nightly|hourly|monthly|\d+)\b", re.IGNORECASE)
+
+
 def _apply_retractions(text: str) -> str:
     def restate(m: re.Match[str]) -> str:
         new = _VOUCHED_TAIL.sub("", m.group("new").strip())
         why = _WHY_OLD.match(new)
         if why:
-            # "It's Tuesdays 18:00 - no wait, that was last year, it moved - Thursdays
-            # 18:00" keeps the old clause's head before the new value: "It's Thursdays
-            # 18:00"
             new = new[why.end():]
-            head = _COPULA_HEAD.match(m.group("old").strip())
+        if why or _COMPLEMENT.match(new):
+            # "It's Tuesdays 18:00 - no wait, that was last year, it moved - Thursdays
+            # 18:00", "they run every hour - no wait, every 2 hours" keep the old clause's
+            # head before the new value: "It's Thursdays 18:00", "they run every 2 hours"
+            old = m.group("old").strip()
+            head = _COPULA_HEAD.match(old)
             if head and not _FINITE.search(new):
+                # ("Starts at 16:00 -- no wait, 15:30": the preposition goes with the value)
+                prep = re.match(r"\s*((?:at|on|in|from|by|until|after|before|every|each)\b)",
+                                old[head.end(1):], re.IGNORECASE)
+                if prep and not re.match(r"[a-z]", new, re.IGNORECASE):
+                    return m.group("start") + f"{head.group(1)} {prep.group(1)} {new}"
                 return m.group("start") + head.group(1) + " " + new
         if len(tokens(new)) < 3:
             return m.group(0)  # "10, no sorry, 14": a value repair (see _INLINE_REPAIR)
@@ -1014,56 +1059,44 @@ def _apply_retractions(text: str) -> str:
     return _RETRACTED.sub(restate, text)
 
 
-_UNITS_19 = ("zero one two three four five six seven eight nine ten eleven twelve thirteen "
-             "fourteen fifteen sixteen seventeen eighteen nineteen").split()
-_TENS = "twenty thirty forty fifty sixty seventy eighty ninety".split()
-_NUMBER_WORD = r"(?:" + "|".join(_UNITS_19 + _TENS + ["hundred", "thousand"]) + r")"
-#: A number in words: "ninety", "a hundred and twenty", "twenty-four".
-_WORD_NUMBER = (r"(?:an?\s+)?" + _NUMBER_WORD + r"(?:(?:\s+and\s+|[\s-]+)" + _NUMBER_WORD
-                + r")*")
 # "every ninety days - sorry, a hundred and twenty days": a repair in words.
-_WORD_REPAIR = re.compile(r"\b(" + _WORD_NUMBER + r"|\d+)[ \t]+([a-z]+)[ \t]*(?:[-–—,(;][ \t]*)?"
-                          r"(?:" + _REPAIR_WORDS + r")[ \t]*[:,]?[ \t]*(" + _WORD_NUMBER
+_WORD_REPAIR = re.compile(r"\b(" + WORD_NUMBER + r"|\d+)[ \t]+([a-z]+)[ \t]*(?:[-–—,(;][ \t]*)?"
+                          r"(?:" + _REPAIR_WORDS + r")[ \t]*[:,]?[ \t]*(" + WORD_NUMBER
                           + r"|\d+)[ \t]+([a-z]+)\b", re.IGNORECASE)
-
-
-def _number_value(text: str) -> int | None:
-    """120 for "a hundred and twenty", 24 for "twenty-four", 7 for "7"; None otherwise."""
-    if text.isdigit():
-        return int(text)
-    total = current = 0
-    for w in re.split(r"[\s-]+", text.lower()):
-        if w in ("a", "an"):
-            current = current or 1
-        elif w == "and":
-            continue
-        elif w in _UNITS_19:
-            current += _UNITS_19.index(w)
-        elif w in _TENS:
-            current += 20 + 10 * _TENS.index(w)
-        elif w == "hundred":
-            current = (current or 1) * 100
-        elif w == "thousand":
-            total, current = total + (current or 1) * 1000, 0
-        else:
-            return None
-    return total + current
 
 
 def _word_repair(m: re.Match[str]) -> str:
     old, old_unit, new, new_unit = m.groups()
-    value = _number_value(new)
+    value = number_value(new)
     if (old.isdigit() and new.isdigit()) or value is None or \
             old_unit.lower().rstrip("s") != new_unit.lower().rstrip("s"):
         return m.group(0)  # (digits on both sides: the inline repair's)
     return f"{value} {new_unit}"
 
 
+# "CONNECTION LIMIT ninety — sorry, one hundred and twenty — out of", "gets three — no,
+# two gigabytes": a number in words repaired without a unit of its own.
+_BARE_WORD_REPAIR = re.compile(r"\b(" + WORD_NUMBER + r")[ \t]*[-–—,;][ \t]*(?:(?:no|nope)\b"
+                               r"[ \t]*,?[ \t]*)?(?:" + _REPAIR_WORDS + r"\b[ \t]*[:,]?[ \t]*)?"
+                               r"(?<=[\s,:])(" + WORD_NUMBER + r")\b(?:[ \t]*[-–—](?=[ \t]+\w))?",
+                               re.IGNORECASE)
+
+
+def _bare_word_repair(m: re.Match[str]) -> str:
+    between = m.group(0)[len(m.group(1)):m.start(2) - m.start()]
+    if not re.search(r"\b(?:no|nope|sorry|i mean|i meant|correction|make that|wait|or rather|"
+                     r"rather)\b", between, re.IGNORECASE):
+        return m.group(0)  # "one, two, three": a list, not a repair
+    value = number_value(m.group(2))
+    return m.group(0) if value is None else str(value)
+
+
 def apply_self_corrections(message: str) -> str:
     """The message with the writer's own repairs applied: "valid 30 days — sorry, 14
     days" reads "valid 14 days"; an "edit: 60 days, not 90" note replaces 90 days where
     the message said it, and goes."""
-    text = message = _WORD_REPAIR.sub(_word_repair, message)
+    text = message = _BARE_WORD_REPAIR.sub(_bare_word_repair,
+                                           _WORD_REPAIR.sub(_word_repair, message))
     for m in list(_INLINE_REPAIR.finditer(message))[::-1]:
         old_unit, new_unit = (m.group(2) or "").strip(), (m.group(4) or "").strip()
         rest = text[m.end():]
@@ -1085,12 +1118,14 @@ def apply_self_corrections(message: str) -> str:
         unit = m.group(4) or m.group(2) or ""
         text = head + f"{m.group(3)}{unit}" + rest
     text = _ADDRESS_REPAIR.sub(lambda m: m.group("new"), text)
+    text = _CODE_REPAIR_WHY.sub(lambda m: m.group("new") if _same_shape(
+        m.group("old"), m.group("new")) else m.group(0), text)
     for _ in range(3):  # ("2222 - no wait, 2202, sorry, 2202": a repair, then its echo)
         repaired = _CODE_REPAIR.sub(_code_repair, text)
         if repaired == text:
             break
         text = repaired
-    text = _SELF_CONFIRMED.sub("", text)
+    text = _CHECKED_AT_ONCE.sub(_checked_at_once, _SELF_CONFIRMED.sub("", text))
     text = _apply_retractions(text)
     text = _apply_repair_sentences(_apply_edit_sentences(text))
     for m in list(_EDIT_NOTE.finditer(text)):
@@ -1236,6 +1271,10 @@ def strip_self_introduction(sentence: str) -> str:
     return sentence.strip()
 
 
+#: An operator standing alone between commas.
+_OPERATOR = re.compile(r"\s*(?:[<>]=?|[!=~]=|={1,3}|@[>?@]|<@|&&|\|\||[-+*/%^])\s*")
+
+
 def strip_residue(sentence: str) -> str:
     """The sentence without its conversational clauses (see the module docstring);
     "" when nothing factual is left."""
@@ -1272,6 +1311,8 @@ def strip_residue(sentence: str) -> str:
         if sep.strip().startswith(":") and kept and _label(" ".join(c for _, c in kept)):
             kept = []  # "For the next person: X" -> "X"
         why = residue(clause, first=not kept and i == 0)
+        if _OPERATOR.fullmatch(clause):
+            why = ""  # "can't serve <, <=, >, >= though": an item of a list of operators
         if why == "the writer's own story or opinion" and kept and sep.strip(" ,").lower() in (
                 "and", "or", "nor") and re.match(
                 r"^(?:the|a|an|our|its|their|his|her)\b", clause.strip(), re.IGNORECASE):

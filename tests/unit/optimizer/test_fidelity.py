@@ -82,6 +82,12 @@ def test_unsupported_text_is_what_neither_the_feedback_nor_the_query_says() -> N
     assert len(template) == 1 and "concern" in template[0] and "inventory" in template[0]
 
 
+def test_a_number_the_writer_spelled_out_supports_its_digits() -> None:
+    said = "The cap is ninety, sorry, one hundred and twenty per group."
+    assert unsupported_text("", "The cap is 120 per group.", said, "group cap") == []
+    assert unsupported_text("", "The cap is 125 per group.", said, "group cap") != []
+
+
 def test_stale_claims_are_overturned_values_stated_without_negation() -> None:
     assert overturned_values(ANSWER, FACTS) >= {"30", "reports > freezers", "freezers"}
     assert stale_claims("Where do I export the freezer temperatures?",

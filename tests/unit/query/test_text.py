@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from query.text import jaccard, plain_text, query_terms, words
+from query.text import has_markup, jaccard, plain_text, query_terms, words
 from query.unicode61 import TOKEN_RANGES
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -89,3 +89,12 @@ def test_a_tag_shaped_placeholder_in_a_code_span_stays_and_one_outside_goes() ->
     assert plain_text(msg) == "Run `archive-job <code> --dry-run` first. Then run it for real."
     # A script is dropped wherever it sits, code span or not.
     assert "alert" not in plain_text("Use `<script>alert(1)</script>` here")
+
+
+def test_a_placeholder_joined_to_a_name_stays_and_markup_glued_to_words_goes() -> None:
+    # "<time>" and "<table>" are HTML elements; joined to a name by "_" they are placeholders
+    assert plain_text("name = ix_<table>_<columns>") == "name = ix_<table>_<columns>"
+    assert plain_text("cue_<time>_<deck>.lx") == "cue_<time>_<deck>.lx"
+    assert plain_text("one<br>two") == "one two"
+    assert plain_text("x<b>bold</b> y") == "x bold y"
+    assert has_markup("a<img src=x onerror=alert(1)>")
