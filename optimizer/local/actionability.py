@@ -90,6 +90,8 @@ from optimizer.local.layout import (
 )
 from optimizer.local.message_check import MessageCheck, may_veto, shipped_check
 from optimizer.local.residue import (
+    CONDITION_ONLY,
+    DANGLING_CONDITION,
     announces,
     apply_self_corrections,
     forwarded_message,
@@ -1788,11 +1790,19 @@ def clean_sentence(sentence: str, context: str = "", topic: str = "") -> str:
         # the rows": verdicts, praise and anecdotes are not part of the fact.
         # ("..., it doesn't work outside the gyms" is what the thing just named does
         # somewhere: a fact, not a verdict on the answer.)
-        kept = [c for i, c in enumerate(clauses) if not ((verdict(c) and not (
-            i > 0 and _SCOPED_FAILURE.match(c))) or (
+        dropped = [(verdict(c) and not (i > 0 and _SCOPED_FAILURE.match(c))) or (
             i > 0 and (_ANECDOTE.search(c) or _PRAISE.search(c)) and len(tokens(c)) <= 8
             and not any(it.kind in STRONG_KINDS for it in items(c))
-            and not _CONJUNCT.match(c)))]
+            and not _CONJUNCT.match(c)) for i, c in enumerate(clauses)]
+        # (the condition of a dropped verdict goes with it: "— if you get them
+        # personally, your alias is wrong")
+        # (only when nothing kept comes after: "If you need X, that isn't possible, we
+        # check it in the application" keeps the condition of what is kept)
+        followed = [i + 1 < len(clauses) and all(dropped[i + 1:])
+                    for i in range(len(clauses))]
+        kept = [DANGLING_CONDITION.sub("", c) if followed[i] else c
+                for i, c in enumerate(clauses)
+                if not dropped[i] and not (followed[i] and CONDITION_ONLY.fullmatch(c))]
         if kept and len(kept) < len(clauses) and not _RELATIVE_START.match(kept[0]):
             s = ", ".join(kept)  # (not when only "which follow their own schedule" is left)
     parts = re.split(r"(;\s+)", s)

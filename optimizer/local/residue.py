@@ -1271,8 +1271,17 @@ def strip_self_introduction(sentence: str) -> str:
     return sentence.strip()
 
 
+#: A condition at the end of a clause, whose consequence is the next clause.
+DANGLING_CONDITION = re.compile(r"\s*[—–-]+\s*(?:if|when|unless)\b[^,;—–]*$", re.IGNORECASE)
+#: A clause that is only a condition ("if you get them"): with nothing after it, it goes.
+CONDITION_ONLY = re.compile(r"\s*(?:if|when|unless)\b[^,;—–]*[.!]?\s*", re.IGNORECASE)
 #: An operator standing alone between commas.
 _OPERATOR = re.compile(r"\s*(?:[<>]=?|[!=~]=|={1,3}|@[>?@]|<@|&&|\|\||[-+*/%^])\s*")
+
+
+def _kept_after(clauses: list[str], i: int) -> bool:
+    """Whether a clause after the ``i``-th says something (is no talk)."""
+    return any(c.strip() and not residue(c) for c in clauses[i + 1:])
 
 
 def strip_residue(sentence: str) -> str:
@@ -1330,6 +1339,15 @@ def strip_residue(sentence: str) -> str:
                 before_story = [c for _, c in kept]
             dropped_story = dropped_story or story
             carried = reply_scope(clause) or carried
+            if kept and kept[-1][1] == clauses[i - 1] and not _kept_after(clauses, i) and (
+                    CONDITION_ONLY.fullmatch(kept[-1][1])
+                    or DANGLING_CONDITION.search(kept[-1][1])):
+                # ("... not to individuals — if you get them personally, your alias is
+                # wrong": the condition goes with what it was the condition of)
+                head = DANGLING_CONDITION.sub("", CONDITION_ONLY.sub("", kept[-1][1])
+                                              if CONDITION_ONLY.fullmatch(kept[-1][1])
+                                              else kept[-1][1])
+                kept[-1:] = [(kept[-1][0], head)] if head.strip() else []
             continue
         clause = _OUTCOME.sub("", clause.strip()) or clause
         if carried:

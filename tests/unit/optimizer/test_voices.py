@@ -884,3 +884,21 @@ def test_a_value_checked_at_once_keeps_the_checked_value() -> None:
     # a check that finds another value is no confirmation: both values stay for the reader
     text = "The pool closes at 21:00 - let me look... yes, 22:00 is right."
     assert "22:00" in apply_self_corrections(text)
+
+
+def test_the_condition_of_a_dropped_remark_goes_with_it() -> None:
+    from optimizer.local.actionability import clean_sentence
+    assert clean_sentence("Invoices go to the finance inbox, not to managers — if you get "
+                          "them yourself, your mail rule is wrong.") == (
+        "Invoices go to the finance inbox, not to managers.")
+    assert clean_sentence("Spare keys stay in the key safe, if you took one home, that "
+                          "is wrong.") == "Spare keys stay in the key safe."
+    # a condition that belongs to a kept clause stays
+    assert clean_sentence("Ring the duty desk if the kiln alarm sounds.") == (
+        "Ring the duty desk if the kiln alarm sounds.")
+    assert clean_sentence("If you need a second kiln slot, that is not possible online, "
+                          "we book it at the desk.") == (
+        "If you need a second kiln slot, we book it at the desk.")
+    assert clean_sentence("Glazes are mixed on Mondays, unless the kiln is being "
+                          "serviced.") == ("Glazes are mixed on Mondays, unless the kiln is "
+                                           "being serviced.")
