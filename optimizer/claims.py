@@ -572,6 +572,12 @@ _FILLER_EDGES = re.compile(r"^\s*(?:(?:ok(?:ay)?|yeah|well|hi|hello)[\s,]+)*so\b
                            r"(?:thanks|thank you|cheers)\s+(?:bye|ta-?ta)|ok(?:ay)?\s+bye)"
                            r"\s*[.!]*\s*$",
                            re.IGNORECASE | re.MULTILINE)
+#: Politeness particles and forms of address of the Englishes people write at work: the
+#: Filipino "po" and "naman" before a mark ("turned off po, since"), a Turkish "Hocam," or
+#: a Hindi "ji" opening the message.
+_PARTICLE = re.compile(r"[ \t]+(?-i:po|naman)(?=[ \t]*[,.!?;])|"
+                       r"^[ \t]*(?i:hocam|abi|ji|bhai|kuya|ate|sir ji)[ \t]*,[ \t]*",
+                       re.MULTILINE)
 #: A discourse tag between commas ("you just, like, toggle it", "the desk, right, has a
 #: dock", "login, yeah, is off"); a bare "er" of a dictated message.
 _TAG = re.compile(r"[ \t]*,[ \t]*(?:like(?:[ \t]+ever)?|yeah|yep|you know|right|basically|"
@@ -584,13 +590,23 @@ _TAG = re.compile(r"[ \t]*,[ \t]*(?:like(?:[ \t]+ever)?|yeah|yep|you know|right|
 _STUTTER = re.compile(r"\b((?-i:[A-Za-z]+(?:'[a-z]+)?)(?:[ \t]+(?-i:[a-z]+(?:'[a-z]+)?)){0,1}[ \t]+"
                       r"(?:a|an|the|to|of|is|it's|that's|was|we|you|in|on|for))"
                       r",[ \t]+\1\b")
+#: A phrase started again after a dash: "not the - not the Bidders one".
+_DASH_STUTTER = re.compile(r"(?<![\w-])((?-i:[a-z]+)(?:[ \t]+(?-i:[a-z]+)){0,2})[ \t]+[-–—][ \t]+"
+                           r"\1(?=[ \t])")
+#: One short word said twice: "the thing is we, we don't", "and, and then". Only words
+#: that cannot end a clause: "suspend it, it keeps running", "is it on, on the kiosks",
+#: "release it it gets deleted" and "a drop-in in /etc" say the word twice on purpose.
+_WORD_STUTTER = re.compile(r"(?<![\w'-])(we|I|they|he|she|the|a|an|to|and|but|if|when|at|"
+                           r"it's|that's|there's),?[ \t]+\1(?=[ \t])")
 #: Radio procedure closing a sentence: "... until landing, over."
 _RADIO_OVER = re.compile(r"[ \t]*,[ \t]*over(?=[ \t]*[.!](?:\s|$))", re.IGNORECASE)
 #: A number repaired with a spoken "er": "PostgreSQL 15.5, er, 15.6".
 _ER_REPAIR = re.compile(r"(?<![\w.])(\d[\w.:/%+-]*\w|\d)[ \t]*,[ \t]*(?-i:e+r+m*)[ \t]*,[ \t]*"
                         r"(\d[\w.:/%+-]*\w|\d)(?![\w])")
-#: Footnote marks ("Correct as far as it goes.¹ ²"): where a note is, not what it says.
-_FOOTNOTE_MARK = re.compile(r"[ \t]*[¹²³⁴⁵⁶⁷⁸⁹⁰]+")
+#: Footnote marks ("Correct as far as it goes.¹ ²"): where a note is, not what it says
+#: (a unit's power stays: "120 cd/m²", "40 m³").
+_FOOTNOTE_MARK = re.compile(r"(?<!\bm)(?<!cm)(?<!mm)(?<!km)(?<!ft)(?<!in)"
+                            r"[ \t]*[¹²³⁴⁵⁶⁷⁸⁹⁰]+")
 #: A tag that closes a sentence ("It's `ssh -J bast-1 host`, yeah.").
 _TAG_END = re.compile(r"[ \t]*,[ \t]*(?:yeah|yep|right|you know|basically)(?=[ \t]*[.!?](?:\s|$))",
                       re.IGNORECASE)
@@ -744,7 +760,7 @@ def _filler(m: re.Match[str]) -> str:
 
 
 _GLUED_AFTER = frozenset("""just really then to the a an and or but so very only also still
-even simply because since if when that as unless while""".split())
+even simply because since if when that as unless while for of with from into by at""".split())
 _VERB_NEXT = frozenset("""is are was were has have does do can must will should would isn't
 aren't doesn't don't can't won't""".split())
 
@@ -759,8 +775,9 @@ def _tag(m: re.Match[str]) -> str:
     if not before or not after:
         return _filler(m)
     prev, nxt = before[-1].lower().strip(",."), after[0].lower()
-    if nxt in _VERB_NEXT or prev in _GLUED_AFTER or not m.group(0).strip().startswith(","):
-        return _filler(m)
+    if nxt in _VERB_NEXT or prev in _GLUED_AFTER or prev in _VERB_NEXT or \
+            prev.endswith("'s") or not m.group(0).strip().startswith(","):
+        return _filler(m)  # ("it's, like, plain VACUUM": the copula leads into it)
     return ", "
 
 
@@ -783,9 +800,9 @@ def plain_voice(text: str) -> str:
     text = _FOOTNOTE_MARK.sub("", text)
     text = _ER_REPAIR.sub(r"\2", text)
     text = _RADIO_OVER.sub("", text)
-    text = _STUTTER.sub(r"\1", text)
-    text = _FILLER.sub(_filler, text)
-    text = _TAG.sub(_tag, text)
+    text = _WORD_STUTTER.sub(r"\1", _STUTTER.sub(r"\1", _DASH_STUTTER.sub(r"\1", text)))
+    text = _FILLER.sub(_filler, _PARTICLE.sub("", text))
+    text = _WORD_STUTTER.sub(r"\1", _TAG.sub(_tag, text))  # ("at, er, at six")
     text = _TAG_END.sub("", text)
     text = _LIKE_VALUE.sub(r"\1 ", text)
     text = _ANNOUNCE.sub("", text)
@@ -1110,7 +1127,10 @@ _SELF_INTRO = re.compile(r"(?:(?:[A-Z][\w-]*|(?i:hi|hello|hey)),\s+(?i:this)\s+i
                          r"the\s+phones|the\s+\w+\s+shift))\s*[.!]?|"
                          r"(?i:this\s+is)\s+[A-Z][A-Za-z'-]+"
                          r"(?:\s+[A-Z][A-Za-z'-]+)?\s+(?:on|from|at|in|of)\s+(?:the\s+)?"
-                         r"[^,.!?]{1,30})(?:,\s*over)?\s*[.!]?|"
+                         r"[^,.!?]{1,30})(?:,\s*over)?"
+                         # "this is Tomasz from Accounts, voice note, sorry."
+                         r"(?:,\s*(?i:(?:a\s+)?(?:voice\s+note|quick\s+one|quick\s+note))"
+                         r"(?:,\s*(?i:sorry))?)?\s*[.!]?|"
                          r"(?:(?:hi|hello|hey)[,!]?\s+)?(?:(?:it'?s|this\s+is)\s+)?"
                          r"[A-Z][\w'-]+(?:\s+[A-Z][\w'-]+)?"
                          # (the team or place, with no verb: "X of Y is prohibited here" is

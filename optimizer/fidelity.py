@@ -124,7 +124,9 @@ def unsupported_text(title: str, body: str, feedback: str, query: str) -> list[s
     said = " ".join([word for mark, word in CHECK_MARKS.items() if mark in feedback] + [
         full for short, full in SHORTHAND.items()
         if re.search(rf"(?<![\w/.-]){re.escape(short)}(?![\w/.-])", feedback, re.IGNORECASE)])
-    support = content_stems(f"{feedback}\n{query}\n{said}")
+    # (a footnote mark glued to a word is no part of it: "water.¹", "stored¹")
+    unmarked = re.sub(r"[¹²³⁴⁵⁶⁷⁸⁹⁰]+", " ", feedback)
+    support = content_stems(f"{feedback}\n{unmarked}\n{query}\n{said}")
     # A pronoun's contraction is no content of its own ("It's 30s" for "its 30s").
     support |= {stem(t) for t in tokens(body) if "'" in t and t.split("'", 1)[0] in STOPWORDS}
     support_numbers = {t for t in tokens(f"{feedback}\n{query}") if any(c.isdigit() for c in t)}

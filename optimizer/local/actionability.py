@@ -65,6 +65,7 @@ from optimizer.local.layout import (
     arrows_as_values,
     banner_removed,
     bare_answer_as_subject,
+    bookkeeping_removed,
     chat_as_lines,
     checkmarks_as_statements,
     code_comments_as_text,
@@ -148,6 +149,12 @@ _CONFIRM = re.compile(r"^(?:yes|yep|yeah|exactly|correct|right|indeed|true|agree
 #: An imperative addressed to the assistant ("give me the commands", "show me").
 _TO_ASSISTANT = re.compile(r"^(?:just\s+|please\s+)?(?:give|show|tell|send|explain|write)"
                            r"\s+(?:me|us)\b", re.IGNORECASE)
+#: An order to tell a person or a team something, not the assistant: "tell the on-call in
+#: SEISOPS before you start", "inform your manager first".
+_TELL_SOMEONE = re.compile(r"^(?:(?:oh\s+)?and\s+|also\s+|then\s+)?(?:tell|inform|notify|warn|"
+                           r"ping)\s+(?:the|your)\s+(?!(?:bot|assistant|ai|model|answer)\b)"
+                           r"[\w-]+(?:\s+[\w-]+)?\s+(?:in|on|at|from|before|after|when|if|first|"
+                           r"about|that)\b", re.IGNORECASE)
 #: What an answer left out ("nothing about X", "doesn't mention Y").
 _COVERAGE = re.compile(r"\b(?:nothing (?:about|on)|no mention|(?:does(?:n't| not)|did(?:n't|"
                        r" not)|never) (?:mention|cover|explain|say|talk about)|missing|lacks|"
@@ -323,7 +330,9 @@ def _doubt_elsewhere(text: str, others: Sequence[str]) -> bool:
 _DOUBT = re.compile(r"\b(?:no idea|not sure|don't know|do not know|dunno|unsure|can't say|"
                     r"cannot say|not certain)\s+(?:if|whether)\b|\byou never know\b|"
                     # someone else's guess: "Stefan reckons ...", "he wasn't sure"
-                    r"\b(?:reckons|reckoned|thinks|believes|suspects)\b|"
+                    # (not "before anyone even thinks about dropping it")
+                    r"\b(?:reckons|reckoned|thinks|believes|suspects)\b"
+                    r"(?!\s+(?:about|of)\s+\w+ing\b)|"
                     r"\b(?:he|she|they)\s+(?:wasn't|weren't|isn't|aren't|was not|is not)\s+sure\b|"
                     r"\bsaid\s+(?:he|she|they)(?:'d|\s+would)\s+confirm\b", re.IGNORECASE)
 #: The writer vouches for one fact among doubts: "this one I actually checked", "I know
@@ -467,6 +476,9 @@ def _denies(text: str) -> bool:
 
 #: Sarcasm: what it names is the thing not to do.
 _SARCASM = re.compile(r"\bwhat could (?:possibly )?go wrong\b|"
+                      # "Oh brilliant, yes, let's have X nod off mid-shoot. Love that for us."
+                      r"\blove\s+that\s+for\s+(?:us|me)\b|^oh\s+(?:brilliant|great|wonderful|"
+                      r"perfect|lovely|fantastic|marvellous|super)\b[^.!?]*\blet'?s\b|"
                       # "Love that it 'restarts itself', it doesn't": mocking a quoted claim
                       r"^(?:(?:i|we)\s+|(?:gotta|got\s+to)\s+)?(?:love|loving|adore)\s+(?:that|how)\b"
                       r"[^.!?]*[\"'“‘]|"
@@ -716,7 +728,8 @@ class LocalActionability:
         written English (``plain_voice``)."""
         # (log output and a commit's bookkeeping before the lines lose their indentation)
         text = strip_quoted(plain_text(headings_as_labels(sql_statements_joined(
-            commit_lines_removed(log_lines_removed(signature_removed(ctx.comment))))),
+            commit_lines_removed(log_lines_removed(bookkeeping_removed(
+                signature_removed(ctx.comment)))))),
             keep_lines=True))
         text = announced_scope_joined(value_lists_joined(
             form_fields_as_lines(banner_removed(text), ctx.answer)))
@@ -765,8 +778,18 @@ class LocalActionability:
             views[0][1].text)) and bool(_SITUATION.search(text)) and not any(
             v.firm_modal or v.negation or _strict_policy(v) or verdict(v.text)
             for _, v in views[1:])
+        # A question about the writer's own machine, with what it shows ("mine prints
+        # 43.9 but About says 43 ... which do they want?"), or an errand for the assistant
+        # ("can you book me a taxi ...? Cost centre VAL-220."): the statements are the
+        # question's context.
+        asking = asking or ("question" in kinds and any(
+            k == "claim" for k in kinds) and all(
+            v.personal and not _HOUSE_RULE.search(v.text)
+            for (_, v), k in zip(views, kinds, strict=True) if k == "claim")) or any(
+            k == "question" and _ERRAND.search(v.text)
+            for (_, v), k in zip(views, kinds, strict=True))
         if asking:
-            kinds = [k if i == 0 or k != "claim" else "chatter" for i, k in enumerate(kinds)]
+            kinds = [k if k != "claim" else "chatter" for k in kinds]
         anchored = on_topic and any(k == "claim" for k in kinds)
         out = []
         translated = _translations([v for _, v in views])
@@ -850,7 +873,9 @@ class LocalActionability:
                 (capitalized(tail), "")]
 
     def _sentence_kind(self, v: SentenceView, ctx: FeedbackContext) -> str:
-        if (_FAREWELL.match(v.text) or _ANNOUNCED_LIST.match(v.text)) and not v.system:
+        if (_FAREWELL.match(v.text) or _ANNOUNCED_LIST.match(v.text) or (
+                (_STATUS_NOTE.match(v.text) or _SEASONAL.match(v.text))
+                and not (v.modal or v.policy or v.negation))) and not v.system:
             # "Let me know if X, and see you at Y": every clause is talk; "Two things.":
             # what follows is the list
             return "chatter"
@@ -939,7 +964,8 @@ class LocalActionability:
             return "opinion" if v.evaluative else "chatter"
         if v.question:
             return "question"
-        if v.speech_imperative and not _DONT_TELL.match(v.text):
+        if v.speech_imperative and not _DONT_TELL.match(v.text) and not _TELL_SOMEONE.match(
+                v.text):
             return "meta"
         if verdict(v.text) and not v.strong:
             return "verdict"
@@ -1027,9 +1053,11 @@ class LocalActionability:
             # ("Perfect, 500G added without unmounting anything": "without" tells how it
             # went, it forbids nothing)
             return "praise"  # "Perfect, the import now takes 20 minutes"
-        if v.evaluative and not firm and (v.personal or v.about_answer):
+        if v.evaluative and not firm and (v.personal or v.about_answer) and not (
+                _OURS_INSTEAD.search(v.text) and novel_items(list(v.strong), ctx.answer)):
             # An opinion of the answer or of one's own experience with it ("very clear
-            # explanation, I'm sending it to my team"), whatever it names.
+            # explanation, I'm sending it to my team"), whatever it names; but "the name
+            # in your example is wrong, ours are arrival_yYYYYmMM" says what holds.
             return "praise" if v.positive else "opinion"
         if v.about_answer and v.negative and not (v.concrete or v.roles or _strict_policy(v)):
             # "This answer is useless, nobody can find anything on that page": a verdict
@@ -1042,7 +1070,8 @@ class LocalActionability:
             v.evaluative == 1 and not firm and not novel)
         if opinion or _SCORE.search(v.text):
             return "praise" if v.success or v.positive else "opinion"
-        if v.about_answer and not (v.modal or _strict_policy(v) or (v.negation and strong_novel)):
+        if v.about_answer and not (v.modal or _strict_policy(v) or (v.negation and strong_novel)
+                                   or (_OURS_INSTEAD.search(v.text) and strong_novel)):
             return "meta" if _TONE.search(v.text) or not (v.evaluative or v.negation) \
                 else "verdict"
         # (the main clause's: "X is the slow keys toggle, which is what happened to a
@@ -1229,6 +1258,12 @@ class LocalActionability:
         if not may_veto([("claim" if s.kind == "opinion" and _SARCASM.search(s.view.text)
                           else s.kind) for s in sents]):
             return result
+        # ("Half right. X is fine for small files. But anything over 10 MB bounces ...":
+        # a claim set against what was granted is the correction, whatever the rest reads as)
+        if any(s.kind == "claim" and _CONTRAST_OPEN.match(s.raw.strip()) and any(
+                p.kind in ("praise", "verdict") for p in sents[:i])
+               for i, s in enumerate(sents)):
+            return result
         others = sorted({s.kind for s in sents} - {"claim", "support"})
         p = self._check.probability(ctx, self._embedder)
         if p >= self._check.threshold:
@@ -1307,6 +1342,13 @@ _NAMED_VERDICT = re.compile(r"^(?:wrong|incorrect|outdated|obsolete|inaccurate|b
 #: green, no faults".
 _STATUS_NOTE = re.compile(r"^(?:ticket|case|incident|request)\s+\S+\s+(?:closed|resolved|done|"
                           r"fixed)\b[.!]?$|"  # "Ticket IT-DESK-4471 closed."
+                          # a handover's items: "Hensley shoot done, 212/400 frames, rest
+                          # Tues", "Light 2 flickering, DESK-HW ticket logged", "Tea's gone,
+                          # sorry"
+                          r"^(?:[\w'/-]+\s+){1,5}(?:done|finished|completed|wrapped\s+up)\b"
+                          r"(?:,[^.;!?]{0,40})?[.!]?$|"
+                          r"^[^.;!?]{0,40}\b(?:ticket|call)\s+(?:logged|raised|opened|filed)\b"
+                          r"[.!]?$|^(?:\S+\s+){0,3}\S+,\s*sorry[.!]?$|"
                           # "pg-ledger-02 replay fine overnight", "payroll pre-checks green",
                           # "nothing else open, queue empty", "nothing for you to do ..."
                           r"^(?:[\w.-]+\s+){1,4}(?:fine|ok|okay|green|healthy|clean)\b"
@@ -1321,6 +1363,40 @@ _STATUS_NOTE = re.compile(r"^(?:ticket|case|incident|request)\s+\S+\s+(?:closed|
                           r"\s*[.!]?$", re.IGNORECASE)
 
 
+def _ours_named(sentence: str) -> str:
+    """"the name in your example is wrong, ours are X": "..., our names are X" (the
+    verdict goes later, the noun stays with the value)."""
+    def say(m: re.Match[str]) -> str:
+        noun = m.group("noun")
+        plural = m.group("verb").lower() == "are" and not noun.endswith("s")
+        return f"{m.group('verdict')}, our {noun}{'s' if plural else ''} {m.group('verb')}"
+    return _VERDICT_THEN_OURS.sub(say, sentence)
+
+
+#: A verdict on one thing of the answer, then "ours": "the name in your example is wrong,
+#: ours are X".
+_VERDICT_THEN_OURS = re.compile(
+    r"(?P<verdict>\bthe\s+(?P<noun>[a-z][\w-]*)\s+(?:in|of)\s+(?:your|the|this)\s+(?:example|"
+    r"answer|reply|suggestion)\s+(?:is|was)\s+(?:wrong|incorrect|outdated|off|not\s+ours))\s*,"
+    r"\s*ours\s+(?P<verb>is|are)\b", re.IGNORECASE)
+#: What holds instead, after a verdict: ", ours are X", ", here it's X", ", it should be X".
+_OURS_INSTEAD = re.compile(r"[,;:—–-]\s*(?:ours|our\s+\w+|here\s+it|it|they|that)\s+(?:is|are|'s|"
+                           r"should\s+be|must\s+be|has\s+to\s+be)\s+\S", re.IGNORECASE)
+#: A seasonal greeting and what goes with it: "anyway happy Friday everyone, there's cake
+#: in the kitchen".
+_SEASONAL = re.compile(r"^(?:(?:anyway|and|oh|so)[,\s]+)?(?:happy|merry)\s+(?:\w+day|weekend|"
+                       r"holidays?|new\s+year|easter|christmas|eid|diwali|hanukkah)\b",
+                       re.IGNORECASE)
+#: What makes a sentence a rule of the house, not what the writer's machine shows.
+_HOUSE_RULE = re.compile(r"\b(?:we|our|us|everyone|everybody|every|each|staff|company|must|"
+                         r"never|always|mandatory|required|forbidden|prohibited|not\s+allowed|"
+                         r"allowed|only\s+(?:for|on|in|by|the)|policy\s+(?:is|says))\b",
+                         re.IGNORECASE)
+#: An errand for the assistant: "can you book me a taxi", "could you put it in my
+#: calendar".
+_ERRAND = re.compile(r"\b(?:can|could|would|will)\s+you\s+(?:please\s+)?(?:book|order|buy|send|"
+                     r"e-?mail|schedule|remind|call|ring|reserve|arrange|forward|fetch|"
+                     r"get\s+me|put\s+it\s+in)\b", re.IGNORECASE)
 #: A question that asks for advice on the asker's own case.
 _ADVICE_QUESTION = re.compile(r"^(?:would|could|should|can|will|does|do|is|are)\s+(?:it|i|we|"
                               r"raising|lowering|adding|using|increasing|setting|switching|"
@@ -1671,7 +1747,14 @@ _LEAD_EVAL = re.compile(
     r"(?:(?:that|this|it|the answer|your answer|which)(?:'s|\s+is|\s+was)?\s+"
     r"(?:\w+\s+){0,2}?|(?:that|this)\s+\w+\s+)?"
     r"(?:" + _EVAL_WORDS + r")\b(?P<pp2>\s+(?:for|on|in|at|with)\s+[^,:;]{2,40}?)?"
-    r"\s*(?:[,:;]|\s[\u2014\u2013-])\s+(?=\S)", re.IGNORECASE)
+    # ("kind of right on the mechanics but — X": what is right goes with the "but")
+    r"(?:(?P<but>\s*,?\s+but)\s*(?:[,:;]|[\u2014\u2013-])?|\s*(?:[,:;]|\s[\u2014\u2013-]))"
+    r"\s+(?=\S)", re.IGNORECASE)
+#: A sentence set against the one before: "But anything over 10 MB bounces".
+_CONTRAST_OPEN = re.compile(r"^(?:but|however|except\s+that|though|only)\b", re.IGNORECASE)
+#: "okay so the thing is X": the run-up to X.
+_RUN_UP = re.compile(r"^(?:(?:okay|ok|so|well|and)[\s,]+)*the\s+thing\s+is,?\s+(?=(?:we|you|"
+                     r"they|i|it|there|our|the|nobody|no|only|this|that)\b)", re.IGNORECASE)
 
 
 #: A request to stop recommending something ("Please stop telling people to run
@@ -1736,7 +1819,8 @@ def clean_sentence(sentence: str, context: str = "", topic: str = "") -> str:
     the answer ("That's wrong for CorpNet: ..." keeps "For CorpNet, ..."), reported
     speech ("You said X, but ..."), anecdote clauses, trailing chatter and the other
     conversational residue of :mod:`optimizer.local.residue` removed."""
-    s = strip_discourse(without_greeting(_unwrapped(sentence)))  # ("Hi po, sorry but X": X)
+    # ("Hi po, sorry but X": X; "okay so the thing is we X": we X)
+    s = _RUN_UP.sub("", strip_discourse(without_greeting(_unwrapped(_ours_named(sentence)))))
     if _ELLIPTIC_ONLY.match(s):
         return ""  # "No you can't, not here.": the reply, the rest of the message says why
     elliptic = _ELLIPTIC_LEAD.match(s)
@@ -1752,8 +1836,8 @@ def clean_sentence(sentence: str, context: str = "", topic: str = "") -> str:
     if m and len(tokens(s[m.end():])) >= 3 and not any(
             i.kind in ("number", "keys", "menu", "path", "url", "quoted", "dotted")
             for i in items(s[:m.end()])):
-        pp = (m.group("pp") or m.group("pp2") or "").strip(" ,")
-        rest = strip_discourse(s[m.end():])
+        pp = (m.group("pp") or ("" if m.group("but") else m.group("pp2")) or "").strip(" ,")
+        rest = _RUN_UP.sub("", strip_discourse(s[m.end():]))
         s = f"{pp[0].upper()}{pp[1:]}, {rest}" if pp else rest
     # "You said X, but Y" / "The answer says X; Y": keep only what the user states.
     if _REPORTED.match(s):

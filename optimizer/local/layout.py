@@ -780,7 +780,8 @@ _LOG_LINE = re.compile(r"^[ \t]*(?:(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|No
                        # detected", "FATAL:  password authentication failed")
                        r"[\w.-]+:[ \t]+(?:error|fatal|warning|panic|detail|hint|notice):|"
                        # GLib's "(org.gnome.Nautilus:4123): GVFS-WARNING **: ..."
-                       r"\([\w.-]+:\d+\):[ \t]+[\w-]*(?:WARNING|CRITICAL|ERROR|DEBUG|MESSAGE)"
+                       r"(?:\*\*[ \t]*)?\([\w.-]+:\d+\):[ \t]+[\w-]*"
+                       r"(?:WARNING|CRITICAL|ERROR|DEBUG|MESSAGE)"
                        r"\b|"
                        r"(?:ERROR|FATAL|PANIC|DETAIL|HINT|CONTEXT|STATEMENT|LOG):[ \t]{2}|"
                        # the kernel's ring buffer: "[ 8812.441203] ata2.00: ..."
@@ -804,10 +805,44 @@ def log_lines_removed(text: str) -> str:
     "2024-03-03T02:14:07Z ...", "psql: error: ...", "ERROR:  ...", with the indented
     lines that continue a line): what a program printed once is evidence of an event, not
     a statement of the writer's; the writer's own lines around it stay."""
-    removed = _LOG_LINE.sub("", text)
+    removed = _LOG_LINE.sub("", _PROMPT_BLOCK.sub("", text))
     if removed != text:  # beside log output, an "Error: ..." line is output too
         removed = _LOOSE_ERROR.sub("", removed)
     return removed
+
+
+#: A ticket's header line: "TKT DESK-NET-2291 | status: closed | resolution: user error".
+#: (fields split by "|", one of them a status or a resolution; a form's own "Status:"
+#: line is read with the form, see form_fields_as_lines)
+_TICKET_LINE = re.compile(r"^(?=[^\n]*\|)(?=[^\n]*\b(?i:status|resolution)[ \t]*:)[^\n]*$",
+                          re.MULTILINE)
+#: A forwarded e-mail's header lines ("From: ...", "Date: ...", two or more) at the top of
+#: the message: the writer passes the mail on as what they have to say. (Under the
+#: writer's own lines a forwarded thread is quoted, and goes whole: see strip_quoted.)
+_MAIL_HEADERS = re.compile(r"\A\s*(?:-{2,}[ \t]*(?i:forwarded message|original message)"
+                           r"[ \t]*-*[ \t]*\n)?(?:[ \t]*(?:From|To|Cc|Sent|Date|Subject):"
+                           r"[ \t][^\n]*(?:\n|\Z)){2,}")
+
+
+def bookkeeping_removed(text: str) -> str:
+    """A ticket's header line ("TKT 2291 | status: closed") and the header lines of an
+    e-mail forwarded as the whole message ("From:", "Date:", "Subject:") go: who, when
+    and in what state, not what holds. (And an arrow that opens a line is a list item's
+    mark: "-> print to X".)"""
+    return _ARROW_BULLET.sub(r"\1- ", _MAIL_HEADERS.sub("", _TICKET_LINE.sub("", text)))
+
+
+_ARROW_BULLET = re.compile(r"^([ \t]*)(?:->|=>|→|⇒)[ \t]+(?=\S)", re.MULTILINE)
+
+
+#: A command at a shell prompt and what it printed: the lines under it up to a blank
+#: line, a list item or a line that ends a sentence ("$ df -h /home" over its table).
+#: (A file shown with cat, head, tail or grep is the setting the writer points at: it
+#: stays, "$ cat /etc/apt/preferences.d/x" over "Pin-Priority: 1001". An ellipsis ends no
+#: sentence: "Adding user `x' to group `y' ...".)
+_PROMPT_BLOCK = re.compile(r"^[ \t]*\$[ \t]+(?!(?:sudo[ \t]+)?(?:cat|head|tail|grep|zcat|less|"
+                           r"more)\b)\S[^\n]*(?:\n(?![ \t]*(?:$|\d{1,2}[.)][ \t]|[-*\u2022][ \t]|"
+                           r"\$[ \t]))(?![^\n]*(?<!\.\.)[.!?:][ \t]*$)[^\n]*)*", re.MULTILINE)
 
 
 _LOOSE_ERROR = re.compile(r"^[ \t]*(?:Error|Warning|Fatal|Exception|Traceback)\b[^\n]*$",

@@ -118,6 +118,12 @@ _FRAME = re.compile(
     r"(?:(?:my|our|a|one|the|some)\s+)?(?:[\w-]+\s+){0,2}?(?:told|tell|tells|said|says|"
     r"explained|confirmed|mentioned)\s+(?:to\s+)?(?:me|us)\s+(?:that\s+)?(?=\S)|"
     r"^(?:i|we)\s+(?:was|were|have been|'ve been|got)\s+told\s+(?:that\s+)?(?=\S)|"
+    # A polite frame: "May I respectfully add our local arrangement: X", "I should be most
+    # grateful if you would also note that X"
+    r"^(?:may|might|can|could)\s+i\s+(?:(?:respectfully|kindly|just|also)\s+)*(?:add|mention|"
+    r"point\s+out|note|suggest)\b[^:.!?]{0,60}:\s*(?=\S)|"
+    r"^i\s+(?:should|would)\s+be\s+(?:most\s+|very\s+|most\s+)?grateful\s+if\s+you\s+(?:would|"
+    r"could)\s+(?:also\s+)?(?:note|add|mention|record)\s+(?:that\s+)?(?=\S)|"
     # "Please tell people that X", "Do remind everyone that X": X is what to pass on
     r"^(?:please\s+|do\s+)?(?:tell|remind|let)\s+(?:people|everyone|everybody|users|staff|"
     r"folks|them|colleagues|the\s+team|others|new\s+starters)(?:\s+know)?\s+that\s+(?=\S)|"
@@ -851,20 +857,24 @@ _ADDRESS_REPAIR = re.compile(r"(?P<old>" + _ADDRESS + r")[ \t]*[,;–—-][ \t]*
 
 # "0.05 — no wait, that was before the March change, it's 0.02 now": the repair with why
 # the first value was wrong between the two.
-_CODE_REPAIR_WHY = re.compile(r"(?<![\w.:/@-])(?P<old>" + _CODE + r")[ \t]*[-–—,(;][ \t]*"
+# (a type with its arguments is one value: "numeric(3,1)")
+_CODE_ARGS = r"(?:[A-Za-z][\w.-]*\([\d, ]+\)|" + _CODE + r")"
+_CODE_REPAIR_WHY = re.compile(r"(?<![\w.:/@-])(?P<old>" + _CODE_ARGS + r")[ \t]*[-–—,(;][ \t]*"
                               r"(?:(?:no|nope)\b[ \t]*,?[ \t]*)?(?:wait|sorry|i\s+mean|correction)"
-                              r"[,:]?[ \t]+(?:that|this|it|those)(?:'s|\s+was|\s+is|\s+were)"
-                              r"[^,.;\n]{3,60}?,[ \t]*(?:it(?:'s|[ \t]+is)[ \t]+|now[ \t]+|"
-                              r"make[ \t]+(?:it|that)[ \t]+)?(?P<new>" + _CODE
-                              + r")(?![\w@/])", re.IGNORECASE)
+                              r"(?:[ \t,]+no)?[,:]?[ \t]+(?:that|this|it|those)(?:'s|\s+was|\s+is|"
+                              r"\s+were)[^,.;\n]{3,60}?[,.][ \t]*(?:it(?:'s|[ \t]+is)[ \t]+|"
+                              r"now[ \t]+|make[ \t]+(?:it|that)[ \t]+)?(?P<new>" + _CODE_ARGS
+                              + r")(?![\w@/(])", re.IGNORECASE)
 
 
 def _same_shape(old: str, new: str) -> bool:
     """Whether ``new`` can be a repair of ``old``: both numbers, both codes in capitals
     ("CET" / "UTC"), or both codes that open with the same capital letter ("B07" / "B17",
-    "UTC+1" / "UTC"); or the same value said again ("2202, sorry, 2202": the writer
-    confirms the repair)."""
+    "UTC+1" / "UTC"), or one type with other arguments ("numeric(3,1)" / "numeric(4,2)");
+    or the same value said again ("2202, sorry, 2202": the writer confirms the repair)."""
     if old.lower() == new.lower():
+        return True
+    if "(" in old and "(" in new and old.split("(")[0].lower() == new.split("(")[0].lower():
         return True
     if old[0].isdigit() and new[0].isdigit():
         return True
@@ -930,6 +940,25 @@ _NAME_NOTE = re.compile(r"\s*(?P<new>[A-Za-z0-9][\w.-]*[\w])\s*,?\s+not\s+"
                         r"(?P<old>[A-Za-z0-9][\w.-]*[\w])\b")
 
 
+#: A note that a name changed: "the portal file got renamed in March, it's X now".
+_RENAMED = re.compile(r"\b(?:renamed|changed|moved|replaced|now\s+called)\b[^.!?\n]*?"
+                      r"\b(?:it'?s|it\s+is|is\s+now|now)\s+(?P<new>\w[\w.-]*\w)", re.IGNORECASE)
+
+
+def _same_file(old: str, new: str) -> bool:
+    """Two names of one file or host: the same extension and a common stem
+    ("mf-remote.ovpn" / "mf-remote-2024.ovpn")."""
+    if old.lower() == new.lower():
+        return False
+    (o, o_ext), (n, n_ext) = _stem_ext(old), _stem_ext(new)
+    return o_ext == n_ext and (n.startswith(o) or o.startswith(n) or _same_family(o, n))
+
+
+def _stem_ext(name: str) -> tuple[str, str]:
+    stem, _, ext = name.lower().rpartition(".")
+    return (stem, ext) if stem else (ext, "")
+
+
 def _same_family(old: str, new: str) -> bool:
     """Two names of one family: the same shape ("B07" / "B17") or the same stem before a
     hyphen ("gw-ash" / "gw-hq")."""
@@ -957,6 +986,19 @@ def _apply_edit_sentences(text: str) -> str:
             end = "" if head.endswith((".", "!", "?")) else "."
             text = head + end + " " + text[m.end():].lstrip()
             continue
+        renamed = _RENAMED.search(note)
+        if not neg and renamed:
+            olds = {o for o in re.findall(r"(?<![\w-])[\w][\w.-]*\.\w+|(?<![\w-])[\w]+-[\w.-]+",
+                                          head) if _same_file(o, renamed.group("new"))}
+            if len(olds) == 1:
+                # "use mf-remote.ovpn ... EDIT: the file got renamed in March, it's
+                # mf-remote-2024.ovpn now": the new name where the message said the old
+                old_name = olds.pop()
+                head = re.sub(rf"(?<![\w-]){re.escape(old_name)}(?![\w-])",
+                              renamed.group("new"), head).rstrip()
+                end = "" if head.endswith((".", "!", "?")) else "."
+                text = head + end + " " + text[m.end():].lstrip()
+                continue
         if not neg:
             text = _apply_value_note(note, head, text[m.end():]) or text
             continue
@@ -997,6 +1039,27 @@ _CHECKED_AT_ONCE = re.compile(
     r"(?:check|look|double[- ]check|see)\b[^.…\n]*(?:\.{2,}|…)[ \t]*(?:(?:yeah|yes|yep|"
     r"ok(?:ay)?)\b[,.]?[ \t]*)?(?:sorry\b[,.]?[ \t]*)?(?P<conf>[^.!?\n]+?)[ \t]+(?:is|was)[ \t]+"
     r"(?:right|correct)\b", re.IGNORECASE)
+
+
+# "Default is TY-LBL - no hang on, that's the label printer. Default is TY-MFP.": the
+# writer takes the sentence back and says it again; the first one goes.
+_RESTATED = re.compile(r"(?:^|(?<=[.!?][ \t])|(?<=\n))(?P<head>[A-Z][\w'-]*)\b(?P<said>[^.!?\n]*?)"
+                       r"[ \t]*[-–—,][ \t]*(?:no[ \t,]+)?(?:hang[ \t]+on|hold[ \t]+on|wait)\b"
+                       r"[^.!?\n]*[.!?][ \t]+(?=(?P=head)\b)(?P<again>[^.!?\n]*[.!?])?")
+#: A sentence that ends in its value after "is", "are" or "=": "Default at X is Y".
+_ENDS_IN_VALUE = re.compile(r"(?P<lead>.*\b(?:is|are)[ \t]+|.*=[ \t]*)(?P<value>\S+)$",
+                            re.IGNORECASE)
+
+
+def _restated(m: re.Match[str]) -> str:
+    """The sentence said again; where it is said shorter ("Default is Y" after "Default at
+    X is Z - no hang on, ..."), the first one's words around the new value."""
+    again = m.group("again") or ""
+    first = _ENDS_IN_VALUE.fullmatch(m.group("head") + m.group("said"))
+    second = _ENDS_IN_VALUE.fullmatch(again.rstrip(".!?"))
+    if first and second and len(first.group("lead")) > len(second.group("lead")):
+        return f"{first.group('lead')}{second.group('value')}{again[-1]}"
+    return again
 
 
 def _checked_at_once(m: re.Match[str]) -> str:
@@ -1126,6 +1189,7 @@ def apply_self_corrections(message: str) -> str:
             break
         text = repaired
     text = _CHECKED_AT_ONCE.sub(_checked_at_once, _SELF_CONFIRMED.sub("", text))
+    text = _RESTATED.sub(_restated, text)
     text = _apply_retractions(text)
     text = _apply_repair_sentences(_apply_edit_sentences(text))
     for m in list(_EDIT_NOTE.finditer(text)):

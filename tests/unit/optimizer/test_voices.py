@@ -902,3 +902,236 @@ def test_the_condition_of_a_dropped_remark_goes_with_it() -> None:
     assert clean_sentence("Glazes are mixed on Mondays, unless the kiln is being "
                           "serviced.") == ("Glazes are mixed on Mondays, unless the kiln is "
                                            "being serviced.")
+
+
+# A ferry company's crew, written after the rules (their first readers were an auction
+# house's and a seismic network's messages).
+VOICES_6 = {
+    "an-edit-note-renames-a-file": Voice(
+        "where do I find the crew VPN profile", "Download it from the intranet.",
+        "Use ferry-crew.ovpn from the fleet share.\n\nEDIT: the file got renamed in May, "
+        "it's ferry-crew-2025.ovpn now",
+        ("Use ferry-crew-2025.ovpn from the fleet share.",),
+        ("EDIT", "renamed", "ferry-crew.ovpn ")),
+    "a-type-repaired-with-why": Voice(
+        "what type for fares", "Use float for fares.",
+        "neither. fares are numeric(5,2) — wait no, that was the old schema before the "
+        "2022 rewrite. it's numeric(7,2) now, on sales.fare.amount and everywhere else a "
+        "fare is stored.",
+        ("Fares are numeric(7,2), on sales.fare.amount and everywhere else.",),
+        ("numeric(5,2)", "wait", "old schema")),
+    "a-sentence-taken-back-and-said-again": Voice(
+        "which berth is the default for the night boat", "Berth B4.",
+        "Default berth is B4 - no hang on, that's the winter one. Default berth is B6 from "
+        "April to October.",
+        ("The default berth for the night boat is B6 from April to October.",),
+        ("B4", "hang on", "winter")),
+    "a-command-and-its-output": Voice(
+        "how do I free space on the manifest server", "Delete old logs.",
+        "$ df -h /srv/manifests\nFilesystem      Size  Used Avail Use% Mounted on\n"
+        "/dev/sdb1       200G  150G   50G  75% /srv/manifests\n\nManifests are kept on "
+        "/srv/manifests and are never deleted by hand; the archive job moves them after 90 "
+        "days.",
+        ("Manifests are kept on /srv/manifests and are never deleted by hand.",
+         "The archive job moves manifests after 90 days."),
+        ("df -h", "Filesystem", "/dev/sdb1", "200G")),
+    "a-ticket-header-line": Voice(
+        "who closes the bow door", "Any deckhand.",
+        "TKT MAR-OPS-881 | status: closed | resolution: answered\n\nThe bow door is closed "
+        "only by the bosun, after the loading officer signs the deck plan.",
+        ("The bow door is closed only by the bosun, after the loading officer signs the "
+         "deck plan.",),
+        ("MAR-OPS-881", "status", "resolution")),
+    "a-forwarded-mail": Voice(
+        "who signs the deck plan", "The captain.",
+        "---------- Forwarded message ---------\nFrom: Ines Duarte <ines@ferry.example>\n"
+        "Date: Mon, 3 Mar 2025 09:12\nSubject: deck plan\nTo: crew <crew@ferry.example>\n\n"
+        "The deck plan is signed by the loading officer, never the captain.",
+        ("The deck plan is signed by the loading officer, never the captain.",),
+        ("Forwarded", "Ines", "Subject", "ferry.example")),
+    "arrow-bullets": Voice(
+        "where do I print boarding passes", "Any printer.",
+        "Boarding passes:\n-> print on the TK-2 thermal printer at the check-in desk\n"
+        "-> never on the office laser printer, the paper jams",
+        ("Print boarding passes on the TK-2 thermal printer at the check-in desk.",
+         "Boarding passes are never printed on the office laser printer."),
+        ("->",)),
+    "a-politeness-particle": Voice(
+        "is the gangway open in a storm", "Yes.",
+        "The gangway is closed po, since the 2024 incident. Above force 8 it stays up, the "
+        "purser decides when it comes down.",
+        ("Above force 8 the gangway stays up.",
+         "The purser decides when the gangway comes down."),
+        (" po",)),
+    "a-handover-with-one-fact": Voice(
+        "when does check-in open", "At 07:00.",
+        "Morning scan done, 212/400 tickets checked, rest Tues. Printer 2 jamming, DESK "
+        "ticket logged. Coffee's gone, sorry. The check-in desk opens at 06:30 on weekdays.",
+        ("The check-in desk opens at 06:30 on weekdays.",),
+        ("212/400", "Printer 2", "Coffee")),
+    "polite-frames": Voice(
+        "what's the sailing rule", "Sail in any weather.",
+        "May I respectfully add our local arrangement: sailings are cancelled above force "
+        "8. I should be most grateful if you would also note that cabin keys are returned "
+        "at desk D2 before disembarking.",
+        ("Sailings are cancelled above force 8.",
+         "Cabin keys are returned at desk D2 before disembarking."),
+        ("respectfully", "grateful", "arrangement")),
+    "ours-instead-of-the-example": Voice(
+        "how do I name a sailing file", "Use sailing-1.csv.",
+        "the name in your example is wrong, ours are sailing_YYYYMMDD.csv, one per "
+        "departure.",
+        ("Sailing files are named sailing_YYYYMMDD.csv, one per departure.",),
+        ("sailing-1.csv", "wrong")),
+    "an-order-to-tell-a-person": Voice(
+        "who do I tell before loading hazardous cargo", "No one.",
+        "Tell the duty officer on the bridge before you start loading hazardous cargo. The "
+        "form is HZ-3.",
+        ("Tell the duty officer on the bridge before loading hazardous cargo.",
+         "The hazardous cargo form is HZ-3."), ()),
+    "a-run-up-a-stutter-and-a-tag": Voice(
+        "what fuel for the tender", "Petrol.",
+        "okay so the thing is we, we don't use petrol at all on the T-2 tender. it's, like, "
+        "plain marine diesel, grade DMA.",
+        ("The T-2 tender does not use petrol.", "The T-2 tender uses marine diesel, grade "
+         "DMA."),
+        ("thing is", "we, we", "like")),
+    "part-right-but": Voice(
+        "how is the ramp lowered", "Automatically at 10:00.",
+        "that's kind of right on the timing but — the ramp is lowered only by the bosun, by "
+        "hand at 10:00.",
+        ("The ramp is lowered only by the bosun, by hand at 10:00.",),
+        ("kind of right", "but —")),
+    "a-seasonal-greeting": Voice(
+        "when does the check-in open", "At 07:00.",
+        "The check-in desk opens at 06:30 on weekdays. anyway happy Friday everyone, "
+        "there's cake in the mess room",
+        ("The check-in desk opens at 06:30 on weekdays.",),
+        ("cake", "Friday")),
+    "thinks-about-doing": Voice(
+        "how long do we keep the deck log", "A year.",
+        "The deck log is kept for 7 years. Check it is filed before anyone even thinks about "
+        "closing the ramp.",
+        ("The deck log is kept for 7 years.",
+         "Check the deck log is filed before closing the ramp."), ()),
+    "a-unit-power-and-a-footnote": Voice(
+        "does the ballast tank overflow", "No.",
+        "The ballast tank holds 40 m³ of water.¹ It is pumped out only in port.",
+        ("The ballast tank holds 40 m³ of water.", "The ballast tank is pumped out only in "
+         "port."),
+        ("¹",)),
+    "sarcasm-then-the-rule": Voice(
+        "is the small boat safe in wind", "Yes.",
+        "Oh brilliant, yes, let's sail the small boat in a gale. Love that for us. The small "
+        "boat stays in port above force 6.",
+        ("The small boat stays in port above force 6.",),
+        ("brilliant", "gale", "Love that")),
+}
+
+
+@pytest.mark.parametrize("name", sorted(VOICES_6))
+def test_the_ferry_crews_nuggets_state_the_facts(name: str, role: LocalActionability,
+                                                  embedder: MiniLMEmbedder) -> None:
+    _check_voice(VOICES_6[name], name, role, embedder)
+
+
+@pytest.mark.parametrize(("query", "comment"), [
+    # a question about the writer's own device, with what it shows
+    ("which version do they want for the tablet app",
+     "My tablet shows 4.2 but the About page says 4.1, which one do they want?"),
+    # an errand for the assistant, with what it needs
+    ("how do I get to the port", "can you book me a cab to the port tomorrow at 5? Cost "
+                                 "centre FRY-220."),
+    # a handover's status items
+    ("what's left from the night", "Evening run done, 88/120 cars loaded, rest tomorrow. "
+                                   "Radio 3 crackling, IT ticket logged."),
+])
+def test_questions_errands_and_status_notes_are_not_corrections(
+        role: LocalActionability, query: str, comment: str) -> None:
+    ex = role.extract(FeedbackContext("e1", "t", query, "Check the panel.", comment, "down"),
+                      Meter())
+    assert not ex.can_produce_nugget, (ex.usefulness, ex.reason, ex.body)
+
+
+def test_a_glib_critical_with_stars_is_log_output() -> None:
+    text = ("** (gnome-shell:2211): CRITICAL **: 10:02:11.400: meta_window_get_frame: "
+            "assertion failed\nThe kiosk session runs on the GNOME 45 image, never 46.")
+    assert log_lines_removed(text).strip() == (
+        "The kiosk session runs on the GNOME 45 image, never 46.")
+
+
+def test_a_unit_power_is_no_footnote() -> None:
+    assert plain_voice("The hold takes 300 m³ and 2 km² of deck.² Noted.³") == (
+        "The hold takes 300 m³ and 2 km² of deck. Noted.")
+
+
+@pytest.mark.parametrize(("text", "voiced"), [
+    ("Honestly we, we never open the sluice at night.",
+     "Honestly we never open the sluice at night."),
+    ("Bring the the spare fuses.", "Bring the spare fuses."),
+    # a word said twice on purpose: the end of one clause and the start of the next
+    ("If the pump trips, reset it, it restarts by itself.",
+     "If the pump trips, reset it, it restarts by itself."),
+    ("The heater stays on, on cold nights too.", "The heater stays on, on cold nights too."),
+    ("It writes a drop-in in /etc/pumps.d.", "It writes a drop-in in /etc/pumps.d."),
+    ("Night mode ON on the bridge PCs.", "Night mode ON on the bridge PCs."),
+])
+def test_a_stutter_goes_and_a_word_said_twice_on_purpose_stays(text: str, voiced: str) -> None:
+    assert plain_voice(text) == voiced
+
+
+def test_a_ticket_header_and_a_forwarded_mails_headers_go_a_forwarded_thread_stays_quoted(
+) -> None:
+    from optimizer.local.layout import bookkeeping_removed
+    assert bookkeeping_removed("REQ 5512 | status: done | owner: helpdesk\nThe sluice opens "
+                               "at 06:00.").strip() == "The sluice opens at 06:00."
+    fwd = ("-------- Forwarded message --------\nFrom: Dock Office <dock@port.example>\n"
+           "Subject: sluice\n\nThe sluice opens at 06:00.")
+    assert bookkeeping_removed(fwd).strip() == "The sluice opens at 06:00."
+    # under the writer's own lines the forwarded thread is a quote, left for strip_quoted
+    reply = "Right, see below.\n\n" + fwd
+    assert bookkeeping_removed(reply) == reply
+    # a form's own status field is no ticket header
+    form = "Area: locks\nRule: the sluice opens at 06:00.\nStatus: closed"
+    assert bookkeeping_removed(form) == form
+
+
+def test_a_file_shown_at_a_prompt_stays_a_commands_output_goes() -> None:
+    shown = "$ cat /etc/sluice.conf\nopen_at = 06:00\nclose_at = 22:00\n\nThat's the rule."
+    assert log_lines_removed(shown).strip() == (
+        "open_at = 06:00\nclose_at = 22:00\n\nThat's the rule.")
+    ran = ("$ sudo adduser tom dock\nAdding user `tom' to group `dock' ...\n\nTom can now "
+           "open the sluice.")
+    assert log_lines_removed(ran).strip() == "Tom can now open the sluice."
+
+
+def test_a_sentence_said_again_shorter_keeps_the_first_ones_words() -> None:
+    assert apply_self_corrections(
+        "The spare key for pier 3 is K-12 - no hang on, that's the old padlock. The spare "
+        "key is K-19. Ask the harbour office.") == (
+        "The spare key for pier 3 is K-19. Ask the harbour office.")
+
+
+VOICES_7 = {
+    "a-voice-note-with-restarts": Voice(
+        "which radio channel for the pier", "Channel 16.",
+        "uh, so, this is Ana from, um, Pier Ops, voice note, sorry. So, um, the pier crew "
+        "use channel 12, not the - not the harbour one, channel 16 is for, like, calls to "
+        "the coastguard only.",
+        ("The pier crew use radio channel 12.",
+         "Channel 16 is for calls to the coastguard only."),
+        ("voice note", "sorry", "not the - not", "for,")),
+    "part-right-then-but": Voice(
+        "can I mail the crew roster", "Attach it to an e-mail.",
+        "Half right. Mailing is fine for one page. But anything over 8 MB bounces at our "
+        "mail relay, so for rosters share a link from https://files.port.example instead.",
+        ("Anything over 8 MB bounces at the mail relay.",
+         "Rosters are shared as a link from https://files.port.example."),
+        ("Half right",)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(VOICES_7))
+def test_the_harbour_voices_state_the_facts(name: str, role: LocalActionability,
+                                            embedder: MiniLMEmbedder) -> None:
+    _check_voice(VOICES_7[name], name, role, embedder)
