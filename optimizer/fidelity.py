@@ -401,10 +401,35 @@ _TAKEN_BACK = re.compile(r"(?<![\w.:/@-])(?P<value>[A-Za-z0-9][\w.:/%+@-]*[\w%+]
                          re.IGNORECASE)
 
 
+#: A repair sent after the value, on its own line or as its own sentence (a chat line's
+#: time and name before it): "[09:42] ana: sorry, '3s'", "Sorry, 07:45."
+_REPAIR_AFTER = re.compile(r"(?:^|(?<=[.!?\n]))[ \t]*(?:\[[^\]\n]*\][ \t]*)?(?:[\w.-]+:[ \t]+)?"
+                           r"(?:sorry|oops|typo|correction|i[ \t]+mean|i[ \t]+meant)[,:]?[ \t]+"
+                           r"(?P<new>'[^'\n]{1,30}'|\"[^\"\n]{1,30}\"|\d(?:[\w.:/%+-]*[\w%])?)"
+                           r"[ \t]*(?:[.!]|$)", re.IGNORECASE | re.MULTILINE)
+
+
+def _repaired_after(feedback: str) -> list[str]:
+    """The values a repair sent after them takes back: the last value before the repair
+    that counts in the same unit ("'5s'" before "sorry, '3s'")."""
+    out = []
+    for m in _REPAIR_AFTER.finditer(feedback):
+        new = m.group("new")
+        unit = re.sub(r"[\d.,'\" ]", "", new).lower()
+        before = re.findall(r"'[^'\n]{1,30}'|\"[^\"\n]{1,30}\"|(?<![\w.])\d(?:[\w.:/%+-]*[\w%])?",
+                            feedback[:m.start()])
+        same = [b for b in before if re.sub(r"[\d.,'\" ]", "", b).lower() == unit and b != new]
+        if same:
+            out.append(same[-1].strip("'\""))
+    return out
+
+
 def taken_back(feedback: str) -> list[str]:
     """The values (with a digit, or a code in capitals) the feedback names only to take
-    them back at once; a value it also names elsewhere is not one of them."""
-    out = []
+    them back at once, or takes back in a repair sent after them ("... '5s'" then "sorry,
+    '3s'"); a value it also names elsewhere is not one of them."""
+    out = [v for v in _repaired_after(feedback)
+           if len(re.findall(rf"(?<![\w.:/@-]){re.escape(v)}(?![\w@/+])", feedback)) == 1]
     for m in _TAKEN_BACK.finditer(feedback):
         value = m.group("value")
         if not (any(c.isdigit() for c in value) or sum(c.isupper() for c in value) >= 2):

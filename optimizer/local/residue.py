@@ -1022,7 +1022,40 @@ _REPAIR_SENTENCE = re.compile(r"(?:^|(?<=[.!?\n]))[ \t]*(" + _INLINE_VALUE + r"[
 def _apply_repair_sentences(text: str) -> str:
     for m in list(_REPAIR_SENTENCE.finditer(text))[::-1]:
         text = _apply_value_note(m.group(1), text[:m.start()], text[m.end():]) or text
-    return text.strip()
+    return _apply_sorry_values(text).strip()
+
+
+# "... starts with SET lock_timeout = '5s' / sorry, '3s'. five was the old value": a repair
+# sent as a message or a sentence of its own, the value first; a note that the first value
+# was the old one goes with it.
+_SORRY_THEN_VALUE = re.compile(
+    r"(?:^|(?<=[.!?\n]))[ \t]*(?:sorry|oops|typo|correction|i[ \t]+mean|i[ \t]+meant)[,:]?[ \t]+"
+    r"(?P<new>'[^'\n]{1,30}'|\"[^\"\n]{1,30}\"|\d(?:[\w.:/%+-]*[\w%])?)[ \t]*(?:[.!]+|$)"
+    r"(?:[ \t]*[^.!?\n]{0,30}\b(?:was|is)[ \t]+the[ \t]+old[ \t]+(?:value|one|setting|number)"
+    r"\b[^.!?\n]*[.!]?)?", re.IGNORECASE | re.MULTILINE)
+
+
+def _unit(value: str) -> str:
+    """What a value counts in: "5s" and "'3s'" in s, "30 %" in %."""
+    return re.sub(r"[\d.,'\" ]", "", value).lower()
+
+
+def _apply_sorry_values(text: str) -> str:
+    """The repaired value in place of the last value of its kind before the repair (a
+    quoted value for a quoted one, a number in the same unit for a number)."""
+    for m in list(_SORRY_THEN_VALUE.finditer(text))[::-1]:
+        new, head = m.group("new"), text[:m.start()]
+        quote = new[0] if new[0] in "'\"" else ""
+        shape = (rf"{quote}[^{quote}\n]{{1,30}}{quote}" if quote
+                 else r"(?<![\w.])\d(?:[\w.:/%+-]*[\w%])?")
+        olds = [o for o in re.finditer(shape, head) if _unit(o.group(0)) == _unit(new)]
+        if not olds:
+            continue
+        last = olds[-1]
+        head = (head[:last.start()] + new + head[last.end():]).rstrip()
+        end = "" if head.endswith((".", "!", "?")) else "."
+        text = head + end + " " + text[m.end():].lstrip()
+    return text
 
 
 # "Config is /etc/x.sources I think... yes it is, just looked": a doubt the writer

@@ -63,6 +63,9 @@ def test_a_value_repaired_in_passing_leaves_the_new_value(message: str, repaired
     # said again elsewhere: the writer has not taken it back
     ("Port 9100, sorry, 9101. Port 9100 is the old one.", []),
     ("Sorry, I was late.", []),
+    # a repair sent after the value, as a chat line of its own or a sentence
+    ("[08:01] ana: the tide gauge polls every '30s'\n[08:02] ana: sorry, '20s'", ["30s"]),
+    ("Gate 4 opens at 05:40. Sorry, 05:55.", ["05:40"]),
 ])
 def test_the_judge_knows_the_values_a_writer_took_back(feedback: str,
                                                        values: list[str]) -> None:
@@ -1135,3 +1138,27 @@ VOICES_7 = {
 def test_the_harbour_voices_state_the_facts(name: str, role: LocalActionability,
                                             embedder: MiniLMEmbedder) -> None:
     _check_voice(VOICES_7[name], name, role, embedder)
+
+
+def test_a_chat_repair_sent_after_the_value_puts_the_new_value_in(
+        role: LocalActionability, embedder: MiniLMEmbedder) -> None:
+    _check_voice(Voice(
+        "when do the pier lights come on", "At dusk, automatically.",
+        "[10:02] ines: the bot says dusk. the pier lights switch on at '18:30' every day\n"
+        "[10:03] ines: sorry, '19:00'. 18:30 was the old one\n[10:03] ines: the harbour "
+        "master switches them by hand in fog",
+        ("The pier lights switch on at '19:00' every day.",
+         "The harbour master switches the pier lights by hand in fog."),
+        ("18:30", "old one", "sorry")), "chat-repair", role, embedder)
+
+
+@pytest.mark.parametrize(("message", "repaired"), [
+    ("The ferry leaves berth 2 at 07:15. Sorry, 07:45. Boarding closes 10 minutes before.",
+     "The ferry leaves berth 2 at 07:45. Boarding closes 10 minutes before."),
+    # an apology that repairs no value is left alone
+    ("The ferry leaves at 07:15. Sorry, I was late with this.",
+     "The ferry leaves at 07:15. Sorry, I was late with this."),
+])
+def test_a_repair_sent_after_the_value_puts_the_new_value_in(message: str,
+                                                            repaired: str) -> None:
+    assert apply_self_corrections(message) == repaired
