@@ -74,6 +74,10 @@ flaky unreliable crappy lousy clunky pointless needless unnecessary futile worth
 rubbish pathetic hopeless dreadful abysmal atrocious junk lame mediocre dumb disaster
 lifesaver legend hero genius""".split())
 
+#: "Clear" as a verb: "Clear History… before handing it back", "then clear the cache".
+_CLEAR_VERB = re.compile(r"(?:^|[.;:]\s+|\b(?:then|and|to|always|first|please)\s+)clear\s+"
+                         r"(?:the|all|your|its|it|them|out|[A-Z])", re.IGNORECASE)
+
 #: Evaluative words that complain.
 NEGATIVE = frozenset("""bad terrible awful horrible slow slower annoying confusing useless
 unhelpful poor worse worst weird strange stupid silly ridiculous painful painfully
@@ -1320,8 +1324,10 @@ def view(sentence: str) -> SentenceView:
         policy=any(t in POLICY for t in toks),
         evaluative=sum(t in EVALUATIVE and not (t == "like" and _LIKE_COMPARES.search(text))
                        and not (t == "hard" and _HARD_NOUN.search(text))
+                       and not (t == "clear" and _CLEAR_VERB.search(text))
                        for t in toks) + sum(t in INTENSIFIERS for t in toks),
-        positive=any(t in POSITIVE for t in toks),
+        positive=any(t in POSITIVE and not (t == "clear" and _CLEAR_VERB.search(text))
+                     for t in toks),
         negative=any(t in NEGATIVE for t in toks),
         success=sum(t in SUCCESS for t in toks),
         personal=bool(_PERSONAL.search(text)),

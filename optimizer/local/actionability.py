@@ -1048,8 +1048,9 @@ class LocalActionability:
         if _TO_ASSISTANT.match(v.text) or (_STYLE.search(v.text) and not (
                 v.firm_modal or v.policy)):
             return "meta"  # "just give me the commands", "less lecturing please"
-        if tokens(v.text)[:1] and tokens(v.text)[0] in POSITIVE and not (
+        if tokens(v.text)[:1] and tokens(v.text)[0] in POSITIVE and v.positive and not (
                 v.policy or ((v.firm_modal or v.negation) and not _only_without(v.text))):
+            # (v.positive: not "Clear History… before handing it back", a verb)
             # ("Perfect, 500G added without unmounting anything": "without" tells how it
             # went, it forbids nothing)
             return "praise"  # "Perfect, the import now takes 20 minutes"

@@ -789,7 +789,11 @@ _LOG_LINE = re.compile(r"^[ \t]*(?:(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|No
                        # a query plan: "Seq Scan on t  (cost=0.00..98.40 rows=1 width=212)",
                        # "Planning Time: 0.213 ms", "QUERY PLAN", a psql prompt or a row count
                        r"[^\n]*\(cost=\d|(?:Planning|Execution)[ \t]+Time:|QUERY PLAN\b|"
-                       r"-{5,}[ \t]*$|\(\d+ rows?\)[ \t]*$|[\w-]+=[*!(']?[>#][ \t]|"
+                       r"-{5,}[ \t]*$|-{3,}(?:\+-{3,})+[ \t]*$|\(\d+ rows?\)[ \t]*$|"
+                       r"[\w-]+=[*!(']?[>#][ \t]|"
+                       # psql's own status lines: "Time: 3.112 ms", "Timing is on."
+                       r"Time:[ \t]+\d+(?:\.\d+)?[ \t]+ms\b|(?:Timing|Expanded[ \t]+display|"
+                       r"Pager[ \t]+usage|Null[ \t]+display)[ \t]+is\b[^\n]*\.[ \t]*$|"
                        # systemctl status and wget chatter
                        r"[●○×][ \t]+\S+\.(?:service|timer|socket|mount)\b|(?:Loaded|Active|Docs|"
                        r"Main PID|Tasks|Memory|CPU|CGroup|TriggeredBy):[ \t]|(?:Connecting to|"
@@ -806,9 +810,19 @@ def log_lines_removed(text: str) -> str:
     lines that continue a line): what a program printed once is evidence of an event, not
     a statement of the writer's; the writer's own lines around it stay."""
     removed = _LOG_LINE.sub("", _PROMPT_BLOCK.sub("", text))
+    if _PSQL_PROMPT.search(text):  # a command's tag alone on a line is psql's reply ("SET")
+        removed = _COMMAND_TAG.sub("", removed)
     if removed != text:  # beside log output, an "Error: ..." line is output too
         removed = _LOOSE_ERROR.sub("", removed)
     return removed
+
+
+_PSQL_PROMPT = re.compile(r"^[ \t]*[\w-]+=[*!(']?[>#][ \t]", re.MULTILINE)
+_COMMAND_TAG = re.compile(r"^[ \t]*(?:SET|RESET|BEGIN|COMMIT|ROLLBACK|SAVEPOINT|VACUUM|ANALYZE|"
+                          r"GRANT|REVOKE|CHECKPOINT|(?:CREATE|ALTER|DROP)[ \t]+(?:TABLE|INDEX|"
+                          r"ROLE|VIEW|SCHEMA|EXTENSION|FUNCTION|SEQUENCE)|TRUNCATE[ \t]+TABLE|"
+                          r"(?:INSERT[ \t]+\d+|UPDATE|DELETE|SELECT|COPY|MOVE|FETCH)[ \t]+\d+)"
+                          r"[ \t]*$\n?", re.MULTILINE)
 
 
 #: A ticket's header line: "TKT DESK-NET-2291 | status: closed | resolution: user error".
@@ -829,7 +843,15 @@ def bookkeeping_removed(text: str) -> str:
     e-mail forwarded as the whole message ("From:", "Date:", "Subject:") go: who, when
     and in what state, not what holds. (And an arrow that opens a line is a list item's
     mark: "-> print to X".)"""
-    return _ARROW_BULLET.sub(r"\1- ", _MAIL_HEADERS.sub("", _TICKET_LINE.sub("", text)))
+    text = _REVISION_LINE.sub("", _TICKET_LINE.sub("", text))
+    return _ARROW_BULLET.sub(r"\1- ", _MAIL_HEADERS.sub("", text))
+
+
+#: A page's revision line over its diff: "Wiki: Desktop/Privacy, revision 41 -> 42 (edited
+#: by s.lindqvist)", "rev 7 → 8, changed by ops".
+_REVISION_LINE = re.compile(r"^[^\n]*\b(?i:revision|rev\.?)[ \t]+\d+(?:[ \t]*(?:->|→|=>)[ \t]*\d+)?"
+                            r",?[ \t]*\(?(?i:edited|changed|updated|saved)[ \t]+by[ \t]+[^\n]*$\n?",
+                            re.MULTILINE)
 
 
 _ARROW_BULLET = re.compile(r"^([ \t]*)(?:->|=>|→|⇒)[ \t]+(?=\S)", re.MULTILINE)

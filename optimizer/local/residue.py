@@ -118,10 +118,18 @@ _FRAME = re.compile(
     r"(?:(?:my|our|a|one|the|some)\s+)?(?:[\w-]+\s+){0,2}?(?:told|tell|tells|said|says|"
     r"explained|confirmed|mentioned)\s+(?:to\s+)?(?:me|us)\s+(?:that\s+)?(?=\S)|"
     r"^(?:i|we)\s+(?:was|were|have been|'ve been|got)\s+told\s+(?:that\s+)?(?=\S)|"
+    # What the writer knows, said as such: "(Because) as far as I know X", "To my
+    # knowledge, X"
+    r"^(?:because\s+)?(?:as\s+far\s+as\s+(?:i|we)\s+know|to\s+(?:my|our)\s+knowledge)"
+    r"(?:\s+that)?,?\s+(?=\S)|"
     # A polite frame: "May I respectfully add our local arrangement: X", "I should be most
     # grateful if you would also note that X"
     r"^(?:may|might|can|could)\s+i\s+(?:(?:respectfully|kindly|just|also)\s+)*(?:add|mention|"
     r"point\s+out|note|suggest)\b[^:.!?]{0,60}:\s*(?=\S)|"
+    # "With the greatest respect to the author, may I kindly point out that X"
+    r"^(?:with\s+(?:the\s+greatest|all\s+due|the\s+utmost|great)\s+respect(?:\s+to\s+[^,]{1,40})?"
+    r",\s*)?(?:may|might|can|could)\s+i\s+(?:(?:respectfully|kindly|just|also|perhaps)\s+)*"
+    r"(?:point\s+out|mention|note|add|remind\s+(?:you|everyone))\s+that\s+(?=\S)|"
     r"^i\s+(?:should|would)\s+be\s+(?:most\s+|very\s+|most\s+)?grateful\s+if\s+you\s+(?:would|"
     r"could)\s+(?:also\s+)?(?:note|add|mention|record)\s+(?:that\s+)?(?=\S)|"
     # "Please tell people that X", "Do remind everyone that X": X is what to pass on

@@ -1162,3 +1162,59 @@ def test_a_chat_repair_sent_after_the_value_puts_the_new_value_in(
 def test_a_repair_sent_after_the_value_puts_the_new_value_in(message: str,
                                                             repaired: str) -> None:
     assert apply_self_corrections(message) == repaired
+
+
+def test_a_psql_session_with_timing_a_table_and_tags_is_output() -> None:
+    session = ("orders=> \\timing\nTiming is on.\norders=> SELECT shop, cutoff FROM "
+               "ops.cutoffs;\n shop | cutoff\n------+--------\n mill | 14:00\n(1 row)\n\n"
+               "Time: 0.912 ms\norders=> SET statement_timeout = '20s';\nSET\n"
+               "Orders placed after 14:00 go out the next day.")
+    assert log_lines_removed(session).strip() == (
+        "Orders placed after 14:00 go out the next day.")
+    # without a psql prompt a word in capitals alone on a line is the writer's
+    assert log_lines_removed("Steps:\nVACUUM\nthen reindex.") == "Steps:\nVACUUM\nthen reindex."
+
+
+@pytest.mark.parametrize(("sentence", "cleaned"), [
+    ("Because as far as I know the only printer allowed in the print room is LAB-P2, "
+     "https://print.lab.example, and the queue lives there.",
+     "The only printer allowed in the print room is LAB-P2, https://print.lab.example, and "
+     "the queue lives there."),
+    ("To my knowledge the kiosk image is 45, never 46.", "The kiosk image is 45, never 46."),
+])
+def test_what_the_writer_knows_is_the_fact_not_a_story(sentence: str, cleaned: str) -> None:
+    from optimizer.local.actionability import clean_sentence
+    assert clean_sentence(sentence) == cleaned
+
+
+VOICES_8 = {
+    # a wiki diff under its revision line; "Clear" opens a step, it praises nothing
+    "a-wiki-revision-with-a-clear-step": Voice(
+        "how long are print jobs kept", "Forever.",
+        "Wiki: Lab/Printing, revision 12 -> 13 (edited by m.ortiz)\n\n"
+        "- Job history: forever\n+ Job history: 3 days (set by Lab IT on every printer)\n"
+        "+ Clear Queue… before a printer goes back to LAB-HW",
+        ("Printer job history is kept 3 days, set by Lab IT on every printer.",
+         "Use Clear Queue… before a printer goes back to LAB-HW."),
+        ("revision", "m.ortiz", "forever")),
+    "a-formal-note-with-respect": Voice(
+        "can I name my laptop myself", "Yes, in Settings > About.",
+        "Good afternoon. With the greatest respect to the author, may I kindly point out "
+        "that at the Institute the device name must match the asset tag, for example "
+        "lab-lt-0093.",
+        ("The device name must match the asset tag, for example lab-lt-0093.",),
+        ("respect", "kindly", "point out")),
+}
+
+
+@pytest.mark.parametrize("name", sorted(VOICES_8))
+def test_the_institute_voices_state_the_facts(name: str, role: LocalActionability,
+                                              embedder: MiniLMEmbedder) -> None:
+    _check_voice(VOICES_8[name], name, role, embedder)
+
+
+def test_clear_as_a_verb_praises_nothing() -> None:
+    from optimizer.claims import view
+    assert not view("Clear Queue… before the printer goes back.").positive
+    assert not view("Then clear the cache on the kiosk.").evaluative
+    assert view("Very clear answer, thanks.").positive
