@@ -150,7 +150,8 @@ _YESNO = re.compile(r"^(?i:do|does|did|is|are|was|were|will|would|should|could|c
                     r"[\w'-]+", )
 #: "Do the parsing in the ETL", "Do your testing on staging": "do" with a task and where it
 #: is done is an order (a question would have a verb after the noun: "Do the backups run").
-_DO_IMPERATIVE = re.compile(r"^do\s+(?:(?:the|your|all|any|all\s+the)\s+[\w-]+ing|"
+# ("Do the upgrade only inside a change window." too: an order without "?")
+_DO_IMPERATIVE = re.compile(r"^do\s+(?:(?:the|your|all|any|all\s+the)\s+[\w-]+|"
                             r"it|that|this|them)\s+(?:in|on|at|from|with|before|after|via|"
                             r"through|by|inside|outside|only|first|yourself|instead)\b",
                             re.IGNORECASE)
@@ -568,8 +569,10 @@ _ITS = re.compile(r"(?:^|(?<=[.!?;,:]\s)|(?<=\n))([Ii]t)s(?=\s+(?:in|on|at|under
 
 
 #: Spoken fillers of a dictated or chatty message ("um", "uh", "erm").
-_FILLER = re.compile(r"(?:[ \t]*,)?[ \t]*\b(?:u+h*m+|u+h+|e+r+m+|hmm+|mhm)\b[,.]?[ \t]*",
-                     re.IGNORECASE)
+# (a bare "er" in lower case between two words too: "and er they're held"; between commas
+# it is a tag, see _TAG)
+_FILLER = re.compile(r"(?:[ \t]*,)?[ \t]*\b(?:u+h*m+|u+h+|e+r+m+|hmm+|mhm)\b[,.]?[ \t]*|"
+                     r"(?<=[a-z] )(?-i:e+r+) (?=[a-z])", re.IGNORECASE)
 _FILLER_EDGES = re.compile(r"^\s*(?:(?:ok(?:ay)?|yeah|well|hi|hello)[\s,]+)*so\b[\s,]+|"
                            r"^\s*ok(?:ay)?\s*,?\s+(?=\w)|"
                            r"[\s,]+(?:so\s+yeah|yeah\s+so|you know|i guess so|(?:ok(?:ay)?\s+)?"
@@ -597,6 +600,20 @@ _STUTTER = re.compile(r"\b((?-i:[A-Za-z]+(?:'[a-z]+)?)(?:[ \t]+(?-i:[a-z]+(?:'[a
 #: A phrase started again after a dash: "not the - not the Bidders one".
 _DASH_STUTTER = re.compile(r"(?<![\w-])((?-i:[a-z]+)(?:[ \t]+(?-i:[a-z]+)){0,2})[ \t]+[-–—][ \t]+"
                            r"\1(?=[ \t])")
+#: A caret that points at the line above ("^ and it still got killed", "^^ this"): where
+#: the remark belongs, not a word of it.
+_CARET = re.compile(r"^[ \t]*\^+[ \t]+(?=\w)", re.MULTILINE)
+#: A typed face: ":)", ";-)", ":D", ":P" (between spaces or before a mark).
+_EMOTICON = re.compile(r"[ \t]*(?<!\S)[:;=]-?[)(DPp](?=\s|$|[.,!?])", re.MULTILINE)
+
+
+def _face(m: re.Match[str]) -> str:
+    """A typed face goes; where it ended a sentence ("not us :) Our line"), a full stop."""
+    before, after = m.string[:m.start()].rstrip(), m.string[m.end():]
+    ends = bool(re.match(r"[ \t]+[A-Z]", after)) and not before.endswith((".", "!", "?"))
+    return "." if ends and before else ""
+
+
 #: One short word said twice: "the thing is we, we don't", "and, and then". Only words
 #: that cannot end a clause: "suspend it, it keeps running", "is it on, on the kiosks",
 #: "release it it gets deleted" and "a drop-in in /etc" say the word twice on purpose.
@@ -676,12 +693,35 @@ def _shouted_whole(line: str) -> bool:
         len(re.findall(r"\b[a-z]{3,}\b", line)) < 2
 
 
-def _unshout_line(line: str) -> str:
+#: A word in capitals on its own ("UTC"; not a part of "LIFT-OT" or "DON'T").
+_CAPS_WORD = re.compile(r"(?<![\w'-])[A-Z]{2,}(?![\w'’-])")
+
+
+def _calm_capitals(text: str) -> frozenset[str]:
+    """Words in capitals that the message also writes in a calm sentence and keeps there:
+    acronyms ("FIELD LAPTOPS STAY ON UTC. ... The GNSS logs are UTC": UTC stays; "You
+    MUST NOT print it" shouts in a calm sentence)."""
+    kept = set()
+    for part in re.split(r"(?<=[.!?;])\s+|\n", text):
+        if _shouting(part):
+            continue
+        out = _unshout_sentence(part, bool(_SQL_LINE.search(part)))
+        kept |= {m.group(0) for m in _CAPS_WORD.finditer(part)
+                 if len(out) == len(part) and out[m.start():m.end()] == m.group(0)}
+    return frozenset(kept)
+
+
+def _unshout_line(line: str, keep: frozenset[str] = frozenset()) -> str:
     """The line's shouted runs in lower case, sentence by sentence (a shouted sentence
-    next to a calm one is still shouted)."""
+    next to a calm one is still shouted); the capitals in ``keep`` stay."""
     sql = bool(_SQL_LINE.search(line))
-    return "".join(_unshout_sentence(part, sql)
-                   for part in re.split(r"(?<=[^.][.!?;])(?=\s+[A-Z])", line))
+    out = "".join(_unshout_sentence(part, sql)
+                  for part in re.split(r"(?<=[^.][.!?;])(?=\s+[A-Z])", line))
+    if keep and len(out) == len(line):  # (lower-casing keeps every word where it was)
+        for m in _CAPS_WORD.finditer(line):
+            if m.group(0) in keep:
+                out = out[:m.start()] + m.group(0) + out[m.end():]
+    return out
 
 
 def _unshout_sentence(text: str, sql_line: bool) -> str:
@@ -801,7 +841,7 @@ def plain_voice(text: str) -> str:
     shouted function and policy words are lower-cased ("DO NOT", "DISABLED"; acronyms,
     code spans and lines with an SQL statement stay) and apostrophe-less contractions are
     restored."""
-    text = _FOOTNOTE_MARK.sub("", text)
+    text = _EMOTICON.sub(_face, _CARET.sub("", _FOOTNOTE_MARK.sub("", text)))
     text = _ER_REPAIR.sub(r"\2", text)
     text = _RADIO_OVER.sub("", text)
     text = _WORD_STUTTER.sub(r"\1", _STUTTER.sub(r"\1", _DASH_STUTTER.sub(r"\1", text)))
@@ -812,7 +852,7 @@ def plain_voice(text: str) -> str:
     text = _ANNOUNCE.sub("", text)
     text = _FILLER_EDGES.sub("", text)
     text = _SHORTHAND.sub(lambda m: _expand(m, text), text)
-    text = "\n".join(_unshout_line(line) for line in text.split("\n"))
+    text = "\n".join(_unshout_line(line, _calm_capitals(text)) for line in text.split("\n"))
     return restore_contractions(re.sub(r"(?<=\S)[ \t]{2,}(?=\S)", " ", text))
 
 
@@ -1071,8 +1111,11 @@ _DIGIT_GROUPS = re.compile(r"(?<![\w.-])\d{4,6}(?:[- ]\d{4,6}){3,}(?![\w.-])")
 
 # A code in dash-separated groups of letters and digits ("FVSG-8K2Q-77LM-X0PA"): a token,
 # licence or voucher key.
+# ("7Hq2x-Pz9Kd-LmW4r-Tb8Ns-Yc3Fv": an app token in mixed case, four groups or more)
 _GROUPED_KEY = re.compile(r"\b(?=[A-Z0-9-]*\d)(?=[A-Z0-9-]*[A-Z])[A-Z0-9]{4,}"
-                          r"(?:-[A-Z0-9]{4,}){2,}\b")
+                          r"(?:-[A-Z0-9]{4,}){2,}\b|"
+                          r"(?<![\w.-])(?=(?:[A-Za-z0-9-]*\d){3})(?=[A-Za-z0-9-]*[A-Z])"
+                          r"(?=[A-Za-z0-9-]*[a-z])[A-Za-z0-9]{4,}(?:-[A-Za-z0-9]{4,}){3,}(?![\w.-])")
 
 # A base64 key ("PrivateKey yAnz5TF+lXXJte14...="): letters of both cases and digits, 32 or
 # more, with "+" or "/" or "=" padding.

@@ -424,11 +424,19 @@ def _repaired_after(feedback: str) -> list[str]:
     return out
 
 
+#: A number with its unit taken back by the same words with another number: "every 15
+#: minutes — sorry, every 30 minutes".
+_TAKEN_BACK_UNIT = re.compile(r"(?<![\w.:/@-])(?P<value>\d[\w.:/%+-]*)[ \t]+[a-z]+[ \t]*"
+                              r"[—–-]+[ \t]*(?:no[ \t,]+)?(?:sorry|wait|i[ \t]+mean)\b[,:]?[ \t]+"
+                              r"(?:[a-z]+[ \t]+)?\d", re.IGNORECASE)
+
+
 def taken_back(feedback: str) -> list[str]:
     """The values (with a digit, or a code in capitals) the feedback names only to take
     them back at once, or takes back in a repair sent after them ("... '5s'" then "sorry,
     '3s'"); a value it also names elsewhere is not one of them."""
-    out = [v for v in _repaired_after(feedback)
+    out = [v for v in [*_repaired_after(feedback),
+                       *(m.group("value") for m in _TAKEN_BACK_UNIT.finditer(feedback))]
            if len(re.findall(rf"(?<![\w.:/@-]){re.escape(v)}(?![\w@/+])", feedback)) == 1]
     for m in _TAKEN_BACK.finditer(feedback):
         value = m.group("value")

@@ -69,6 +69,7 @@ from optimizer.local.layout import (
     chat_as_lines,
     checkmarks_as_statements,
     code_comments_as_text,
+    code_in_sentence_joined,
     commit_lines_removed,
     config_as_statements,
     dashed_pairs_as_labels,
@@ -729,7 +730,7 @@ class LocalActionability:
         # (log output and a commit's bookkeeping before the lines lose their indentation)
         text = strip_quoted(plain_text(headings_as_labels(sql_statements_joined(
             commit_lines_removed(log_lines_removed(bookkeeping_removed(
-                signature_removed(ctx.comment)))))),
+                code_in_sentence_joined(signature_removed(ctx.comment))))))),
             keep_lines=True))
         text = announced_scope_joined(value_lists_joined(
             form_fields_as_lines(banner_removed(text), ctx.answer)))
@@ -881,6 +882,9 @@ class LocalActionability:
             return "chatter"
         if _SARCASM.search(v.text) and not v.system:
             return "opinion"  # the whole sentence mocks, whatever its clauses name
+        if _ANSWER_IS_ABOUT.match(v.text) and not (v.policy or re.search(
+                r"\b(?:must|never|always|only|mandatory)\b", v.text, re.IGNORECASE)):
+            return "meta"  # "the bot answer is about local accounts": what the answer did
         if _WRAPPED.fullmatch(v.text) and past_tense(v.text):
             return "chatter"  # "(He left us two databases' worth of tables and a cake.)"
         unframed = strip_frame(_unwrapped(v.text))
@@ -1746,11 +1750,18 @@ _EVAL_WORDS = (r"wrong|incorrect|inaccurate|outdated|out of date|old|obsolete|no
 _LEAD_EVAL = re.compile(
     r"^(?P<pp>(?:(?:for|on|in|at|with)\s+[^,:;]{2,40}?)\s*,?\s*)?"
     r"(?:(?:that|this|it|the answer|your answer|which)(?:'s|\s+is|\s+was)?\s+"
-    r"(?:\w+\s+){0,2}?|(?:that|this)\s+\w+\s+)?"
+    r"(?:\w+\s+){0,2}?|(?:that|this)\s+\w+\s+|(?:is|was)\s+)?"  # ("Is correct, but X")
     r"(?:" + _EVAL_WORDS + r")\b(?P<pp2>\s+(?:for|on|in|at|with)\s+[^,:;]{2,40}?)?"
     # ("kind of right on the mechanics but — X": what is right goes with the "but")
     r"(?:(?P<but>\s*,?\s+but)\s*(?:[,:;]|[\u2014\u2013-])?|\s*(?:[,:;]|\s[\u2014\u2013-]))"
     r"\s+(?=\S)", re.IGNORECASE)
+#: What the answer was about: "Anyway, the bot answer is about local accounts which we
+#: basically don't have", "your reply assumes a laptop".
+_ANSWER_IS_ABOUT = re.compile(r"^(?:(?:anyway|but|so|also|and)\s*,?\s+)?(?:the|your|this|that)\s+"
+                              r"(?:bot(?:'s)?\s+|assistant(?:'s)?\s+|ai(?:'s)?\s+)?(?:answer|reply|"
+                              r"response|suggestion)\s+(?:is\s+(?:all\s+)?about|talks\s+about|"
+                              r"covers|describes|assumes|is\s+written\s+for|refers\s+to)\b",
+                              re.IGNORECASE)
 #: A sentence set against the one before: "But anything over 10 MB bounces".
 _CONTRAST_OPEN = re.compile(r"^(?:but|however|except\s+that|though|only)\b", re.IGNORECASE)
 #: "okay so the thing is X": the run-up to X.

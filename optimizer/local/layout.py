@@ -799,7 +799,8 @@ _LOG_LINE = re.compile(r"^[ \t]*(?:(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|No
                        r"Main PID|Tasks|Memory|CPU|CGroup|TriggeredBy):[ \t]|(?:Connecting to|"
                        r"Resolving|HTTP request sent|Proxy request sent|Length:|Saving to:)[ \t,]|"
                        # a shell prompt: the command the writer ran, not a statement
-                       r"\$[ \t]+\S)[^\n]*"
+                       # ("$ df -h", "ops@bastion:~$ psql ...")
+                       r"(?:[\w.-]+@[\w.-]+:[^\s$#]*[$#]|\$)[ \t]+\S)[^\n]*"
                        # and the indented lines that continue it
                        r"(?:\n[ \t]+\S[^\n]*)*$", re.MULTILINE)
 
@@ -809,7 +810,8 @@ def log_lines_removed(text: str) -> str:
     "2024-03-03T02:14:07Z ...", "psql: error: ...", "ERROR:  ...", with the indented
     lines that continue a line): what a program printed once is evidence of an event, not
     a statement of the writer's; the writer's own lines around it stay."""
-    removed = _LOG_LINE.sub("", _PROMPT_BLOCK.sub("", text))
+    removed = _LOG_LINE.sub("", _PROMPT_BLOCK.sub("", _COLUMN_TABLE.sub("", _APT_LINES.sub(
+        "", text))))
     if _PSQL_PROMPT.search(text):  # a command's tag alone on a line is psql's reply ("SET")
         removed = _COMMAND_TAG.sub("", removed)
     if removed != text:  # beside log output, an "Error: ..." line is output too
@@ -817,6 +819,14 @@ def log_lines_removed(text: str) -> str:
     return removed
 
 
+#: A program's table: a header of column names in capitals with a wide gap among them
+#: ("NAME              SIZE TYPE MOUNTPOINT") and the rows under it up to a blank line.
+_COLUMN_TABLE = re.compile(r"^[ \t]*(?=[^\n]*[A-Z][ \t]{2,}[A-Z])"
+                           r"[A-Z][A-Z/%-]+"
+                           r"(?:[ \t]+[A-Z][A-Z/%-]+){2,}[ \t]*\n(?:[ \t]*\S[^\n]*(?:\n|$))+",
+                           re.MULTILINE)
+#: apt's error, warning and note lines, two or more: "E: Could not get lock ...".
+_APT_LINES = re.compile(r"(?:^[ \t]*[EWN]:[ \t][^\n]*(?:\n|$)){2,}", re.MULTILINE)
 _PSQL_PROMPT = re.compile(r"^[ \t]*[\w-]+=[*!(']?[>#][ \t]", re.MULTILINE)
 _COMMAND_TAG = re.compile(r"^[ \t]*(?:SET|RESET|BEGIN|COMMIT|ROLLBACK|SAVEPOINT|VACUUM|ANALYZE|"
                           r"GRANT|REVOKE|CHECKPOINT|(?:CREATE|ALTER|DROP)[ \t]+(?:TABLE|INDEX|"
@@ -845,6 +855,26 @@ def bookkeeping_removed(text: str) -> str:
     mark: "-> print to X".)"""
     text = _REVISION_LINE.sub("", _TICKET_LINE.sub("", text))
     return _ARROW_BULLET.sub(r"\1- ", _MAIL_HEADERS.sub("", text))
+
+
+#: One line of code set apart inside a sentence: "The pipeline runs\n\n```\ndput x\n```\n\n
+#: on a tag", "Our line is:\n\ndeb https://...\n\nand it goes in ...". (The sentence goes on
+#: in lower case after it; an unfenced line only after a colon.)
+_CODE_IN_SENTENCE = re.compile(
+    r"(?P<head>[^\s.!?:][ \t]*|:[ \t]*)\n(?:[ \t]*\n)*[ \t]*(?:```|~~~)[\w+-]*[ \t]*\n"
+    r"[ \t]*(?P<code>[^\n`]+?)[ \t]*\n[ \t]*(?:```|~~~)[ \t]*\n(?:[ \t]*\n)*(?=[ \t]*[a-z])|"
+    r"(?P<head2>:[ \t]*)\n(?:[ \t]*\n)+[ \t]*(?P<code2>[^\n`]{3,200}?)[ \t]*\n(?:[ \t]*\n)+"
+    r"(?=[ \t]*(?:and|then|which|but|so|on|in|it|that)\b)")
+
+
+def code_in_sentence_joined(text: str) -> str:
+    """A line of code set apart in the middle of a sentence is quoted where it stands:
+    "The pipeline runs `dput rotamo ../*.changes` on a tag"."""
+    def join(m: re.Match[str]) -> str:
+        head = (m.group("head") or m.group("head2")).rstrip().rstrip(":")  # ("Our line is:")
+        code = m.group("code") or m.group("code2")
+        return f"{head} `{code.strip()}` "
+    return _CODE_IN_SENTENCE.sub(join, text)
 
 
 #: A page's revision line over its diff: "Wiki: Desktop/Privacy, revision 41 -> 42 (edited
@@ -901,12 +931,20 @@ _LEGAL_NOTICE = re.compile(r"^[ \t]*(?:(?i:confidentiality notice|disclaimer|leg
 _POSTSCRIPT = re.compile(r"^[ \t]*(?i:p\.?\s?s\.?)[:,]?[ \t]+\S", re.MULTILINE)
 
 
+#: A message's last lines, after a blank line: a name and a role under it, with no closing
+#: word ("Priya Raman\nHead of IT").
+_NAME_AND_ROLE_END = re.compile(
+    r"\n[ \t]*\n[ \t]*[A-Z][\w'’.-]+(?:[ \t]+[A-Z][\w'’.-]+){1,2}[ \t]*\n[ \t]*"
+    r"(?=[^\n]{0,40}\b(?:Head|Manager|Lead|Director|Administrator|Officer|Engineer|Coordinator|Chair|Supervisor|"
+    r"Specialist|Analyst|Technician|Admin|Assistant)\b)[^\n.!?]{2,60}[ \t]*\s*\Z")
+
+
 def signature_removed(text: str) -> str:
     """An e-mail without what is under its closing: a closing alone on its line ("Kind
     regards", "--") with a signature under it (an address, a telephone, a web page, a
     legal notice, or a few lines of name and title with no sentence in them) ends the
     message, but for a postscript ("P.S. ..."). A legal notice goes wherever it is."""
-    text = _LEGAL_NOTICE.sub("", text)
+    text = _NAME_AND_ROLE_END.sub("", _LEGAL_NOTICE.sub("", text))
     for m in _CLOSING_LINE.finditer(text):
         if len(tokens(text[:m.start()])) < 3:
             continue

@@ -94,6 +94,8 @@ _LEAD = re.compile(r"^(?:and|so|but|then|which is why|so that's why|though|also|
 #: laptops ..."): "that" before its own subject is a conjunction, never the subject. (A
 #: demonstrative "that" is followed by a verb or a noun: "That fails", "That switch".)
 _COMPLEMENTIZER = re.compile(
+    # ("that at Rotamo engineers do not ...": a scope before the subject)
+    r"^that\s+(?=(?:at|in|on|for|from|since|after|before|during|under|per)\s+[A-Z0-9])|"
     r"^that\s+(?=(?:the|a|an|our|your|their|its|his|her|all|every|each|no|some|any|it|they|"
     r"we|you|he|she|there|these|those|this)\s|(?:[a-z][\w-]*\s+)?[a-z][\w-]*[^\Wsuia]s\s+"
     r"(?:[\w'-]+\s+){0,6}?(?:are|have|were|do|don't|aren't|haven't|weren't)\s)", re.IGNORECASE)
@@ -107,8 +109,9 @@ _WE_PAST = re.compile(r"^(?:so\s+|and\s+)?we\s+(?:\w+ly\s+)?(?:got|had|did|found
                       r"fixed|sorted|spent|took|ended up)\b", re.IGNORECASE)
 #: The West African clause-final particle "o" ("not to connect directly at all o."): an
 #: emphasis, not a word of the fact. (Not after words that name a key or letter.)
-_PARTICLE_O = re.compile(r"(?<![Pp]ress)(?<![Tt]ype)(?<![Kk]ey)(?<![Ll]etter)\s+o"
-                         r"(?=\s*[.!,;]|\s*$)")
+# (nor in a key sequence: "Right Alt then / then o, for ł ...")
+_PARTICLE_O = re.compile(r"(?<![Pp]ress)(?<![Tt]ype)(?<![Kk]ey)(?<![Ll]etter)(?<!then)(?<![/+])"
+                         r"\s+o(?=\s*[.!,;]|\s*$)")
 
 # Someone else's words reported as the fact: "My colleague told me (that) X", "I was told
 # X", "It turns out X". The frame goes, X stays.
@@ -118,6 +121,9 @@ _FRAME = re.compile(
     r"(?:(?:my|our|a|one|the|some)\s+)?(?:[\w-]+\s+){0,2}?(?:told|tell|tells|said|says|"
     r"explained|confirmed|mentioned)\s+(?:to\s+)?(?:me|us)\s+(?:that\s+)?(?=\S)|"
     r"^(?:i|we)\s+(?:was|were|have been|'ve been|got)\s+told\s+(?:that\s+)?(?=\S)|"
+    # The writer naming themself before the message: "this is Rahul dictating, X"
+    r"^(?:this\s+is|it's)\s+(?-i:[A-Z][\w'-]+)(?:\s+(?-i:[A-Z][\w'-]+))?\s+(?:dictating|speaking|"
+    r"calling|writing)\b,?\s+(?=\S)|"
     # What the writer knows, said as such: "(Because) as far as I know X", "To my
     # knowledge, X"
     r"^(?:because\s+)?(?:as\s+far\s+as\s+(?:i|we)\s+know|to\s+(?:my|our)\s+knowledge)"
@@ -209,6 +215,8 @@ _GIVEN_BY = re.compile(
 _ASIDE = re.compile(r",\s*(?:though|however|anyway|honestly|frankly|sorry)\s*,|"
                     # "(I use it in the e-learning player all the time)": the writer's habit
                     r"\s*\(\s*(?:i|i'm|i've|i'd)\s+[^()]{3,120}\)|"
+                    # "(sorry typing on phone, autocorrect keeps ...)": an apology aside
+                    r"\s*\(\s*(?:sorry|apologies|excuse)\b[^()]{0,120}\)|"
                     # ", as I understand it:", "(last time that was 11 minutes of ...)"
                     r",\s*as\s+(?:i|far\s+as\s+i)\s+(?:understand|know)(?:\s+it)?\s*(?=[,:])|"
                     r"\s*\((?:the\s+)?(?:last\s+time|once|yesterday|last\s+week|last\s+month)\b"
@@ -698,6 +706,9 @@ def second_person(text: str) -> str:
 CLOSING = (r"(?:thanks|thank you|many thanks|cheers|regards|kind regards|best regards|best|"
             r"best wishes|all the best|ta|yours(?: sincerely| truly| faithfully)?|"
             r"i remain|sent from my \w+|"
+            # "Sorry, dictating this while walking to the tram." over the name
+            r"(?:sorry,?\s+)?(?:dictating|dictated|typing|typed|writing)\s+(?:this\s+)?"
+            r"(?:on\s+(?:my|the)\s+\w+|while\s+[\w' -]{1,40}|from\s+(?:my|the)\s+\w+)|"
             # closings of the languages people often mix into work English
             r"cordialement|bien cordialement|bien à vous|merci(?: beaucoup| bien)?|gracias|"
             r"muchas gracias|saludos|un saludo|atentamente|danke(?: schön| sehr)?|"
@@ -1082,6 +1093,18 @@ _CHECKED_AT_ONCE = re.compile(
     r"(?:right|correct)\b", re.IGNORECASE)
 
 
+# "ca dot rotamo dot example — I mean ca.rotamo.example": a name said aloud, then written.
+_SPOKEN_NAME = re.compile(r"\b(?P<spoken>[\w-]+(?:[ \t]+dot[ \t]+[\w-]+)+)[ \t]*"
+                          r"(?:[—–,-]+[ \t]*)?(?:i[ \t]+mean|that's|that[ \t]+is)[ \t]+"
+                          r"(?P<written>[\w-]+(?:\.[\w-]+)+)(?:[ \t]*[—–]+(?=[ \t]))?",
+                          re.IGNORECASE)
+
+
+def _spoken_name(m: re.Match[str]) -> str:
+    said = re.sub(r"[ \t]+dot[ \t]+", ".", m.group("spoken"), flags=re.IGNORECASE)
+    return m.group("written") if said.lower() == m.group("written").lower() else m.group(0)
+
+
 # "Default is TY-LBL - no hang on, that's the label printer. Default is TY-MFP.": the
 # writer takes the sentence back and says it again; the first one goes.
 _RESTATED = re.compile(r"(?:^|(?<=[.!?][ \t])|(?<=\n))(?P<head>[A-Z][\w'-]*)\b(?P<said>[^.!?\n]*?)"
@@ -1113,9 +1136,16 @@ def _checked_at_once(m: re.Match[str]) -> str:
 _RETRACTED = re.compile(
     r"(?P<start>^|(?<=[.!?][ \t])|(?<=\n))(?P<old>[^.!?\n]{6,}?)"
     r"(?:,?[ \t]+(?:i[ \t]+think|i[ \t]+guess|i[ \t]+believe|i[ \t]+thought))?[ \t]*"
-    r"(?:\.{2,}|\u2026|[,;—–-])[ \t]*(?:no|nope|wait|hmm)\b[,!.]?[ \t]*"
+    r"(?:(?:\.{2,}|\u2026|[,;—–-])[ \t]*(?:no|nope|wait|hmm)\b[,!.]?[ \t]*"
     r"(?:(?:sorry|my[ \t]+bad|scratch[ \t]+that|actually|wait|i[ \t]+mean)\b[,!.]?[ \t]*)+"
+    # ("every 15 minutes — sorry, every 30 minutes": a bare "sorry" after a dash, which
+    # repairs only a value said again in the same words, see restate)
+    r"|[ \t]*[—–-]+[ \t]*(?P<sorry>sorry)[,!.]?[ \t]*)"
     r"(?P<new>[^.!?\n]+)", re.IGNORECASE)
+#: Why the new value holds, after it: "..., we changed it in spring".
+_WHY_NEW = re.compile(r",[ \t]*(?:we|they|it|that|someone|ops|it's)[ \t]+(?:changed|moved|"
+                      r"switched|raised|lowered|cut|shortened|extended|got)\b[^.!?\n]*$",
+                      re.IGNORECASE)
 #: A verb that makes a clause of its own (the new value after a retraction may have none).
 _FINITE = re.compile(r"\b(?:is|are|was|were|has|have|does|do|can|must|should|will|runs?|"
                      r"opens?|closes?|starts?|goes|takes?|uses?|needs?)\b", re.IGNORECASE)
@@ -1144,6 +1174,16 @@ def _apply_retractions(text: str) -> str:
         why = _WHY_OLD.match(new)
         if why:
             new = new[why.end():]
+        old = m.group("old").strip()
+        lead = re.match(r"[A-Za-z]+\b", new)
+        at = [w for w in re.finditer(rf"\b{lead.group(0)}\b", old, re.IGNORECASE)] \
+            if lead and _COMPLEMENT.match(new) else []
+        if at and at[-1].start() > 0:
+            # "which is every 15 minutes — sorry, every 30 minutes": the new value said in
+            # the old one's words takes its place
+            return m.group("start") + old[:at[-1].start()] + _WHY_NEW.sub("", new)
+        if m.group("sorry"):
+            return m.group(0)
         if why or _COMPLEMENT.match(new):
             # "It's Tuesdays 18:00 - no wait, that was last year, it moved - Thursdays
             # 18:00", "they run every hour - no wait, every 2 hours" keep the old clause's
@@ -1220,6 +1260,12 @@ def apply_self_corrections(message: str) -> str:
                     + f"{m.group(1)}{m.group(2)}" + rest)
             continue
         unit = m.group(4) or m.group(2) or ""
+        # ("ext 2214 — sorry, 2241, 2214 is the kitchen lol — or Tomasz": why the old
+        # value was wrong goes with it, up to the dash that closes the aside)
+        why = re.match(rf"[ \t]*,[ \t]*{re.escape(m.group(1))}[ \t]+(?:is|was|'s)\b[^.!?\n—–]*?"
+                       r"[ \t]*[—–]+[ \t]*", rest)
+        if why:
+            rest = " " + rest[why.end():]
         text = head + f"{m.group(3)}{unit}" + rest
     text = _ADDRESS_REPAIR.sub(lambda m: m.group("new"), text)
     text = _CODE_REPAIR_WHY.sub(lambda m: m.group("new") if _same_shape(
@@ -1230,7 +1276,7 @@ def apply_self_corrections(message: str) -> str:
             break
         text = repaired
     text = _CHECKED_AT_ONCE.sub(_checked_at_once, _SELF_CONFIRMED.sub("", text))
-    text = _RESTATED.sub(_restated, text)
+    text = _SPOKEN_NAME.sub(_spoken_name, _RESTATED.sub(_restated, text))
     text = _apply_retractions(text)
     text = _apply_repair_sentences(_apply_edit_sentences(text))
     for m in list(_EDIT_NOTE.finditer(text)):

@@ -1032,11 +1032,6 @@ VOICES_6 = {
 }
 
 
-@pytest.mark.parametrize("name", sorted(VOICES_6))
-def test_the_ferry_crews_nuggets_state_the_facts(name: str, role: LocalActionability,
-                                                  embedder: MiniLMEmbedder) -> None:
-    _check_voice(VOICES_6[name], name, role, embedder)
-
 
 @pytest.mark.parametrize(("query", "comment"), [
     # a question about the writer's own device, with what it shows
@@ -1134,11 +1129,6 @@ VOICES_7 = {
 }
 
 
-@pytest.mark.parametrize("name", sorted(VOICES_7))
-def test_the_harbour_voices_state_the_facts(name: str, role: LocalActionability,
-                                            embedder: MiniLMEmbedder) -> None:
-    _check_voice(VOICES_7[name], name, role, embedder)
-
 
 def test_a_chat_repair_sent_after_the_value_puts_the_new_value_in(
         role: LocalActionability, embedder: MiniLMEmbedder) -> None:
@@ -1207,14 +1197,174 @@ VOICES_8 = {
 }
 
 
-@pytest.mark.parametrize("name", sorted(VOICES_8))
-def test_the_institute_voices_state_the_facts(name: str, role: LocalActionability,
-                                              embedder: MiniLMEmbedder) -> None:
-    _check_voice(VOICES_8[name], name, role, embedder)
-
 
 def test_clear_as_a_verb_praises_nothing() -> None:
     from optimizer.claims import view
     assert not view("Clear Queue… before the printer goes back.").positive
     assert not view("Then clear the cache on the kiosk.").evaluative
     assert view("Very clear answer, thanks.").positive
+
+
+def test_a_caret_pointing_up_is_no_word() -> None:
+    assert plain_voice("^ that one is the old gateway.\nUse 2^10 blocks, x ^ y stays.") == (
+        "that one is the old gateway.\nUse 2^10 blocks, x ^ y stays.")
+
+
+# A regional bus company's depot staff, written after the rules (their first reader was a
+# car-sharing company's platform team).
+VOICES_9 = {
+    "a-value-repaired-with-sorry-after-a-dash": Voice(
+        "how often does the timetable sync run", "Every hour.",
+        "The timetable sync to the stop displays runs every 10 minutes — sorry, every 20 "
+        "minutes, we changed it after the winter. Nobody starts it by hand.",
+        ("The timetable sync to the stop displays runs every 20 minutes.",
+         "Nobody starts the timetable sync by hand."),
+        ("10 minutes", "sorry", "winter")),
+    "please-note-that-with-a-scope": Voice(
+        "can I restore a deleted roster myself", "Yes, from the backup share.",
+        "Dear colleague,\n\nThank you. However, please note that at Busline drivers do not "
+        "restore rosters themselves. Restores are requested in the OPS queue with the label "
+        "`restore`.\n\nKind regards,\nMarta",
+        ("At Busline drivers do not restore rosters themselves.",
+         "Roster restores are requested in the OPS queue with the label `restore`."),
+        ("That at", "Dear", "Marta")),
+    "a-command-set-apart-in-a-sentence": Voice(
+        "how do I publish the new timetable", "Upload it to the portal.",
+        "Only the CI job publishes, people don't. The job runs\n\n```\nttpush --live "
+        "timetable.zip\n```\n\non a tag, and the portal picks it up.",
+        ("The CI job runs `ttpush --live timetable.zip` on a tag.",), ("```",)),
+    "a-config-line-after-a-colon": Voice(
+        "which repository line do the depot PCs use", "Use the book's example line.",
+        "That is the book's example, not ours :) Our line is:\n\n"
+        "deb https://repo.busline.example/debian depot main\n\nand it goes in "
+        "/etc/apt/sources.list.d/busline.list.",
+        ("The repository line is deb https://repo.busline.example/debian depot main, in "
+         "/etc/apt/sources.list.d/busline.list.",),
+        (":)",)),
+    "a-host-name-said-aloud": Voice(
+        "where do I get my depot certificate", "From the IT office.",
+        "um you run certget with your staff number, it talks to pki dot busline dot example "
+        "— I mean pki.busline.example — and the cert lasts 12 hours. Sorry, dictating this "
+        "on my phone. Jonas",
+        ("certget talks to pki.busline.example and the cert lasts 12 hours.",),
+        ("dot busline", "dictating", "Jonas")),
+    "a-numbered-step-that-opens-with-do": Voice(
+        "how do I swap a ticket machine", "Just swap it.",
+        "For any swap:\n1. Open a DEPOT ticket.\n2. Do the swap only inside the night "
+        "window — 01:00–04:00.\n3. Attach the machine's serial to the ticket.",
+        ("Ticket machine swaps are done only inside the night window, 01:00–04:00.",), ()),
+    "a-program-table-over-the-rule": Voice(
+        "what disk layout do the depot servers use", "Use one big partition.",
+        "Every depot server looks like this:\n\nNAME        SIZE TYPE MOUNTPOINT\nsda          80G "
+        "disk\n├─sda1      1G part /boot\n└─sda2     79G part /\n\nNo /home partition on "
+        "depot servers, and /var/log is its own 10G volume.",
+        ("Depot servers have no /home partition.", "/var/log is its own 10G volume."),
+        ("├─", "sda2", "MOUNTPOINT")),
+}
+
+
+
+def test_apt_errors_pasted_alone_are_no_correction(role: LocalActionability) -> None:
+    ex = role.extract(FeedbackContext(
+        "e1", "t", "why does apt fail on depot03", "Run apt again.",
+        "E: Could not open lock file /var/lib/dpkg/lock - open (13: Permission denied)\n"
+        "E: Unable to lock the administration directory (/var/lib/dpkg/), are you root?",
+        "down"), Meter())
+    assert not ex.can_produce_nugget, (ex.reason, ex.body)
+
+
+def test_the_judge_sees_a_number_taken_back_with_its_unit() -> None:
+    assert taken_back("It syncs every 10 minutes — sorry, every 20 minutes.") == ["10"]
+
+
+# A radio station's staff, written after the rules (their first reader was a map
+# publisher's studio).
+VOICES_10 = {
+    "a-shout-with-an-acronym-the-message-also-writes-calmly": Voice(
+        "which time zone for the playout servers", "Local time.",
+        "PLAYOUT SERVERS STAY ON UTC. The logger files are UTC and the scheduler reads them "
+        "as such. Office PCs are Europe/Dublin.",
+        ("Playout servers stay on UTC.", "Office PCs are Europe/Dublin."), ()),
+    "a-repair-with-why-in-an-aside": Voice(
+        "who do I call when the transmitter alarms", "The vendor.",
+        "Don't touch the transmitter cabinet. Call Aoife on ext 3310 — sorry, 3301, 3310 is "
+        "the canteen ha — or Brian if she's off.",
+        ("Call Aoife on ext 3301 or Brian when the transmitter alarms.",),
+        ("3310", "canteen")),
+    "a-dictated-note-with-er": Voice(
+        "why does my script not print", "Check the printer queue.",
+        "ok so um this is Niamh dictating, uh, scripts on the studio printer wait until you "
+        "tap your card. And er they're held for 6 hours, I mean 6 hours, then deleted.",
+        ("Scripts on the studio printer wait until you tap your card.",
+         "Held scripts are deleted after 6 hours."),
+        ("Niamh", "dictating", " er ")),
+    "a-key-sequence-ending-in-o": Voice(
+        "how do I type ó in a presenter's name", "Use the character map.",
+        "Is correct, but we have a standard: the Compose Key is Right Alt on every studio PC. "
+        "For ó you press Right Alt then ' then o, for á it is Right Alt then ' then a.",
+        ("The Compose Key is Right Alt on every studio PC.",
+         "For ó press Right Alt then ' then o."),
+        ("Is correct",)),
+    "an-apology-aside-and-a-name-with-a-role": Voice(
+        "how do I change my password", "In Settings > Users.",
+        "not in Settings > Users, that only changes the local one. change it at "
+        "https://id.radio.example, min 16 characters (sorry typing on my phone, autocorrect "
+        "hates me)\n\nRuth Kelly\nHead of Broadcast IT",
+        ("Passwords are changed at https://id.radio.example, min 16 characters.",),
+        ("sorry", "autocorrect", "Ruth", "Head of")),
+}
+
+
+
+def test_a_mixed_case_token_in_groups_is_a_secret() -> None:
+    assert addressed_to_system("app token for the studio: 4Rt9p-Kx2Ma-Qw7Lz-Bn5Vd") != ""
+    # a name in groups is no token
+    assert addressed_to_system("the feed is on studio-feed-main-west") == ""
+
+
+def test_a_shouted_sentence_keeps_the_capitals_the_message_writes_calmly() -> None:
+    assert plain_voice("STUDIO LAPTOPS STAY ON UTC. The logger files are UTC.") == (
+        "studio laptops stay on UTC. The logger files are UTC.")
+
+
+def test_a_prompt_with_user_and_host_is_a_command_a_comment_line_is_not() -> None:
+    text = ("ops@jump-1:~$ psql -h db-2 -c 'SHOW work_mem;'\n^ db-2 runs with work_mem = 64MB.\n"
+            "# site rule: never raise it above 256MB")
+    assert log_lines_removed(text) == (
+        "\n^ db-2 runs with work_mem = 64MB.\n# site rule: never raise it above 256MB")
+
+
+def test_what_the_answer_was_about_is_no_fact(role: LocalActionability) -> None:
+    ex = role.extract(FeedbackContext(
+        "e1", "t", "a driver is leaving, how do I remove their badge", "Delete the local user.",
+        "Anyway, the bot answer is about local users which we hardly have. Depot Admin "
+        "disables the badge in BADGE-1 within 4 hours of the HR notice.", "down"), Meter())
+    assert ex.can_produce_nugget, ex.reason
+    assert "answer" not in ex.body and "BADGE-1" in ex.body, ex.body
+
+
+#: The voices written after the rules of the later rounds, one test over them all (a
+#: ferry company's, a harbour's, an institute's, a bus depot's and a radio station's).
+LATER_VOICES = {f"{group}/{name}": voice
+                for group, voices in (("ferry", VOICES_6), ("harbour", VOICES_7),
+                                      ("institute", VOICES_8), ("bus-depot", VOICES_9),
+                                      ("radio", VOICES_10))
+                for name, voice in voices.items()}
+
+
+@pytest.mark.parametrize("name", sorted(LATER_VOICES))
+def test_the_later_voices_state_the_facts(name: str, role: LocalActionability,
+                                          embedder: MiniLMEmbedder) -> None:
+    _check_voice(LATER_VOICES[name], name, role, embedder)
+
+
+@pytest.mark.parametrize(("text", "voiced"), [
+    # a part of a name or a contraction is no acronym the message writes calmly
+    ("DON'T RESTART THE SERVER. Ask the ENC-OPS desk, the ENC rack is theirs.",
+     "don't restart the server. Ask the ENC-OPS desk, the ENC rack is theirs."),
+    # "er" between commas is a tag and leaves its comma
+    ("No reboots at night, er, ever really.", "No reboots at night, ever really."),
+    ("And er they're held for a day.", "And they're held for a day."),
+])
+def test_capitals_and_fillers_in_a_dictated_shout(text: str, voiced: str) -> None:
+    assert plain_voice(text) == voiced
