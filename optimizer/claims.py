@@ -1296,7 +1296,8 @@ _ABOUT_ANSWER = re.compile(
     r"^(?:explanation|example|summary|"
     r"the part)\s+(?:of|about)\b|you\s+(?:said|say|wrote|claim|describe|described|mention|"
     r"mentioned|suggest|suggested|told|tell)|answer(?:ed)?\s+(?:my|the)\s+question|every\s+(?:answer|reply|"
-    r"response)|answers?|replies|responses)\b", re.IGNORECASE)
+    r"response)|answers?(?!\s+(?:yes|no|with|it|them|that)\b)|replies|responses)\b",
+    re.IGNORECASE)  # ("answer No" at the installer's question is an order, no answer)
 
 
 @dataclass(frozen=True)

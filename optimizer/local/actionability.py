@@ -791,6 +791,11 @@ class LocalActionability:
             for (_, v), k in zip(views, kinds, strict=True))
         if asking:
             kinds = [k if k != "claim" else "chatter" for k in kinds]
+        # "Does that still hold with X? We run Y. Asking before I flip anything.": the
+        # writer says it was a question; what they said before it is its context
+        said = next((i for i, (_, v) in enumerate(views) if _ASKING.match(v.text)), None)
+        if said is not None and "question" in kinds[:said]:
+            kinds = [k if k != "claim" or i > said else "chatter" for i, k in enumerate(kinds)]
         anchored = on_topic and any(k == "claim" for k in kinds)
         out = []
         translated = _translations([v for _, v in views])
@@ -874,7 +879,8 @@ class LocalActionability:
                 (capitalized(tail), "")]
 
     def _sentence_kind(self, v: SentenceView, ctx: FeedbackContext) -> str:
-        if (_FAREWELL.match(v.text) or _ANNOUNCED_LIST.match(v.text) or (
+        if (_FAREWELL.match(v.text) or _ANNOUNCED_LIST.match(v.text) or _JUST_SAYING.match(
+                v.text) or (
                 (_STATUS_NOTE.match(v.text) or _SEASONAL.match(v.text))
                 and not (v.modal or v.policy or v.negation))) and not v.system:
             # "Let me know if X, and see you at Y": every clause is talk; "Two things.":
@@ -1755,6 +1761,14 @@ _LEAD_EVAL = re.compile(
     # ("kind of right on the mechanics but — X": what is right goes with the "but")
     r"(?:(?P<but>\s*,?\s+but)\s*(?:[,:;]|[\u2014\u2013-])?|\s*(?:[,:;]|\s[\u2014\u2013-]))"
     r"\s+(?=\S)", re.IGNORECASE)
+#: The writer saying the message is a question: "Asking before I flip anything.", "Just
+#: asking.", "Genuine question."
+_ASKING = re.compile(r"^(?:(?:i'm|i\s+am)\s+)?(?:just\s+|only\s+)?asking\b(?:\s+(?:before|because|"
+                     r"since|so)\b[^.!?]*)?[.!?]*$|^(?:genuine|honest|serious)\s+question\b",
+                     re.IGNORECASE)
+#: "Just saying it has happened before.", "Just saying.": the writer's aside.
+_JUST_SAYING = re.compile(r"^(?:(?:i'm|i\s+am)\s+)?just\s+saying\b[^.!?]{0,60}[.!?]*$",
+                          re.IGNORECASE)
 #: What the answer was about: "Anyway, the bot answer is about local accounts which we
 #: basically don't have", "your reply assumes a laptop".
 _ANSWER_IS_ABOUT = re.compile(r"^(?:(?:anyway|but|so|also|and)\s*,?\s+)?(?:the|your|this|that)\s+"

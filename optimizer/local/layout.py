@@ -811,7 +811,7 @@ def log_lines_removed(text: str) -> str:
     lines that continue a line): what a program printed once is evidence of an event, not
     a statement of the writer's; the writer's own lines around it stay."""
     removed = _LOG_LINE.sub("", _PROMPT_BLOCK.sub("", _COLUMN_TABLE.sub("", _APT_LINES.sub(
-        "", text))))
+        "", _log_blocks_removed(text)))))
     if _PSQL_PROMPT.search(text):  # a command's tag alone on a line is psql's reply ("SET")
         removed = _COMMAND_TAG.sub("", removed)
     if removed != text:  # beside log output, an "Error: ..." line is output too
@@ -827,6 +827,18 @@ _COLUMN_TABLE = re.compile(r"^[ \t]*(?=[^\n]*[A-Z][ \t]{2,}[A-Z])"
                            re.MULTILINE)
 #: apt's error, warning and note lines, two or more: "E: Could not get lock ...".
 _APT_LINES = re.compile(r"(?:^[ \t]*[EWN]:[ \t][^\n]*(?:\n|$)){2,}", re.MULTILINE)
+def _log_blocks_removed(text: str) -> str:
+    """A paragraph that opens and closes with log lines is output all through ("ERROR:
+    deadlock detected" / "DETAIL: Process 1 waits ..." / "Process 2 waits ..." / "CONTEXT:
+    ..."): the unprefixed lines between are the program's too."""
+    parts = re.split(r"(\n[ \t]*\n)", text)
+    for i in range(0, len(parts), 2):
+        lines = [ln for ln in parts[i].split("\n") if ln.strip()]
+        if len(lines) >= 3 and all(_LOG_LINE.fullmatch(ln) for ln in (lines[0], lines[-1])):
+            parts[i] = ""
+    return "".join(parts)
+
+
 _PSQL_PROMPT = re.compile(r"^[ \t]*[\w-]+=[*!(']?[>#][ \t]", re.MULTILINE)
 _COMMAND_TAG = re.compile(r"^[ \t]*(?:SET|RESET|BEGIN|COMMIT|ROLLBACK|SAVEPOINT|VACUUM|ANALYZE|"
                           r"GRANT|REVOKE|CHECKPOINT|(?:CREATE|ALTER|DROP)[ \t]+(?:TABLE|INDEX|"

@@ -264,13 +264,14 @@ async def test_second_worker_joins_and_leaves_mid_stream(kafka_bootstrap: str,
 
 async def test_injections_and_markup_through_the_worker(kafka_bootstrap: str, tmp_path: Path,
                                                         embedder: MiniLMEmbedder) -> None:
-    """Feedback addressed to the system makes no nugget, even under auto-publication, and
-    markup never reaches the index (issue inputs, verbatim, through a real broker)."""
+    """Feedback addressed to the system makes no nugget, even under auto-publication;
+    markup that runs code refuses the feedback whole, and styling markup never reaches the
+    index (issue inputs, verbatim, through a real broker)."""
     import json
 
     from query.model import Publication
     from stream.synthetic import correction, event
-    from tests.conformance.untrusted_suite import HTML, INJECTIONS
+    from tests.conformance.untrusted_suite import HTML, INJECTIONS, STYLED
 
     dep = Deployment.create(kafka_bootstrap, tmp_path, NUGGETFLOW_REVIEW_POLICY="auto")
     await dep.add_corpus(embedder, tenants=("acme",))
@@ -280,11 +281,13 @@ async def test_injections_and_markup_through_the_worker(kafka_bootstrap: str, tm
              for i, text in enumerate(INJECTIONS)]
     lines.append(json.dumps(event("html", "acme", "who resets admin passwords", a, HTML,
                                   minutes=10)).encode())
-    lines.append(json.dumps(event("plain", "acme", q, a, c, minutes=11)).encode())
+    lines.append(json.dumps(event("styled", "acme", "who resets admin passwords", a, STYLED,
+                                  minutes=11)).encode())
+    lines.append(json.dumps(event("plain", "acme", q, a, c, minutes=12)).encode())
     worker = dep.worker("w1").start()
     try:
         await publish(dep, lines)
-        wanted = [("acme", "html"), ("acme", "plain")]
+        wanted = [("acme", "styled"), ("acme", "plain")]
 
         async def done() -> bool:
             if await count_nuggets(dep.settings, embedder, wanted) < 2:
@@ -296,16 +299,20 @@ async def test_injections_and_markup_through_the_worker(kafka_bootstrap: str, tm
         await wait_until(done, 180, "the stream to drain", worker.tail)
         state = await nugget_state(dep.settings, embedder,
                                    [("acme", f"inj-{i}") for i in range(len(INJECTIONS))]
-                                   + wanted)
+                                   + [("acme", "html")] + wanted)
     finally:
         assert worker.stop() == 0, worker.tail()
     for i in range(len(INJECTIONS)):
         assert state[("acme", f"inj-{i}")] == [], i
-    [html_history] = state[("acme", "html")]
+    # a script or an event handler refuses the whole message, the fact beside it too
+    assert state[("acme", "html")] == []
+    assert "markup that runs code" in worker.tail(20000)
+    [html_history] = state[("acme", "styled")]
     title, body, anchors, publication = (html_history[-1][2], html_history[-1][3],
                                          html_history[-1][4], html_history[-1][5])
     for text in (title, body, *anchors):
-        assert "<" not in text and "script" not in text and "onerror" not in text
-    # Feedback that carried script is held for a person, whatever the policy says.
+        assert "<" not in text and "href" not in text and "pasted" not in text
+    assert "iam.example.internal" in body
+    # Feedback that carried markup is held for a person, whatever the policy says.
     assert publication == Publication.PENDING_REVIEW.name and len(html_history) == 1
     assert "candidate held for review" in worker.tail(20000)
