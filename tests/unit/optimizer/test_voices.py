@@ -1043,8 +1043,21 @@ VOICES_6 = {
     # a handover's status items
     ("what's left from the night", "Evening run done, 88/120 cars loaded, rest tomorrow. "
                                    "Radio 3 crackling, IT ticket logged."),
+    # the writer says it is a question; what they run is its context
+    ("does the retry advice still apply", "Does that still hold with pooler 2.3.1 and "
+     "max_clients = 400? We run version 16.2 on oven-db1 and driver 3.2. Asking before I "
+     "change anything."),
+    # a dated incident told as a warning, with "just saying"
+    ("what if the disk fills", "FYI on 2024-02-03 around 04:10 UTC this happened on "
+     "oven-db2, the disk hit 100% and we lost the night's export. Pia fixed it by hand. "
+     "Just saying it has happened before."),
+    # a deadlock report pasted whole: the unprefixed lines between are the program's
+    ("why did the batch fail", "ERROR:  deadlock detected\nDETAIL:  Process 311 waits for "
+     "ShareLock on transaction 7001; blocked by process 412.\nProcess 412 waits for "
+     "ShareLock on transaction 7000; blocked by process 311.\nHINT:  See server log for "
+     "query details."),
 ])
-def test_questions_errands_and_status_notes_are_not_corrections(
+def test_questions_errands_status_notes_and_pasted_reports_are_not_corrections(
         role: LocalActionability, query: str, comment: str) -> None:
     ex = role.extract(FeedbackContext("e1", "t", query, "Check the panel.", comment, "down"),
                       Meter())
@@ -1374,28 +1387,6 @@ def test_answer_as_an_order_is_no_word_about_the_answer() -> None:
     from optimizer.claims import view
     assert not view("The image already sets it; if you install by hand, answer No.").about_answer
     assert view("The answer is outdated.").about_answer
-
-
-@pytest.mark.parametrize(("query", "comment"), [
-    # the writer says it is a question; what they run is its context
-    ("does the retry advice still apply", "Does that still hold with pooler 2.3.1 and "
-     "max_clients = 400? We run version 16.2 on oven-db1 and driver 3.2. Asking before I "
-     "change anything."),
-    # a dated incident told as a warning, with "just saying"
-    ("what if the disk fills", "FYI on 2024-02-03 around 04:10 UTC this happened on "
-     "oven-db2, the disk hit 100% and we lost the night's export. Pia fixed it by hand. "
-     "Just saying it has happened before."),
-    # a deadlock report pasted whole: the unprefixed lines between are the program's
-    ("why did the batch fail", "ERROR:  deadlock detected\nDETAIL:  Process 311 waits for "
-     "ShareLock on transaction 7001; blocked by process 412.\nProcess 412 waits for "
-     "ShareLock on transaction 7000; blocked by process 311.\nHINT:  See server log for "
-     "query details."),
-])
-def test_asking_warning_and_pasted_reports_are_not_corrections(
-        role: LocalActionability, query: str, comment: str) -> None:
-    ex = role.extract(FeedbackContext("e1", "t", query, "Retry the batch.", comment, "down"),
-                      Meter())
-    assert not ex.can_produce_nugget, (ex.usefulness, ex.reason, ex.body)
 
 
 def test_a_question_asked_aside_leaves_the_facts_after_it(role: LocalActionability) -> None:
