@@ -404,9 +404,14 @@ _TAKEN_BACK = re.compile(r"(?<![\w.:/@-])(?P<value>[A-Za-z0-9][\w.:/%+@-]*[\w%+]
 #: A repair sent after the value, on its own line or as its own sentence (a chat line's
 #: time and name before it): "[09:42] ana: sorry, '3s'", "Sorry, 07:45."
 _REPAIR_AFTER = re.compile(r"(?:^|(?<=[.!?\n]))[ \t]*(?:\[[^\]\n]*\][ \t]*)?(?:[\w.-]+:[ \t]+)?"
-                           r"(?:sorry|oops|typo|correction|i[ \t]+mean|i[ \t]+meant)[,:]?[ \t]+"
-                           r"(?P<new>'[^'\n]{1,30}'|\"[^\"\n]{1,30}\"|\d(?:[\w.:/%+-]*[\w%])?)"
-                           r"[ \t]*(?:[.!]|$)", re.IGNORECASE | re.MULTILINE)
+                           r"(?:(?:sorry|oops|typo|correction|i[ \t]+mean|i[ \t]+meant)[,:]?|"
+                           r"(?:no|nope)[ \t,]+(?:wait|sorry|actually)[,:]?(?:[ \t]+(?:we|they)"
+                           r"[ \t]+(?:moved|changed|switched|set|put)[ \t]+(?:it|that|them)"
+                           r"[ \t]+(?:to|at))?)[ \t]+"
+                           r"(?P<new>'[^'\n]{1,30}'|\"[^\"\n]{1,30}\"|\d(?:[\w.:/%+-]*[\w%])?|"
+                           r"[A-Z][\w+-]*(?:/[\w+-]+)+)"
+                           r"[ \t]*(?:[.!,]|$|[ \t](?:last|this|since|because|so)\b)",
+                           re.IGNORECASE | re.MULTILINE)
 
 
 def _repaired_after(feedback: str) -> list[str]:
@@ -415,6 +420,12 @@ def _repaired_after(feedback: str) -> list[str]:
     out = []
     for m in _REPAIR_AFTER.finditer(feedback):
         new = m.group("new")
+        if "/" in new and new[0].isalpha():  # "Sorry, Europe/London" after Europe/Dublin
+            names = [n for n in re.findall(r"(?<![\w/.-])[A-Z][\w+-]*(?:/[\w+-]+)+",
+                                           feedback[:m.start()])
+                     if n.split("/")[0] == new.split("/")[0] and n != new]
+            out += names[-1:]
+            continue
         unit = re.sub(r"[\d.,'\" ]", "", new).lower()
         before = re.findall(r"'[^'\n]{1,30}'|\"[^\"\n]{1,30}\"|(?<![\w.])\d(?:[\w.:/%+-]*[\w%])?",
                             feedback[:m.start()])

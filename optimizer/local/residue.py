@@ -1048,8 +1048,17 @@ def _apply_repair_sentences(text: str) -> str:
 # sent as a message or a sentence of its own, the value first; a note that the first value
 # was the old one goes with it.
 _SORRY_THEN_VALUE = re.compile(
-    r"(?:^|(?<=[.!?\n]))[ \t]*(?:sorry|oops|typo|correction|i[ \t]+mean|i[ \t]+meant)[,:]?[ \t]+"
-    r"(?P<new>'[^'\n]{1,30}'|\"[^\"\n]{1,30}\"|\d(?:[\w.:/%+-]*[\w%])?)[ \t]*(?:[.!]+|$)"
+    r"(?:^|(?<=[.!?\n]))[ \t]*(?:(?:sorry|oops|typo|correction|i[ \t]+mean|i[ \t]+meant)[,:]?|"
+    # "... at 04:00. No wait, we moved it to 04:15 last year so ...": the value again, after
+    # a full stop, in a clause of its own
+    r"(?:no|nope)[ \t,]+(?:wait|sorry|actually)[,:]?(?:[ \t]+(?:we|they|someone|ops)[ \t]+"
+    r"(?:moved|changed|switched|set|put)[ \t]+(?:it|that|this|them)[ \t]+(?:to|at)|[ \t]+it'?s|"
+    r"[ \t]+it[ \t]+is)?)[ \t]+"
+    r"(?P<new>'[^'\n]{1,30}'|\"[^\"\n]{1,30}\"|\d(?:[\w.:/%+-]*[\w%])?|"
+    r"[A-Z][\w+-]*(?:/[\w+-]+)+)"  # ("Sorry, Europe/London": a name in parts)
+    r"(?:[ \t]*(?:[.!]+|$)|(?P<why>[ \t]*,?[ \t]+(?:last|this|since|because|so|as|in)\b[^.!?\n]*"
+    r"(?:[.!]+|$))|[ \t]*,[ \t]+(?:i|i've|i'm|i'd|we've|that's|that[ \t]+was)\b[^.!?\n]*"
+    r"(?:[.!]+|$))"
     r"(?:[ \t]*[^.!?\n]{0,30}\b(?:was|is)[ \t]+the[ \t]+old[ \t]+(?:value|one|setting|number)"
     r"\b[^.!?\n]*[.!]?)?", re.IGNORECASE | re.MULTILINE)
 
@@ -1065,9 +1074,13 @@ def _apply_sorry_values(text: str) -> str:
     for m in list(_SORRY_THEN_VALUE.finditer(text))[::-1]:
         new, head = m.group("new"), text[:m.start()]
         quote = new[0] if new[0] in "'\"" else ""
-        shape = (rf"{quote}[^{quote}\n]{{1,30}}{quote}" if quote
-                 else r"(?<![\w.])\d(?:[\w.:/%+-]*[\w%])?")
-        olds = [o for o in re.finditer(shape, head) if _unit(o.group(0)) == _unit(new)]
+        if "/" in new and new[0].isalpha():  # a name in parts: the same first part
+            olds = [o for o in re.finditer(r"(?<![\w/.-])[A-Z][\w+-]*(?:/[\w+-]+)+", head)
+                    if o.group(0).split("/")[0] == new.split("/")[0] and o.group(0) != new]
+        else:
+            shape = (rf"{quote}[^{quote}\n]{{1,30}}{quote}" if quote
+                     else r"(?<![\w.])\d(?:[\w.:/%+-]*[\w%])?")
+            olds = [o for o in re.finditer(shape, head) if _unit(o.group(0)) == _unit(new)]
         if not olds:
             continue
         last = olds[-1]

@@ -66,6 +66,9 @@ def test_a_value_repaired_in_passing_leaves_the_new_value(message: str, repaired
     # a repair sent after the value, as a chat line of its own or a sentence
     ("[08:01] ana: the tide gauge polls every '30s'\n[08:02] ana: sorry, '20s'", ["30s"]),
     ("Gate 4 opens at 05:40. Sorry, 05:55.", ["05:40"]),
+    ("Tills convert to Europe/Paris. Sorry, Europe/Madrid, I've been on the Paris job.",
+     ["Europe/Paris"]),
+    ("The audit runs at 05:00. No wait, we moved it to 05:30 last year.", ["05:00"]),
 ])
 def test_the_judge_knows_the_values_a_writer_took_back(feedback: str,
                                                        values: list[str]) -> None:
@@ -1396,3 +1399,16 @@ def test_a_question_asked_aside_leaves_the_facts_after_it(role: LocalActionabili
         "P.S. the bakery tablets must only join BK-Staff, never BK-Guest.", "down"), Meter())
     assert ex.can_produce_nugget, ex.reason
     assert "BK-Staff" in ex.body and "party" not in ex.body, ex.body
+
+
+@pytest.mark.parametrize(("message", "repaired"), [
+    ("The tills convert to Europe/Paris in the app. Sorry, Europe/Madrid, I've been on the "
+     "Paris project all week. Nobody changes the server clock.",
+     "The tills convert to Europe/Madrid in the app. Nobody changes the server clock."),
+    ("The minibar audit is a systemd timer at 05:00. No wait, we moved it to 05:30 last year "
+     "so it doesn't clash with the backup. Reports go to the night manager.",
+     "The minibar audit is a systemd timer at 05:30. Reports go to the night manager."),
+])
+def test_a_value_taken_back_in_the_next_sentence_is_replaced(message: str,
+                                                             repaired: str) -> None:
+    assert apply_self_corrections(message) == repaired
