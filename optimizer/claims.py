@@ -335,6 +335,12 @@ WORD_NUMBER = (r"(?:an?\s+)?" + _NUMBER_WORD + r"(?:(?:\s+and\s+|[\s-]+)" + _NUM
                 + r")*")
 
 
+def value_unit(value: str) -> str:
+    """What a value counts in, its digits and quotes left out: "5s" and "'3s'" in s,
+    "30 %" in % (a repair replaces only a value in the same unit)."""
+    return re.sub(r"[\d.,'\" ]", "", value).lower()
+
+
 def number_value(text: str) -> int | None:
     """120 for "a hundred and twenty", 24 for "twenty-four", 7 for "7"; None otherwise."""
     if text.isdigit():
@@ -852,7 +858,8 @@ def plain_voice(text: str) -> str:
     text = _ANNOUNCE.sub("", text)
     text = _FILLER_EDGES.sub("", text)
     text = _SHORTHAND.sub(lambda m: _expand(m, text), text)
-    text = "\n".join(_unshout_line(line, _calm_capitals(text)) for line in text.split("\n"))
+    calm = _calm_capitals(text)  # (once per message, not once per line)
+    text = "\n".join(_unshout_line(line, calm) for line in text.split("\n"))
     return restore_contractions(re.sub(r"(?<=\S)[ \t]{2,}(?=\S)", " ", text))
 
 

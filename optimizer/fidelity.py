@@ -45,6 +45,7 @@ from optimizer.claims import (
     number_value,
     split_sentences,
     tokens,
+    value_unit,
 )
 from query.text import STOPWORDS, stem
 
@@ -426,10 +427,10 @@ def _repaired_after(feedback: str) -> list[str]:
                      if n.split("/")[0] == new.split("/")[0] and n != new]
             out += names[-1:]
             continue
-        unit = re.sub(r"[\d.,'\" ]", "", new).lower()
+        unit = value_unit(new)
         before = re.findall(r"'[^'\n]{1,30}'|\"[^\"\n]{1,30}\"|(?<![\w.])\d(?:[\w.:/%+-]*[\w%])?",
                             feedback[:m.start()])
-        same = [b for b in before if re.sub(r"[\d.,'\" ]", "", b).lower() == unit and b != new]
+        same = [b for b in before if value_unit(b) == unit and b != new]
         if same:
             out.append(same[-1].strip("'\""))
     return out

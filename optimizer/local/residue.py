@@ -38,6 +38,7 @@ from optimizer.claims import (
     past_tense,
     strip_discourse,
     tokens,
+    value_unit,
 )
 from optimizer.lexicon import IMPERATIVE
 from query.text import STOPWORDS
@@ -1063,11 +1064,6 @@ _SORRY_THEN_VALUE = re.compile(
     r"\b[^.!?\n]*[.!]?)?", re.IGNORECASE | re.MULTILINE)
 
 
-def _unit(value: str) -> str:
-    """What a value counts in: "5s" and "'3s'" in s, "30 %" in %."""
-    return re.sub(r"[\d.,'\" ]", "", value).lower()
-
-
 def _apply_sorry_values(text: str) -> str:
     """The repaired value in place of the last value of its kind before the repair (a
     quoted value for a quoted one, a number in the same unit for a number)."""
@@ -1080,7 +1076,8 @@ def _apply_sorry_values(text: str) -> str:
         else:
             shape = (rf"{quote}[^{quote}\n]{{1,30}}{quote}" if quote
                      else r"(?<![\w.])\d(?:[\w.:/%+-]*[\w%])?")
-            olds = [o for o in re.finditer(shape, head) if _unit(o.group(0)) == _unit(new)]
+            unit = value_unit(new)
+            olds = [o for o in re.finditer(shape, head) if value_unit(o.group(0)) == unit]
         if not olds:
             continue
         last = olds[-1]
