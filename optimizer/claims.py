@@ -341,6 +341,38 @@ def value_unit(value: str) -> str:
     return re.sub(r"[\d.,'\" ]", "", value).lower()
 
 
+#: The words that open a repair of a value just said, sent after it ("sorry,", "typo:",
+#: "I mean", "no wait,", "no wait, we moved it to"): the reader's repair
+#: (``optimizer.local.residue``) and the judge's taken-back check share them.
+REPAIR_CUE = (r"(?:(?:sorry|oops|typo|correction|i[ \t]+mean|i[ \t]+meant)[,:]?|"
+              r"(?:no|nope)[ \t,]+(?:wait|sorry|actually)[,:]?(?:[ \t]+(?:we|they|someone|ops)"
+              r"[ \t]+(?:moved|changed|switched|set|put)[ \t]+(?:it|that|this|them)[ \t]+"
+              r"(?:to|at)|[ \t]+it'?s|[ \t]+it[ \t]+is)?)")
+#: The value a repair gives: a quoted string, a number with its unit, or a name in parts
+#: ("Europe/London").
+REPAIR_VALUE = (r"(?P<new>'[^'\n]{1,30}'|\"[^\"\n]{1,30}\"|\d(?:[\w.:/%+-]*[\w%])?|"
+                r"[A-Z][\w+-]*(?:/[\w+-]+)+)")
+_NAME_IN_PARTS = re.compile(r"(?<![\w/.-])[A-Z][\w+-]*(?:/[\w+-]+)+")
+
+
+def repaired_value(head: str, new: str) -> re.Match[str] | None:
+    """The value in ``head`` that a repair giving ``new`` takes back, or None: the last
+    one of its kind (a name in parts with the same first part, "Europe/Dublin" before
+    "Europe/London"; a string in the same quotes; a number in the same unit, "5s" before
+    "3s"), other than ``new`` itself."""
+    if "/" in new and new[0].isalpha():
+        olds = [o for o in _NAME_IN_PARTS.finditer(head)
+                if o.group(0).split("/")[0] == new.split("/")[0] and o.group(0) != new]
+    else:
+        quote = new[0] if new[0] in "'\"" else ""
+        shape = (rf"{quote}[^{quote}\n]{{1,30}}{quote}" if quote
+                 else r"(?<![\w.])\d(?:[\w.:/%+-]*[\w%])?")
+        unit = value_unit(new)
+        olds = [o for o in re.finditer(shape, head)
+                if value_unit(o.group(0)) == unit and o.group(0) != new]
+    return olds[-1] if olds else None
+
+
 def number_value(text: str) -> int | None:
     """120 for "a hundred and twenty", 24 for "twenty-four", 7 for "7"; None otherwise."""
     if text.isdigit():
@@ -1422,12 +1454,26 @@ def capitalized(text: str) -> str:
     return text[:1].upper() + text[1:]
 
 
+def _named_as_software(word: str, context: str) -> bool:
+    """True when ``context`` uses ``word`` as a package, unit or file name: a path segment
+    ("/var/log/unattended-upgrades/") or the argument of a package or service command
+    ("apt install needs-restart", "systemctl restart power-profiles")."""
+    w = re.escape(word)
+    return bool(re.search(
+        rf"/{w}(?![\w-])|(?:\bapt(?:-get)?\s+(?:install|remove|purge|show)|\bdpkg-reconfigure|"
+        rf"\bdpkg\s+-[lLsP]|\bsystemctl\s+[a-z-]+)\s+(?:-\S+\s+)*{w}(?![\w-])",
+        context, re.IGNORECASE))
+
+
 def sentence_case(sentence: str, context: str = "") -> str:
     """The sentence with its first letter capitalized, apostrophe-less contractions
     restored ("dont" -> "don't") and a terminal period; a first word that is an
     identifier keeps its case ("lxc isn't used here", "ssh-copy-id won't work"): one with
     a digit or a symbol, or one written in lower case that is no English word.
-    ``context`` is kept for callers that have it; the decision does not need it."""
+    A compound of English words ("third-party") is capitalized unless ``context`` (or the
+    sentence) uses it as a package or unit name: in a path or after a package or service
+    command ("unattended-upgrades is not installed here" when the answer said
+    "dpkg-reconfigure unattended-upgrades" or "/var/log/unattended-upgrades/")."""
     s = restore_contractions(sentence.strip())
     if not s:
         return s
@@ -1441,7 +1487,8 @@ def sentence_case(sentence: str, context: str = "") -> str:
         bool(_IDENTIFIER.search(core)) or not (english_word(core) or _compound(core))) \
         and not (len(words) > 1 and all(
             w in _SHORT_PARTS or (len(w) >= 4 and w.isalpha() and english_word(w))
-            for w in words) and any(len(w) >= 4 for w in words)))
+            for w in words) and any(len(w) >= 4 for w in words)
+                 and not _named_as_software(core, f"{context}\n{s}")))
     if not identifier:
         s = s[0].upper() + s[1:]
     return s if s[-1] in ".!?" else s + "."

@@ -31,6 +31,8 @@ import numpy as np
 from optimizer.claims import (
     ATTITUDE_START,
     CHECK_MARKS,
+    REPAIR_CUE,
+    REPAIR_VALUE,
     SHORTHAND,
     STANCE_START,
     STRONG_KINDS,
@@ -43,9 +45,9 @@ from optimizer.claims import (
     items,
     normalize,
     number_value,
+    repaired_value,
     split_sentences,
     tokens,
-    value_unit,
 )
 from query.text import STOPWORDS, stem
 
@@ -404,35 +406,20 @@ _TAKEN_BACK = re.compile(r"(?<![\w.:/@-])(?P<value>[A-Za-z0-9][\w.:/%+@-]*[\w%+]
 
 #: A repair sent after the value, on its own line or as its own sentence (a chat line's
 #: time and name before it): "[09:42] ana: sorry, '3s'", "Sorry, 07:45."
-_REPAIR_AFTER = re.compile(r"(?:^|(?<=[.!?\n]))[ \t]*(?:\[[^\]\n]*\][ \t]*)?(?:[\w.-]+:[ \t]+)?"
-                           r"(?:(?:sorry|oops|typo|correction|i[ \t]+mean|i[ \t]+meant)[,:]?|"
-                           r"(?:no|nope)[ \t,]+(?:wait|sorry|actually)[,:]?(?:[ \t]+(?:we|they)"
-                           r"[ \t]+(?:moved|changed|switched|set|put)[ \t]+(?:it|that|them)"
-                           r"[ \t]+(?:to|at))?)[ \t]+"
-                           r"(?P<new>'[^'\n]{1,30}'|\"[^\"\n]{1,30}\"|\d(?:[\w.:/%+-]*[\w%])?|"
-                           r"[A-Z][\w+-]*(?:/[\w+-]+)+)"
+_REPAIR_AFTER = re.compile(rf"(?:^|(?<=[.!?\n]))[ \t]*(?:\[[^\]\n]*\][ \t]*)?(?:[\w.-]+:[ \t]+)?"
+                           rf"{REPAIR_CUE}[ \t]+{REPAIR_VALUE}"
                            r"[ \t]*(?:[.!,]|$|[ \t](?:last|this|since|because|so)\b)",
                            re.IGNORECASE | re.MULTILINE)
 
 
 def _repaired_after(feedback: str) -> list[str]:
-    """The values a repair sent after them takes back: the last value before the repair
-    that counts in the same unit ("'5s'" before "sorry, '3s'")."""
+    """The values a repair sent after them takes back (see
+    :func:`optimizer.claims.repaired_value`: "'5s'" before "sorry, '3s'")."""
     out = []
     for m in _REPAIR_AFTER.finditer(feedback):
-        new = m.group("new")
-        if "/" in new and new[0].isalpha():  # "Sorry, Europe/London" after Europe/Dublin
-            names = [n for n in re.findall(r"(?<![\w/.-])[A-Z][\w+-]*(?:/[\w+-]+)+",
-                                           feedback[:m.start()])
-                     if n.split("/")[0] == new.split("/")[0] and n != new]
-            out += names[-1:]
-            continue
-        unit = value_unit(new)
-        before = re.findall(r"'[^'\n]{1,30}'|\"[^\"\n]{1,30}\"|(?<![\w.])\d(?:[\w.:/%+-]*[\w%])?",
-                            feedback[:m.start()])
-        same = [b for b in before if value_unit(b) == unit and b != new]
-        if same:
-            out.append(same[-1].strip("'\""))
+        old = repaired_value(feedback[:m.start()], m.group("new"))
+        if old is not None:
+            out.append(old.group(0).strip("'\""))
     return out
 
 

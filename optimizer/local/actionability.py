@@ -1221,7 +1221,7 @@ class LocalActionability:
     def _extract(self, ctx: FeedbackContext) -> Extraction:
         sents = self.read(ctx)
         system = [s.view.system for s in sents if s.kind == "system"]
-        whole = addressed_to_system(ctx.comment)
+        whole = addressed_to_system(_without_answer_quotes(ctx.comment, ctx.answer))
         if whole:
             # "my codes if that helps: 4471-9902 ..." across a colon, a note to the model
             # in an HTML comment that the reading drops: the raw message is checked too.
@@ -1531,6 +1531,23 @@ def _foreign(text: str) -> bool:
     function = sum(1 for w in words if w in STOPWORDS)
     english = sum(1 for w in words if english_word(w))
     return function <= 1 and english <= 0.6 * len(words)
+
+
+def _without_answer_quotes(comment: str, answer: str) -> str:
+    """The comment without the ``>`` lines that quote the assistant's own answer (nearly
+    all their content words are the answer's): the answer's words are the system's, not a
+    request of the writer ("> ... unless you mark the source as trusted" is no request to
+    label content). A quoted line with words the answer does not have is kept, so an
+    instruction dressed as a quotation is still checked."""
+    answer_stems = content_stems(answer)
+    kept = []
+    for line in comment.splitlines():
+        if line.lstrip().startswith(">"):
+            stems = content_stems(line.lstrip().lstrip(">"))
+            if stems and len(stems - answer_stems) <= len(stems) // 10:
+                continue
+        kept.append(line)
+    return "\n".join(kept)
 
 
 def _quoted_rule(text: str) -> bool:

@@ -28,6 +28,8 @@ from optimizer.claims import (
     IRREGULAR_PAST,
     MODALS,
     POLICY,
+    REPAIR_CUE,
+    REPAIR_VALUE,
     SPEECH_VERBS,
     STRONG_KINDS,
     WORD_NUMBER,
@@ -36,9 +38,9 @@ from optimizer.claims import (
     negated,
     number_value,
     past_tense,
+    repaired_value,
     strip_discourse,
     tokens,
-    value_unit,
 )
 from optimizer.lexicon import IMPERATIVE
 from query.text import STOPWORDS
@@ -1049,14 +1051,9 @@ def _apply_repair_sentences(text: str) -> str:
 # sent as a message or a sentence of its own, the value first; a note that the first value
 # was the old one goes with it.
 _SORRY_THEN_VALUE = re.compile(
-    r"(?:^|(?<=[.!?\n]))[ \t]*(?:(?:sorry|oops|typo|correction|i[ \t]+mean|i[ \t]+meant)[,:]?|"
-    # "... at 04:00. No wait, we moved it to 04:15 last year so ...": the value again, after
-    # a full stop, in a clause of its own
-    r"(?:no|nope)[ \t,]+(?:wait|sorry|actually)[,:]?(?:[ \t]+(?:we|they|someone|ops)[ \t]+"
-    r"(?:moved|changed|switched|set|put)[ \t]+(?:it|that|this|them)[ \t]+(?:to|at)|[ \t]+it'?s|"
-    r"[ \t]+it[ \t]+is)?)[ \t]+"
-    r"(?P<new>'[^'\n]{1,30}'|\"[^\"\n]{1,30}\"|\d(?:[\w.:/%+-]*[\w%])?|"
-    r"[A-Z][\w+-]*(?:/[\w+-]+)+)"  # ("Sorry, Europe/London": a name in parts)
+    # ("... at 04:00. No wait, we moved it to 04:15 last year so ...": the value again,
+    # after a full stop, in a clause of its own)
+    rf"(?:^|(?<=[.!?\n]))[ \t]*{REPAIR_CUE}[ \t]+{REPAIR_VALUE}"
     r"(?:[ \t]*(?:[.!]+|$)|(?P<why>[ \t]*,?[ \t]+(?:last|this|since|because|so|as|in)\b[^.!?\n]*"
     r"(?:[.!]+|$))|[ \t]*,[ \t]+(?:i|i've|i'm|i'd|we've|that's|that[ \t]+was)\b[^.!?\n]*"
     r"(?:[.!]+|$))"
@@ -1065,22 +1062,13 @@ _SORRY_THEN_VALUE = re.compile(
 
 
 def _apply_sorry_values(text: str) -> str:
-    """The repaired value in place of the last value of its kind before the repair (a
-    quoted value for a quoted one, a number in the same unit for a number)."""
+    """The repaired value in place of the last value of its kind before the repair (see
+    :func:`optimizer.claims.repaired_value`)."""
     for m in list(_SORRY_THEN_VALUE.finditer(text))[::-1]:
         new, head = m.group("new"), text[:m.start()]
-        quote = new[0] if new[0] in "'\"" else ""
-        if "/" in new and new[0].isalpha():  # a name in parts: the same first part
-            olds = [o for o in re.finditer(r"(?<![\w/.-])[A-Z][\w+-]*(?:/[\w+-]+)+", head)
-                    if o.group(0).split("/")[0] == new.split("/")[0] and o.group(0) != new]
-        else:
-            shape = (rf"{quote}[^{quote}\n]{{1,30}}{quote}" if quote
-                     else r"(?<![\w.])\d(?:[\w.:/%+-]*[\w%])?")
-            unit = value_unit(new)
-            olds = [o for o in re.finditer(shape, head) if value_unit(o.group(0)) == unit]
-        if not olds:
+        last = repaired_value(head, new)
+        if last is None:
             continue
-        last = olds[-1]
         head = (head[:last.start()] + new + head[last.end():]).rstrip()
         end = "" if head.endswith((".", "!", "?")) else "."
         text = head + end + " " + text[m.end():].lstrip()
