@@ -280,6 +280,56 @@ def cmd_review(args: argparse.Namespace, settings: Settings) -> int:
     return asyncio.run(with_index(settings, run))
 
 
+def cmd_usage_review(args: argparse.Namespace, settings: Settings) -> int:
+    """Judge every published nugget of the tenants on its use (query.usage), store the
+    review flags and list the open ones (``--dismiss``: mark a lineage's flags as seen)."""
+    from query.usage import (
+        FlagKind,
+        UsagePolicy,
+        dismiss_flag,
+        published_tenants,
+        review_usage,
+    )
+
+    settings = with_flags(settings, args, {"days": "usage_window_days"})
+
+    async def run(index: NuggetIndex) -> int:
+        if args.dismiss:
+            if not args.tenant:
+                raise ValidationError("--dismiss needs --tenant", field="--tenant")
+            kind = FlagKind(args.kind) if args.kind else None
+            done = await dismiss_flag(index.store, args.tenant, args.dismiss, kind)
+            if not done:
+                raise ValidationError(f"no review flag on {args.dismiss!r} for tenant "
+                                      f"{args.tenant!r}", field="--dismiss")
+            for f in done:
+                print(f"dismissed: {f.lineage_id} {f.kind.value} ({f.reason})")
+            return 0
+        tenants = [args.tenant] if args.tenant else await published_tenants(index.store)
+        policy = UsagePolicy.from_settings(settings)
+        shown: list[dict[str, Any]] = []
+        for tenant in tenants:
+            flags = await review_usage(index.store, tenant, policy)
+            for f in flags:
+                if f.dismissed and not args.all:
+                    continue
+                shown.append(json.loads(f.to_json()))
+                if not args.json:
+                    seen = " (dismissed)" if f.dismissed else ""
+                    print(f"{f.tenant} {f.lineage_id} {f.kind.value}{seen} version={f.version_id}"
+                          f" since={f.raised_at.isoformat()}")
+                    print(f"    title:  {f.title}")
+                    print(f"    reason: {f.reason}")
+        if args.json:
+            print(json.dumps(shown, ensure_ascii=False, indent=2))
+        else:
+            print(f"({len(shown)} flag(s) over {len(tenants)} tenant(s), window "
+                  f"{policy.window_days} days)")
+        return 0
+
+    return asyncio.run(with_index(settings, run))
+
+
 def cmd_serve(args: argparse.Namespace, settings: Settings) -> int:
     """Run the gRPC query service and /metrics until SIGTERM or SIGINT."""
     from query.service import run
@@ -593,6 +643,30 @@ def build_parser() -> argparse.ArgumentParser:
                     help="idempotency key: a review with an id already applied to the "
                          "lineage writes nothing and prints the version it produced")
     rv.set_defaults(fn=cmd_review)
+
+    ur = sub.add_parser(
+        "usage-review", help="send published nuggets that are not used to review, with why",
+        description="Judge every published nugget on its retrievals and citations over "
+                    "the last NUGGETFLOW_USAGE_WINDOW_DAYS (counted by the query service "
+                    "into the store) and on its validity's end, store the review flags and "
+                    "list the open ones: 'uncited' (its topic was queried at least "
+                    "NUGGETFLOW_USAGE_MIN_TOPIC_QUERIES times, never cited), "
+                    "'seldom_cited' (retrieved at least NUGGETFLOW_USAGE_MIN_RETRIEVALS "
+                    "times, cited in under NUGGETFLOW_USAGE_MIN_CITATION_RATE of them), "
+                    "'expiring' (validity ends within NUGGETFLOW_USAGE_EXPIRY_DAYS). The "
+                    "query service runs the same every "
+                    "NUGGETFLOW_USAGE_REVIEW_INTERVAL_SECONDS.")
+    ur.add_argument("--tenant", default="", help="one tenant (default: every tenant with "
+                                                 "published nuggets)")
+    ur.add_argument("--days", type=int, help="the window in days (NUGGETFLOW_USAGE_WINDOW_DAYS)")
+    ur.add_argument("--all", action="store_true", help="list dismissed flags too")
+    ur.add_argument("--json", action="store_true", help="the flags as a JSON list")
+    ur.add_argument("--dismiss", default="", metavar="LINEAGE_ID",
+                    help="mark the lineage's flags as seen (kept as it is): they stay "
+                         "dismissed while its version is the same")
+    ur.add_argument("--kind", choices=("uncited", "seldom_cited", "expiring"),
+                    help="with --dismiss: only this kind of flag")
+    ur.set_defaults(fn=cmd_usage_review)
 
     sv = sub.add_parser("serve", help="run the gRPC query service (and /metrics) until SIGTERM",
                         description="Serve nuggetflow.v1.QueryService (with gRPC health and "

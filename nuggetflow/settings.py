@@ -324,6 +324,43 @@ class Settings:
         "How often the query service counts each tenant's nuggets by publication state for "
         "nuggetflow_review_nuggets (the review backlog and the share still waiting).",
     )
+    usage_flush_seconds: float = _setting(
+        10.0,
+        "How often the query service adds the retrieval and citation counts it gathered to "
+        "the store's usage counts (per nugget version and day; also on shutdown). Counts not "
+        "yet added are lost only if the process is killed (-9).",
+    )
+    usage_window_days: int = _setting(
+        30,
+        "Usage-driven review: the window, in days, over which a published nugget's "
+        "retrievals and citations are judged (nuggetflow usage-review).",
+    )
+    usage_min_topic_queries: int = _setting(
+        20,
+        "Usage-driven review: a nugget among the top re-ranked candidates of at least this "
+        "many Retrieve calls in the window (its topic was queried) and never cited there "
+        "goes to review.",
+    )
+    usage_min_retrievals: int = _setting(
+        50,
+        "Usage-driven review: a nugget returned by at least this many Retrieve calls in the "
+        "window is judged on its citation rate.",
+    )
+    usage_min_citation_rate: float = _setting(
+        0.05,
+        "Usage-driven review: a nugget retrieved often (NUGGETFLOW_USAGE_MIN_RETRIEVALS) and "
+        "cited in fewer than this share of those retrievals goes to review.",
+    )
+    usage_expiry_days: int = _setting(
+        14,
+        "Usage-driven review: a published nugget whose validity ends within this many days "
+        "goes to review.",
+    )
+    usage_review_interval_seconds: float = _setting(
+        3600.0,
+        "How often the query service runs the usage-driven review (0: never; run "
+        "nuggetflow usage-review instead).",
+    )
     # --- logging ---------------------------------------------------------------------
     # --- optimizer (LLM roles, INO) ----------------------------------------------------
     llm: str = _setting(
@@ -568,6 +605,15 @@ class Settings:
                 raise ConfigError("must be in [0, 1]", field=ENV_PREFIX + name.upper())
         if self.review_backlog_interval_seconds <= 0:
             raise ConfigError("must be > 0", field="NUGGETFLOW_REVIEW_BACKLOG_INTERVAL_SECONDS")
+        for name in ("usage_flush_seconds", "usage_window_days", "usage_min_topic_queries",
+                     "usage_min_retrievals"):
+            if getattr(self, name) <= 0:
+                raise ConfigError("must be > 0", field=ENV_PREFIX + name.upper())
+        for name in ("usage_expiry_days", "usage_review_interval_seconds"):
+            if getattr(self, name) < 0:
+                raise ConfigError("must be >= 0", field=ENV_PREFIX + name.upper())
+        if not 0 <= self.usage_min_citation_rate <= 1:
+            raise ConfigError("must be in [0, 1]", field="NUGGETFLOW_USAGE_MIN_CITATION_RATE")
         if self.llm not in ("local", "openai"):
             raise ConfigError(f"must be local or openai, got {self.llm!r}",
                               field="NUGGETFLOW_LLM")

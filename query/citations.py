@@ -10,9 +10,8 @@ retrieved) is exact per tenant.
   shares (``--workers N``): a ReportCitations call may reach a different worker than the
   Retrieve it reports on.
 
-Both also count, per nugget version, how many Retrieve replies returned it and how many
-citations were counted for it (:meth:`Ledger.usage`, the GetUsage RPC): never evicted,
-one small row per version ever retrieved.
+A report returns the nugget ids it counted, which the service adds to its usage counts
+(:mod:`query.usage`: per version and day, kept in the store, read by GetUsage).
 """
 
 from __future__ import annotations
@@ -20,7 +19,7 @@ from __future__ import annotations
 import sqlite3
 import sys
 import threading
-from collections import Counter, OrderedDict
+from collections import OrderedDict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -43,9 +42,6 @@ class Ledger(Protocol):
     def report(self, tenant: str, request_id: str, cited_ids: Sequence[str]) -> CitationOutcome:
         """Count cited ids of a remembered request (see CitationLedger.report)."""
 
-    def usage(self, tenant: str, ids: Sequence[str]) -> list[tuple[int, int]]:
-        """(times retrieved, times cited) of each nugget version id, in order."""
-
 
 @dataclass
 class _Retrieved:
@@ -62,6 +58,7 @@ class CitationOutcome:
     nuggets: int
     documents: int
     retrieved: int
+    nugget_ids: tuple[str, ...] = ()  # the nugget ids counted (each once per request)
 
 
 class CitationLedger:
@@ -76,8 +73,6 @@ class CitationLedger:
             raise ConfigError("must be > 0", field="NUGGETFLOW_CITATION_LEDGER_SIZE")
         self.capacity = capacity
         self._entries: OrderedDict[str, _Retrieved] = OrderedDict()
-        self._retrieved: Counter[tuple[str, str]] = Counter()
-        self._cited: Counter[tuple[str, str]] = Counter()
 
     def __len__(self) -> int:
         return len(self._entries)
@@ -88,8 +83,6 @@ class CitationLedger:
         self._entries[request_id] = _Retrieved(
             sys.intern(tenant), frozenset(sys.intern(i) for i in nugget_ids),
             frozenset(sys.intern(i) for i in document_ids))
-        for i in self._entries[request_id].nuggets:
-            self._retrieved[(self._entries[request_id].tenant, i)] += 1
         self._entries.move_to_end(request_id)
         while len(self._entries) > self.capacity:
             self._entries.popitem(last=False)
@@ -110,16 +103,9 @@ class CitationLedger:
         self._entries.move_to_end(request_id)
         new = [c for c in distinct if c not in entry.cited]
         entry.cited.update(new)
-        nuggets = sum(1 for c in new if c in entry.nuggets)
-        for c in new:
-            if c in entry.nuggets:
-                self._cited[(entry.tenant, c)] += 1
-        return CitationOutcome(nuggets, len(new) - nuggets,
-                               len(entry.nuggets) + len(entry.documents))
-
-    def usage(self, tenant: str, ids: Sequence[str]) -> list[tuple[int, int]]:
-        """(times retrieved, times cited) of each nugget version id, since the start."""
-        return [(self._retrieved[(tenant, i)], self._cited[(tenant, i)]) for i in ids]
+        counted = tuple(c for c in new if c in entry.nuggets)
+        return CitationOutcome(len(counted), len(new) - len(counted),
+                               len(entry.nuggets) + len(entry.documents), counted)
 
 
 def _check(request_id: str, tenant: str, capacity: int, found_tenant: str | None,
@@ -166,10 +152,6 @@ class SQLiteLedger:
             "CREATE TABLE IF NOT EXISTS ledger (seq INTEGER PRIMARY KEY AUTOINCREMENT,"
             " request_id TEXT UNIQUE NOT NULL, tenant TEXT NOT NULL, nuggets TEXT NOT NULL,"
             " documents TEXT NOT NULL, cited TEXT NOT NULL DEFAULT '')")
-        self._db.execute(
-            "CREATE TABLE IF NOT EXISTS usage (tenant TEXT NOT NULL, id TEXT NOT NULL,"
-            " retrieved INTEGER NOT NULL DEFAULT 0, cited INTEGER NOT NULL DEFAULT 0,"
-            " PRIMARY KEY (tenant, id)) WITHOUT ROWID")
         self._lock = threading.Lock()
         self._inserts = 0
 
@@ -189,10 +171,6 @@ class SQLiteLedger:
                 "INSERT OR REPLACE INTO ledger (request_id, tenant, nuggets, documents)"
                 " VALUES (?, ?, ?, ?)",
                 (request_id, tenant, SEP.join(nuggets), SEP.join(document_ids)))
-            self._db.executemany(
-                "INSERT INTO usage (tenant, id, retrieved) VALUES (?, ?, 1) ON CONFLICT"
-                " (tenant, id) DO UPDATE SET retrieved = retrieved + 1",
-                [(tenant, i) for i in dict.fromkeys(nuggets)])
             self._inserts += 1
             if self._inserts % self.PRUNE_EVERY == 0:
                 self._db.execute("DELETE FROM ledger WHERE seq <= (SELECT max(seq) FROM ledger)"
@@ -219,29 +197,13 @@ class SQLiteLedger:
                 if new:
                     db.execute("UPDATE ledger SET cited = ? WHERE request_id = ?",
                                (SEP.join([*cited, *new]), request_id))
-                    db.executemany(
-                        "INSERT INTO usage (tenant, id, cited) VALUES (?, ?, 1) ON CONFLICT"
-                        " (tenant, id) DO UPDATE SET cited = cited + 1",
-                        [(tenant, c) for c in new if c in nuggets])
                 db.execute("COMMIT")
             except BaseException:
                 db.execute("ROLLBACK")
                 raise
-        n = sum(1 for c in new if c in nuggets)
-        return CitationOutcome(n, len(new) - n, len(nuggets) + len(documents))
-
-    def usage(self, tenant: str, ids: Sequence[str]) -> list[tuple[int, int]]:
-        """(times retrieved, times cited) of each nugget version id, in the shared file."""
-        found: dict[str, tuple[int, int]] = {}
-        with self._lock:
-            for start in range(0, len(ids), 500):
-                chunk = list(ids[start:start + 500])
-                marks = ",".join("?" * len(chunk))
-                for i, r, c in self._db.execute(
-                        f"SELECT id, retrieved, cited FROM usage WHERE tenant = ?"
-                        f" AND id IN ({marks})", (tenant, *chunk)):
-                    found[i] = (int(r), int(c))
-        return [found.get(i, (0, 0)) for i in ids]
+        counted = tuple(c for c in new if c in nuggets)
+        return CitationOutcome(len(counted), len(new) - len(counted),
+                               len(nuggets) + len(documents), counted)
 
     def close(self) -> None:
         """Close the file."""

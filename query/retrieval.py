@@ -112,6 +112,9 @@ class RetrieveResult:
     candidates: list[tuple[str, float]] = field(default_factory=list)
     gated: bool = False
     reranked: list[RerankItem] = field(default_factory=list)  # what the gate read
+    #: the stored nuggets among the top NUGGETFLOW_RERANK_DEPTH fused candidates (whether
+    #: or not the gate passed them): their topic was queried (usage counts)
+    considered: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -293,7 +296,8 @@ class Retriever:
         return RetrieveResult(uuid.uuid4().hex, hits, suppressed, context_block(hits), timings,
                               None if lexical_only else cached is not None, relevance,
                               [(f.id, f.fused) for f in fused], use_gate and vector is not None,
-                              items)
+                              items, [f.id for f in fused[: self.settings.rerank_depth]
+                                      if f.type is ItemType.NUGGET and f.id not in added])
 
     def _rerank_items(self, top: Sequence[Fused], records: dict[str, Nugget | Passage],
                       qvec: Vector, overlays: dict[str, Overlay],

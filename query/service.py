@@ -29,6 +29,7 @@ import signal
 import threading
 import time
 from collections.abc import Awaitable, Callable
+from datetime import date
 from typing import Any
 
 import grpc
@@ -66,6 +67,7 @@ from query.model import ItemType
 from query.probes import ProbeSessions
 from query.retrieval import RetrieveRequest
 from query.review_watch import ReviewWatch
+from query.usage import UsagePolicy, UsageRecorder, UsageTotals, review_loop
 
 log = get_logger(__name__)
 
@@ -110,10 +112,14 @@ class QueryServicer(qpb_grpc.QueryServiceServicer):
     """nuggetflow.v1.QueryService over a NuggetIndex (errors are raised, not set)."""
 
     def __init__(self, index: NuggetIndex, metrics: QueryMetrics, ledger: Ledger,
-                 probes: ProbeSessions | None = None, guard: EditGuard | None = None) -> None:
+                 probes: ProbeSessions | None = None, guard: EditGuard | None = None,
+                 usage: UsageRecorder | None = None) -> None:
         self.index = index
         self.metrics = metrics
         self.ledger = ledger
+        #: retrieval and citation counts per version and day, added to the store in
+        #: batches (query.usage)
+        self.usage = usage or UsageRecorder()
         self.probes = probes or ProbeSessions(index.store, index.embedder, index.settings)
         self._guard = guard
 
@@ -137,6 +143,8 @@ class QueryServicer(qpb_grpc.QueryServiceServicer):
         nuggets = [h.id for h in res.hits if h.type is ItemType.NUGGET]
         documents = [h.id for h in res.hits if h.type is ItemType.DOCUMENT]
         self.ledger.remember(res.request_id, req.tenant, nuggets, documents)
+        self.usage.considered(req.tenant, set(res.considered) | set(nuggets))
+        self.usage.retrieved(req.tenant, nuggets)
         self.metrics.citation_ledger_entries.set(len(self.ledger))
         self.metrics.observe_retrieve(req.tenant, len(nuggets), len(documents), res.suppressed)
         if res.query_vector_cached is not None:
@@ -264,13 +272,18 @@ class QueryServicer(qpb_grpc.QueryServiceServicer):
 
     async def GetUsage(self, request: qpb.GetUsageRequest,
                        context: grpc.aio.ServicerContext) -> qpb.GetUsageResponse:
-        """How often each nugget version was retrieved and cited (the citation ledger)."""
+        """How often each nugget version was retrieved and cited: the store's usage
+        counts (every process that serves it, since the version was first retrieved) plus
+        what this process gathered and has not stored yet."""
         if any(not i.strip() for i in request.ids):
             raise ValidationError("an id is empty", field="ids")
-        counts = self.ledger.usage(request.tenant, list(request.ids))
+        ids = list(request.ids)
+        stored = await self.index.store.usage_totals(request.tenant, ids, date.min)
+        pending = self.usage.pending(request.tenant, ids)
+        totals = [stored.get(i, UsageTotals()) + pending.get(i, UsageTotals()) for i in ids]
         return qpb.GetUsageResponse(usage=[
-            qpb.Usage(id=i, retrieved=r, cited=c) for i, (r, c) in zip(request.ids, counts,
-                                                                      strict=True)])
+            qpb.Usage(id=i, retrieved=t.retrieved, cited=t.cited)
+            for i, t in zip(ids, totals, strict=True)])
 
     async def WhoAmI(self, request: qpb.WhoAmIRequest,
                      context: grpc.aio.ServicerContext) -> qpb.WhoAmIResponse:
@@ -294,6 +307,7 @@ class QueryServicer(qpb_grpc.QueryServiceServicer):
                                                retrieved=probe.retrieved)
         outcome = self.ledger.report(request.tenant, request.request_id,
                                      list(request.cited_ids))
+        self.usage.cited(request.tenant, outcome.nugget_ids)
         self.metrics.observe_citations(request.tenant, outcome.nuggets, outcome.documents)
         return qpb.ReportCitationsResponse(accepted=outcome.nuggets + outcome.documents,
                                            retrieved=outcome.retrieved)
@@ -477,6 +491,11 @@ async def serve(settings: Settings, index: NuggetIndex, *,
         review = ReviewWatch(index, metrics.review,
                              settings.review_backlog_interval_seconds).attach()
         backlog = asyncio.create_task(review.run())
+        usage = server.servicer.usage
+        flusher = asyncio.create_task(usage.run(index.store, settings.usage_flush_seconds))
+        usage_review = None if not settings.usage_review_interval_seconds else \
+            asyncio.create_task(review_loop(index.store, UsagePolicy.from_settings(settings),
+                                            settings.usage_review_interval_seconds))
         stop_event = stop_event or asyncio.Event()
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGTERM, signal.SIGINT):
@@ -489,8 +508,17 @@ async def serve(settings: Settings, index: NuggetIndex, *,
         log.info("query service stopping", grace_seconds=settings.grpc_grace_seconds)
         watcher.cancel()
         backlog.cancel()
+        flusher.cancel()
+        if usage_review is not None:
+            usage_review.cancel()
         await server.stop(settings.grpc_grace_seconds)
-        log.info("query service stopped")
+        try:
+            rows = await usage.flush(index.store)
+        except Exception as exc:
+            log.error("usage counts of this process lost at stop", rows=len(usage),
+                      error=str(exc) or repr(exc))
+        else:
+            log.info("query service stopped", usage_rows_stored=rows)
     finally:
         metrics_server.stop()
         await index.stop()

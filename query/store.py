@@ -18,7 +18,7 @@ import threading
 from collections.abc import AsyncIterator, Collection, Sequence
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import date, datetime
 from pathlib import Path
 from typing import Protocol
 
@@ -27,6 +27,7 @@ import numpy as np
 from nuggetflow.errors import ValidationError
 from query.embeddings import Vector
 from query.model import ItemType, Kind, Nugget, Passage, Publication, View, validate_nugget
+from query.usage import ReviewFlag, UsageRow, UsageTotals
 
 OPEN_END = 1.0e12  # epoch seconds standing for "no end" (year 33658)
 MAX_ID_BYTES = 400  # item ids, UTF-8 (OpenSearch _id holds at most 512 bytes)
@@ -224,6 +225,22 @@ class IndexStore(Protocol):
 
     async def stats(self) -> dict[str, float]:
         """Counts and sizes, for logs and benchmarks."""
+
+    async def add_usage(self, rows: Sequence[UsageRow], flush_id: str) -> None:
+        """Add the rows' counts to the stored counts of (tenant, version id, day)
+        (:mod:`query.usage`). A flush id applied before is not applied again (a retry
+        after a lost answer)."""
+
+    async def usage_totals(self, tenant: str, ids: Sequence[str],
+                           since: date) -> dict[str, UsageTotals]:
+        """Each version's counts summed over the days from ``since`` on (ids never counted
+        are left out)."""
+
+    async def review_flags(self, tenant: str) -> list[ReviewFlag]:
+        """The tenant's stored review flags, by lineage id then kind."""
+
+    async def replace_review_flags(self, tenant: str, flags: Sequence[ReviewFlag]) -> None:
+        """Store ``flags`` as the tenant's review flags (the earlier ones go)."""
 
 
 # --- validation shared by every backend (before anything is written) -----------------

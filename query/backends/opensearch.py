@@ -36,7 +36,7 @@ import hashlib
 from collections.abc import AsyncIterator, Collection, Sequence
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime
 from typing import Any
 
 import numpy as np
@@ -70,6 +70,7 @@ from query.store import (
     validate_passages,
     validate_write,
 )
+from query.usage import ReviewFlag, UsageRow, UsageTotals
 
 log = get_logger(__name__)
 
@@ -245,6 +246,31 @@ class OpenSearchStore:
             await self._call(client.indices.put_settings, index=self.index,
                              body={"index": self.layout.dynamic()})
         await self._guard.create(replicas=self.layout.replicas)
+        for name, mappings in ((self.usage_index, _USAGE_MAPPINGS),
+                               (self.flags_index, _FLAGS_MAPPINGS)):
+            await self._create_side_index(name, mappings)
+
+    @property
+    def usage_index(self) -> str:
+        """The index of usage counts (one document per tenant, version and day)."""
+        return f"{self.index}-usage"
+
+    @property
+    def flags_index(self) -> str:
+        """The index of review flags (one document per tenant, lineage and kind)."""
+        return f"{self.index}-flags"
+
+    async def _create_side_index(self, name: str, mappings: dict[str, Any]) -> None:
+        from opensearchpy import RequestError
+
+        try:
+            await self._call(self._client.indices.create, index=name, body={
+                "settings": {"number_of_shards": 1,
+                             "number_of_replicas": self.layout.replicas},
+                "mappings": mappings})
+        except RequestError as err:
+            if err.error != "resource_already_exists_exception":
+                raise
 
     async def concrete_indices(self) -> list[str]:
         """The indices behind the configured name: those of the alias, the index of that
@@ -321,6 +347,9 @@ class OpenSearchStore:
                 await self._call(self._client.indices.delete, index=name,
                                  ignore_unavailable=True)
             await self._guard.drop()
+            for name in (self.usage_index, self.flags_index):
+                await self._call(self._client.indices.delete, index=name,
+                                 ignore_unavailable=True)
         finally:
             if not started:
                 await self.stop()
@@ -961,6 +990,93 @@ class OpenSearchStore:
         size = st["_all"]["total"]["store"]["size_in_bytes"]
         return {"nuggets": counts[ItemType.NUGGET], "passages": counts[ItemType.DOCUMENT],
                 "index_bytes": size, **self._guard.counters()}
+
+    # --- usage and review flags (query.usage) -----------------------------------------
+
+    async def add_usage(self, rows: Sequence[UsageRow], flush_id: str) -> None:
+        """Scripted upserts, one per row: a row's document remembers the last flush ids
+        it took, so a retried flush is applied once (see IndexStore.add_usage)."""
+        ops: list[dict[str, Any]] = []
+        for r in rows:
+            day = r.day.isoformat()
+            ops.append({"update": {"_index": self.usage_index,
+                                   "_id": os_id(r.tenant, f"{r.item_id}@{day}"),
+                                   "retry_on_conflict": 5}})
+            ops.append({"script": {"source": _ADD_USAGE, "lang": "painless", "params": {
+                "f": flush_id, "c": r.considered, "r": r.retrieved, "k": r.cited}},
+                "upsert": {"tenant": r.tenant, "item": r.item_id, "day": day,
+                           "considered": r.considered, "retrieved": r.retrieved,
+                           "cited": r.cited, "flushes": [flush_id]}})
+        for i in range(0, len(ops), 1000):
+            reply = await self._call(self._client.bulk, body=ops[i:i + 1000],
+                                     refresh="wait_for")
+            if reply.get("errors"):
+                first = next(next(iter(item.values()))["error"] for item in reply["items"]
+                             if next(iter(item.values())).get("error"))
+                raise BackendUnavailableError(f"OpenSearch did not add usage counts: {first}")
+
+    async def usage_totals(self, tenant: str, ids: Sequence[str],
+                           since: date) -> dict[str, UsageTotals]:
+        """A terms aggregation per item with sums, over the window's documents."""
+        out: dict[str, UsageTotals] = {}
+        for i in range(0, len(ids), 500):
+            part = list(ids[i:i + 500])
+            reply = await self._call(self._client.search, index=self.usage_index, body={
+                "size": 0, "query": {"bool": {"filter": [
+                    {"term": {"tenant": tenant}}, {"terms": {"item": part}},
+                    {"range": {"day": {"gte": since.isoformat()}}}]}},
+                "aggs": {"items": {"terms": {"field": "item", "size": len(part)}, "aggs": {
+                    "considered": {"sum": {"field": "considered"}},
+                    "retrieved": {"sum": {"field": "retrieved"}},
+                    "cited": {"sum": {"field": "cited"}},
+                    "when_cited": {"filter": {"range": {"cited": {"gt": 0}}},
+                                   "aggs": {"last": {"max": {"field": "day"}}}}}}}})
+            for b in reply["aggregations"]["items"]["buckets"]:
+                last = b["when_cited"]["last"].get("value_as_string")
+                out[b["key"]] = UsageTotals(
+                    int(b["considered"]["value"]), int(b["retrieved"]["value"]),
+                    int(b["cited"]["value"]), date.fromisoformat(last[:10]) if last else None)
+        return out
+
+    async def review_flags(self, tenant: str) -> list[ReviewFlag]:
+        """The tenant's flags, by lineage then kind."""
+        reply = await self._call(self._client.search, index=self.flags_index, body={
+            "size": MAX_RESULTS, "query": {"term": {"tenant": tenant}},
+            "sort": [{"lineage": "asc"}, {"kind": "asc"}]})
+        return [ReviewFlag.from_json(h["_source"]["flag"]) for h in reply["hits"]["hits"]]
+
+    async def replace_review_flags(self, tenant: str, flags: Sequence[ReviewFlag]) -> None:
+        """Index ``flags``, then delete the tenant's other flags (both visible at once)."""
+        ids = [os_id(tenant, f"{f.lineage_id}\x1f{f.kind.value}") for f in flags]
+        ops: list[dict[str, Any]] = []
+        for flag, doc_id in zip(flags, ids, strict=True):
+            ops.append({"index": {"_index": self.flags_index, "_id": doc_id}})
+            ops.append({"tenant": tenant, "lineage": flag.lineage_id,
+                        "kind": flag.kind.value, "flag": flag.to_json()})
+        if ops:
+            reply = await self._call(self._client.bulk, body=ops, refresh="wait_for")
+            if reply.get("errors"):
+                raise BackendUnavailableError("OpenSearch did not store every review flag")
+        await self._call(self._client.delete_by_query, index=self.flags_index, refresh=True,
+                         conflicts="proceed", body={"query": {"bool": {
+                             "filter": [{"term": {"tenant": tenant}}],
+                             "must_not": [{"ids": {"values": ids}}]}}})
+
+
+#: Adds a flush's counts once: the document keeps the ids of its last 32 flushes.
+_ADD_USAGE = (
+    "if (ctx._source.flushes == null) { ctx._source.flushes = []; }"
+    "if (ctx._source.flushes.contains(params.f)) { ctx.op = 'none'; } else {"
+    " ctx._source.considered += params.c; ctx._source.retrieved += params.r;"
+    " ctx._source.cited += params.k; ctx._source.flushes.add(params.f);"
+    " if (ctx._source.flushes.size() > 32) { ctx._source.flushes.remove(0); } }")
+_USAGE_MAPPINGS: dict[str, Any] = {"dynamic": "strict", "properties": {
+    "tenant": {"type": "keyword"}, "item": {"type": "keyword"}, "day": {"type": "date"},
+    "considered": {"type": "long"}, "retrieved": {"type": "long"}, "cited": {"type": "long"},
+    "flushes": {"type": "keyword", "index": False, "doc_values": False}}}
+_FLAGS_MAPPINGS: dict[str, Any] = {"dynamic": "strict", "properties": {
+    "tenant": {"type": "keyword"}, "lineage": {"type": "keyword"}, "kind": {"type": "keyword"},
+    "flag": {"type": "text", "index": False}}}
 
 
 #: The fields that identify one write of a document (a nugget's payload, a passage's

@@ -36,7 +36,7 @@ import sqlite3
 import threading
 from collections.abc import Callable, Collection, Sequence
 from contextlib import AbstractAsyncContextManager
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime
 from pathlib import Path
 
 import numpy as np
@@ -65,6 +65,7 @@ from query.store import (
     validate_passages,
     validate_write,
 )
+from query.usage import ReviewFlag, UsageRow, UsageTotals
 
 log = get_logger(__name__)
 
@@ -108,6 +109,14 @@ CREATE TABLE IF NOT EXISTS changes (seq INTEGER PRIMARY KEY AUTOINCREMENT,
 CREATE TABLE IF NOT EXISTS requests (tenant INTEGER NOT NULL, lineage TEXT NOT NULL,
                                      request_id TEXT NOT NULL, item INTEGER NOT NULL,
                                      PRIMARY KEY (tenant, lineage, request_id)) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS usage (tenant TEXT NOT NULL, item TEXT NOT NULL, day TEXT NOT NULL,
+                                  considered INTEGER NOT NULL, retrieved INTEGER NOT NULL,
+                                  cited INTEGER NOT NULL,
+                                  PRIMARY KEY (tenant, item, day)) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS usage_flushes (id TEXT PRIMARY KEY, at REAL NOT NULL) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS review_flags (tenant TEXT NOT NULL, lineage TEXT NOT NULL,
+                                         kind TEXT NOT NULL, flag TEXT NOT NULL,
+                                         PRIMARY KEY (tenant, lineage, kind)) WITHOUT ROWID;
 """
 
 TOKENIZE = "porter unicode61"
@@ -901,6 +910,70 @@ class SQLiteStore:
         return {"nuggets": counts.get(int(ItemType.NUGGET), 0),
                 "passages": counts.get(int(ItemType.DOCUMENT), 0),
                 "file_bytes": size, "fts_bytes": self.fts_bytes()}
+
+    # --- usage and review flags (query.usage) -----------------------------------------
+
+    async def add_usage(self, rows: Sequence[UsageRow], flush_id: str) -> None:
+        """Add the counts in one transaction (see IndexStore.add_usage); flush ids older
+        than a week are forgotten."""
+        now = datetime.now(UTC).timestamp()
+        with self._write_lock:
+            db = self.db
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                if db.execute("SELECT 1 FROM usage_flushes WHERE id = ?",
+                              (flush_id,)).fetchone():
+                    db.execute("ROLLBACK")
+                    return
+                db.executemany(
+                    "INSERT INTO usage (tenant, item, day, considered, retrieved, cited)"
+                    " VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (tenant, item, day) DO UPDATE SET"
+                    " considered = considered + excluded.considered,"
+                    " retrieved = retrieved + excluded.retrieved, cited = cited + excluded.cited",
+                    [(r.tenant, r.item_id, r.day.isoformat(), r.considered, r.retrieved,
+                      r.cited) for r in rows])
+                db.execute("INSERT INTO usage_flushes (id, at) VALUES (?, ?)", (flush_id, now))
+                db.execute("DELETE FROM usage_flushes WHERE at < ?", (now - 7 * 86400,))
+                db.execute("COMMIT")
+            except BaseException:
+                db.execute("ROLLBACK")
+                raise
+
+    async def usage_totals(self, tenant: str, ids: Sequence[str],
+                           since: date) -> dict[str, UsageTotals]:
+        """Sums over the (tenant, item, day) primary key, 500 ids per query."""
+        out: dict[str, UsageTotals] = {}
+        for i in range(0, len(ids), 500):
+            part = list(ids[i:i + 500])
+            for item, c, r, k, last in self.db.execute(
+                    "SELECT item, SUM(considered), SUM(retrieved), SUM(cited),"
+                    " MAX(CASE WHEN cited > 0 THEN day END) FROM usage"
+                    f" WHERE tenant = ? AND day >= ? AND item IN ({','.join('?' * len(part))})"
+                    " GROUP BY item", (tenant, since.isoformat(), *part)):
+                out[item] = UsageTotals(int(c), int(r), int(k),
+                                        date.fromisoformat(last) if last else None)
+        return out
+
+    async def review_flags(self, tenant: str) -> list[ReviewFlag]:
+        """The tenant's flags, by lineage then kind."""
+        return [ReviewFlag.from_json(raw) for (raw,) in self.db.execute(
+            "SELECT flag FROM review_flags WHERE tenant = ? ORDER BY lineage, kind", (tenant,))]
+
+    async def replace_review_flags(self, tenant: str, flags: Sequence[ReviewFlag]) -> None:
+        """Delete the tenant's flags and insert ``flags``, in one transaction."""
+        with self._write_lock:
+            db = self.db
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                db.execute("DELETE FROM review_flags WHERE tenant = ?", (tenant,))
+                db.executemany(
+                    "INSERT OR REPLACE INTO review_flags (tenant, lineage, kind, flag)"
+                    " VALUES (?, ?, ?, ?)",
+                    [(tenant, f.lineage_id, f.kind.value, f.to_json()) for f in flags])
+                db.execute("COMMIT")
+            except BaseException:
+                db.execute("ROLLBACK")
+                raise
 
     def fts_bytes(self) -> int:
         """Bytes used by the FTS5 shadow tables (the lexical index), via dbstat if present."""

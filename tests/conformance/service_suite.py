@@ -31,6 +31,7 @@ from query.metrics import Metrics
 from query.model import Nugget, Provenance, Publication, State
 from query.service import QueryServer, create_server, page_token
 from query.store import IndexStore
+from query.usage import FlagKind, UsagePolicy, review_usage
 from tests.helpers import T0, days, make_nugget, make_passage
 from tests.support.service import seed
 
@@ -485,6 +486,48 @@ class ServiceSuite:
         assert service.sample(m + "citation_reports_total", tenant="acme") == 2
         assert service.sample(m + "retrieve_requests_total", tenant="acme") == 1
         assert service.sample(m + "retrieve_requests_with_nuggets_total", tenant="acme") == 1
+
+    async def test_use_is_counted_in_the_store_and_an_uncited_nugget_goes_to_review(
+            self, service: Service, settings: Settings) -> None:
+        """Retrieve and ReportCitations traffic: the counts reach the store (they outlive
+        the server that gathered them) and the nugget whose topic is queried but that is
+        never cited is flagged for review with the reason; the cited one is not."""
+        published, contested = service.ids["published"], service.ids["contested"]
+        md = bearer(TOKEN_ACME)
+        for _ in range(3):
+            reply = await service.retrieve(k=5)
+            assert reply.hits[0].id == published
+            await service.stub.ReportCitations(qpb.ReportCitationsRequest(
+                tenant="acme", request_id=reply.request_id, cited_ids=[published]),
+                metadata=md)
+            reply = await service.retrieve(query="how many rows can an analyst export", k=5,
+                                           view=qpb.VIEW_ACTIVE_PLUS_CONTESTED)
+            assert contested in [h.id for h in reply.hits]  # retrieved, never cited
+        before = await service.stub.GetUsage(qpb.GetUsageRequest(
+            tenant="acme", ids=[published, contested]), metadata=md)
+        assert (before.usage[0].retrieved, before.usage[0].cited) == (3, 3), \
+            "counted before it is stored"
+        assert await service.server.servicer.usage.flush(service.index.store) > 0
+        # a new server on the same store (a restart): nothing gathered in memory
+        server, port = create_server(service.index, settings, 0, metrics=Metrics.create().query,
+                                     auth=TokenAuth(TOKENS), guard=check_edit)
+        await server.start()
+        try:
+            async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel:
+                stub = qpb_grpc.QueryServiceStub(channel)  # type: ignore[no-untyped-call]
+                after = await stub.GetUsage(qpb.GetUsageRequest(
+                    tenant="acme", ids=[published, contested, "never"]), metadata=md)
+        finally:
+            await server.stop(0)
+        assert [(u.retrieved, u.cited) for u in after.usage] == \
+            [(u.retrieved, u.cited) for u in before.usage] + [(0, 0)]
+        assert after.usage[1].retrieved == 3 and after.usage[1].cited == 0
+        policy = UsagePolicy(window_days=7, min_topic_queries=3, min_retrievals=100)
+        flags = await review_usage(service.index.store, "acme", policy)
+        assert [(f.lineage_id, f.kind) for f in flags] == [(contested, FlagKind.UNCITED)]
+        assert flags[0].reason.startswith("not cited in 7 days while its topic was queried")
+        assert flags[0].title == "Analyst export row limit"
+        assert await service.index.store.review_flags("acme") == flags
 
     async def test_citation_errors(self, service: Service) -> None:
         reply = await service.retrieve(k=3)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import dataclasses
 import itertools
 from collections.abc import Awaitable, Callable, Sequence
+from datetime import date
 
 import numpy as np
 import pytest
@@ -18,6 +19,7 @@ from query.embeddings import MiniLMEmbedder, Vector
 from query.model import ItemType, Kind, Nugget, Publication, State, View, next_version
 from query.store import GovernanceFilter, IndexStore
 from query.text import query_terms
+from query.usage import FlagKind, ReviewFlag, UsageRow, UsageTotals
 from tests.helpers import T0, days, make_nugget, make_passage
 
 QUERY = "who can reset another user's password"
@@ -429,6 +431,43 @@ class StoreConformance:
         store = await self.reopen(store)
         assert (await store.get("acme", n.id)) == n
         assert n.id in await self.visible(store, embedder, flt())
+
+    # usage and review flags (query.usage) ------------------------------------------
+
+    async def test_usage_counts_add_up_per_day_once_per_flush_and_survive_a_restart(
+            self, store: IndexStore) -> None:
+        d1, d2 = date(2026, 3, 1), date(2026, 3, 2)
+        await store.add_usage([UsageRow("acme", "n1", d1, 3, 2, 1),
+                               UsageRow("acme", "n2", d1, 1, 1, 0),
+                               UsageRow("globex", "n1", d1, 9, 9, 9)], "flush-1")
+        await store.add_usage([UsageRow("acme", "n1", d2, 1, 1, 0)], "flush-2")
+        # a flush sent again (its answer was lost) is applied once
+        await store.add_usage([UsageRow("acme", "n1", d2, 1, 1, 0)], "flush-2")
+        await store.add_usage([UsageRow("acme", "n1", d2, 0, 0, 2)], "flush-3")
+        store = await self.reopen(store)
+        assert await store.usage_totals("acme", ["n1", "n2", "never"], d1) == {
+            "n1": UsageTotals(4, 3, 3, d2), "n2": UsageTotals(1, 1, 0, None)}
+        assert await store.usage_totals("acme", ["n1"], d2) == {
+            "n1": UsageTotals(1, 1, 2, d2)}, "the window starts at since"
+        assert await store.usage_totals("globex", ["n1"], d1) == {
+            "n1": UsageTotals(9, 9, 9, d1)}, "counts are per tenant"
+
+    async def test_review_flags_replace_the_tenants_earlier_ones(
+            self, store: IndexStore) -> None:
+        uncited = ReviewFlag("acme", "L1", "L1-v1", FlagKind.UNCITED, "not cited", T0,
+                             25, 3, 0, title="VPN rotation")
+        expiring = ReviewFlag("acme", "L2", "L2-v3", FlagKind.EXPIRING, "ends soon",
+                              T0 + days(1), dismissed=True)
+        theirs = ReviewFlag("globex", "L1", "L1-v9", FlagKind.UNCITED, "theirs", T0)
+        await store.replace_review_flags("acme", [expiring, uncited])
+        await store.replace_review_flags("globex", [theirs])
+        assert await store.review_flags("acme") == [uncited, expiring]
+        await store.replace_review_flags("acme", [expiring])
+        store = await self.reopen(store)
+        assert await store.review_flags("acme") == [expiring]
+        assert await store.review_flags("globex") == [theirs]
+        await store.replace_review_flags("acme", [])
+        assert await store.review_flags("acme") == []
 
     # governance filters --------------------------------------------------------------
 

@@ -926,9 +926,10 @@ class GetUsageResponse(_message.Message):
     USAGE_FIELD_NUMBER: _builtins.int
     @_builtins.property
     def usage(self) -> _containers.RepeatedCompositeFieldContainer[Global___Usage]:
-        """One per requested id, in request order (0 and 0 for ids never retrieved). Counted by
-        the service's citation ledger: since it started (one worker, in memory) or in the
-        ledger file its workers share (NUGGETFLOW_CITATION_LEDGER_PATH).
+        """One per requested id, in request order (0 and 0 for ids never retrieved): the usage
+        counts in the store (every process serving it, since the version was first
+        retrieved; added every NUGGETFLOW_USAGE_FLUSH_SECONDS and at stop) plus what the
+        answering process has counted and not stored yet.
         """
 
     def __init__(

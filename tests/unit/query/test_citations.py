@@ -38,19 +38,13 @@ def test_each_citation_counts_once_and_ids_are_checked(kind: str, tmp_path: Path
 
 
 @pytest.mark.parametrize("kind", LEDGERS)
-def test_usage_counts_retrievals_and_citations_per_nugget(kind: str, tmp_path: Path) -> None:
+def test_a_report_names_the_nuggets_it_counted(kind: str, tmp_path: Path) -> None:
     ledger = LEDGERS[kind](tmp_path, 3)
     ledger.remember("r1", "acme", ["n1", "n2"], ["d1"])
-    ledger.remember("r2", "acme", ["n1"], [])
-    ledger.remember("r3", "globex", ["n1"], [])
-    ledger.report("acme", "r1", ["n1", "d1"])
-    ledger.report("acme", "r1", ["n1"])  # counted once per request
-    ledger.remember("r4", "acme", ["n2"], [])  # evicts r1's entry: the counts stay
-    assert ledger.usage("acme", ["n1", "n2", "d1", "zz"]) == [(2, 1), (2, 0), (0, 0), (0, 0)]
-    assert ledger.usage("globex", ["n1"]) == [(1, 0)]
-    if isinstance(ledger, SQLiteLedger):
-        again = SQLiteLedger(tmp_path / "ledger.db", 3)  # another worker, same file
-        assert again.usage("acme", ["n1"]) == [(2, 1)]
+    first = ledger.report("acme", "r1", ["n1", "d1"])
+    assert (first.nuggets, first.documents, first.nugget_ids) == (1, 1, ("n1",))
+    again = ledger.report("acme", "r1", ["n1", "n2"])  # n1 counted once per request
+    assert again.nugget_ids == ("n2",)
 
 
 def test_ledger_is_a_bounded_lru() -> None:

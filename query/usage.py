@@ -1,0 +1,312 @@
+"""How published nuggets are used over time, and the review that use drives.
+
+docs/architecture.md, "Usage-driven review". The query service counts, per nugget version
+and day, three things: how often the nugget was among the top re-ranked candidates of a
+Retrieve (``considered``: its topic was queried), how often a Retrieve returned it
+(``retrieved``), and how often a ReportCitations counted it (``cited``). The counts are
+gathered in memory on the query path (:class:`UsageRecorder`: a dictionary increment per
+id) and added to the store every NUGGETFLOW_USAGE_FLUSH_SECONDS and on shutdown, so they
+survive restarts and are shared by every process that serves the same store.
+
+:func:`review_usage` reads a tenant's published heads with their counts over the last
+NUGGETFLOW_USAGE_WINDOW_DAYS and raises a review flag, with its reason, for a nugget
+
+- whose topic was queried often (``considered`` >= NUGGETFLOW_USAGE_MIN_TOPIC_QUERIES) and
+  that was never cited in the window (``uncited``);
+- that was retrieved often (>= NUGGETFLOW_USAGE_MIN_RETRIEVALS) and cited in fewer than
+  NUGGETFLOW_USAGE_MIN_CITATION_RATE of those retrievals (``seldom_cited``);
+- whose validity ends within NUGGETFLOW_USAGE_EXPIRY_DAYS (``expiring``).
+
+The flags are stored (they replace the tenant's earlier ones; a flag keeps the time it was
+first raised and whether a reviewer dismissed it, as long as it is about the same version).
+A new version of the nugget starts with no counts and no flags: counts are per version.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import enum
+import hashlib
+import json
+import os
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import asdict, dataclass, replace
+from datetime import date, datetime, timedelta
+from typing import TYPE_CHECKING, Any
+
+from nuggetflow.logging import get_logger
+from nuggetflow.settings import Settings
+from query.model import Nugget, Publication, State, utcnow
+
+if TYPE_CHECKING:
+    from query.store import IndexStore
+
+log = get_logger(__name__)
+
+HEADS_BATCH = 500
+
+
+@dataclass(frozen=True)
+class UsageRow:
+    """Counts to add for one nugget version on one day (UTC)."""
+
+    tenant: str
+    item_id: str
+    day: date
+    considered: int = 0
+    retrieved: int = 0
+    cited: int = 0
+
+
+@dataclass(frozen=True)
+class UsageTotals:
+    """A version's counts summed over days, and the last day it was cited."""
+
+    considered: int = 0
+    retrieved: int = 0
+    cited: int = 0
+    last_cited: date | None = None
+
+    def __add__(self, other: UsageTotals) -> UsageTotals:
+        lasts = [d for d in (self.last_cited, other.last_cited) if d is not None]
+        return UsageTotals(self.considered + other.considered,
+                           self.retrieved + other.retrieved, self.cited + other.cited,
+                           max(lasts) if lasts else None)
+
+
+class FlagKind(enum.StrEnum):
+    """Why a published nugget goes back to review."""
+
+    UNCITED = "uncited"
+    SELDOM_CITED = "seldom_cited"
+    EXPIRING = "expiring"
+
+
+@dataclass(frozen=True)
+class ReviewFlag:
+    """A published nugget sent back to review by its use (or its validity's end)."""
+
+    tenant: str
+    lineage_id: str
+    version_id: str
+    kind: FlagKind
+    reason: str
+    raised_at: datetime
+    considered: int = 0
+    retrieved: int = 0
+    cited: int = 0
+    dismissed: bool = False
+    title: str = ""
+
+    def to_json(self) -> str:
+        """The flag as one JSON object (how stores keep it)."""
+        out = asdict(self)
+        out["kind"] = self.kind.value
+        out["raised_at"] = self.raised_at.isoformat()
+        return json.dumps(out, sort_keys=True)
+
+    @classmethod
+    def from_json(cls, raw: str) -> ReviewFlag:
+        """The flag :meth:`to_json` wrote."""
+        data: dict[str, Any] = json.loads(raw)
+        data["kind"] = FlagKind(data["kind"])
+        data["raised_at"] = datetime.fromisoformat(data["raised_at"])
+        return cls(**data)
+
+
+@dataclass(frozen=True)
+class UsagePolicy:
+    """When use sends a published nugget to review (the NUGGETFLOW_USAGE_* settings)."""
+
+    window_days: int = 30
+    min_topic_queries: int = 20
+    min_retrievals: int = 50
+    min_citation_rate: float = 0.05
+    expiry_days: int = 14
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> UsagePolicy:
+        """The policy the settings configure."""
+        return cls(settings.usage_window_days, settings.usage_min_topic_queries,
+                   settings.usage_min_retrievals, settings.usage_min_citation_rate,
+                   settings.usage_expiry_days)
+
+
+def judge(head: Nugget, usage: UsageTotals, policy: UsagePolicy,
+          now: datetime) -> list[tuple[FlagKind, str]]:
+    """The flags one published head earns with ``usage`` over the policy's window."""
+    days = policy.window_days
+    out: list[tuple[FlagKind, str]] = []
+    if usage.cited == 0 and usage.considered >= policy.min_topic_queries:
+        out.append((FlagKind.UNCITED,
+                    f"not cited in {days} days while its topic was queried "
+                    f"{usage.considered} times (returned {usage.retrieved} times)"))
+    elif usage.retrieved >= policy.min_retrievals and \
+            usage.cited < policy.min_citation_rate * usage.retrieved:
+        out.append((FlagKind.SELDOM_CITED,
+                    f"retrieved {usage.retrieved} times in {days} days and cited "
+                    f"{usage.cited} times ({usage.cited / usage.retrieved:.1%}, under "
+                    f"{policy.min_citation_rate:.0%})"))
+    end = head.validity.end
+    if end is not None and now < end <= now + timedelta(days=policy.expiry_days):
+        out.append((FlagKind.EXPIRING,
+                    f"its validity ends on {end.date().isoformat()}, in "
+                    f"{max(0, (end - now).days)} days"))
+    return out
+
+
+async def review_usage(store: IndexStore, tenant: str, policy: UsagePolicy,
+                       now: datetime | None = None) -> list[ReviewFlag]:
+    """Judge every published head of ``tenant`` on its use over the policy's window, store
+    the flags (replacing the tenant's earlier ones) and return them, in id order."""
+    now = now or utcnow()
+    since = (now - timedelta(days=policy.window_days)).date()
+    earlier = {(f.lineage_id, f.version_id, f.kind): f for f in await store.review_flags(tenant)}
+    flags: list[ReviewFlag] = []
+    after = ""
+    while True:
+        heads = await store.heads_page(tenant, [Publication.PUBLISHED], HEADS_BATCH, after)
+        if not heads:
+            break
+        after = heads[-1].id
+        live = [h for h in heads if h.state is not State.DEPRECATED]
+        totals = await store.usage_totals(tenant, [h.id for h in live], since)
+        for head in live:
+            usage = totals.get(head.id, UsageTotals())
+            for kind, reason in judge(head, usage, policy, now):
+                lineage = head.lineage_id or head.id
+                flag = ReviewFlag(tenant, lineage, head.id, kind, reason, now,
+                                  usage.considered, usage.retrieved, usage.cited,
+                                  title=head.title)
+                old = earlier.get((lineage, head.id, kind))
+                if old is not None:
+                    flag = replace(flag, raised_at=old.raised_at, dismissed=old.dismissed)
+                flags.append(flag)
+        if len(heads) < HEADS_BATCH:
+            break
+    await store.replace_review_flags(tenant, flags)
+    return flags
+
+
+async def dismiss_flag(store: IndexStore, tenant: str, lineage_id: str,
+                       kind: FlagKind | None = None) -> list[ReviewFlag]:
+    """Mark the lineage's flags (of ``kind``, or every kind) as seen by a reviewer who
+    keeps the nugget as it is: they stay dismissed while the version is the same. Returns
+    the flags dismissed ([] when there were none)."""
+    flags = await store.review_flags(tenant)
+    hit = [f for f in flags if f.lineage_id == lineage_id and (kind is None or f.kind is kind)]
+    if hit:
+        await store.replace_review_flags(
+            tenant, [replace(f, dismissed=True) if f in hit else f for f in flags])
+    return [replace(f, dismissed=True) for f in hit]
+
+
+class UsageRecorder:
+    """Counts gathered on the query path and added to the store in batches.
+
+    Recording is a dictionary increment (no I/O). :meth:`flush` hands everything gathered
+    so far to the store in one call; when the store fails, the counts are kept and go
+    with the next flush, so nothing is lost while the process lives. Each flush carries
+    an id, which stores use to apply a retried flush once.
+    """
+
+    def __init__(self, clock: Callable[[], datetime] = utcnow) -> None:
+        self._clock = clock
+        self._counts: defaultdict[tuple[str, str, date], list[int]] = defaultdict(
+            lambda: [0, 0, 0])
+        self._flushes = 0
+        self._process = f"{os.getpid()}-{os.urandom(4).hex()}"
+
+    def __len__(self) -> int:
+        return len(self._counts)
+
+    def _add(self, tenant: str, ids: Iterable[str], column: int) -> None:
+        day = self._clock().date()
+        for item in ids:
+            self._counts[(tenant, item, day)][column] += 1
+
+    def considered(self, tenant: str, ids: Iterable[str]) -> None:
+        """Nugget versions among a Retrieve's top re-ranked candidates."""
+        self._add(tenant, ids, 0)
+
+    def retrieved(self, tenant: str, ids: Iterable[str]) -> None:
+        """Nugget versions a Retrieve returned."""
+        self._add(tenant, ids, 1)
+
+    def cited(self, tenant: str, ids: Iterable[str]) -> None:
+        """Nugget versions a ReportCitations counted."""
+        self._add(tenant, ids, 2)
+
+    def pending(self, tenant: str, ids: Sequence[str]) -> dict[str, UsageTotals]:
+        """What this process gathered and has not yet added to the store."""
+        wanted = set(ids)
+        out: dict[str, UsageTotals] = {}
+        for (t, item, day), (c, r, k) in self._counts.items():
+            if t == tenant and item in wanted:
+                out[item] = out.get(item, UsageTotals()) + UsageTotals(
+                    c, r, k, day if k else None)
+        return out
+
+    def rows(self) -> list[UsageRow]:
+        """Everything gathered, as rows (nothing is taken)."""
+        return [UsageRow(t, item, day, c, r, k)
+                for (t, item, day), (c, r, k) in sorted(self._counts.items())]
+
+    async def flush(self, store: IndexStore) -> int:
+        """Add the gathered counts to the store; the number of rows added. On failure the
+        counts stay here (merged with what arrived meanwhile) and the error is raised."""
+        if not self._counts:
+            return 0
+        taken, self._counts = self._counts, defaultdict(lambda: [0, 0, 0])
+        rows = [UsageRow(t, item, day, c, r, k)
+                for (t, item, day), (c, r, k) in sorted(taken.items())]
+        self._flushes += 1
+        flush_id = hashlib.sha256(f"{self._process}:{self._flushes}".encode()).hexdigest()[:16]
+        try:
+            await store.add_usage(rows, flush_id)
+        except BaseException:
+            for key, (c, r, k) in taken.items():
+                counts = self._counts[key]
+                counts[0] += c
+                counts[1] += r
+                counts[2] += k
+            raise
+        return len(rows)
+
+    async def run(self, store: IndexStore, interval: float) -> None:
+        """Flush every ``interval`` seconds until cancelled; a failed flush is logged and
+        its counts go with the next one."""
+        while True:
+            await asyncio.sleep(interval)
+            try:
+                await self.flush(store)
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:
+                log.warning("usage counts not stored yet; kept for the next flush",
+                            rows=len(self), error=str(exc) or repr(exc))
+
+
+async def published_tenants(store: IndexStore) -> list[str]:
+    """The tenants with at least one published nugget."""
+    return sorted({t for (t, p), n in (await store.publication_counts()).items()
+                   if p is Publication.PUBLISHED and n})
+
+
+async def review_loop(store: IndexStore, policy: UsagePolicy, interval: float) -> None:
+    """Run :func:`review_usage` for every tenant with published nuggets every
+    ``interval`` seconds until cancelled. Failures are logged and tried again at the next
+    tick."""
+    while True:
+        await asyncio.sleep(interval)
+        try:
+            for tenant in await published_tenants(store):
+                flags = await review_usage(store, tenant, policy)
+                open_flags = [f for f in flags if not f.dismissed]
+                if open_flags:
+                    log.info("usage review", tenant=tenant, flagged=len(open_flags))
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:
+            log.warning("usage review failed", error=str(exc) or repr(exc))
