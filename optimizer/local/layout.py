@@ -137,11 +137,14 @@ def states_pairs(text: str) -> bool:
 
 
 _TIME = r"\d{1,2}:\d{2}(?::\d{2})?(?:\s?[AaPp][Mm])?"
-#: "[09:14] priya: ...", "09:14 Priya Shah: ...", "priya [09:14]: ...", "<priya> ...".
+#: "[09:14] priya: ...", "09:14 Priya Shah: ...", "priya [09:14]: ...", "<priya> ...",
+#: "priya.shah 09:14: ...".
 _CHAT_LINE = re.compile(
     r"^\s*(?:\[" + _TIME + r"\]\s*|" + _TIME + r"\s+)(?:<[^<>\n]{1,40}>|[\w.@-]+(?:\s[\w.-]+)?"
     r"(?:\s\([^()\n]{1,24}\))?:)"
-    r"\s+|^\s*[\w.@-]+(?:\s[\w.-]+)?\s*\[" + _TIME + r"\]:?\s+|^\s*<[\w.@ -]{1,40}>\s+")
+    r"\s+|^\s*[\w.@-]+(?:\s[\w.-]+)?\s*\[" + _TIME + r"\]:?\s+|^\s*<[\w.@ -]{1,40}>\s+"
+    # "declan.moore 19:42: ...", "Ana Lima 09:05: ...": a handle or a name, then the time
+    r"|^\s*(?:[\w.@-]+|[A-Z][\w'-]+\s[A-Z][\w'-]+)\s+" + _TIME + r":\s+")
 
 
 #: A comment of a pasted configuration line: "... 3142";   // in port only",

@@ -25,7 +25,7 @@ from optimizer.fidelity import (
     unsupported_text,
 )
 from optimizer.local.actionability import LocalActionability
-from optimizer.local.layout import form_fields_as_lines, log_lines_removed
+from optimizer.local.layout import chat_as_lines, form_fields_as_lines, log_lines_removed
 from optimizer.local.residue import apply_self_corrections
 from optimizer.local.titles import topic_of
 from optimizer.types import FeedbackContext
@@ -1446,3 +1446,14 @@ def test_a_quoted_answer_line_is_the_systems_words_not_a_request(
 def test_a_package_named_in_english_words_keeps_its_case(sentence: str, context: str,
                                                           cased: str) -> None:
     assert sentence_case(sentence, context) == cased
+
+
+def test_a_chat_log_with_handle_then_time_is_read_as_its_lines() -> None:
+    log = ("ines.costa 07:02: is the cold store alarm still going to the old pager?\n"
+           "rui 07:04: no, since May it pages the duty vet on 0800 555 120\n"
+           "Ines Costa 07:05: thanks")
+    assert chat_as_lines(log) == (
+        "is the cold store alarm still going to the old pager?\n"
+        "no, since May it pages the duty vet on 0800 555 120\nthanks")
+    rota = "Backups at 02:30: every night\nRestores at 04:00: by ticket only"
+    assert chat_as_lines(rota) == rota, "a rule with a time is no chat line"
