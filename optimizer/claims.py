@@ -373,6 +373,27 @@ def repaired_value(head: str, new: str) -> re.Match[str] | None:
     return olds[-1] if olds else None
 
 
+#: A statement taken back whole: "use ~/Templates/Mine, that's left alone... actually no,
+#: scrap that, Mine got wiped too.", "Use bay 4. Scratch that." (what follows the cue in
+#: its sentence says why).
+_SCRAP_THAT = re.compile(r"[ \t]*(?:\.{2,}|\u2026|[,;:—–-])?[ \t]*(?:(?:actually|oh)[ \t,]+)?"
+                         r"(?:(?:no|nope|wait)[ \t,]+)*(?:scrap|scratch|forget|ignore|disregard|"
+                         r"strike)[ \t]+(?:that|this|what\s+i\s+(?:just\s+)?(?:said|wrote))\b"
+                         r"[^.!?\n]*[.!?]*", re.IGNORECASE)
+
+
+def scrapped_spans(text: str) -> list[tuple[int, int]]:
+    """(start, end) of each statement the writer takes back whole, with its cue: from the
+    start of the sentence before the cue to the end of the cue's sentence."""
+    out = []
+    for m in _SCRAP_THAT.finditer(text):
+        head = text[:m.start()].rstrip()
+        if head.endswith((".", "!", "?")) and not head.endswith(".."):
+            head = head[:-1]  # ("X. Scratch that.": the sentence before goes)
+        out.append((max(head.rfind(c) for c in ".!?\n") + 1, m.end()))
+    return out
+
+
 def number_value(text: str) -> int | None:
     """120 for "a hundred and twenty", 24 for "twenty-four", 7 for "7"; None otherwise."""
     if text.isdigit():

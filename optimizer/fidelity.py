@@ -46,6 +46,7 @@ from optimizer.claims import (
     normalize,
     number_value,
     repaired_value,
+    scrapped_spans,
     split_sentences,
     tokens,
 )
@@ -434,7 +435,9 @@ def taken_back(feedback: str) -> list[str]:
     """The values (with a digit, or a code in capitals) the feedback names only to take
     them back at once, or takes back in a repair sent after them ("... '5s'" then "sorry,
     '3s'"); a value it also names elsewhere is not one of them."""
-    out = [v for v in [*_repaired_after(feedback),
+    scrapped = [i.text for begin, end in scrapped_spans(feedback)
+                for i in items(feedback[begin:end]) if i.kind in STRONG_KINDS]
+    out = [v for v in [*_repaired_after(feedback), *scrapped,
                        *(m.group("value") for m in _TAKEN_BACK_UNIT.finditer(feedback))]
            if len(re.findall(rf"(?<![\w.:/@-]){re.escape(v)}(?![\w@/+])", feedback)) == 1]
     for m in _TAKEN_BACK.finditer(feedback):

@@ -237,7 +237,9 @@ _HTML_ELEMENTS = (
     "u|ul|var|video|wbr|xmp|marquee|applet|base|basefont|blink|font|center|image")
 # (a bare element joined to a name by "_" is a placeholder, "ix_<table>_<columns>"; with
 # attributes or as a closing tag it is markup wherever it is)
-_TAG = re.compile(r"(?<!_)<(?:(?i:" + _HTML_ELEMENTS + r")\b[^<>]*/?>(?!_)|/(?i:"
+# (a bare element name glued to a hyphen or an underscore is a placeholder of a name:
+# "<CODE>-FRONT-A4", "theatre-<CODE>", "db_<ID>")
+_TAG = re.compile(r"(?<![_-])<(?:(?i:" + _HTML_ELEMENTS + r")\b[^<>]*/?>(?![_-])|/(?i:"
                   + _HTML_ELEMENTS + r")\b[^<>]*>)"
                   r"|</?[A-Za-z][\w:-]*\s+[^<>]*=[^<>]*/?>"
                   r"|</[A-Za-z][\w:-]*\s*>")

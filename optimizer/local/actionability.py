@@ -302,7 +302,12 @@ _UNSURE = re.compile(r"^guess\b|\b(?:not (?:100% |entirely |totally )?sure" + _P
                      r"might be mixing|haven't (?:checked|verified|tested|tried)|have not "
                      r"(?:checked|verified|tested)|not (?:checked|verified)|unverified|"
                      r"may be (?:wrong|mixing)|might be wrong|don't quote me|something like|"
-                     r"or something|(?:just\s+)?a\s+hunch|gut\s+feeling|my\s+(?:best\s+)?guess)\b",
+                     r"or something|(?:just\s+)?a\s+hunch|gut\s+feeling|my\s+(?:best\s+)?guess|"
+                     # hearsay the writer asks about: "Heard from someone at X that ...
+                     # Anyone know if that's actually true?"
+                     r"(?:anyone|anybody|does\s+anyone|can\s+someone)\s+(?:know|confirm)\s+"
+                     r"(?:if|whether)\s+(?:that|this|it)(?:'s|\s+is)\s+(?:actually\s+|really\s+)?"
+                     r"true|is\s+(?:that|this|it)\s+(?:actually\s+|really\s+)?true)\b",
                      re.IGNORECASE)
 #: What a doubt is about, when it says so: "don't quote me on the colours", "not sure
 #: about the weekend rota".
@@ -493,7 +498,12 @@ _SARCASM = re.compile(r"\bwhat could (?:possibly )?go wrong\b|"
                       r"great idea)\s*,\s*(?:because|let's|just|go\s+ahead)\b|^oh sure\b|"
                       # "Lovely weather for it, not.", "Revolutionary stuff."
                       r"^[^,.]{3,40},\s*not[.!]*$|^(?:revolutionary|groundbreaking|shocking)"
-                      r"\s+(?:stuff|news|idea)\b", re.IGNORECASE)
+                      r"\s+(?:stuff|news|idea)\b|"
+                      # "Oh great, 'restart it', because I totally have time for that"
+                      r"^oh\s+(?:brilliant|great|wonderful|perfect|lovely|fantastic|marvellous|"
+                      r"super|good)\s*,[^.!?]*\bbecause\b|\bbecause\s+(?:i|we)\s+(?:totally|"
+                      r"definitely|obviously|clearly|of\s+course)\s+have\s+(?:the\s+)?"
+                      r"(?:time|nothing\s+better)\b", re.IGNORECASE)
 #: A reply that only gives a value: "It's 30s.", "Should be 5433.", "5s.", "90 days."
 _VALUE_REPLY = re.compile(r"^(?:(?:it'?s|it is|that'?s|it should be|should be|it was|now|make it|"
                           r"try)\s+\S|\d[\w.:%/-]*(?:\s+[a-z]{1,8})?[.!]?$)", re.IGNORECASE)
@@ -783,10 +793,11 @@ class LocalActionability:
         # 43.9 but About says 43 ... which do they want?"), or an errand for the assistant
         # ("can you book me a taxi ...? Cost centre VAL-220."): the statements are the
         # question's context.
+        # ("Mine says 12.4 GB free ...": the frame "Mine says" is what makes it personal)
         asking = asking or ("question" in kinds and any(
             k == "claim" for k in kinds) and all(
-            v.personal and not _HOUSE_RULE.search(v.text)
-            for (_, v), k in zip(views, kinds, strict=True) if k == "claim")) or any(
+            (v.personal or view(raw).personal) and not _HOUSE_RULE.search(v.text)
+            for (raw, v), k in zip(views, kinds, strict=True) if k == "claim")) or any(
             k == "question" and _ERRAND.search(v.text)
             for (_, v), k in zip(views, kinds, strict=True))
         if asking:

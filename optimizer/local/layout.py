@@ -526,6 +526,9 @@ def banner_removed(text: str) -> str:
     section = _SECTION.match(lines[0]) and len(lines) > 1 and _PAIR.match(lines[1])
     if not _LEADING_NOTE.match(text) or section:
         return text
+    if _CHAT_LINE.match(lines[0]) and any(_CHAT_LINE.match(line)
+                                          for line in text.lstrip().splitlines()[1:]):
+        return text  # ("[09:12] ana: ..." opening a chat log: its first line's time)
     return _LEADING_NOTE.sub("", text, count=1)
 
 

@@ -39,6 +39,7 @@ from optimizer.claims import (
     number_value,
     past_tense,
     repaired_value,
+    scrapped_spans,
     strip_discourse,
     tokens,
 )
@@ -1056,7 +1057,9 @@ _SORRY_THEN_VALUE = re.compile(
     rf"(?:^|(?<=[.!?\n]))[ \t]*{REPAIR_CUE}[ \t]+{REPAIR_VALUE}"
     r"(?:[ \t]*(?:[.!]+|$)|(?P<why>[ \t]*,?[ \t]+(?:last|this|since|because|so|as|in)\b[^.!?\n]*"
     r"(?:[.!]+|$))|[ \t]*,[ \t]+(?:i|i've|i'm|i'd|we've|that's|that[ \t]+was)\b[^.!?\n]*"
-    r"(?:[.!]+|$))"
+    r"(?:[.!]+|$)|"
+    # "23:00... sorry, 01:00, the 23:00 run was the old schedule before the move."
+    r"[ \t]*,[ \t]+[^.!?\n]{0,40}?\b(?:was|is)[ \t]+(?:the[ \t]+)?old\b[^.!?\n]*(?:[.!]+|$))"
     r"(?:[ \t]*[^.!?\n]{0,30}\b(?:was|is)[ \t]+the[ \t]+old[ \t]+(?:value|one|setting|number)"
     r"\b[^.!?\n]*[.!]?)?", re.IGNORECASE | re.MULTILINE)
 
@@ -1069,7 +1072,8 @@ def _apply_sorry_values(text: str) -> str:
         last = repaired_value(head, new)
         if last is None:
             continue
-        head = (head[:last.start()] + new + head[last.end():]).rstrip()
+        head = re.sub(r"[ \t]*(?:\.{2,}|\u2026)$", "",  # ("at 23:00... sorry, 01:00")
+                      (head[:last.start()] + new + head[last.end():]).rstrip())
         end = "" if head.endswith((".", "!", "?")) else "."
         text = head + end + " " + text[m.end():].lstrip()
     return text
@@ -1164,6 +1168,14 @@ _COPULA_HEAD = re.compile(r"^(.{0,40}?\b(?:is|are|was|were|'s|runs?|opens?|close
 #: A new value that can only be a complement (when, how often, where), never a subject.
 _COMPLEMENT = re.compile(r"(?:every|each|at|on|in|from|since|until|after|before|once|twice|"
                          r"daily|weekly|nightly|hourly|monthly|\d+)\b", re.IGNORECASE)
+
+
+def _apply_scrapped(text: str) -> str:
+    """The message without statements the writer took back whole ("..., scrap that"):
+    see :func:`optimizer.claims.scrapped_spans`."""
+    for begin, end in scrapped_spans(text)[::-1]:
+        text = text[:begin] + " " + text[end:].lstrip(" \t")
+    return text
 
 
 def _apply_retractions(text: str) -> str:
@@ -1275,7 +1287,7 @@ def apply_self_corrections(message: str) -> str:
         text = repaired
     text = _CHECKED_AT_ONCE.sub(_checked_at_once, _SELF_CONFIRMED.sub("", text))
     text = _SPOKEN_NAME.sub(_spoken_name, _RESTATED.sub(_restated, text))
-    text = _apply_retractions(text)
+    text = _apply_retractions(_apply_scrapped(text))
     text = _apply_repair_sentences(_apply_edit_sentences(text))
     for m in list(_EDIT_NOTE.finditer(text)):
         new, unit, old = m.group(1), (m.group(2) or "").strip(), m.group(3)

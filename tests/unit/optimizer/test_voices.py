@@ -25,7 +25,12 @@ from optimizer.fidelity import (
     unsupported_text,
 )
 from optimizer.local.actionability import LocalActionability
-from optimizer.local.layout import chat_as_lines, form_fields_as_lines, log_lines_removed
+from optimizer.local.layout import (
+    banner_removed,
+    chat_as_lines,
+    form_fields_as_lines,
+    log_lines_removed,
+)
 from optimizer.local.residue import apply_self_corrections
 from optimizer.local.titles import topic_of
 from optimizer.types import FeedbackContext
@@ -1059,6 +1064,16 @@ VOICES_6 = {
      "ShareLock on transaction 7001; blocked by process 412.\nProcess 412 waits for "
      "ShareLock on transaction 7000; blocked by process 311.\nHINT:  See server log for "
      "query details."),
+    # what the writer's own machine shows, framed "Mine says", then questions
+    ("how full is my disk", "Mine says 3.1 GB free of 64 GB and the Trash holds 9 GB. Is "
+     "that normal? Why is the total 58 GB and not 64?"),
+    # hearsay the writer asks about
+    ("which tablets are we getting", "Someone in the workshop said the fitters are all "
+     "getting iPads in the spring and the job app goes web-only. Does anyone know if that's "
+     "true?"),
+    # sarcasm about the answer's step
+    ("how do I reset the till", "Oh brilliant, 'hold the power button for ten seconds', "
+     "because we definitely have time for that with a queue out of the door."),
 ])
 def test_questions_errands_status_notes_and_pasted_reports_are_not_corrections(
         role: LocalActionability, query: str, comment: str) -> None:
@@ -1457,3 +1472,33 @@ def test_a_chat_log_with_handle_then_time_is_read_as_its_lines() -> None:
         "no, since May it pages the duty vet on 0800 555 120\nthanks")
     rota = "Backups at 02:30: every night\nRestores at 04:00: by ticket only"
     assert chat_as_lines(rota) == rota, "a rule with a time is no chat line"
+
+
+@pytest.mark.parametrize(("message", "repaired"), [
+    ("Kennel cards print at 22:00... sorry, 22:30, the 22:00 slot was the old rota before the "
+     "move. Nobody reprints by hand.",
+     "Kennel cards print at 22:30. Nobody reprints by hand."),
+    ("Dispatch notes go to /srv/dispatch. For urgent loads use /srv/dispatch/hot, that one is "
+     "watched... actually no, scrap that, hot was retired in spring. Ring the yard instead.",
+     "Dispatch notes go to /srv/dispatch. Ring the yard instead."),
+    ("Park the tractor in bay 4. Scratch that. Bay 6 is ours now.", "Bay 6 is ours now."),
+])
+def test_a_statement_taken_back_whole_or_with_why_is_left_out(message: str,
+                                                              repaired: str) -> None:
+    assert apply_self_corrections(message) == repaired
+
+
+def test_the_judge_sees_a_value_in_a_scrapped_statement_as_taken_back() -> None:
+    feedback = ("Dispatch notes go to /srv/dispatch. For urgent loads use /srv/dispatch/hot, "
+                "that one is watched... actually no, scrap that, hot was retired in spring.")
+    assert taken_back(feedback) == ["/srv/dispatch/hot"]
+
+
+def test_a_chat_log_keeps_its_first_lines_time_for_the_chat_reading() -> None:
+    log = ("[07:58] Sofia Conti: the bot says drivers may swap trucks\n"
+           "[07:59] Marco (Fleet): no, swaps only through the depot office\n"
+           "[08:00] Sofia Conti: ok")
+    assert chat_as_lines(banner_removed(log)).splitlines()[0] == (
+        "the bot says drivers may swap trucks")
+    note = "[Voicemail transcript, 00:47] Hi, the gate code changed to 4412."
+    assert banner_removed(note) == "Hi, the gate code changed to 4412."

@@ -98,3 +98,10 @@ def test_a_placeholder_joined_to_a_name_stays_and_markup_glued_to_words_goes() -
     assert plain_text("one<br>two") == "one two"
     assert plain_text("x<b>bold</b> y") == "x bold y"
     assert has_markup("a<img src=x onerror=alert(1)>")
+
+
+def test_a_tag_name_glued_to_a_hyphen_is_a_placeholder_not_markup() -> None:
+    text = "Bays print to <SITE>-BAY-2 and the dock to dock-<ID>; <b>mind</b> the gap."
+    assert plain_text(text) == "Bays print to <SITE>-BAY-2 and the dock to dock-<ID>; mind the gap."
+    assert not has_markup("trucks report to <CODE>-GATE-1")
+    assert has_markup("<b>mind</b> the gap")
