@@ -893,14 +893,31 @@ def _expand(m: re.Match[str], text: str) -> str:
     return SHORTHAND[word]
 
 
+#: Punctuation a dictating writer speaks ("wired only full stop", "blue sticker comma the
+#: white ones"): read as the mark when the message has at least two of them.
+_SPOKEN_MARK = re.compile(r"[ \t]+(full[ \t]+stop|comma|question[ \t]+mark|exclamation[ \t]+"
+                          r"(?:mark|point)|new[ \t]+(?:line|paragraph))\b"
+                          r"(?![ \t]*-?[ \t]*(?:separated|delimited|splice))[ \t]*",
+                          re.IGNORECASE)
+_MARKS = {"full stop": ". ", "comma": ", ", "question mark": "? ", "exclamation mark": "! ",
+          "exclamation point": "! ", "new line": "\n", "new paragraph": "\n"}
+
+
+def _spoken_marks(text: str) -> str:
+    if len(_SPOKEN_MARK.findall(text)) < 2:
+        return text
+    text = _SPOKEN_MARK.sub(lambda m: _MARKS[" ".join(m.group(1).lower().split())], text)
+    return re.sub(r"[.,?!][ \t]*(?=[.,?!])", "", text)  # ("full stop." said and typed)
+
+
 def plain_voice(text: str) -> str:
     """A chatty, dictated or shouted message read as written English: fillers ("um",
     "uh", "okay so ... so yeah") go (between two clauses, one stands for a comma), chat
     shorthand is written out ("w/" -> "with", "b/c" -> "because", "pls" -> "please"),
     shouted function and policy words are lower-cased ("DO NOT", "DISABLED"; acronyms,
     code spans and lines with an SQL statement stay) and apostrophe-less contractions are
-    restored."""
-    text = _EMOTICON.sub(_face, _CARET.sub("", _FOOTNOTE_MARK.sub("", text)))
+    restored; spoken punctuation ("full stop", "comma") is written as the mark."""
+    text = _EMOTICON.sub(_face, _CARET.sub("", _FOOTNOTE_MARK.sub("", _spoken_marks(text))))
     text = _ER_REPAIR.sub(r"\2", text)
     text = _RADIO_OVER.sub("", text)
     text = _WORD_STUTTER.sub(r"\1", _STUTTER.sub(r"\1", _DASH_STUTTER.sub(r"\1", text)))

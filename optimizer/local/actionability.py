@@ -1475,13 +1475,16 @@ _PARTIAL_AGREEMENT = re.compile(r"^(?:(?:that's|that\s+is|it's|it\s+is|this\s+is
                                 r"(?:\s+is)?)\s+)?"
                                 r"(?:mostly|partly|partially|technically|half|sort\s+of|"
                                 r"kind\s+of|basically)?\s*(?:right|correct|true|fine|ok|okay|"
-                                r"wrong(?:\s+for\s+us)?|not\s+needed|unnecessary)"
+                                r"wrong(?:\s+for\s+us)?|not\s+needed|unnecessary|"
+                                # ("Useful, but ...", "Good as far as it goes, but ...")
+                                r"good|useful|helpful|(?:right|good)\s+idea)"
                                 r"(?:\s+as\s+far\s+as\s+it\s+goes|\s+in\s+principle|"
                                 r"\s+in\s+theory|\s+on\s+paper)?\s*[.!]*$", re.IGNORECASE)
 
 
 #: A verdict on the answer followed by its reason: "That doesn't help because X".
-_VERDICT_BECAUSE = re.compile(r"^(?P<verdict>[^,;:]{3,60}?)\s*,?\s+(?:because|since|as|'?cause)"
+_VERDICT_BECAUSE = re.compile(r"^(?P<verdict>[^,;:]{3,60}?)\s*,?\s+(?:because|since|"
+                              r"as(?!\s+far\s+as\b)|'?cause)"
                               r"\s+(?P<rest>\S.*)$", re.IGNORECASE)
 
 

@@ -517,11 +517,22 @@ def headings_as_labels(text: str) -> str:
 _LEADING_NOTE = re.compile(r"^\s*\[[^\]\n]{3,60}\]\s*(?=\S)")
 
 
+#: A header line naming who sends the message: "ANNOUNCEMENT from Marcus Oyelaran, Group
+#: Operations Manager", "Memo from the Fleet Office", "PSA by IT:".
+_SENDER_HEADER = re.compile(r"^\s*(?:announcement|notice|memo(?:randum)?|update|reminder|psa|"
+                            r"bulletin|circular|message|note)\s+(?:from|by)\s+[^\n.!?]{2,80}?"
+                            r":?[ \t]*\n", re.IGNORECASE)
+
+
 def banner_removed(text: str) -> str:
     """The message without a bracketed note that opens it ("[Voicemail transcript,
     00:47] Hi, ..."): a banner about the message, not part of it. Notes inside it
     ("[inaudible]") stay, as the transcript has them; so do check-mark boxes ("[x]",
-    "[ ]") and a configuration section ("[Service]" on its own line)."""
+    "[ ]") and a configuration section ("[Service]" on its own line). A header line that
+    names the sender ("ANNOUNCEMENT from X, role") goes too."""
+    header = _SENDER_HEADER.match(text)
+    if header and text[header.end():].strip():
+        text = text[header.end():]
     lines = text.lstrip().split("\n", 2)
     section = _SECTION.match(lines[0]) and len(lines) > 1 and _PAIR.match(lines[1])
     if not _LEADING_NOTE.match(text) or section:
@@ -595,8 +606,10 @@ _YES_NO = re.compile(r"^(?:do|does|did|can|could|is|are|was|were|will|would|shou
 _ASKED = re.compile(r"^(?P<aux>do|does|can|should|must|may|will|is|are)\s+"
                     r"(?P<subj>we|i|they|staff|users|people|everyone|it)\s+(?P<rest>\S.*)$",
                     re.IGNORECASE)
-_REPLY = re.compile(r"^(?P<word>no|nope|never|yes|yep|yeah|correct)\b[\s,.!]*(?P<more>[^.!?]*)"
-                    r"[.!?]?\s*", re.IGNORECASE)
+# ("No. Every jump host (jump01.mbw.local) ships ...": after "No." the next sentence is
+# the tail, not more of the reply)
+_REPLY = re.compile(r"^(?P<word>no|nope|never|yes|yep|yeah|correct)\b(?:\s*[.!]+\s*|"
+                    r"[\s,]*(?P<more>[^.!?]*)[.!?]?\s*)", re.IGNORECASE)
 
 
 def _second_person(text: str) -> str:
@@ -621,7 +634,7 @@ def _said_outright(question: str, answer: str) -> str:
         verb = ("do not " if aux == "do" else "does not ") if negative else ""
     else:
         verb = f"{aux} not " if negative else f"{aux} "
-    more = r.group("more").strip(" ,")
+    more = (r.group("more") or "").strip(" ,")
     tail = answer[r.end():].strip()
     return f"{subj} {verb}{rest}" + (f", {more}" if more else "") + "." + \
         (f" {tail}" if tail else "")

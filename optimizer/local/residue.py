@@ -702,7 +702,12 @@ def second_person(text: str) -> str:
         out = SECOND_PERSON[word.lower()]
         return out[0].upper() + out[1:] if m.start() == 0 else out
     # Lower case only: "My accounts" in a menu or a name is not the writer's possessive.
-    return re.sub(r"\b(?:my|mine|myself)\b|(?<=\s)me\b|\bI(?=\s+(?:get|see|need|have to|"
+    # ("written approval from me", "ping me", "tell me": the writer as the one who
+    # approves or is contacted stays the writer)
+    return re.sub(r"\b(?:my|mine|myself)\b|(?<=\s)(?<![Ff]rom\s)(?<![Bb]y\s)(?<![Tt]o\s)"
+                  r"(?<![Pp]ing\s)(?<![Aa]sk\s)(?<![Tt]ell\s)(?<![Cc]all\s)(?<![Rr]ing\s)"
+                  r"(?<![Ee]mail\s)(?<![Cc]ontact\s)(?<![Mm]essage\s)(?<![Ww]ith\s)(?<![Cc]c\s)"
+                  r"me\b|\bI(?=\s+(?:get|see|need|have to|"
                   r"can|can't|cannot|must|only|also|don't|do not|am not)\b)", swap, text)
 
 
@@ -719,8 +724,14 @@ CLOSING = (r"(?:thanks|thank you|many thanks|cheers|regards|kind regards|best re
             r"(?:viele|liebe|schöne|beste|herzliche) grüße|mit freundlichen grüßen|gruß|"
             r"groetjes|groeten|met vriendelijke groet(?:en)?|grazie(?: mille)?|"
             r"cordiali saluti|saluti|obrigad[oa]|abraços|tack|hälsningar|pozdrawiam|grüße|"
-            r"gruesse|hilsen|(?:med )?vennlig hilsen|mvh|un abrazo|abrazos|pozdrowienia)")
-_TITLE = r"(?:mr|mrs|ms|miss|dr|prof|cllr|sr|fr)\.?"
+            r"gruesse|hilsen|(?:med )?vennlig hilsen|mvh|un abrazo|abrazos|pozdrowienia|"
+            r"un saluto|buona giornata|atenciosamente|cumprimentos|dank je(?:wel)?|bedankt|"
+            r"mvg|vänliga hälsningar|kiitos|tak|děkuji|s pozdravem|köszönöm|mulțumesc|"
+            r"teşekkürler|teşekkür ederim|saygılarımla|iyi çalışmalar|"
+            r"감사합니다|고맙습니다|수고하세요|ευχαριστώ|ευχαριστούμε|φιλικά|με εκτίμηση|"
+            r"dhanyavaad|dhanyavad|dhanyawad|shukriya|धन्यवाद|спасибо|с уважением|shukran|"
+            r"ありがとうございます|よろしくお願いします|谢谢|cảm ơn)")
+_TITLE = r"(?:mr|mrs|ms|miss|dr|prof|cllr|sr|fr|dott(?:\.ssa)?|dra|sra|sig|ing|mme|herr|frau)\.?"
 # A sign-off at the end of a message: a closing word then a name, a dash then a name, or
 # a titled name, optionally with a role ("Cheers,\nRhiannon (Fenmoor depot)", "— Mr.
 # Okafor, Video Production, North HS", "I remain, yours &c., Cllr Harold").

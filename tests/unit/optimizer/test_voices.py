@@ -30,8 +30,9 @@ from optimizer.local.layout import (
     chat_as_lines,
     form_fields_as_lines,
     log_lines_removed,
+    qa_pairs_as_statements,
 )
-from optimizer.local.residue import apply_self_corrections
+from optimizer.local.residue import apply_self_corrections, second_person, strip_sign_off
 from optimizer.local.titles import topic_of
 from optimizer.types import FeedbackContext
 from query.embeddings import MiniLMEmbedder
@@ -1502,3 +1503,59 @@ def test_a_chat_log_keeps_its_first_lines_time_for_the_chat_reading() -> None:
         "the bot says drivers may swap trucks")
     note = "[Voicemail transcript, 00:47] Hi, the gate code changed to 4412."
     assert banner_removed(note) == "Hi, the gate code changed to 4412."
+
+
+@pytest.mark.parametrize("closing", [
+    "Saygılarımla, Deniz Aksoy – Fleet Office",
+    "수고하세요, Min-jun Kim (night dispatcher)",
+    "Φιλικά, Eleni Georgiou, depot manager",
+    "Dhanyavaad, Priya Nair",
+    "Dott.ssa Chiara Russo, Laboratorio Qualità",
+])
+def test_a_closing_in_another_language_or_with_a_title_is_a_sign_off(closing: str) -> None:
+    body = "Trailers are washed after every run. Nobody skips the log."
+    assert strip_sign_off(f"{body}\n{closing}") == body
+
+
+def test_spoken_punctuation_of_a_dictated_message_is_written_as_the_mark() -> None:
+    said = ("Forklifts charge in bay 2 only full stop. Never leave one on the ramp comma the "
+            "brakes creep.")
+    assert plain_voice(said) == ("Forklifts charge in bay 2 only. Never leave one on the "
+                                 "ramp, the brakes creep.")
+    written = "Manifests are comma separated. Put a comma after the seal number."
+    assert plain_voice(written) == written, "one spoken-looking word is no dictation"
+
+
+def test_a_header_naming_the_sender_is_no_part_of_the_message() -> None:
+    memo = "MEMO from Dana Whitfield, Head of Logistics\n\nAll pallets are wrapped twice."
+    assert banner_removed(memo).strip() == "All pallets are wrapped twice."
+    note = "Note from the yard: trailers are washed daily."
+    assert banner_removed(note) == note
+
+
+@pytest.mark.parametrize("opener", ["Useful, but", "Good as far as it goes, but",
+                                    "Right idea, but"])
+def test_a_kind_word_on_the_answer_before_but_is_no_part_of_the_rule(
+        role: LocalActionability, opener: str) -> None:
+    ex = role.extract(FeedbackContext(
+        "e1", "t", "how do I label a sample tube", "Print a label from the lab app.",
+        f"{opener} our sample tubes are labelled only on the ZT-410 at bench 3; never "
+        "handwrite a tube.", "down"), Meter())
+    assert ex.can_produce_nugget, ex.reason
+    assert ex.body.startswith("Our sample tubes are labelled only on the ZT-410"), ex.body
+
+
+def test_a_short_no_then_a_sentence_keeps_the_sentence_whole() -> None:
+    faq = ("Q: Do I need my own tachograph card reader?\nA: No. Every depot office "
+           "(dep01.haul.local) has one at the dispatch desk.")
+    assert qa_pairs_as_statements(faq) == (
+        "You do not need your own tachograph card reader. Every depot office "
+        "(dep01.haul.local) has one at the dispatch desk.")
+
+
+def test_the_writer_who_approves_or_is_contacted_stays_the_writer() -> None:
+    assert second_person("No route changes without approval from me or the duty planner.") == \
+        "No route changes without approval from me or the duty planner."
+    assert second_person("Ping me before you reroute a load.") == \
+        "Ping me before you reroute a load."
+    assert second_person("The scanner asks me for a PIN.") == "The scanner asks you for a PIN."
