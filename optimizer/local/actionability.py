@@ -68,6 +68,7 @@ from optimizer.local.layout import (
     bookkeeping_removed,
     chat_as_lines,
     checkmarks_as_statements,
+    circled_numbers_as_bullets,
     code_comments_as_text,
     code_in_sentence_joined,
     commit_lines_removed,
@@ -89,6 +90,7 @@ from optimizer.local.layout import (
     struck_through_removed,
     tables_as_statements,
     value_lists_joined,
+    wrapped_lines_joined,
 )
 from optimizer.local.message_check import MessageCheck, may_veto, shipped_check
 from optimizer.local.residue import (
@@ -739,8 +741,8 @@ class LocalActionability:
         written English (``plain_voice``)."""
         # (log output and a commit's bookkeeping before the lines lose their indentation)
         text = strip_quoted(plain_text(headings_as_labels(sql_statements_joined(
-            commit_lines_removed(log_lines_removed(bookkeeping_removed(
-                code_in_sentence_joined(signature_removed(ctx.comment))))))),
+            wrapped_lines_joined(commit_lines_removed(log_lines_removed(bookkeeping_removed(
+                code_in_sentence_joined(signature_removed(ctx.comment)))))))),
             keep_lines=True))
         text = announced_scope_joined(value_lists_joined(
             form_fields_as_lines(banner_removed(text), ctx.answer)))
@@ -748,7 +750,8 @@ class LocalActionability:
                      minutes_as_decisions,
                      qa_pairs_as_statements, code_comments_as_text,
                      chat_as_lines, diff_as_lines, dashed_pairs_as_labels,
-                     checkmarks_as_statements, config_as_statements, tables_as_statements,
+                     circled_numbers_as_bullets, checkmarks_as_statements,
+                     config_as_statements, tables_as_statements,
                      strip_line_labels, arrows_as_values, plain_voice, apply_self_corrections,
                      strip_sign_off, bare_answer_as_subject, negative_question_as_claim,
                      reminder_question_as_statement,
@@ -1347,11 +1350,15 @@ _VERDICT = re.compile(
     # ("This is falsch for the MCC": the writer's own language)
     r"falsch|faux|fout|sbagliato|errado|errada|incorrecto|forkert|feil|fel|väärin|"
     r"not (?:(?:so|quite|"
-    r"really|entirely|fully|totally|very)\s+)?(?:right|true|"
-    r"correct|accurate|it|the case|possible|how it works|good|ok|okay|valid|applicable)|false|"
+    r"really|entirely|fully|totally|very)\s+)?(?:(?:the|a)\s+(?=\w+\s+one\b))?(?:right|true|"
+    r"correct|accurate|it|the case|possible|how it works|good|ok|okay|valid|applicable)"
+    r"(?:\s+one)?|false|"
     r"misleading|fails?|(?:won't|will\s+not|doesn't|does\s+not)\s+do\s+anything|"
     r"failed|(?:does(?:n't| not)|won't|will not|did(?:n't| not)|can't|cannot|not) (?:work|help|"
-    r"apply(?!\s+to\s+(?!us\b|me\b|our\b|my\b|here\b|this\b|that\b)\w)|exist)|no longer "
+    r"apply(?!\s+to\s+(?!us\b|me\b|our\b|my\b|here\b|this\b|that\b)\w)|exist|"
+    # ("it doesn't tell anyone what WE do", "it doesn't say how we do it")
+    r"(?:tell|say|cover|mention|explain)\s+(?:anyone|anybody|us|you|people)?\s*"
+    r"(?:what|how|where|who|when|which)\s+(?:we|our|you)\b)|no longer "
     r"(?:works|true|correct|applies))\b[^,:;]{0,40}[.!]?$", re.IGNORECASE)
 
 
@@ -1470,7 +1477,8 @@ _ELLIPTIC_ONLY = re.compile(r"^(?:no,?\s+)?(?:you|we|it|they|that)\s+(?:can't|ca
                             r"really|on\s+ours|for\s+us))?\s*[.!]*$", re.IGNORECASE)
 #: Agreement with a limit, about the answer: "Correct as far as it goes.", "Mostly right."
 _PARTIAL_AGREEMENT = re.compile(r"^(?:(?:that's|that\s+is|it's|it\s+is|this\s+is|(?:the\s+)?"
-                                r"(?:[\w-]+\s+){0,2}(?:part|half|bit|line|step|idea|bits)"
+                                r"(?:[\w-]+\s+){0,2}(?:part|half|bit|line|step|idea|bits|answer|"
+                                r"reply|response|suggestion|tip)"
                                 r"(?:'s|\s+is|\s+are)|(?:step|point|part|item|line|option)\s+\d+"
                                 r"(?:\s+is)?)\s+)?"
                                 r"(?:mostly|partly|partially|technically|half|sort\s+of|"
@@ -1482,6 +1490,9 @@ _PARTIAL_AGREEMENT = re.compile(r"^(?:(?:that's|that\s+is|it's|it\s+is|this\s+is
                                 r"\s+in\s+theory|\s+on\s+paper)?\s*[.!]*$", re.IGNORECASE)
 
 
+#: "That's why X": X, the reason it points back to is the writer's question before it.
+_THATS_WHY = re.compile(r"^(?:and\s+|so\s+)?(?:that's|that\s+is|this\s+is|which\s+is)\s+"
+                        r"(?:exactly\s+|precisely\s+)?why\s+", re.IGNORECASE)
 #: A verdict on the answer followed by its reason: "That doesn't help because X".
 _VERDICT_BECAUSE = re.compile(r"^(?P<verdict>[^,;:]{3,60}?)\s*,?\s+(?:because|since|"
                               r"as(?!\s+far\s+as\b)|'?cause)"
@@ -1883,6 +1894,9 @@ def clean_sentence(sentence: str, context: str = "", topic: str = "") -> str:
     elliptic = _ELLIPTIC_LEAD.match(s)
     if elliptic and len(tokens(s[elliptic.end():])) >= 4:
         s = sentence_case(s[elliptic.end():])  # ("You can't, default printers are set by IT")
+    why = _THATS_WHY.match(s)
+    if why and len(tokens(s[why.end():])) >= 3:
+        s = sentence_case(s[why.end():])  # ("That's why meter_id is text": the fact)
     because = _VERDICT_BECAUSE.match(s)
     if because and verdict(because.group("verdict")) and len(tokens(because.group("rest"))) >= 4:
         s = sentence_case(because.group("rest"))  # ("That won't help, because X": X)

@@ -167,11 +167,22 @@ def code_comments_as_text(text: str) -> str:
     return _LINE_COMMENT.sub("", _TRAILING_COMMENT.sub(r" (\1)", text))
 
 
+#: "Aileen Ward: ..." / "aileen.ward: ...": a speaker's name (two capitalised words, or a
+#: handle with a dot) before what they wrote, in a log without times.
+_SPEAKER_LINE = re.compile(r"^\s*(?P<who>(?-i:[A-Z][\w'-]+[ \t][A-Z][\w'-]+)|"
+                           r"[a-z][\w-]*\.[a-z][\w.-]*):[ \t]+(?=\S)")
+
+
 def chat_as_lines(text: str) -> str:
     """A pasted chat log (two or more lines with a time stamp and a speaker, or
-    "<nick>") as the lines people wrote, each read on its own, without who and when; a
-    log of lines stamped "0810 - ..." or "19:30 - ..." loses its stamps too."""
+    "<nick>"; or three lines or more "First Last: ..." where someone speaks twice) as the
+    lines people wrote, each read on its own, without who and when; a log of lines
+    stamped "0810 - ..." or "19:30 - ..." loses its stamps too."""
     lines = text.splitlines()
+    speakers = [m.group("who") for m in map(_SPEAKER_LINE.match, lines) if m]
+    if len(speakers) >= 3 and len(set(speakers)) < len(speakers):
+        lines = [_SPEAKER_LINE.sub("", line) for line in lines]
+        text = "\n".join(lines)
     if sum(1 for line in lines if _LOG_STAMP.match(line)) >= 2:
         lines = [_LOG_STAMP.sub("", line) for line in lines]
         text = "\n".join(lines)
@@ -519,9 +530,24 @@ _LEADING_NOTE = re.compile(r"^\s*\[[^\]\n]{3,60}\]\s*(?=\S)")
 
 #: A header line naming who sends the message: "ANNOUNCEMENT from Marcus Oyelaran, Group
 #: Operations Manager", "Memo from the Fleet Office", "PSA by IT:".
-_SENDER_HEADER = re.compile(r"^\s*(?:announcement|notice|memo(?:randum)?|update|reminder|psa|"
-                            r"bulletin|circular|message|note)\s+(?:from|by)\s+[^\n.!?]{2,80}?"
+_SENDER_HEADER = re.compile(r"^\s*(?:(?:announcement|notice|memo(?:randum)?|update|reminder|psa|"
+                            r"bulletin|circular|message|note)\s*[—–-]?\s*(?:from|by)\s+"
+                            r"[^\n.!?]{2,120}?|"
+                            # "Night handover 02:10 — Lars → Rahul", "RE: FW: reefer plugs",
+                            # "(transcribed from the whiteboard, photo in #ops)"
+                            r"(?:(?:night|day|late|early|morning|evening|weekend)\s+)?(?:shift\s+)?"
+                            r"hand-?over\b[^\n.!?]{0,80}|(?:(?:re|fw|fwd|aw|sv|vs)\s*:\s*)+"
+                            r"[^\n]{1,100}|\([^()\n]{3,140}\)|"
+                            # "To all teams with access to pgbill01:" (who it is for)
+                            r"to\s+(?:all|every|everyone|anyone)\b[^\n.!?]{0,100}:)"
                             r":?[ \t]*\n", re.IGNORECASE)
+#: Circled numbers as list markers: "① SET lock_timeout ...".
+_CIRCLED = re.compile(r"^([ \t]*)[\u2460-\u2473\u2776-\u2793][ \t]*", re.MULTILINE)
+
+
+def circled_numbers_as_bullets(text: str) -> str:
+    """Lines numbered with circled digits ("① ...") as list items ("- ...")."""
+    return _CIRCLED.sub(r"\1- ", text)
 
 
 def banner_removed(text: str) -> str:
@@ -530,8 +556,10 @@ def banner_removed(text: str) -> str:
     ("[inaudible]") stay, as the transcript has them; so do check-mark boxes ("[x]",
     "[ ]") and a configuration section ("[Service]" on its own line). A header line that
     names the sender ("ANNOUNCEMENT from X, role") goes too."""
-    header = _SENDER_HEADER.match(text)
-    if header and text[header.end():].strip():
+    for _ in range(3):  # ("RE: ..." over "(sent from the yard)" over the message)
+        header = _SENDER_HEADER.match(text)
+        if not header or not text[header.end():].strip():
+            break
         text = text[header.end():]
     lines = text.lstrip().split("\n", 2)
     section = _SECTION.match(lines[0]) and len(lines) > 1 and _PAIR.match(lines[1])
@@ -1009,6 +1037,29 @@ def commit_lines_removed(text: str) -> str:
         return text
     rest = _COMMIT_LINE.sub("", text).strip()
     return rest or text
+
+
+_LIST_START = re.compile(r"^[ \t]*(?:[-*+>\u2022|#]|\d{1,2}[.)]|[A-Za-z][.)][ \t])")
+_LONE_PAIR = re.compile(r"^[ \t]*[\w.-]+[ \t]*[=:][ \t]*\S*[ \t]*$")
+
+
+def wrapped_lines_joined(text: str) -> str:
+    """Prose hard-wrapped at a fixed width (a commit body, a mail from a text client) as
+    the sentences it is: a long line that does not end a sentence, followed by a line that
+    goes on in lower case, is one line with it. List items, quoted lines and lone
+    settings stay lines."""
+    lines = text.split("\n")
+    out: list[str] = []
+    for line in lines:
+        prev = out[-1] if out else ""
+        if (len(prev.strip()) >= 40 and re.search(r"[\w,)]$", prev.rstrip())
+                and re.match(r"^[ \t]*[a-z]", line) and not _LIST_START.match(line)
+                and not _LIST_START.match(prev) and not _LONE_PAIR.match(line)
+                and not _LONE_PAIR.match(prev)):
+            out[-1] = prev.rstrip() + " " + line.strip()
+        else:
+            out.append(line)
+    return "\n".join(out)
 
 
 _BARE_BULLET = re.compile(r"^[ \t]*(?:[-*\u2022]|\d{1,2}[.)])[ \t]+(\S[^\n]{0,40}?)[ \t]*[.;,]?"

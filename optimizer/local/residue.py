@@ -819,6 +819,10 @@ def strip_quoted(message: str) -> str:
 
 _FORWARD_MARK = re.compile(r"^\s*(?:-{2,}\s*forwarded message\b.*|begin forwarded message:?\s*)$",
                            re.IGNORECASE | re.MULTILINE)
+_ORIGINAL_MARK = re.compile(r"^\s*-{2,}\s*original message\s*-{2,}\s*$",
+                            re.IGNORECASE | re.MULTILINE)
+_POINTS_BELOW = re.compile(r"\b(?:see|read|as)\s+below\b|\bbelow\s*[:.!]|\bfyi\b|"
+                           r"\bforwarding\b", re.IGNORECASE)
 _MAIL_HEADER = re.compile(r"^\s*(?:from|date|sent|subject|to|cc)\s*:", re.IGNORECASE)
 
 
@@ -828,7 +832,11 @@ def forwarded_message(message: str) -> tuple[str, str] | None:
     ...), up to a thread quoted inside it (``>`` lines or another quote marker)."""
     m = _FORWARD_MARK.search(message)
     if m is None:
-        return None
+        # a reply whose own text points at the message it quotes ("Short answer: no. See
+        # below." over "-----Original Message-----"): that message is what it says
+        m = _ORIGINAL_MARK.search(message)
+        if m is None or not _POINTS_BELOW.search(message[:m.start()]):
+            return None
     body: list[str] = []
     for line in message[m.end():].splitlines():
         if line.lstrip().startswith(">") or _QUOTED_START.match(line):

@@ -28,9 +28,11 @@ from optimizer.local.actionability import LocalActionability
 from optimizer.local.layout import (
     banner_removed,
     chat_as_lines,
+    circled_numbers_as_bullets,
     form_fields_as_lines,
     log_lines_removed,
     qa_pairs_as_statements,
+    wrapped_lines_joined,
 )
 from optimizer.local.residue import apply_self_corrections, second_person, strip_sign_off
 from optimizer.local.titles import topic_of
@@ -1559,3 +1561,74 @@ def test_the_writer_who_approves_or_is_contacted_stays_the_writer() -> None:
     assert second_person("Ping me before you reroute a load.") == \
         "Ping me before you reroute a load."
     assert second_person("The scanner asks me for a PIN.") == "The scanner asks you for a PIN."
+
+
+def test_a_reply_pointing_below_says_what_the_original_message_says(
+        role: LocalActionability) -> None:
+    mail = ("RE: FW: reefer plugs\n\nHi Tom,\n\nShort answer: no. See below.\n\nAnna\n\n"
+            "-----Original Message-----\nFrom: Piet Janssen\nSent: Monday 09:14\n"
+            "Subject: FW: reefer plugs\n\nReefer containers on quay 2 are plugged in only by "
+            "the reefer crew (radio channel 14). Drivers never touch the sockets.\n\nPiet")
+    ex = role.extract(FeedbackContext("e1", "t", "can drivers plug in reefers",
+                                      "Drivers can plug reefers in at any socket.", mail,
+                                      "down"), Meter())
+    assert ex.can_produce_nugget, ex.reason
+    assert ex.body.startswith("Reefer containers on quay 2 are plugged in only by the reefer "
+                              "crew"), ex.body
+    assert "RE:" not in ex.body and "Piet" not in ex.body, ex.body
+
+
+def test_hard_wrapped_prose_is_joined_and_lists_and_settings_stay_lines() -> None:
+    body = ("    Reefer plugs on quay 2 and quay 3 are switched on only by\n"
+            "    the reefer crew; drivers who find one off call channel 14\n"
+            "    and wait in the cab.\n")
+    assert wrapped_lines_joined(body).splitlines()[0].strip() == (
+        "Reefer plugs on quay 2 and quay 3 are switched on only by the reefer crew; drivers "
+        "who find one off call channel 14 and wait in the cab.")
+    listed = ("Check these before every run on the northern route:\n- tyres\n- lights\n"
+              "max_speed = 80\nidle_limit = 5")
+    assert wrapped_lines_joined(listed) == listed
+
+
+def test_a_chat_log_of_named_speakers_without_times_is_read_as_its_lines() -> None:
+    log = ("Hana Novak: who said drivers may skip the walkaround check?\n"
+           "Luis Ortega: the bot did\n"
+           "Hana Novak: the walkaround check is done before every shift, no exceptions.\n"
+           "Hana Novak: ok")
+    assert chat_as_lines(log).splitlines()[2] == (
+        "the walkaround check is done before every shift, no exceptions.")
+    labels = "Depot Hours: 06:00-22:00\nYard Phone: 0161 555 0199\nGate Code: on request"
+    assert chat_as_lines(labels) == labels, "labels of different fields are no speakers"
+
+
+@pytest.mark.parametrize("header", [
+    "Day shift handover 14:00 — Ana → Rui\n",
+    "RE: FW: reefer plugs\n",
+    "(typed up from the notice board in the drivers' room)\n",
+    "To all drivers on the northern route:\n",
+    "Notice — from Ruth Obi, Transport Manager\n\n",
+])
+def test_header_lines_over_a_message_go(header: str) -> None:
+    assert banner_removed(f"{header}Reefer plugs are switched on only by the reefer crew.") \
+        .strip() == "Reefer plugs are switched on only by the reefer crew."
+
+
+def test_circled_numbers_are_list_markers() -> None:
+    assert circled_numbers_as_bullets("\u2460 chock the wheels\n\u2461 cones out") == \
+        "- chock the wheels\n- cones out"
+
+
+@pytest.mark.parametrize("message", [
+    "The generic answer is fine as far as it goes, but it doesn't tell anyone what we do. "
+    "Pallets over 900 kg go to rack row F only.",
+    "Ciao, the answer is correct in theory but for us is not the good one. Pallets over "
+    "900 kg go to rack row F only.",
+    "A barcode scanner for heavy pallets? And the weight check then? That's why pallets "
+    "over 900 kg go to rack row F only.",
+])
+def test_what_is_said_of_the_answer_goes_and_the_rule_stays(role: LocalActionability,
+                                                            message: str) -> None:
+    ex = role.extract(FeedbackContext("e1", "t", "where do heavy pallets go",
+                                      "Any free rack.", message, "down"), Meter())
+    assert ex.can_produce_nugget, ex.reason
+    assert ex.body.lower().startswith("pallets over 900 kg go to rack row f only"), ex.body
