@@ -642,7 +642,9 @@ _FILLER_EDGES = re.compile(r"^\s*(?:(?:ok(?:ay)?|yeah|well|hi|hello)[\s,]+)*so\b
 #: Filipino "po" and "naman" before a mark ("turned off po, since"), a Turkish "Hocam," or
 #: a Hindi "ji" opening the message.
 _PARTICLE = re.compile(r"[ \t]+(?-i:po|naman)(?=[ \t]*[,.!?;])|"
-                       r"^[ \t]*(?i:hocam|abi|ji|bhai|kuya|ate|sir ji)[ \t]*,[ \t]*",
+                       r"[ \t]*,[ \t]*(?-i:yaar|lah)(?=[ \t]*[,.!?;])|"
+                       r"^[ \t]*(?i:hocam|abi|ji|bhai|kuya|ate|sir ji|arre|are yaar|yaar|acha|"
+                       r"achha|haan|lah|aiyo|ayyo)[ \t]*[,!][ \t]*",
                        re.MULTILINE)
 #: A discourse tag between commas ("you just, like, toggle it", "the desk, right, has a
 #: dock", "login, yeah, is off"); a bare "er" of a dictated message.
@@ -903,6 +905,30 @@ _MARKS = {"full stop": ". ", "comma": ", ", "question mark": "? ", "exclamation 
           "exclamation point": "! ", "new line": "\n", "new paragraph": "\n"}
 
 
+#: Misspellings of common English words that no name or setting is spelt as (typed in a
+#: hurry: "teh van laptops", "becuase", "ther's"), and "there own" for "their own".
+_TYPOS = {"teh": "the", "hte": "the", "adn": "and", "taht": "that", "waht": "what",
+          "acutally": "actually", "actualy": "actually", "becuase": "because",
+          "becasue": "because", "beacuse": "because", "befor": "before", "ther's": "there's",
+          "thier": "their", "recieve": "receive", "recieved": "received",
+          "seperate": "separate", "seperately": "separately", "definately": "definitely",
+          "untill": "until", "wich": "which", "pasword": "password", "passwrod": "password",
+          "nigth": "night", "tommorow": "tomorrow", "tomorow": "tomorrow", "wierd": "weird",
+          "occured": "occurred", "accross": "across", "adress": "address",
+          "alwasy": "always", "alwyas": "always", "shoudl": "should", "woudl": "would",
+          "coudl": "could", "colide": "collide", "alot": "a lot", "noone": "no one",
+          "usualy": "usually", "immediatly": "immediately", "neccessary": "necessary",
+          "necesary": "necessary", "wether": "whether", "beleive": "believe"}
+_TYPO = re.compile(r"(?<![\w'./@-])(?:" + "|".join(re.escape(t) for t in _TYPOS) +
+                   r")(?![\w'/@-])|\bthere(?=[ \t]+own\b)", re.IGNORECASE)
+
+
+def _typo(m: re.Match[str]) -> str:
+    word = m.group(0)
+    fixed = "their" if word.lower() == "there" else _TYPOS[word.lower()]
+    return fixed[0].upper() + fixed[1:] if word[0].isupper() else fixed
+
+
 def _spoken_marks(text: str) -> str:
     if len(_SPOKEN_MARK.findall(text)) < 2:
         return text
@@ -916,8 +942,10 @@ def plain_voice(text: str) -> str:
     shorthand is written out ("w/" -> "with", "b/c" -> "because", "pls" -> "please"),
     shouted function and policy words are lower-cased ("DO NOT", "DISABLED"; acronyms,
     code spans and lines with an SQL statement stay) and apostrophe-less contractions are
-    restored; spoken punctuation ("full stop", "comma") is written as the mark."""
-    text = _EMOTICON.sub(_face, _CARET.sub("", _FOOTNOTE_MARK.sub("", _spoken_marks(text))))
+    restored; spoken punctuation ("full stop", "comma") is written as the mark, and
+    common misspellings of English words are mended ("teh", "becuase")."""
+    text = _EMOTICON.sub(_face, _CARET.sub("", _FOOTNOTE_MARK.sub("", _spoken_marks(
+        outside_code(_TYPO, _typo, text)))))
     text = _ER_REPAIR.sub(r"\2", text)
     text = _RADIO_OVER.sub("", text)
     text = _WORD_STUTTER.sub(r"\1", _STUTTER.sub(r"\1", _DASH_STUTTER.sub(r"\1", text)))

@@ -851,13 +851,20 @@ def forwarded_message(message: str) -> tuple[str, str] | None:
 _DASH_SIGNATURE = re.compile(r"(?:^|(?<=[.!?])|\s)[ \t]*--[ \t]+(?=[A-Z])[^\n.!?]{1,60}$")
 
 
+#: A name with an initial closing the message, with a role: "... in SEC-OPS. Eleni P., IT
+#: Security", "Mehmet A."
+_INITIAL_NAME = re.compile(r"(?:(?<=[.!?])[ \t]+(?-i:[A-Z][\w'-]+[ \t]+[A-Z]\.),[ \t]*"
+                           r"[^\n.!?]{1,50}|\n[ \t]*(?-i:[A-Z][\w'-]+[ \t]+[A-Z]\.)"
+                           r"(?:,[ \t]*[^\n.!?]{1,50})?)[ \t]*[.!]?\s*$")
+
+
 def strip_sign_off(message: str) -> str:
     """The message without the sign-off at its end (see ``_SIGN_OFF``), a name alone on
     its last line, or a "-- " signature ("-- Corvid IT / TP-Desk")."""
     dashes = _DASH_SIGNATURE.search(message)
     if dashes and len(tokens(message[:dashes.start()])) >= 3:
         message = message[:dashes.start()].rstrip()
-    name = _NAME_LINE.search(message)
+    name = _NAME_LINE.search(message) or _INITIAL_NAME.search(message)
     if name and len(tokens(message[:name.start()])) >= 3:
         message = message[:name.start()].rstrip()
     m = _SIGN_OFF.search(message)

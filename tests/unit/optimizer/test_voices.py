@@ -1632,3 +1632,21 @@ def test_what_is_said_of_the_answer_goes_and_the_rule_stays(role: LocalActionabi
                                       "Any free rack.", message, "down"), Meter())
     assert ex.can_produce_nugget, ex.reason
     assert ex.body.lower().startswith("pallets over 900 kg go to rack row f only"), ex.body
+
+
+def test_common_misspellings_are_mended_and_code_is_not() -> None:
+    typed = ("acutally teh forklifts have there own charger becuase bay 2 is wired for 400 V. "
+             "Run `teh --status` to check.")
+    assert plain_voice(typed) == ("actually the forklifts have their own charger because bay "
+                                  "2 is wired for 400 V. Run `teh --status` to check.")
+
+
+def test_particles_of_other_languages_mixed_into_english_go() -> None:
+    assert plain_voice("Arre, never load the top rack past 200 kg, yaar!") == \
+        "never load the top rack past 200 kg!"
+
+
+def test_a_name_with_an_initial_and_a_role_signs_off() -> None:
+    body = "Cranes stop above wind force 7. Nobody overrides the anemometer."
+    assert strip_sign_off(f"{body} Tomas V., Port Safety") == body
+    assert strip_sign_off("Trucks queue in lane B. Gate C.") == "Trucks queue in lane B. Gate C."
