@@ -956,6 +956,26 @@ _PROMPT_BLOCK = re.compile(r"^[ \t]*\$[ \t]+(?!(?:sudo[ \t]+)?(?:cat|head|tail|g
                            r"\$[ \t]))(?![^\n]*(?<!\.\.)[.!?:][ \t]*$)[^\n]*)*", re.MULTILINE)
 
 
+#: "Run this in Terminal and paste it:" over "$ cat /etc/hv-release": the line points at the
+#: command under it.
+_POINTED_COMMAND = re.compile(
+    r"^(?P<lead>[^\n]*\b(?:run|type|enter|paste|use|try|execute)\b[^\n:]{0,40}?)\b"
+    r"(?P<this>this|the\s+following|these|that)\b(?P<rest>[^\n:]{0,40}):[ \t]*\n"
+    r"(?P<gap>(?:[ \t]*\n)?)(?P<prompt>[ \t]*\$[ \t]+(?P<cmd>\S[^\n]*?))[ \t]*$",
+    re.IGNORECASE | re.MULTILINE)
+
+
+def pointed_command_named(text: str) -> str:
+    """A line that points at the shell command under it ("Run this in Terminal:" over
+    "$ cat /etc/hv-release") names the command ("Run `cat /etc/hv-release` in Terminal:"):
+    the command is what the line says to do, and the prompt block under it may go as
+    output."""
+    def name(m: re.Match[str]) -> str:
+        return (f"{m.group('lead')}`{m.group('cmd').strip('`')}`{m.group('rest')}:\n"
+                f"{m.group('gap')}{m.group('prompt')}")
+    return _POINTED_COMMAND.sub(name, text)
+
+
 _LOOSE_ERROR = re.compile(r"^[ \t]*(?:Error|Warning|Fatal|Exception|Traceback)\b[^\n]*$",
                           re.MULTILINE)
 

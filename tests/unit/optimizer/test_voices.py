@@ -31,6 +31,7 @@ from optimizer.local.layout import (
     circled_numbers_as_bullets,
     form_fields_as_lines,
     log_lines_removed,
+    pointed_command_named,
     qa_pairs_as_statements,
     wrapped_lines_joined,
 )
@@ -1650,3 +1651,13 @@ def test_a_name_with_an_initial_and_a_role_signs_off() -> None:
     body = "Cranes stop above wind force 7. Nobody overrides the anemometer."
     assert strip_sign_off(f"{body} Tomas V., Port Safety") == body
     assert strip_sign_off("Trucks queue in lane B. Gate C.") == "Trucks queue in lane B. Gate C."
+
+
+def test_a_line_pointing_at_the_command_under_it_names_the_command() -> None:
+    text = ("For the depot tickets type this on the handheld and read it out:\n\n"
+            "$ fleetctl version --short\n4.12.0")
+    assert pointed_command_named(text).splitlines()[0] == (
+        "For the depot tickets type `fleetctl version --short` on the handheld and read it "
+        "out:")
+    plain = "Run the nightly check:\n$ fleetctl check"
+    assert pointed_command_named(plain) == plain, "no 'this' to point with"
