@@ -847,7 +847,8 @@ class LocalActionability:
             elif k == "chatter" and anchored and (_support(v, ctx) or _label_value(v.text)) \
                     and not is_self_introduction(without_greeting(v.text)) \
                     and not _FAREWELL.match(v.text) and not _FAREWELL.match(
-                        strip_discourse(raw)) and not _ANNOUNCED_LIST.match(v.text):
+                        strip_discourse(raw)) and not _ANNOUNCED_LIST.match(v.text) \
+                    and not _STORY_OPEN.match(v.text):
                 k = "support"  # "offsite copy: fridays" next to "backups: nightly, 01:30"
             elif k in ("chatter", "meta") and _step_key(raw) in steps and any(
                     kk == "claim" and _step_key(r) in steps
@@ -909,6 +910,9 @@ class LocalActionability:
             return "meta"  # "the bot answer is about local accounts": what the answer did
         if _WRAPPED.fullmatch(v.text) and past_tense(v.text):
             return "chatter"  # "(He left us two databases' worth of tables and a cake.)"
+        if _STORY_OPEN.match(v.text) and not v.policy and not v.system and not re.search(
+                r"\b(?:must|never|always|mandatory|required|only)\b", v.text, re.IGNORECASE):
+            return "chatter"  # "So this happened again at Ferndale yesterday, ..."
         unframed = strip_frame(_unwrapped(v.text))
         if unframed != v.text:
             v = view(unframed)  # "Our manager told me that X": X is what is claimed
@@ -1340,6 +1344,14 @@ _ANECDOTE = re.compile(r"\b(?:i|me|my|mine|ours)\b.*\b(?:was|were|had|did|got|we
                        re.IGNORECASE)
 
 
+#: A story told as one: "So this happened again at Ferndale yesterday, ...", "Funny story:
+#: last week ...", "Long story short, ...".
+_STORY_OPEN = re.compile(r"^(?:so\s+|ok(?:ay)?\s+so\s+|right\s+so\s+)?(?:this|that|it)\s+"
+                         r"happened\s+(?:again|to\s+(?:me|us)|at|on|in|last|yesterday|this|"
+                         r"today)\b|^(?:funny|true|long|quick)\s+story\b|"
+                         # "Also the battery is shot but that's a separate story."
+                         r".*\b(?:that's|that\s+is)\s+(?:a\s+)?(?:separate|another|different)\s+"
+                         r"(?:story|matter|issue|topic)\b", re.IGNORECASE)
 _PERSONAL_WORD = re.compile(r"\b(?:i|me|my|mine|i'm|i've)\b", re.IGNORECASE)
 _VERDICT = re.compile(
     r"^(?:(?:for|on|in|at|with)\s+[^,:;]{2,40}?\s*,?\s*)?(?:(?:that|this|it|which|the answer|"

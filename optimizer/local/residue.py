@@ -190,6 +190,10 @@ _FRAME = re.compile(
     r"\s*(?:(?:though|however|also)\s*,\s*)?(?:that\s+)?(?=\S)|"
     r"^(?:i|we)\s+(?:heard|learned|learnt|found out|noticed|realised|realized|checked)\s+"
     r"that\s+|^(?:it\s+)?turns out\s+(?:that\s+)?|"
+    # "I rang Practice Systems and it turns out (that) X": X, found out by asking
+    r"^(?:(?:anyway|so)\s*,?\s+)?(?:i|we)\s+(?:rang|called|phoned|asked|emailed|messaged|"
+    r"checked\s+with|spoke\s+to|talked\s+to)\s+[^.;]{1,60}?\s+and\s+(?:it\s+)?"
+    r"turn(?:s|ed)\s+out\s+(?:that\s+)?(?=\S)|"
     # "I add also that X", "We'd stress that X" (without a modal too)
     r"^(?:i|we)\s+(?:also\s+)?(?:add|note|stress|mention|point out)\s+(?:also\s+)?"
     r"(?:that\s+)?(?=\S)|"

@@ -1661,3 +1661,16 @@ def test_a_line_pointing_at_the_command_under_it_names_the_command() -> None:
         "out:")
     plain = "Run the nightly check:\n$ fleetctl check"
     assert pointed_command_named(plain) == plain, "no 'this' to point with"
+
+
+def test_a_story_goes_and_what_asking_found_out_stays(role: LocalActionability) -> None:
+    ex = role.extract(FeedbackContext(
+        "e1", "t", "why did the reach truck stop mid-lift", "Check the battery.",
+        "So this happened again at the Leeds depot yesterday, late shift, pallet half up and "
+        "the truck just froze for a minute. Anyway I rang Fleet Support and it turns out the "
+        "reach trucks are meant to be on firmware 7.2, and ours came back on 6.9 after the "
+        "service. If it happens to you, ring ext 3300 and ask for the 7.2 update. Also the "
+        "horn is broken but that's a separate story.", "down"), Meter())
+    assert ex.can_produce_nugget, ex.reason
+    assert ex.body.startswith("The reach trucks are meant to be on firmware 7.2"), ex.body
+    assert "yesterday" not in ex.body and "horn" not in ex.body, ex.body
