@@ -910,8 +910,11 @@ class LocalActionability:
             return "meta"  # "the bot answer is about local accounts": what the answer did
         if _WRAPPED.fullmatch(v.text) and past_tense(v.text):
             return "chatter"  # "(He left us two databases' worth of tables and a cake.)"
-        if _STORY_OPEN.match(v.text) and not v.policy and not v.system and not re.search(
-                r"\b(?:must|never|always|mandatory|required|only)\b", v.text, re.IGNORECASE):
+        if not v.system and (((_STORY_OPEN.match(v.text) or _AGAIN.match(v.text))
+                              and not v.policy and not re.search(
+                                  r"\b(?:must|never|always|mandatory|required|only)\b", v.text,
+                                  re.IGNORECASE)) or (
+                _PAST_ANCHOR.match(v.text) and past_tense(v.text) and not _present_rule(v))):
             return "chatter"  # "So this happened again at Ferndale yesterday, ..."
         unframed = strip_frame(_unwrapped(v.text))
         if unframed != v.text:
@@ -1352,6 +1355,31 @@ _STORY_OPEN = re.compile(r"^(?:so\s+|ok(?:ay)?\s+so\s+|right\s+so\s+)?(?:this|th
                          # "Also the battery is shot but that's a separate story."
                          r".*\b(?:that's|that\s+is)\s+(?:a\s+)?(?:separate|another|different)\s+"
                          r"(?:story|matter|issue|topic)\b", re.IGNORECASE)
+#: "Falcot Corp again.": a name and "again", a sigh, not a statement.
+_AGAIN = re.compile(r"^[\w .&'-]{1,40}?\s+again\s*[.!]*$", re.IGNORECASE)
+#: A sentence opening with a past time: "Last year at Northern Masters three encoders
+#: dropped frames ...", "Between 19:42 and 19:58 gs-14 sat at load 11" (an incident told,
+#: unless it states what holds now: "Since last year ..." opens no past).
+_PAST_ANCHOR = re.compile(r"^(?:(?:so|and|but|also)\s+)?(?:last\s+(?:year|week|month|night|"
+                          r"time|season|winter|summer|spring|autumn|fall|weekend|event)|"
+                          r"yesterday|this\s+morning|earlier\s+(?:today|this\s+week)|"
+                          r"between\s+\d{1,2}:\d{2}\s+and\s+\d{1,2}:\d{2}|"
+                          r"on\s+\d{4}-\d{2}-\d{2}|a\s+(?:few|couple\s+of)\s+"
+                          r"(?:days|weeks|months)\s+ago)\b", re.IGNORECASE)
+
+
+def _present_rule(v: SentenceView) -> bool:
+    """A clause in the present that states how things are ("..., and since then the
+    dumps are kept 14 days")."""
+    # (a change told in the past leaves a new state: "Last week we moved the share to fs02")
+    return bool(re.search(r"\b(?:is|are|runs?|stays?|goes|must|always|only|now|mandatory|"
+                          r"required|(?:do|does)\s+not|don't|doesn't|moved|changed|switched|"
+                          r"replaced|migrated|renamed|upgraded|raised|lowered|retired|"
+                          r"decommissioned|introduced|set|turned|disabled|enabled|removed|"
+                          r"added|banned|dropped\s+support)\b", v.text,
+                          re.IGNORECASE))
+
+
 _PERSONAL_WORD = re.compile(r"\b(?:i|me|my|mine|i'm|i've)\b", re.IGNORECASE)
 _VERDICT = re.compile(
     r"^(?:(?:for|on|in|at|with)\s+[^,:;]{2,40}?\s*,?\s*)?(?:(?:that|this|it|which|the answer|"
@@ -1737,8 +1765,11 @@ _RETIRED = re.compile(r"\b(?:was|were|has\s+been|have\s+been|got|is|are)\s+(?:no
 #: validity was shortened in January").
 _STATE_CHANGE = re.compile(r"\b(?:was|were|has\s+been|have\s+been|got)\s+(?:\w+\s+)?(?:replaced|"
                            r"moved|renamed|migrated|switched|changed|shortened|extended|raised|"
-                           r"lowered|retired|decommissioned|upgraded|downgraded|merged|split)\b",
-                           re.IGNORECASE)
+                           r"lowered|retired|decommissioned|upgraded|downgraded|merged|split)\b|"
+                           # active: "Last month IT moved the manifest share to fs02"
+                           r"\b(?:moved|migrated|switched|changed|renamed|raised|lowered|"
+                           r"upgraded|replaced)\s+(?:[\w.'-]+\s+){0,5}?(?:to|into|onto|with|"
+                           r"by)\s+\S*\d", re.IGNORECASE)
 
 
 #: The first finite verb of a plain sentence: what stands before it is the subject.

@@ -1674,3 +1674,26 @@ def test_a_story_goes_and_what_asking_found_out_stays(role: LocalActionability) 
     assert ex.can_produce_nugget, ex.reason
     assert ex.body.startswith("The reach trucks are meant to be on firmware 7.2"), ex.body
     assert "yesterday" not in ex.body and "horn" not in ex.body, ex.body
+
+
+@pytest.mark.parametrize(("query", "comment"), [
+    ("why did the scanners lag", "Last month at the Hull depot four scanners froze for about "
+     "ten minutes during the 06:00 wave, we never found out why."),
+    ("is load the right metric", "Between 05:40 and 05:55 sorter-3 sat at 95 % CPU and two "
+     "of the 12 lanes stopped. Is CPU even the right thing to watch or should I look at the "
+     "belt sensors?"),
+    ("which app does the yard use", "Yard app again. Does that thing ever load on time?"),
+])
+def test_an_incident_told_or_a_sigh_is_no_correction(role: LocalActionability, query: str,
+                                                     comment: str) -> None:
+    ex = role.extract(FeedbackContext("e1", "t", query, "Check the logs.", comment, "down"),
+                      Meter())
+    assert not ex.can_produce_nugget, (ex.reason, ex.body)
+
+
+def test_a_change_told_in_the_past_is_a_correction(role: LocalActionability) -> None:
+    ex = role.extract(FeedbackContext(
+        "e1", "t", "where is the manifest share", "It is on fs01.",
+        "Last month IT moved the manifest share to fs02.haul.local; fs01 is retired.",
+        "down"), Meter())
+    assert ex.can_produce_nugget and "fs02.haul.local" in ex.body, (ex.reason, ex.body)
