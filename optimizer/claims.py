@@ -929,6 +929,18 @@ def _typo(m: re.Match[str]) -> str:
     return fixed[0].upper() + fixed[1:] if word[0].isupper() else fixed
 
 
+#: A statement closed by a tag asking for agreement: "..., then you kick every match, ja?",
+#: "..., right?", "..., ok?": the statement, not a question.
+_TAG_QUESTION = re.compile(r"(?P<body>(?:^|(?<=[.!?\n]))[ \t]*(?![ \t])"
+                           r"(?!(?:(?:and|but|so|or)\s+)?(?:is|are|was|were|do|does|did|can|could|"
+                           r"should|would|will|may|might|must|have|has|shall|who|what|where|when|"
+                           r"why|how|which|whose|whom|isn't|aren't|don't|doesn't|can't|won't)\b)"
+                           r"(?:[^.!?\n,]+,){0,6}[^.!?\n,]{12,}?)"
+                           r"[ \t]*,[ \t]*(?:ja|jah|right|ok|okay|yes|yeah|eh|hm+|hein|oder|né|nè|"
+                           r"tamam|innit|isn't\s+it|no|nee|si|sí|ne|na|yaar|hai\s+na|got\s+it)"
+                           r"[ \t]*\?+", re.IGNORECASE | re.MULTILINE)
+
+
 def _spoken_marks(text: str) -> str:
     if len(_SPOKEN_MARK.findall(text)) < 2:
         return text
@@ -944,6 +956,7 @@ def plain_voice(text: str) -> str:
     code spans and lines with an SQL statement stay) and apostrophe-less contractions are
     restored; spoken punctuation ("full stop", "comma") is written as the mark, and
     common misspellings of English words are mended ("teh", "becuase")."""
+    text = _TAG_QUESTION.sub(lambda m: m.group("body") + ".", text)
     text = _EMOTICON.sub(_face, _CARET.sub("", _FOOTNOTE_MARK.sub("", _spoken_marks(
         outside_code(_TYPO, _typo, text)))))
     text = _ER_REPAIR.sub(r"\2", text)
@@ -1478,7 +1491,9 @@ def view(sentence: str) -> SentenceView:
         positive=any(t in POSITIVE and not (t == "clear" and _CLEAR_VERB.search(text))
                      for t in toks),
         negative=any(t in NEGATIVE for t in toks),
-        success=sum(t in SUCCESS for t in toks),
+        # ("OBS version is fixed 29.1.3": fixed at a value, not repaired)
+        success=sum(t in SUCCESS for t in toks) - len(re.findall(
+            r"\bfixed\s+(?:at\s+|to\s+|on\s+)?(?=\S*\d)", text, re.IGNORECASE)),
         personal=bool(_PERSONAL.search(text)),
         organisational=bool(_ORGANISATIONAL.search(text)),
         about_answer=bool(_ABOUT_ANSWER.search(text)),

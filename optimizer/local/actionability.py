@@ -769,7 +769,9 @@ class LocalActionability:
                           else self._sentence_kind(v, ctx))
                  for (_, kind), (raw, v) in zip(parts, views, strict=True)]
         on_topic = self._on_topic([v.text for _, v in views], ctx)
-        praising = "praise" in kinds
+        # (a closing "Thank you!" under a correction praises nothing)
+        praising = any(k == "praise" and not _THANKS_ONLY.fullmatch(raw.strip())
+                       for (raw, _), k in zip(views, kinds, strict=True))
         # A complaint about the world ("This is ridiculous.", "The panel is a mess.")
         # makes the sentences next to it symptoms, unless they state a rule.
         complaining = any(k == "opinion" and v.negative and not (
@@ -1380,6 +1382,10 @@ def _present_rule(v: SentenceView) -> bool:
                           re.IGNORECASE))
 
 
+#: A closing thanks alone: "Thank you!", "Thanks a lot.", "Cheers".
+_THANKS_ONLY = re.compile(r"(?:thanks?|thank\s+you|many\s+thanks|cheers|ta|thx|ty)"
+                          r"(?:\s+(?:a\s+lot|so\s+much|very\s+much|again|all|everyone|in\s+"
+                          r"advance))?\s*[.!]*", re.IGNORECASE)
 _PERSONAL_WORD = re.compile(r"\b(?:i|me|my|mine|i'm|i've)\b", re.IGNORECASE)
 _VERDICT = re.compile(
     r"^(?:(?:for|on|in|at|with)\s+[^,:;]{2,40}?\s*,?\s*)?(?:(?:that|this|it|which|the answer|"

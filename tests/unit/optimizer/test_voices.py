@@ -1697,3 +1697,23 @@ def test_a_change_told_in_the_past_is_a_correction(role: LocalActionability) -> 
         "Last month IT moved the manifest share to fs02.haul.local; fs01 is retired.",
         "down"), Meter())
     assert ex.can_produce_nugget and "fs02.haul.local" in ex.body, (ex.reason, ex.body)
+
+
+def test_a_closing_thanks_makes_no_praise_of_a_correction(role: LocalActionability) -> None:
+    ex = role.extract(FeedbackContext(
+        "e1", "t", "which firmware do the handhelds run", "Install the latest firmware.",
+        "Sorry but this is not okay for the handhelds. Firmware is fixed 4.2.7 from our own "
+        "mirror fw.haul.local, pinned in the MDM profile HH-2024. Thank you!", "down"), Meter())
+    assert ex.can_produce_nugget, ex.reason
+    assert "4.2.7" in ex.body and "fw.haul.local" in ex.body, ex.body
+
+
+@pytest.mark.parametrize(("said", "read"), [
+    ("Never unplug the reefer while it runs, then the compressor dies, ja?",
+     "Never unplug the reefer while it runs, then the compressor dies."),
+    ("The yard gate closes at 22:00, right? And who has the key, ok?",
+     "The yard gate closes at 22:00. And who has the key, ok?"),
+])
+def test_a_statement_with_a_tag_asking_for_agreement_is_a_statement(said: str,
+                                                                    read: str) -> None:
+    assert plain_voice(said) == read
