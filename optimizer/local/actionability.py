@@ -80,6 +80,7 @@ from optimizer.local.layout import (
     log_lines_removed,
     minutes_as_decisions,
     negative_question_as_claim,
+    open_tasks_removed,
     pointed_command_named,
     qa_pairs_as_statements,
     reminder_question_as_statement,
@@ -744,7 +745,7 @@ class LocalActionability:
         text = strip_quoted(plain_text(headings_as_labels(sql_statements_joined(
             wrapped_lines_joined(commit_lines_removed(log_lines_removed(bookkeeping_removed(
                 code_in_sentence_joined(signature_removed(pointed_command_named(
-                    ctx.comment))))))))),
+                    open_tasks_removed(ctx.comment)))))))))),
             keep_lines=True))
         text = announced_scope_joined(value_lists_joined(
             form_fields_as_lines(banner_removed(text), ctx.answer)))

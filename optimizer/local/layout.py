@@ -171,6 +171,8 @@ def code_comments_as_text(text: str) -> str:
 #: handle with a dot) before what they wrote, in a log without times.
 _SPEAKER_LINE = re.compile(r"^\s*(?P<who>(?-i:[A-Z][\w'-]+[ \t][A-Z][\w'-]+)|"
                            r"[a-z][\w-]*\.[a-z][\w.-]*):[ \t]+(?=\S)")
+#: A chat reaction under a line: ":+1: 3", ":white_check_mark: 2".
+_REACTION_LINE = re.compile(r"^[ \t]*(?::[\w+-]+:[ \t]*\d*[ \t]*)+$")
 
 
 def chat_as_lines(text: str) -> str:
@@ -180,8 +182,9 @@ def chat_as_lines(text: str) -> str:
     stamped "0810 - ..." or "19:30 - ..." loses its stamps too."""
     lines = text.splitlines()
     speakers = [m.group("who") for m in map(_SPEAKER_LINE.match, lines) if m]
-    if len(speakers) >= 3 and len(set(speakers)) < len(speakers):
-        lines = [_SPEAKER_LINE.sub("", line) for line in lines]
+    if len(speakers) >= 3 and len(set(speakers)) < len(speakers) and len(set(speakers)) >= 2:
+        lines = [_SPEAKER_LINE.sub("", line) for line in lines
+                 if not _REACTION_LINE.match(line)]
         text = "\n".join(lines)
     if sum(1 for line in lines if _LOG_STAMP.match(line)) >= 2:
         lines = [_LOG_STAMP.sub("", line) for line in lines]
@@ -400,6 +403,20 @@ _MARKS = CHECK_MARKS
 _MARK_LINE = re.compile(r"^\s*(?:[-*•]\s*)?(" + "|".join(sorted(map(re.escape, _MARKS),
                                                                key=len, reverse=True))
                         + r")\s*(\S.*)$")
+
+
+_TASK_BOX = re.compile(r"^[ \t]*(?:[-*+][ \t]+)?\[(?P<mark>[ xX✓✔])\][ \t]+\S")
+
+
+def open_tasks_removed(text: str) -> str:
+    """A checklist with ticked and open boxes without its open items: "- [x] GRUB
+    password on every PC" is in place, "- [ ] disk encryption, not decided yet" is not
+    (a list of open boxes only is a procedure to follow, and stays)."""
+    marks = [m.group("mark") for m in map(_TASK_BOX.match, text.splitlines()) if m]
+    if " " not in marks or all(m == " " for m in marks):
+        return text
+    return "\n".join(line for line in text.splitlines()
+                     if not ((m := _TASK_BOX.match(line)) and m.group("mark") == " "))
 
 
 def checkmarks_as_statements(text: str) -> str:
@@ -1074,6 +1091,7 @@ def wrapped_lines_joined(text: str) -> str:
         prev = out[-1] if out else ""
         if (len(prev.strip()) >= 40 and re.search(r"[\w,)]$", prev.rstrip())
                 and re.match(r"^[ \t]*[a-z]", line) and not _LIST_START.match(line)
+                and not re.match(r"^[ \t]*[\w.@-]{1,24}:[ \t]", line)  # ("sam: ...")
                 and not _LIST_START.match(prev) and not _LONE_PAIR.match(line)
                 and not _LONE_PAIR.match(prev)):
             out[-1] = prev.rstrip() + " " + line.strip()

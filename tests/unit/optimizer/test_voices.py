@@ -31,6 +31,7 @@ from optimizer.local.layout import (
     circled_numbers_as_bullets,
     form_fields_as_lines,
     log_lines_removed,
+    open_tasks_removed,
     pointed_command_named,
     qa_pairs_as_statements,
     wrapped_lines_joined,
@@ -1717,3 +1718,18 @@ def test_a_closing_thanks_makes_no_praise_of_a_correction(role: LocalActionabili
 def test_a_statement_with_a_tag_asking_for_agreement_is_a_statement(said: str,
                                                                     read: str) -> None:
     assert plain_voice(said) == read
+
+
+def test_a_chat_line_is_never_joined_to_the_line_above() -> None:
+    log = ("sam: on race days the pit wall is doubled and if nobody acks in 10 min it goes to the lead\n"
+           "emre: the pager group is pg-pitwall, people come from the rota")
+    assert wrapped_lines_joined(log) == log
+
+
+def test_open_boxes_of_a_ticked_checklist_are_not_in_place() -> None:
+    ticked = ("Depot checklist:\n- [x] wheel chocks at every bay\n- [ ] CCTV on bay 9, not "
+              "decided yet\n- [x] hi-vis in the cab")
+    assert open_tasks_removed(ticked) == ("Depot checklist:\n- [x] wheel chocks at every bay\n"
+                                          "- [x] hi-vis in the cab")
+    todo = "Before a run:\n- [ ] walkaround check\n- [ ] tacho card in"
+    assert open_tasks_removed(todo) == todo, "open boxes alone are the steps to take"
