@@ -945,6 +945,12 @@ def _spoken_marks(text: str) -> str:
     if len(_SPOKEN_MARK.findall(text)) < 2:
         return text
     text = _SPOKEN_MARK.sub(lambda m: _MARKS[" ".join(m.group(1).lower().split())], text)
+    # "period" too, in a message that dictates its marks, where it ends a sentence ("600
+    # seconds period"; not "the grace period")
+    text = re.sub(r"(?<!grace)(?<!retention)(?<!trial)(?<!notice)(?<!waiting)(?<!cooling)"
+                  r"(?<!holding)(?<!billing)(?<!rotation)(?<!the)(?<!a)(?<!this)(?<!that)"
+                  r"[ \t]+period\b(?=[ \t]*(?:$|\n|[.!?]|[ \t][A-Z]))", ".", text,
+                  flags=re.IGNORECASE | re.MULTILINE)
     return re.sub(r"[.,?!][ \t]*(?=[.,?!])", "", text)  # ("full stop." said and typed)
 
 

@@ -851,7 +851,7 @@ class LocalActionability:
                     and not is_self_introduction(without_greeting(v.text)) \
                     and not _FAREWELL.match(v.text) and not _FAREWELL.match(
                         strip_discourse(raw)) and not _ANNOUNCED_LIST.match(v.text) \
-                    and not _STORY_OPEN.match(v.text):
+                    and not _STORY_OPEN.match(v.text) and not _NOTE_RUN_UP.fullmatch(v.text):
                 k = "support"  # "offsite copy: fridays" next to "backups: nightly, 01:30"
             elif k in ("chatter", "meta") and _step_key(raw) in steps and any(
                     kk == "claim" and _step_key(r) in steps
@@ -900,7 +900,7 @@ class LocalActionability:
 
     def _sentence_kind(self, v: SentenceView, ctx: FeedbackContext) -> str:
         if (_FAREWELL.match(v.text) or _ANNOUNCED_LIST.match(v.text) or _JUST_SAYING.match(
-                v.text) or (
+                v.text) or _NOTE_RUN_UP.fullmatch(v.text) or (
                 (_STATUS_NOTE.match(v.text) or _SEASONAL.match(v.text))
                 and not (v.modal or v.policy or v.negation))) and not v.system:
             # "Let me know if X, and see you at Y": every clause is talk; "Two things.":
@@ -1539,6 +1539,37 @@ _PARTIAL_AGREEMENT = re.compile(r"^(?:(?:that's|that\s+is|it's|it\s+is|this\s+is
                                 r"\s+in\s+theory|\s+on\s+paper)?\s*[.!]*$", re.IGNORECASE)
 
 
+#: The bookkeeping of a ticket, a review or an incident before a colon: "Review note on MR
+#: !482 (leaderboard-export)", "Resolution note from TIX-2291 (closed)", "PIR-2024-031,
+#: action item 4 (owner: Emre, status: done)", "Quick clarification after the review".
+_BOOKKEEPING_HEAD = re.compile(
+    r"\b(?:review|resolution|closing|handover|incident|release|change|ticket)\s+note\b|"
+    r"\baction\s+item\b|\((?:[^()]*\b)?(?:owner|status)\s*:|\b(?:MR|PR)\s*[!#]\d|"
+    r"\((?:closed|resolved|done|fixed|merged)\)|^(?:a\s+)?(?:quick|small|short|brief|minor|one)\s+"
+    r"(?:clarification|remark|note|correction|update|reminder|precisation|addition)\b",
+    re.IGNORECASE)
+#: A sentence that only announces a remark: "Quick clarification after yesterday's incident
+#: review.", "Small remark from asset management.", "Dictated from the floor, sorry for the
+#: typos."
+_NOTE_RUN_UP = re.compile(
+    r"(?:(?:hi|hello|hey)\s+\w+\s*,?\s*)?(?:a\s+)?(?:quick|small|short|brief|minor|one)\s+"
+    r"(?:clarification|remark|note|correction|update|reminder|precisation|addition)\b"
+    r"[^.!?:;]{0,60}[.!:]?|(?:sorry,?\s+)?(?:dictated|dictating|typed|typing|written|writing)"
+    r"\s+(?:this\s+)?(?:from|on|while|in)\b[^.!?]{0,50}?(?:,?\s+sorry\b[^.!?]{0,40})?[.!]?",
+    re.IGNORECASE)
+
+
+def _partition_outside_brackets(text: str, sep: str) -> tuple[str, str, str]:
+    """``str.partition`` at the first ``sep`` outside brackets ("PIR-1, item 4 (owner:
+    Emre): X" splits before X)."""
+    depth = 0
+    for i, c in enumerate(text):
+        depth += (c in "([{") - (c in ")]}")
+        if depth <= 0 and text.startswith(sep, i):
+            return text[:i], sep, text[i + len(sep):]
+    return text, "", ""
+
+
 #: "That's why X": X, the reason it points back to is the writer's question before it.
 _THATS_WHY = re.compile(r"^(?:and\s+|so\s+)?(?:that's|that\s+is|this\s+is|which\s+is)\s+"
                         r"(?:exactly\s+|precisely\s+)?why\s+", re.IGNORECASE)
@@ -1970,9 +2001,10 @@ def clean_sentence(sentence: str, context: str = "", topic: str = "") -> str:
         s = strip_discourse(" ".join(clauses[1:]))
     # A short label before a colon ("It can:", "Quicker way:") or a verdict clause
     # ("..., that's not it") carries nothing the rest does not say better.
-    head, colon, tail = s.partition(": ")
+    head, colon, tail = _partition_outside_brackets(s, ": ")
     if colon and len(tokens(tail)) >= 3 and len(tokens(head)) >= 2 and (
-            verdict(head) or (len(tokens(head)) >= 4 and not strip_residue(head)) or (
+            verdict(head) or _BOOKKEEPING_HEAD.search(head) or (
+                len(tokens(head)) >= 4 and not strip_residue(head)) or (
                 len(tokens(head)) >= 4 and view(head).about_answer and not items(head)) or (
                 _PERSONAL_WORD.search(head) and past_tense(head) and len(tokens(tail)) >= 6
                 and not _PERSONAL_WORD.search(tail))):

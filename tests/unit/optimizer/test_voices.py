@@ -1733,3 +1733,33 @@ def test_open_boxes_of_a_ticked_checklist_are_not_in_place() -> None:
                                           "- [x] hi-vis in the cab")
     todo = "Before a run:\n- [ ] walkaround check\n- [ ] tacho card in"
     assert open_tasks_removed(todo) == todo, "open boxes alone are the steps to take"
+
+
+def test_a_dictated_period_ends_the_sentence_and_a_grace_period_stays() -> None:
+    said = ("Trailers park in row C comma max two hours period. Overnight is row F comma "
+            "the grace period is ten minutes period")
+    assert plain_voice(said) == ("Trailers park in row C, max two hours. Overnight is row F, "
+                                 "the grace period is ten minutes.")
+
+
+@pytest.mark.parametrize("sentence", [
+    "Quick clarification after yesterday's incident review.",
+    "Dictated from the yard, sorry for the typos.",
+])
+def test_a_sentence_announcing_a_remark_says_nothing(role: LocalActionability,
+                                                     sentence: str) -> None:
+    ex = role.extract(FeedbackContext(
+        "e1", "t", "where do trailers park", "Anywhere in the yard.",
+        f"{sentence} Trailers park in row C for at most two hours.", "down"), Meter())
+    assert ex.body == "Trailers park in row C for at most two hours.", ex.body
+
+
+@pytest.mark.parametrize("head", [
+    "Review note on MR !77 (yard-app)", "Resolution note from YARD-2291 (closed)",
+    "PIR-2024-007, action item 2 (owner: Ana, status: done)",
+])
+def test_the_bookkeeping_before_a_colon_goes(role: LocalActionability, head: str) -> None:
+    ex = role.extract(FeedbackContext(
+        "e1", "t", "where do trailers park", "Anywhere in the yard.",
+        f"{head}: trailers park in row C for at most two hours.", "down"), Meter())
+    assert ex.body == "Trailers park in row C for at most two hours.", ex.body
