@@ -1721,8 +1721,8 @@ def test_a_statement_with_a_tag_asking_for_agreement_is_a_statement(said: str,
 
 
 def test_a_chat_line_is_never_joined_to_the_line_above() -> None:
-    log = ("sam: on race days the pit wall is doubled and if nobody acks in 10 min it goes to the lead\n"
-           "emre: the pager group is pg-pitwall, people come from the rota")
+    log = ("sam: on race days the pit wall is doubled and if nobody acks in 10 min it goes "
+           "to the lead\nemre: the pager group is pg-pitwall, people come from the rota")
     assert wrapped_lines_joined(log) == log
 
 
