@@ -941,6 +941,23 @@ _TAG_QUESTION = re.compile(r"(?P<body>(?:^|(?<=[.!?\n]))[ \t]*(?![ \t])"
                            r"[ \t]*\?+", re.IGNORECASE | re.MULTILINE)
 
 
+_RHETORICAL_TAG = re.compile(r",[ \t]*(?:ja|jah|innit|hai\s+na|yaar|na|né|nè|oder|tamam|eh|"
+                             r"got\s+it)[ \t]*\?+$", re.IGNORECASE)
+_FIRM_WORD = re.compile(r"\b(?:never|always|must|don't|do\s+not|please|only|no\s+one|nobody)\b",
+                        re.IGNORECASE)
+
+
+def _tag_question(m: re.Match[str]) -> str:
+    """The statement without its tag when the tag only asks for agreement: a tag that is
+    never a real question ("ja?", "innit?"), or a firm statement ("never do X, right?"),
+    with no other question after it ("So 900000 is 15 minutes, right? Or would ...?" asks)."""
+    rest = m.string[m.end():]
+    if "?" in rest or not (_RHETORICAL_TAG.search(m.group(0)) or _FIRM_WORD.search(
+            m.group("body"))):
+        return m.group(0)
+    return m.group("body") + "."
+
+
 def _spoken_marks(text: str) -> str:
     if len(_SPOKEN_MARK.findall(text)) < 2:
         return text
@@ -962,7 +979,7 @@ def plain_voice(text: str) -> str:
     code spans and lines with an SQL statement stay) and apostrophe-less contractions are
     restored; spoken punctuation ("full stop", "comma") is written as the mark, and
     common misspellings of English words are mended ("teh", "becuase")."""
-    text = _TAG_QUESTION.sub(lambda m: m.group("body") + ".", text)
+    text = _TAG_QUESTION.sub(_tag_question, text)
     text = _EMOTICON.sub(_face, _CARET.sub("", _FOOTNOTE_MARK.sub("", _spoken_marks(
         outside_code(_TYPO, _typo, text)))))
     text = _ER_REPAIR.sub(r"\2", text)

@@ -80,7 +80,6 @@ from optimizer.local.layout import (
     log_lines_removed,
     minutes_as_decisions,
     negative_question_as_claim,
-    open_tasks_removed,
     pointed_command_named,
     qa_pairs_as_statements,
     reminder_question_as_statement,
@@ -745,7 +744,7 @@ class LocalActionability:
         text = strip_quoted(plain_text(headings_as_labels(sql_statements_joined(
             wrapped_lines_joined(commit_lines_removed(log_lines_removed(bookkeeping_removed(
                 code_in_sentence_joined(signature_removed(pointed_command_named(
-                    open_tasks_removed(ctx.comment)))))))))),
+                    ctx.comment))))))))),
             keep_lines=True))
         text = announced_scope_joined(value_lists_joined(
             form_fields_as_lines(banner_removed(text), ctx.answer)))
@@ -856,7 +855,8 @@ class LocalActionability:
             elif k in ("chatter", "meta") and _step_key(raw) in steps and any(
                     kk == "claim" and _step_key(r) in steps
                     for (r, _), kk in zip(views, kinds, strict=True)) and not (
-                    v.question or v.personal or v.about_answer or v.evaluative or (
+                    v.question or v.personal or v.about_answer or v.evaluative
+                    or _STORY_OPEN.match(v.text) or (
                         _AMENDED.search(text) and not novel_items(list(v.strong), ctx.answer))
                     or _told_once(v.text) or _STATUS_NOTE.match(v.text)):
                 # ("- germtest import finished 02:47, report sent": a log entry, no step)
@@ -1354,7 +1354,11 @@ _ANECDOTE = re.compile(r"\b(?:i|me|my|mine|ours)\b.*\b(?:was|were|had|did|got|we
 #: last week ...", "Long story short, ...".
 _STORY_OPEN = re.compile(r"^(?:so\s+|ok(?:ay)?\s+so\s+|right\s+so\s+)?(?:this|that|it)\s+"
                          r"happened\s+(?:again|to\s+(?:me|us)|at|on|in|last|yesterday|this|"
-                         r"today)\b|^(?:funny|true|long|quick)\s+story\b|"
+                         r"today)\b|^(?:ok(?:ay)?\s+so\s+|so\s+)?(?:funny|true|long)\s+"
+                         r"story(?!\s+short)\b|"
+                         # an item left open: "disk encryption, not decided yet, ignore for now"
+                         r".*\b(?:not\s+(?:yet\s+)?decided(?:\s+yet)?|undecided|to\s+be\s+"
+                         r"(?:decided|confirmed|agreed)|ignore\s+(?:this\s+|it\s+)?for\s+now)\b|"
                          # "Also the battery is shot but that's a separate story."
                          r".*\b(?:that's|that\s+is)\s+(?:a\s+)?(?:separate|another|different)\s+"
                          r"(?:story|matter|issue|topic)\b", re.IGNORECASE)

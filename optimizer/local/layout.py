@@ -405,20 +405,6 @@ _MARK_LINE = re.compile(r"^\s*(?:[-*•]\s*)?(" + "|".join(sorted(map(re.escape,
                         + r")\s*(\S.*)$")
 
 
-_TASK_BOX = re.compile(r"^[ \t]*(?:[-*+][ \t]+)?\[(?P<mark>[ xX✓✔])\][ \t]+\S")
-
-
-def open_tasks_removed(text: str) -> str:
-    """A checklist with ticked and open boxes without its open items: "- [x] GRUB
-    password on every PC" is in place, "- [ ] disk encryption, not decided yet" is not
-    (a list of open boxes only is a procedure to follow, and stays)."""
-    marks = [m.group("mark") for m in map(_TASK_BOX.match, text.splitlines()) if m]
-    if " " not in marks or all(m == " " for m in marks):
-        return text
-    return "\n".join(line for line in text.splitlines()
-                     if not ((m := _TASK_BOX.match(line)) and m.group("mark") == " "))
-
-
 def checkmarks_as_statements(text: str) -> str:
     """Two or more lines opening with a check mark or a cross ("✅ HTTP", "❌ SSH") as
     one statement per mark: "Allowed: HTTP, DNS. Not allowed: SSH." (what the marks mean,
@@ -1077,7 +1063,9 @@ def commit_lines_removed(text: str) -> str:
 
 
 _LIST_START = re.compile(r"^[ \t]*(?:[-*+>\u2022|#]|\d{1,2}[.)]|[A-Za-z][.)][ \t])")
-_LONE_PAIR = re.compile(r"^[ \t]*[\w.-]+[ \t]*[=:][ \t]*\S*[ \t]*$")
+# a setting, with its comment: "cron.timezone = 'Europe/London'   # schedules are local"
+_LONE_PAIR = re.compile(r"^[ \t]*[\w.-]+[ \t]*[=:][ \t]*(?:'[^'\n]*'|\"[^\"\n]*\"|[^\s,]*)"
+                        r"[ \t]*(?:(?:#|//|--|;)[^\n]*)?$")
 
 
 def wrapped_lines_joined(text: str) -> str:
@@ -1092,6 +1080,7 @@ def wrapped_lines_joined(text: str) -> str:
         if (len(prev.strip()) >= 40 and re.search(r"[\w,)]$", prev.rstrip())
                 and re.match(r"^[ \t]*[a-z]", line) and not _LIST_START.match(line)
                 and not re.match(r"^[ \t]*[\w.@-]{1,24}:[ \t]", line)  # ("sam: ...")
+                and not _CHAT_LINE.match(line) and not _SPEAKER_LINE.match(line)
                 and not _LIST_START.match(prev) and not _LONE_PAIR.match(line)
                 and not _LONE_PAIR.match(prev)):
             out[-1] = prev.rstrip() + " " + line.strip()

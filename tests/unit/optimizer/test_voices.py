@@ -31,7 +31,6 @@ from optimizer.local.layout import (
     circled_numbers_as_bullets,
     form_fields_as_lines,
     log_lines_removed,
-    open_tasks_removed,
     pointed_command_named,
     qa_pairs_as_statements,
     wrapped_lines_joined,
@@ -1712,8 +1711,10 @@ def test_a_closing_thanks_makes_no_praise_of_a_correction(role: LocalActionabili
 @pytest.mark.parametrize(("said", "read"), [
     ("Never unplug the reefer while it runs, then the compressor dies, ja?",
      "Never unplug the reefer while it runs, then the compressor dies."),
-    ("The yard gate closes at 22:00, right? And who has the key, ok?",
-     "The yard gate closes at 22:00. And who has the key, ok?"),
+    ("Only the reefer crew plugs in reefers, right?",
+     "Only the reefer crew plugs in reefers."),
+    ("Never unplug it while it runs, ja? Or is that only for the reefers?",
+     "Never unplug it while it runs, ja? Or is that only for the reefers?"),
 ])
 def test_a_statement_with_a_tag_asking_for_agreement_is_a_statement(said: str,
                                                                     read: str) -> None:
@@ -1726,13 +1727,14 @@ def test_a_chat_line_is_never_joined_to_the_line_above() -> None:
     assert wrapped_lines_joined(log) == log
 
 
-def test_open_boxes_of_a_ticked_checklist_are_not_in_place() -> None:
-    ticked = ("Depot checklist:\n- [x] wheel chocks at every bay\n- [ ] CCTV on bay 9, not "
-              "decided yet\n- [x] hi-vis in the cab")
-    assert open_tasks_removed(ticked) == ("Depot checklist:\n- [x] wheel chocks at every bay\n"
-                                          "- [x] hi-vis in the cab")
-    todo = "Before a run:\n- [ ] walkaround check\n- [ ] tacho card in"
-    assert open_tasks_removed(todo) == todo, "open boxes alone are the steps to take"
+def test_an_item_left_undecided_is_no_rule(role: LocalActionability) -> None:
+    ex = role.extract(FeedbackContext(
+        "e1", "t", "what is on the depot checklist", "Check the doors.",
+        "Depot checklist:\n- [x] wheel chocks at every bay\n- [ ] CCTV on bay 9, not decided "
+        "yet, ignore for now\n- [ ] never leave keys in the cab", "down"), Meter())
+    assert "wheel chocks" in ex.body.lower() and "never leave keys in the cab" in ex.body.lower(), \
+        ex.body
+    assert "CCTV" not in ex.body, ex.body
 
 
 def test_a_dictated_period_ends_the_sentence_and_a_grace_period_stays() -> None:
@@ -1763,3 +1765,15 @@ def test_the_bookkeeping_before_a_colon_goes(role: LocalActionability, head: str
         "e1", "t", "where do trailers park", "Anywhere in the yard.",
         f"{head}: trailers park in row C for at most two hours.", "down"), Meter())
     assert ex.body == "Trailers park in row C for at most two hours.", ex.body
+
+
+def test_settings_with_their_comments_are_never_joined() -> None:
+    conf = ("dock.timezone = 'Europe/Rotterdam'   # gate schedules are local time\n"
+            "dock.max_trucks = 12                # was 20, cut after the March jam")
+    assert wrapped_lines_joined(conf) == conf
+
+
+def test_a_timed_chat_line_is_never_joined_to_the_line_above() -> None:
+    log = ("ana.lima 07:02: nobody moves a trailer in lane 3 right now, the crane is working\n"
+           "rui.costa 07:03: sorry, didn't know")
+    assert wrapped_lines_joined(log) == log
