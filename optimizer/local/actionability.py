@@ -1363,7 +1363,9 @@ _STORY_OPEN = re.compile(r"^(?:so\s+|ok(?:ay)?\s+so\s+|right\s+so\s+)?(?:this|th
                          r".*\b(?:that's|that\s+is)\s+(?:a\s+)?(?:separate|another|different)\s+"
                          r"(?:story|matter|issue|topic)\b", re.IGNORECASE)
 #: "Falcot Corp again.": a name and "again", a sigh, not a statement.
-_AGAIN = re.compile(r"^[\w .&'-]{1,40}?\s+again\s*[.!]*$", re.IGNORECASE)
+_AGAIN = re.compile(r"^(?!(?:wrong|broken|outdated|incorrect|false|down|failing|failed|crashed|"
+                    r"dead|slow|stuck|not\b|same)\b)[\w .&'-]{1,40}?\s+again\s*[.!]*$",
+                    re.IGNORECASE)
 #: A sentence opening with a past time: "Last year at Northern Masters three encoders
 #: dropped frames ...", "Between 19:42 and 19:58 gs-14 sat at load 11" (an incident told,
 #: unless it states what holds now: "Since last year ..." opens no past).
