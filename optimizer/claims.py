@@ -907,7 +907,7 @@ _MARKS = {"full stop": ". ", "comma": ", ", "question mark": "? ", "exclamation 
 
 #: Misspellings of common English words that no name or setting is spelt as (typed in a
 #: hurry: "teh van laptops", "becuase", "ther's"), and "there own" for "their own".
-_TYPOS = {"teh": "the", "hte": "the", "adn": "and", "taht": "that", "waht": "what",
+TYPOS = {"teh": "the", "hte": "the", "adn": "and", "taht": "that", "waht": "what",
           "acutally": "actually", "actualy": "actually", "becuase": "because",
           "becasue": "because", "beacuse": "because", "befor": "before", "ther's": "there's",
           "thier": "their", "recieve": "receive", "recieved": "received",
@@ -919,13 +919,13 @@ _TYPOS = {"teh": "the", "hte": "the", "adn": "and", "taht": "that", "waht": "wha
           "coudl": "could", "colide": "collide", "alot": "a lot", "noone": "no one",
           "usualy": "usually", "immediatly": "immediately", "neccessary": "necessary",
           "necesary": "necessary", "wether": "whether", "beleive": "believe"}
-_TYPO = re.compile(r"(?<![\w'./@-])(?:" + "|".join(re.escape(t) for t in _TYPOS) +
+_TYPO = re.compile(r"(?<![\w'./@-])(?:" + "|".join(re.escape(t) for t in TYPOS) +
                    r")(?![\w'/@-])|\bthere(?=[ \t]+own\b)", re.IGNORECASE)
 
 
 def _typo(m: re.Match[str]) -> str:
     word = m.group(0)
-    fixed = "their" if word.lower() == "there" else _TYPOS[word.lower()]
+    fixed = "their" if word.lower() == "there" else TYPOS[word.lower()]
     return fixed[0].upper() + fixed[1:] if word[0].isupper() else fixed
 
 

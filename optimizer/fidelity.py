@@ -36,6 +36,7 @@ from optimizer.claims import (
     SHORTHAND,
     STANCE_START,
     STRONG_KINDS,
+    TYPOS,
     WORD_NUMBER,
     Item,
     clause_of,
@@ -123,11 +124,15 @@ def fact_coverage(fact: str, text: str, embed: Embed | None = None,
 def unsupported_text(title: str, body: str, feedback: str, query: str) -> list[str]:
     """Title or body parts with content words found in neither the feedback nor the
     query, as "part: word, word"."""
-    # A check mark or cross says "allowed" / "not allowed" (see claims.CHECK_MARKS), and
-    # chat shorthand is read written out ("pls" says "please": claims.SHORTHAND).
+    # A check mark or cross says "allowed" / "not allowed" (see claims.CHECK_MARKS), chat
+    # shorthand is read written out ("pls" says "please": claims.SHORTHAND), and so are
+    # mended misspellings (claims.TYPOS).
     said = " ".join([word for mark, word in CHECK_MARKS.items() if mark in feedback] + [
         full for short, full in SHORTHAND.items()
-        if re.search(rf"(?<![\w/.-]){re.escape(short)}(?![\w/.-])", feedback, re.IGNORECASE)])
+        if re.search(rf"(?<![\w/.-]){re.escape(short)}(?![\w/.-])", feedback, re.IGNORECASE)] + [
+        # (a misspelling the reader mends says the word: "pasword" says "password")
+        right for typo, right in TYPOS.items()
+        if re.search(rf"(?<![\w/.-]){re.escape(typo)}(?![\w/-]|\.\w)", feedback, re.IGNORECASE)])
     # (a footnote mark glued to a word is no part of it: "water.¹", "stored¹")
     unmarked = re.sub(r"[¹²³⁴⁵⁶⁷⁸⁹⁰]+", " ", feedback)
     support = content_stems(f"{feedback}\n{unmarked}\n{query}\n{said}")

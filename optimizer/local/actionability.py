@@ -109,6 +109,7 @@ from optimizer.local.residue import (
     strip_sign_off,
     without_asides,
     without_greeting,
+    writer_named,
 )
 from optimizer.local.titles import scope_of, task_of, title_for
 from optimizer.types import Extraction, FeedbackContext
@@ -744,7 +745,7 @@ class LocalActionability:
         text = strip_quoted(plain_text(headings_as_labels(sql_statements_joined(
             wrapped_lines_joined(commit_lines_removed(log_lines_removed(bookkeeping_removed(
                 code_in_sentence_joined(signature_removed(pointed_command_named(
-                    ctx.comment))))))))),
+                    writer_named(ctx.comment)))))))))),
             keep_lines=True))
         text = announced_scope_joined(value_lists_joined(
             form_fields_as_lines(banner_removed(text), ctx.answer)))

@@ -862,6 +862,36 @@ _INITIAL_NAME = re.compile(r"(?:(?<=[.!?])[ \t]+(?-i:[A-Z][\w'-]+[ \t]+[A-Z]\.),
                            r"(?:,[ \t]*[^\n.!?]{1,50})?)[ \t]*[.!]?\s*$")
 
 
+_SIGNED_NAME = re.compile(
+    r"(?:^|\n)[ \t]*(?:(?i:" + CLOSING + r")[ \t]*[,!.]?[ \t]*(?:\n[ \t]*|[ \t]+)|[-–—~/][ \t]*)"
+    r"(?:" + _TITLE + r"[ \t]+)?(?P<name>(?-i:[A-Z][\w'-]+)(?:[ \t]+(?-i:[A-Z][\w'-]+))?)"
+    r"[ \t]*(?:[,(][^\n]*)?(?:\n[^\n]{0,60})?\s*$", re.IGNORECASE)
+_SENDER_NAME = re.compile(r"^\s*(?:announcement|notice|memo(?:randum)?|message|note|update)\s*"
+                          r"[—–-]?\s*from\s+(?P<name>(?-i:[A-Z][\w'-]+)[ \t]+(?-i:[A-Z][\w'-]+))",
+                          re.IGNORECASE)
+#: "me" as the one who approves or is contacted: "approval from me", "a message to me".
+_AUTHORITY_ME = re.compile(r"\b(?P<prep>from|by|to|ping|ask|tell|call|ring|email|e-mail|contact|"
+                           r"message|with|cc)[ \t]+me\b", re.IGNORECASE)
+
+
+def writer_named(message: str) -> str:
+    """The message with "me" as the one who approves or is contacted ("written approval
+    from me", "not a direct message to me") replaced by the writer's name when the message
+    gives it (a sender header "ANNOUNCEMENT from Dorothy Okafor", a sign-off "Thanks,
+    Gráinne"): a nugget is read by people who never saw who wrote it."""
+    if not _AUTHORITY_ME.search(message):
+        return message
+    own = message
+    cut = _QUOTED_START.search(own) or _FORWARD_MARK.search(own)
+    if cut:
+        own = own[:cut.start()].rstrip()
+    m = _SENDER_NAME.match(own) or _SIGNED_NAME.search(own)
+    if m is None or m.group("name").lower() in ("thanks", "cheers", "regards", "team", "all"):
+        return message
+    name = m.group("name")
+    return _AUTHORITY_ME.sub(lambda a: f"{a.group('prep')} {name}", message)
+
+
 def strip_sign_off(message: str) -> str:
     """The message without the sign-off at its end (see ``_SIGN_OFF``), a name alone on
     its last line, or a "-- " signature ("-- Corvid IT / TP-Desk")."""

@@ -35,7 +35,12 @@ from optimizer.local.layout import (
     qa_pairs_as_statements,
     wrapped_lines_joined,
 )
-from optimizer.local.residue import apply_self_corrections, second_person, strip_sign_off
+from optimizer.local.residue import (
+    apply_self_corrections,
+    second_person,
+    strip_sign_off,
+    writer_named,
+)
 from optimizer.local.titles import topic_of
 from optimizer.types import FeedbackContext
 from query.embeddings import MiniLMEmbedder
@@ -1777,3 +1782,25 @@ def test_a_timed_chat_line_is_never_joined_to_the_line_above() -> None:
     log = ("ana.lima 07:02: nobody moves a trailer in lane 3 right now, the crane is working\n"
            "rui.costa 07:03: sorry, didn't know")
     assert wrapped_lines_joined(log) == log
+
+
+def test_the_judge_reads_a_mended_misspelling_as_the_writers_word() -> None:
+    assert unsupported_text("", "The yard wifi is Dock-Free, no password at all.",
+                            "The yard wifi is Dock-Free, no login or pasword.", "yard wifi") == []
+
+
+@pytest.mark.parametrize(("message", "named"), [
+    ("MEMO from Ruth Obi, Transport Manager\n\nNo trailer leaves the yard without written "
+     "approval from me.\n\nRuth",
+     "No trailer leaves the yard without written approval from Ruth Obi."),
+    ("Restores of the tacho data go through the DATA queue, not a direct message to me.\n\n"
+     "Thanks,\nMarta\nFleet Systems",
+     "Restores of the tacho data go through the DATA queue, not a direct message to Marta."),
+])
+def test_the_writer_who_approves_is_named(message: str, named: str) -> None:
+    assert named in writer_named(message)
+
+
+def test_without_a_name_the_writer_stays_me() -> None:
+    text = "No trailer leaves the yard without approval from me."
+    assert writer_named(text) == text
