@@ -91,7 +91,6 @@ from optimizer.local.layout import (
     struck_through_removed,
     tables_as_statements,
     value_lists_joined,
-    wrapped_lines_joined,
 )
 from optimizer.local.message_check import MessageCheck, may_veto, shipped_check
 from optimizer.local.residue import (
@@ -743,9 +742,9 @@ class LocalActionability:
         written English (``plain_voice``)."""
         # (log output and a commit's bookkeeping before the lines lose their indentation)
         text = strip_quoted(plain_text(headings_as_labels(sql_statements_joined(
-            wrapped_lines_joined(commit_lines_removed(log_lines_removed(bookkeeping_removed(
+            commit_lines_removed(log_lines_removed(bookkeeping_removed(
                 code_in_sentence_joined(signature_removed(pointed_command_named(
-                    writer_named(ctx.comment)))))))))),
+                    writer_named(ctx.comment))))))))),
             keep_lines=True))
         text = announced_scope_joined(value_lists_joined(
             form_fields_as_lines(banner_removed(text), ctx.answer)))

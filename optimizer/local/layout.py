@@ -1051,10 +1051,11 @@ def commit_lines_removed(text: str) -> str:
     """A message written as a commit ("fix(bot): ..." over a body, "Refs: X" under it)
     without its header and trailers; only a message with a header is read so, and only
     when text remains. Pasted from ``git log``, the commit's own header goes and its
-    message loses the log's indentation."""
+    message loses the log's indentation and its hard wraps (``wrapped_lines_joined``)."""
     log = _GIT_LOG_HEADER.match(text.lstrip())
     if log:
-        text = textwrap.dedent(text.lstrip()[log.end():]).strip("\n")
+        # (a commit body is hard-wrapped at 72 columns: its lines are read as sentences)
+        text = wrapped_lines_joined(textwrap.dedent(text.lstrip()[log.end():]).strip("\n"))
     if not re.match(r"^[ \t]*(?:fix|feat|chore|docs|refactor|style|test|perf|build|ci|revert)"
                     r"(?:\([^)\n]*\))?!?:[ \t]", text, re.IGNORECASE):
         return text
