@@ -379,6 +379,9 @@ def repaired_value(head: str, new: str) -> re.Match[str] | None:
 _SCRAP_THAT = re.compile(r"[ \t]*(?:\.{2,}|\u2026|[,;:—–-])?[ \t]*(?:(?:actually|oh)[ \t,]+)?"
                          r"(?:(?:no|nope|wait)[ \t,]+)*(?:scrap|scratch|forget|ignore|disregard|"
                          r"strike)[ \t]+(?:that|this|what\s+i\s+(?:just\s+)?(?:said|wrote))\b"
+                         # ("FAI - we don't use it, ignore that part": the answer's part)
+                         r"(?![ \t]+(?:part|bit|step|section|line|paragraph|one|answer|advice|"
+                         r"suggestion|page|tip|command)s?\b)"
                          r"[^.!?\n]*[.!?]*", re.IGNORECASE)
 
 

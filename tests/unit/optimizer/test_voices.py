@@ -1804,3 +1804,8 @@ def test_the_writer_who_approves_is_named(message: str, named: str) -> None:
 def test_without_a_name_the_writer_stays_me() -> None:
     text = "No trailer leaves the yard without approval from me."
     assert writer_named(text) == text
+
+
+def test_ignoring_a_part_of_the_answer_takes_nothing_back() -> None:
+    text = "Pallets go to row F. The crane app, we don't use it, ignore that part. Ask Ana."
+    assert apply_self_corrections(text) == text
