@@ -516,7 +516,11 @@ def headings_as_labels(text: str) -> str:
                 out.append(pending)
             pending = m.group("text").strip().rstrip(":")
             continue
-        if pending and line.strip():
+        if pending and line.strip() and (_cells(line) is not None or _RULE_ROW.match(line)
+                                         or line.lstrip().startswith(("```", "~~~"))):
+            out.append(f"{pending}:")  # (over a table or a code block: its caption)
+            pending = ""
+        elif pending and line.strip():
             body = line.rstrip()
             end = body[-1] if body[-1] in ".!" else ""
             line = f"{body[:len(body) - len(end)]} ({pending}){end or '.'}"
@@ -861,7 +865,7 @@ def log_lines_removed(text: str) -> str:
     lines that continue a line): what a program printed once is evidence of an event, not
     a statement of the writer's; the writer's own lines around it stay."""
     removed = _LOG_LINE.sub("", _PROMPT_BLOCK.sub("", _COLUMN_TABLE.sub("", _APT_LINES.sub(
-        "", _log_blocks_removed(text)))))
+        "", _log_blocks_removed(_FENCED_SESSION.sub("", text))))))
     if _PSQL_PROMPT.search(text):  # a command's tag alone on a line is psql's reply ("SET")
         removed = _COMMAND_TAG.sub("", removed)
     if removed != text:  # beside log output, an "Error: ..." line is output too
@@ -977,6 +981,14 @@ def pointed_command_named(text: str) -> str:
         return (f"{m.group('lead')}`{m.group('cmd').strip('`')}`{m.group('rest')}:\n"
                 f"{m.group('gap')}{m.group('prompt')}")
     return _POINTED_COMMAND.sub(name, text)
+
+
+#: A code block that opens with a command at a shell prompt (not a file shown with cat):
+#: the command and everything it printed, up to the closing fence.
+_FENCED_SESSION = re.compile(r"^[ \t]*(?P<fence>```|~~~)[\w+-]*[ \t]*\n(?:[ \t]*\n)*[ \t]*\$[ \t]+"
+                             r"(?!(?:sudo[ \t]+)?(?:cat|head|tail|grep|zcat|less|more)\b)"
+                             r"[^\n]*\n(?:(?![ \t]*(?P=fence))[^\n]*\n)*?"
+                             r"[ \t]*(?P=fence)[ \t]*$\n?", re.MULTILINE)
 
 
 _LOOSE_ERROR = re.compile(r"^[ \t]*(?:Error|Warning|Fatal|Exception|Traceback)\b[^\n]*$",

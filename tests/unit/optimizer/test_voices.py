@@ -30,9 +30,11 @@ from optimizer.local.layout import (
     chat_as_lines,
     circled_numbers_as_bullets,
     form_fields_as_lines,
+    headings_as_labels,
     log_lines_removed,
     pointed_command_named,
     qa_pairs_as_statements,
+    tables_as_statements,
     wrapped_lines_joined,
 )
 from optimizer.local.residue import (
@@ -1809,3 +1811,20 @@ def test_without_a_name_the_writer_stays_me() -> None:
 def test_ignoring_a_part_of_the_answer_takes_nothing_back() -> None:
     text = "Pallets go to row F. The crane app, we don't use it, ignore that part. Ask Ana."
     assert apply_self_corrections(text) == text
+
+
+def test_a_heading_over_a_table_is_its_caption_and_the_header_row_stays_the_header() -> None:
+    text = ("## Trailer codes (FLEET-12)\n\n| prefix | use |\n|---|---|\n| `rf-` | reefers |\n"
+            "| `ct-` | curtainsiders |")
+    rows = tables_as_statements(headings_as_labels(text)).splitlines()
+    assert "`rf-`: use = reefers." in rows and "`ct-`: use = curtainsiders." in rows, rows
+
+
+def test_a_shell_session_in_a_code_block_is_output_to_its_closing_fence() -> None:
+    text = ("```\n$ quota -s ana\nDisk quotas for user ana (uid 1042):\n     Filesystem  space  "
+            "quota  limit\n/dev/sda2  48G  50G  60G\n```\nThat's the standard for every "
+            "dispatcher: 50G soft / 60G hard.")
+    assert log_lines_removed(text).strip() == (
+        "That's the standard for every dispatcher: 50G soft / 60G hard.")
+    shown = "```\n$ cat /etc/yard.conf\ngate = 4\n```"
+    assert "gate = 4" in log_lines_removed(shown), "a file shown with cat is what is meant"
