@@ -297,9 +297,11 @@ async def published_tenants(store: IndexStore) -> list[str]:
                    if p is Publication.PUBLISHED and n})
 
 
-async def review_loop(store: IndexStore, policy: UsagePolicy, interval: float) -> None:
+async def review_loop(store: IndexStore, policy: UsagePolicy, interval: float,
+                      on_flags: Callable[[str, list[str]], None] | None = None) -> None:
     """Run :func:`review_usage` for every tenant with published nuggets every
-    ``interval`` seconds until cancelled. Failures are logged and tried again at the next
+    ``interval`` seconds until cancelled; ``on_flags(tenant, kinds)`` gets the kinds of
+    the tenant's open flags (the metrics). Failures are logged and tried again at the next
     tick."""
     while True:
         await asyncio.sleep(interval)
@@ -307,6 +309,8 @@ async def review_loop(store: IndexStore, policy: UsagePolicy, interval: float) -
             for tenant in await published_tenants(store):
                 flags = await review_usage(store, tenant, policy)
                 open_flags = [f for f in flags if not f.dismissed]
+                if on_flags is not None:
+                    on_flags(tenant, [f.kind.value for f in open_flags])
                 if open_flags:
                     log.info("usage review", tenant=tenant, flagged=len(open_flags))
         except asyncio.CancelledError:

@@ -164,3 +164,21 @@ async def test_a_failed_batch_keeps_its_id_when_sent_again() -> None:
     store.fail = False
     await recorder.flush(store)  # type: ignore[arg-type]
     assert attempts[0] == attempts[1]
+
+
+def test_open_flags_are_exported_per_kind_every_kind_at_zero_when_none() -> None:
+    from prometheus_client import CollectorRegistry
+
+    from query.metrics import ReviewMetrics
+
+    registry = CollectorRegistry()
+    metrics = ReviewMetrics(registry)
+    metrics.set_usage_flags("acme", ["uncited", "uncited", "expiring"])
+
+    def value(kind: str) -> float | None:
+        return registry.get_sample_value("nuggetflow_review_usage_flags",
+                                         {"tenant": "acme", "kind": kind})
+
+    assert (value("uncited"), value("seldom_cited"), value("expiring")) == (2.0, 0.0, 1.0)
+    metrics.set_usage_flags("acme", [])  # dismissed or resolved: back to 0
+    assert value("uncited") == 0.0
