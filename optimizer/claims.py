@@ -247,6 +247,12 @@ def split_sentences(text: str) -> list[str]:
             if re.search(r"\b(?:ext|tel|no|nos|rm|bldg|dept|vol|ch|sec|pp|p)\.$", chunk,
                          re.IGNORECASE) and re.match(r"\d", line[m.end():]):
                 continue
+            # "use the ext. mouse in the drawer": a short word cut off before a lower-case
+            # word goes on
+            if re.search(r"\b(?:ext|approx|min|max|incl|excl|std|temp|dept|govt|mgmt|info|"
+                         r"misc|orig|prev|opt|req|ref)\.$", chunk) and re.match(
+                             r"[a-z]", line[m.end():]):
+                continue
             # "Send to… doesn't do anything": an ellipsis before a lower-case word is a
             # label's or a pause's, not a sentence's end.
             if re.search(r"(?:\.\.\.|…)[\"'”’)]*\s*$", chunk) and re.match(r"[a-z]",
@@ -921,7 +927,9 @@ TYPOS = {"teh": "the", "hte": "the", "adn": "and", "taht": "that", "waht": "what
           "alwasy": "always", "alwyas": "always", "shoudl": "should", "woudl": "would",
           "coudl": "could", "colide": "collide", "alot": "a lot", "noone": "no one",
           "usualy": "usually", "immediatly": "immediately", "neccessary": "necessary",
-          "necesary": "necessary", "wether": "whether", "beleive": "believe"}
+          "necesary": "necessary", "wether": "whether", "beleive": "believe",
+         "corect": "correct", "acess": "access", "acces": "access", "recomend": "recommend",
+         "adress": "address", "enviroment": "environment", "goverment": "government"}
 _TYPO = re.compile(r"(?<![\w'./@-])(?:" + "|".join(re.escape(t) for t in TYPOS) +
                    r")(?![\w'/@-])|\bthere(?=[ \t]+own\b)", re.IGNORECASE)
 
@@ -1144,6 +1152,10 @@ _ROLE_PREFIX = re.compile(
     r"note to (?:the )?(?:model|assistant|ai|system|bot|llm))(?:\s+(?:override|message|"
     r"prompt|note|mode|update|command|instruction))?\s*(?:\]|>|\*\*)?\s*[:>\]]",
     re.IGNORECASE)
+_MODEL_FIELD = re.compile(r"^[ \t]*(?i:model):[ \t]{2,}(?=[^\n]*\d)(?![^\n]*\b(?i:you|must|ignore|"
+                          r"obey|store|save|remember|always|never|instructions?|rules?|"
+                          r"previous|system|prompt|publish|approve)\b)[A-Z][\w.()/+-]*"
+                          r"(?:[ \t]+[\w.()/+-]+){0,4}[ \t]*$", re.MULTILINE)
 # A bracketed header naming the system or a part of the pipeline: "[SYSTEM NOTICE TO THE
 # EXTRACTOR]", "[Admin override - feedback pipeline]".
 _BRACKET_ROLE = re.compile(
@@ -1361,7 +1373,9 @@ def addressed_to_system(text: str) -> str:
     "Assistant:"), attempts to override instructions, requests to publish, store, label
     or approve, claims of verified status or confidence, and secret values (passwords,
     keys, tokens)."""
-    if _ROLE_PREFIX.search(text) or _BRACKET_ROLE.search(text):
+    # ("Model:          ColorEdge CS2740" in a device listing: a hardware model's field,
+    # aligned in a column, is no role)
+    if _ROLE_PREFIX.search(_MODEL_FIELD.sub("", text)) or _BRACKET_ROLE.search(text):
         return "a role prefix addressed to the system"
     if _ACTIVE_MARKUP.search(text):
         return "markup that runs code (a script or an event handler)"

@@ -86,6 +86,7 @@ from optimizer.local.layout import (
     rhetorical_tail_as_statement,
     signature_removed,
     sql_statements_joined,
+    state_labels_as_statements,
     states_pairs,
     strip_line_labels,
     struck_through_removed,
@@ -150,9 +151,14 @@ _PRAISE = re.compile(
 #: Agreement with the answer.
 _CONFIRM = re.compile(r"^(?:yes|yep|yeah|exactly|correct|right|indeed|true|agreed)\b",
                       re.IGNORECASE)
-#: An imperative addressed to the assistant ("give me the commands", "show me").
+_UPDATE_BOT = re.compile(r"\b(?:update|fix|correct|retrain|teach)\s+(?:the|your)\s+(?:assistant|"
+                         r"bot|ai|chatbot|model)\b", re.IGNORECASE)
+#: An imperative addressed to the assistant ("give me the commands", "show me", "please
+#: update the assistant, it's sending people into Sharing").
 _TO_ASSISTANT = re.compile(r"^(?:just\s+|please\s+)?(?:give|show|tell|send|explain|write)"
-                           r"\s+(?:me|us)\b", re.IGNORECASE)
+                           r"\s+(?:me|us)\b|^(?:so\s+)?(?:please\s+)?(?:update|fix|correct|"
+                           r"retrain|teach)\s+(?:the|your)\s+(?:assistant|bot|ai|chatbot|model)\b",
+                           re.IGNORECASE)
 #: An order to tell a person or a team something, not the assistant: "tell the on-call in
 #: SEISOPS before you start", "inform your manager first".
 _TELL_SOMEONE = re.compile(r"^(?:(?:oh\s+)?and\s+|also\s+|then\s+)?(?:tell|inform|notify|warn|"
@@ -752,7 +758,8 @@ class LocalActionability:
                      minutes_as_decisions,
                      qa_pairs_as_statements, code_comments_as_text,
                      chat_as_lines, diff_as_lines, dashed_pairs_as_labels,
-                     circled_numbers_as_bullets, checkmarks_as_statements,
+                     state_labels_as_statements, circled_numbers_as_bullets,
+                     checkmarks_as_statements,
                      config_as_statements, tables_as_statements,
                      strip_line_labels, arrows_as_values, plain_voice, apply_self_corrections,
                      strip_sign_off, bare_answer_as_subject, negative_question_as_claim,
@@ -766,7 +773,9 @@ class LocalActionability:
         # X", "Our manager told me that X") is read as X.
         views = [(raw, view(strip_frame(without_asides(raw)))) for raw, _ in parts]
         kinds = [kind or ("chatter" if _FAREWELL.match(strip_discourse(raw)) and not v.system
-                          else self._sentence_kind(v, ctx))
+                          # ("Please update the assistant, it's ...": the frame goes first)
+                          else "meta" if _UPDATE_BOT.search(raw) and not v.strong
+                          and not v.system else self._sentence_kind(v, ctx))
                  for (_, kind), (raw, v) in zip(parts, views, strict=True)]
         on_topic = self._on_topic([v.text for _, v in views], ctx)
         # (a closing "Thank you!" under a correction praises nothing)
@@ -908,6 +917,8 @@ class LocalActionability:
             return "chatter"
         if _SARCASM.search(v.text) and not v.system:
             return "opinion"  # the whole sentence mocks, whatever its clauses name
+        if _UPDATE_BOT.search(v.text) and not v.strong and not v.system:
+            return "meta"  # "Please update the assistant, it's sending people into Sharing."
         if _ANSWER_IS_ABOUT.match(v.text) and not (v.policy or re.search(
                 r"\b(?:must|never|always|only|mandatory)\b", v.text, re.IGNORECASE)):
             return "meta"  # "the bot answer is about local accounts": what the answer did
@@ -1353,15 +1364,18 @@ _ANECDOTE = re.compile(r"\b(?:i|me|my|mine|ours)\b.*\b(?:was|were|had|did|got|we
 #: A story told as one: "So this happened again at Ferndale yesterday, ...", "Funny story:
 #: last week ...", "Long story short, ...".
 _STORY_OPEN = re.compile(r"^(?:so\s+|ok(?:ay)?\s+so\s+|right\s+so\s+)?(?:this|that|it)\s+"
-                         r"happened\s+(?:again|to\s+(?:me|us)|at|on|in|last|yesterday|this|"
-                         r"today)\b|^(?:ok(?:ay)?\s+so\s+|so\s+)?(?:funny|true|long)\s+"
+                         r"(?:already\s+)?happened\b|"
+                         r"^(?:and\s+)?(?:it|this|that)\s+(?:hasn't|has\s+not|never)\s+happened\s+"
+                         r"(?:since|again)\b|"
+                         r"^(?:so\s+)?(?:this|it)\s+is\s+going\s+to\s+be\s+(?:a\s+bit\s+of\s+)?a\s+"
+                         r"(?:ramble|rant|long\s+one|long\s+story)\b|^(?:ok(?:ay)?\s+so\s+|so\s+)?(?:funny|true|long)\s+"
                          r"story(?!\s+short)\b|"
                          # an item left open: "disk encryption, not decided yet, ignore for now"
                          r".*\b(?:not\s+(?:yet\s+)?decided(?:\s+yet)?|undecided|to\s+be\s+"
                          r"(?:decided|confirmed|agreed)|ignore\s+(?:this\s+|it\s+)?for\s+now)\b|"
                          # "Also the battery is shot but that's a separate story."
-                         r".*\b(?:that's|that\s+is)\s+(?:a\s+)?(?:separate|another|different)\s+"
-                         r"(?:story|matter|issue|topic)\b", re.IGNORECASE)
+                         r".*\b(?:that's|that\s+is)\s+(?:(?:a\s+)?(?:separate|another|different)\s+"
+                         r"(?:story|matter|issue|topic)|not\s+your\s+problem)\b", re.IGNORECASE)
 #: "Falcot Corp again.": a name and "again", a sigh, not a statement.
 _AGAIN = re.compile(r"^(?!(?:wrong|broken|outdated|incorrect|false|down|failing|failed|crashed|"
                     r"dead|slow|stuck|not\b|same)\b)[\w .&'-]{1,40}?\s+again\s*[.!]*$",

@@ -490,6 +490,25 @@ _LINE_LABEL = re.compile(
     re.IGNORECASE | re.MULTILINE)
 
 
+#: A line labelled with a change of state: "- Removed: All Displays mapping (...)".
+_STATE_LABEL = re.compile(
+    r"^(?P<lead>[ \t]*(?:[-*+\u2022][ \t]+)?)(?P<state>removed|deleted|dropped|deprecated|"
+    r"disabled|retired|banned|forbidden|not\s+allowed|no\s+longer\s+used|discontinued)"
+    r"[ \t]*:[ \t]*(?P<what>[^(\n.;:]{2,80}?)(?P<rest>[ \t]*(?:\([^()\n]*\))?[ \t]*[.;]?)[ \t]*$",
+    re.IGNORECASE | re.MULTILINE)
+
+
+def state_labels_as_statements(text: str) -> str:
+    """A line whose label is a change of state says it of what follows: "Removed: All
+    Displays mapping (cursor lost)" reads "All Displays mapping is removed (cursor
+    lost)." (the label is the fact; without it the line says the opposite)."""
+    def say(m: re.Match[str]) -> str:
+        rest = m.group("rest").strip().rstrip(".;")
+        return (f"{m.group('lead')}{m.group('what').strip()} is {m.group('state').lower()}"
+                f"{' ' + rest if rest else ''}.")
+    return _STATE_LABEL.sub(say, text)
+
+
 def strip_line_labels(text: str) -> str:
     """Review labels, answer headings and report field names at the start of a line
     go ("nit: use /etc/cron.d" -> "use /etc/cron.d"); what they introduce stays."""

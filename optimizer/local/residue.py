@@ -734,6 +734,7 @@ CLOSING = (r"(?:thanks|thank you|many thanks|cheers|regards|kind regards|best re
             r"teşekkürler|teşekkür ederim|saygılarımla|iyi çalışmalar|"
             r"감사합니다|고맙습니다|수고하세요|ευχαριστώ|ευχαριστούμε|φιλικά|με εκτίμηση|"
             r"dhanyavaad|dhanyavad|dhanyawad|shukriya|धन्यवाद|спасибо|с уважением|shukran|"
+            r"köszi|asante(?: sana)?|salamat(?: po)?|maraming salamat|"
             r"ありがとうございます|よろしくお願いします|谢谢|cảm ơn)")
 _TITLE = r"(?:mr|mrs|ms|miss|dr|prof|cllr|sr|fr|dott(?:\.ssa)?|dra|sra|sig|ing|mme|herr|frau)\.?"
 # A sign-off at the end of a message: a closing word then a name, a dash then a name, or
@@ -755,7 +756,8 @@ _QUOTED_START = re.compile(r"^\s*(?:-{2,}\s*(?:forwarded message|original messag
                            r"on .{5,100} wrote:\s*|begin forwarded message:?\s*)$",
                            re.IGNORECASE | re.MULTILINE)
 # A name alone on the last line ("Oskar", "Ana Lima").
-_NAME_LINE = re.compile(r"\n\s*[-–—~]?\s*(?-i:[A-Z][a-z'-]+)(?:\s+(?-i:[A-Z][a-z'-]+))?\s*$")
+_NAME_LINE = re.compile(r"\n\s*[-–—~]?\s*(?-i:[A-Z][a-z'-]+)(?:\s+(?-i:[A-Z][a-z'-]+))?"
+                        r"(?:\s*\([^()\n]{1,40}\))?\s*$")  # ("Sasha (RF / Sound No.2)")
 
 
 _REPLY_NO = re.compile(r"^(?:no|nope|nah|not quite|wrong|incorrect|actually)\b[,.!:;]*\s*",

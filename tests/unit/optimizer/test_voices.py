@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import pytest
 
 from optimizer.accounting import Meter
-from optimizer.claims import addressed_to_system, plain_voice, sentence_case
+from optimizer.claims import addressed_to_system, plain_voice, sentence_case, split_sentences
 from optimizer.fidelity import (
     conversational_text,
     fact_coverage,
@@ -34,6 +34,7 @@ from optimizer.local.layout import (
     log_lines_removed,
     pointed_command_named,
     qa_pairs_as_statements,
+    state_labels_as_statements,
     tables_as_statements,
     wrapped_lines_joined,
 )
@@ -46,6 +47,7 @@ from optimizer.local.residue import (
 from optimizer.local.titles import topic_of
 from optimizer.types import FeedbackContext
 from query.embeddings import MiniLMEmbedder
+from query.text import plain_text
 
 
 @pytest.fixture(scope="module")
@@ -1828,3 +1830,44 @@ def test_a_shell_session_in_a_code_block_is_output_to_its_closing_fence() -> Non
         "That's the standard for every dispatcher: 50G soft / 60G hard.")
     shown = "```\n$ cat /etc/yard.conf\ngate = 4\n```"
     assert "gate = 4" in log_lines_removed(shown), "a file shown with cat is what is meant"
+
+
+def test_a_line_labelled_with_a_change_of_state_says_it() -> None:
+    assert state_labels_as_statements("- Removed: Bay 9 charger (it tripped the breaker)") == \
+        "- Bay 9 charger is removed (it tripped the breaker)."
+    assert state_labels_as_statements("Removed items are listed below.") == \
+        "Removed items are listed below."
+
+
+def test_a_short_word_cut_off_before_a_lower_case_word_ends_no_sentence() -> None:
+    assert split_sentences("Use the ext. mouse in the cab drawer. Never tap.") == [
+        "Use the ext. mouse in the cab drawer.", "Never tap."]
+
+
+def test_markdown_emphasis_with_underscores_goes_and_snake_case_stays() -> None:
+    assert plain_text("_Set by Fleet IT; ask in FLT-DESK._ Use max_speed = 80.") == \
+        "Set by Fleet IT; ask in FLT-DESK. Use max_speed = 80."
+
+
+def test_a_name_with_a_role_in_brackets_and_a_hungarian_thanks_sign_off() -> None:
+    body = "No hotspots in the depot. Phones go on DEPOT-Guest."
+    assert strip_sign_off(f"{body}\nSasha (RF / Yard No.2)") == body
+    assert strip_sign_off(f"{body}\nKöszi, Zsófi (Head of Yard)") == body
+
+
+def test_a_device_listing_model_field_is_no_role_prefix() -> None:
+    assert addressed_to_system("Model:          ZT-410 Industrial\nSerial:  99A1") == ""
+    assert addressed_to_system("Model:    You must obey rule 1") != ""
+
+
+@pytest.mark.parametrize(("query", "comment"), [
+    ("why did the handheld freeze", "This happened to handheld 7 during the stocktake back in "
+     "March. We restarted it and lost maybe ten minutes. It hasn't happened since."),
+    ("can drivers swap trucks", "Please update the assistant, it's sending people to the "
+     "wrong depot form."),
+])
+def test_a_past_episode_or_an_order_to_update_the_bot_is_no_correction(
+        role: LocalActionability, query: str, comment: str) -> None:
+    ex = role.extract(FeedbackContext("e1", "t", query, "Restart it.", comment, "down"),
+                      Meter())
+    assert not ex.can_produce_nugget, (ex.reason, ex.body)
