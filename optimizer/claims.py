@@ -929,7 +929,7 @@ TYPOS = {"teh": "the", "hte": "the", "adn": "and", "taht": "that", "waht": "what
           "usualy": "usually", "immediatly": "immediately", "neccessary": "necessary",
           "necesary": "necessary", "wether": "whether", "beleive": "believe",
          "corect": "correct", "acess": "access", "acces": "access", "recomend": "recommend",
-         "adress": "address", "enviroment": "environment", "goverment": "government"}
+         "enviroment": "environment", "goverment": "government"}
 _TYPO = re.compile(r"(?<![\w'./@-])(?:" + "|".join(re.escape(t) for t in TYPOS) +
                    r")(?![\w'/@-])|\bthere(?=[ \t]+own\b)", re.IGNORECASE)
 
