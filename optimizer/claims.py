@@ -969,6 +969,43 @@ def _tag_question(m: re.Match[str]) -> str:
     return m.group("body") + "."
 
 
+#: A dictated name or path said as words, then written out: "id dot lantern hill dot org,
+#: I mean https://id.lanternhill.org", "slash var slash log, I mean /var/log/postgresql/".
+_I_MEAN_WRITTEN = re.compile(r",?[ \t]+i[ \t]+mean[ \t]+(?P<w>[^\s,]*[./:][^\s,]*)", re.IGNORECASE)
+_SPOKEN_MARKS = frozenset({"dot", "slash", "dash", "colon", "underscore"})
+
+
+def _spoken_then_written(text: str) -> str:
+    """The words that spell out a name before "I mean" and its written form go: the
+    longest run of words before it whose letters (the spoken "dot", "slash" left out)
+    begin the written form's (scheme left out) and make most of it."""
+    for m in list(_I_MEAN_WRITTEN.finditer(text))[::-1]:
+        written = re.sub(r"[^a-z0-9]", "", re.sub(r"^\w+://", "", m.group("w").lower()))
+        head = text[:m.start()]
+        words = list(re.finditer(r"[\w-]+", head))
+        best = None
+        for k in range(2, min(12, len(words)) + 1):
+            run = words[-k:]
+            if head[run[-1].end():].strip():
+                break  # (only words right before "I mean")
+            said = [w.group(0).lower() for w in run]
+            letters = "".join(re.sub(r"[^a-z0-9]", "", w) for w in said
+                              if w not in _SPOKEN_MARKS)
+            if any(w in _SPOKEN_MARKS for w in said) and letters and written.startswith(
+                    letters) and len(letters) >= 0.6 * len(written):
+                best = run[0].start()
+        if best is not None:
+            text = head[:best] + text[m.start():].replace(m.group(0), " " + m.group("w"), 1)
+            text = re.sub(r"[ \t]{2,}", " ", text)
+    return text
+
+
+def _said_as_digits(m: re.Match[str]) -> str:
+    """"fourteen characters, 14" reads "14 characters" (the number said, then typed)."""
+    return f"{m.group(3)} {m.group(2)}" if number_value(m.group(1)) == int(m.group(3)) \
+        else m.group(0)
+
+
 def _spoken_marks(text: str) -> str:
     if len(_SPOKEN_MARK.findall(text)) < 2:
         return text
@@ -991,6 +1028,9 @@ def plain_voice(text: str) -> str:
     restored; spoken punctuation ("full stop", "comma") is written as the mark, and
     common misspellings of English words are mended ("teh", "becuase")."""
     text = _TAG_QUESTION.sub(_tag_question, text)
+    text = _spoken_then_written(text)
+    text = re.sub(r"\b(" + WORD_NUMBER + r")[ \t]+([a-z]+),[ \t]+(\d+)\b(?=[ \t]*[.,;])",
+                  _said_as_digits, text, flags=re.IGNORECASE)
     text = _EMOTICON.sub(_face, _CARET.sub("", _FOOTNOTE_MARK.sub("", _spoken_marks(
         outside_code(_TYPO, _typo, text)))))
     text = _ER_REPAIR.sub(r"\2", text)

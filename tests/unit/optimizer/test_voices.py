@@ -1871,3 +1871,12 @@ def test_a_past_episode_or_an_order_to_update_the_bot_is_no_correction(
     ex = role.extract(FeedbackContext("e1", "t", query, "Restart it.", comment, "down"),
                       Meter())
     assert not ex.can_produce_nugget, (ex.reason, ex.body)
+
+
+def test_a_dictated_name_said_then_written_keeps_the_written_one() -> None:
+    said = ("Book it at slots dot harbour yard dot net, I mean https://slots.harbouryard.net, "
+            "it confirms within about twenty minutes, 20.")
+    assert plain_voice(said) == ("Book it at https://slots.harbouryard.net, it confirms "
+                                 "within about 20 minutes.")
+    repaired = "Use bay two, I mean bay 3."
+    assert plain_voice(repaired) == repaired
