@@ -373,7 +373,9 @@ _CORRECTING = re.compile(r"^(?:i|we)\s+(?:must|have to|need to|should|would like
                          r"(?:this|that|the|your)\b", re.IGNORECASE)
 #: A wish or a feature request: "it would be great if the assistant could ...", "I wish
 #: the kiosk remembered me".
-_WISH = re.compile(r"\b(?:it\s+(?:would|'d)\s+be\s+(?:\w+\s+)?(?:great|nice|good|helpful|handy|"
+_WISH = re.compile(r"^(?:somebody|someone|anybody|anyone)\s+should\s+(?:really\s+)?(?:make|write|"
+                   r"build|create|do|draw|film|invent)\b|"  # ("Somebody should make a version ...")
+                   r"\b(?:it\s+(?:would|'d)\s+be\s+(?:\w+\s+)?(?:great|nice|good|helpful|handy|"
                    r"useful|awesome|lovely|amazing|ideal|better|cool|brilliant)\s+(?:if|to)\b|"
                    r"(?:i|we)\s+wish\b|(?:would|'d)\s+love\s+(?:it\s+)?(?:if|to)\b|"
                    r"feature request|(?:could|can) you (?:please )?add\b|"
@@ -859,7 +861,8 @@ class LocalActionability:
                     and not is_self_introduction(without_greeting(v.text)) \
                     and not _FAREWELL.match(v.text) and not _FAREWELL.match(
                         strip_discourse(raw)) and not _ANNOUNCED_LIST.match(v.text) \
-                    and not _STORY_OPEN.match(v.text) and not _NOTE_RUN_UP.fullmatch(v.text):
+                    and not _STORY_OPEN.match(v.text) and not _NOTE_RUN_UP.fullmatch(v.text) \
+                    and not _AGAIN.match(v.text):
                 k = "support"  # "offsite copy: fridays" next to "backups: nightly, 01:30"
             elif k in ("chatter", "meta") and _step_key(raw) in steps and any(
                     kk == "claim" and _step_key(r) in steps
@@ -1377,15 +1380,18 @@ _STORY_OPEN = re.compile(r"^(?:so\s+|ok(?:ay)?\s+so\s+|right\s+so\s+)?(?:this|th
                          r".*\b(?:that's|that\s+is)\s+(?:(?:a\s+)?(?:separate|another|different)\s+"
                          r"(?:story|matter|issue|topic)|not\s+your\s+problem)\b", re.IGNORECASE)
 #: "Falcot Corp again.": a name and "again", a sigh, not a statement.
-_AGAIN = re.compile(r"^(?!(?:wrong|broken|outdated|incorrect|false|down|failing|failed|crashed|"
-                    r"dead|slow|stuck|not\b|same)\b)[\w .&'-]{1,40}?\s+again\s*[.!]*$",
-                    re.IGNORECASE)
+_AGAIN = re.compile(r"^(?:(?:ha|haha|oh|ah|lol)\W+)?(?!(?:wrong|broken|outdated|incorrect|false|"
+                    r"down|failing|failed|crashed|dead|slow|stuck|not\b|same)\b)"
+                    r"[\w .&'-]{1,60}?\s+again\s*[.!]*$", re.IGNORECASE)
 #: A sentence opening with a past time: "Last year at Northern Masters three encoders
 #: dropped frames ...", "Between 19:42 and 19:58 gs-14 sat at load 11" (an incident told,
 #: unless it states what holds now: "Since last year ..." opens no past).
 _PAST_ANCHOR = re.compile(r"^(?:(?:so|and|but|also)\s+)?(?:last\s+(?:year|week|month|night|"
                           r"time|season|winter|summer|spring|autumn|fall|weekend|event)|"
                           r"yesterday|this\s+morning|earlier\s+(?:today|this\s+week)|"
+                          r"back\s+in\s+(?:january|february|march|april|may|june|july|august|"
+                          r"september|october|november|december|spring|summer|autumn|winter|"
+                          r"\d{4})|"
                           r"between\s+\d{1,2}:\d{2}\s+and\s+\d{1,2}:\d{2}|"
                           r"on\s+\d{4}-\d{2}-\d{2}|a\s+(?:few|couple\s+of)\s+"
                           r"(?:days|weeks|months)\s+ago)\b", re.IGNORECASE)

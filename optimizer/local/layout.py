@@ -663,7 +663,8 @@ _ASKED = re.compile(r"^(?P<aux>do|does|can|should|must|may|will|is|are)\s+"
 # ("No. Every jump host (jump01.mbw.local) ships ...": after "No." the next sentence is
 # the tail, not more of the reply)
 _REPLY = re.compile(r"^(?P<word>no|nope|never|yes|yep|yeah|correct)\b(?:\s*[.!]+\s*|"
-                    r"[\s,]*(?P<more>[^.!?]*)[.!?]?\s*)", re.IGNORECASE)
+                    r"[\s,]*(?P<more>(?:[^.!?]|[.!?](?=[^\s.!?]))*)[.!?]?\s*)",
+                    re.IGNORECASE)  # (a dot inside a name, "common.store_code", ends nothing)
 
 
 def _second_person(text: str) -> str:

@@ -1880,3 +1880,25 @@ def test_a_dictated_name_said_then_written_keeps_the_written_one() -> None:
                                  "within about 20 minutes.")
     repaired = "Use bay two, I mean bay 3."
     assert plain_voice(repaired) == repaired
+
+
+def test_a_faq_no_keeps_a_dotted_name_in_its_reply_whole() -> None:
+    faq = "Q: Should I write my own CHECK?\nA: No, use the fleet.plate_code domain so all agree."
+    assert "fleet.plate_code domain" in qa_pairs_as_statements(faq)
+
+
+def test_a_code_repaired_with_no_colon_is_replaced() -> None:
+    said = "Locale is de_AT.UTF-8 no: de_DE.UTF-8, AT was the old depot box."
+    assert apply_self_corrections(said) == "Locale is de_DE.UTF-8, AT was the old depot box."
+
+
+@pytest.mark.parametrize(("query", "comment"), [
+    ("why was the restore slow", "Back in June a restore took over five hours and nobody "
+     "ever worked out why. Just mentioning it in case it's relevant."),
+    ("which example table", "Ha, the weather table with Hayward and San Francisco again. "
+     "Somebody should make a version with loading bay temperatures."),
+])
+def test_an_old_incident_or_a_sigh_with_a_wish_is_no_correction(
+        role: LocalActionability, query: str, comment: str) -> None:
+    ex = role.extract(FeedbackContext("e1", "t", query, "See the docs.", comment, ""), Meter())
+    assert not ex.can_produce_nugget, (ex.reason, ex.body)
