@@ -72,7 +72,7 @@ difficult broken buggy mess messy garbage wrong incorrect inaccurate false nonse
 misleading bogus shallow superficial incomplete vague laggy sluggish unusable unstable
 flaky unreliable crappy lousy clunky pointless needless unnecessary futile worthless
 rubbish pathetic hopeless dreadful abysmal atrocious junk lame mediocre dumb disaster
-lifesaver legend hero genius""".split())
+miserable lifesaver legend hero genius""".split())
 
 #: "Clear" as a verb: "Clear History… before handing it back", "then clear the cache".
 _CLEAR_VERB = re.compile(r"(?:^|[.;:]\s+|\b(?:then|and|to|always|first|please)\s+)clear\s+"
@@ -84,7 +84,7 @@ unhelpful poor worse worst weird strange stupid silly ridiculous painful painful
 frustrating broken buggy mess messy garbage laggy sluggish unusable unstable flaky
 unreliable crappy lousy clunky wrong nonsense pointless needless futile worthless rubbish
 pathetic hopeless dreadful abysmal atrocious junk lame mediocre dumb disaster exhausting
-tiring infuriating maddening unbearable shocking irritating tedious""".split())
+tiring infuriating maddening unbearable shocking irritating tedious miserable""".split())
 
 #: Evaluative words that praise.
 POSITIVE = frozenset("""good great nice perfect awesome excellent helpful useful clear best
@@ -1200,7 +1200,10 @@ _MODEL_FIELD = re.compile(r"^[ \t]*(?i:model):[ \t]{2,}(?=[^\n]*\d)(?![^\n]*\b(?
 # EXTRACTOR]", "[Admin override - feedback pipeline]".
 _BRACKET_ROLE = re.compile(
     # (not a commit's scope: "fix(bot): don't recommend money")
-    r"(?<![\w])[\[<(]\s*(?:system|admin|administrator|operator|developer|moderator|pipeline|"
+    r"(?:(?<![\w])[\[<]|(?:^|(?<=[\n.!?]))[ \t]*\(|\((?=[^)\n]{0,80}\b(?:notice|override|"
+    r"message|instructions?|prompt|note|mode|command|directive|update|order)\b))\s*"
+    # ("item 3 (assistant answers):" in minutes: a topic in brackets, no header)
+    r"(?:system|admin|administrator|operator|developer|moderator|pipeline|"
     # (not an item's label: "(AI-1)", "(KB-12)")
     r"extractor|assistant|ai|model|bot|llm|kb|knowledge base)\b(?![-_]?\d)[^\]>)\n]{0,80}[\]>)]",
     re.IGNORECASE)

@@ -780,8 +780,15 @@ class LocalActionability:
                           and not v.system else self._sentence_kind(v, ctx))
                  for (_, kind), (raw, v) in zip(parts, views, strict=True)]
         on_topic = self._on_topic([v.text for _, v in views], ctx)
+        # "apt-cache policy showed the old pin and it works now on login02": a report
+        # that the answer worked, whatever it names
+        kinds = ["praise" if k == "claim" and _WORKED.search(v.text) and not (
+            v.firm_modal or v.policy or _denies(v.text)) else k
+                 for k, (_, v) in zip(kinds, views, strict=True)]
         # (a closing "Thank you!" under a correction praises nothing)
-        praising = any(k == "praise" and not _THANKS_ONLY.fullmatch(raw.strip())
+        # (unless the message says it worked: "Yes, that was it ... it works now. Thanks!")
+        praising = any(k == "praise" and (not _THANKS_ONLY.fullmatch(raw.strip())
+                                          or bool(_WORKED.search(text)))
                        for (raw, _), k in zip(views, kinds, strict=True))
         # A complaint about the world ("This is ridiculous.", "The panel is a mess.")
         # makes the sentences next to it symptoms, unless they state a rule.
@@ -1368,6 +1375,7 @@ _ANECDOTE = re.compile(r"\b(?:i|me|my|mine|ours)\b.*\b(?:was|were|had|did|got|we
 #: last week ...", "Long story short, ...".
 _STORY_OPEN = re.compile(r"^(?:so\s+|ok(?:ay)?\s+so\s+|right\s+so\s+)?(?:this|that|it)\s+"
                          r"(?:already\s+)?happened\b|"
+                         r"^(?:(?:this|that|it)\s+)?reminds\s+me\s+of\b|"
                          r"^(?:and\s+)?(?:it|this|that)\s+(?:hasn't|has\s+not|never)\s+happened\s+"
                          r"(?:since|again)\b|"
                          r"^(?:so\s+)?(?:this|it)\s+is\s+going\s+to\s+be\s+(?:a\s+bit\s+of\s+)?a\s+"
@@ -1409,6 +1417,9 @@ def _present_rule(v: SentenceView) -> bool:
                           re.IGNORECASE))
 
 
+#: The writer says the answer worked: "it works now", "that was it", "sorted".
+_WORKED = re.compile(r"\b(?:works?\s+now|worked|fixed\s+it|solved\s+it|did\s+the\s+trick|"
+                     r"that\s+was\s+it|all\s+sorted|sorted\s+now)\b", re.IGNORECASE)
 #: A closing thanks alone: "Thank you!", "Thanks a lot.", "Cheers".
 _THANKS_ONLY = re.compile(r"(?:thanks?|thank\s+you|many\s+thanks|cheers|ta|thx|ty)"
                           r"(?:\s+(?:a\s+lot|so\s+much|very\s+much|again|all|everyone|in\s+"

@@ -847,6 +847,26 @@ def form_fields_as_lines(text: str, answer: str = "") -> str:
 
 #: A line of pasted log output: a syslog or ISO timestamp with seconds, or a program
 #: with its process id ("chronyd[612]: ..."), at the start of the line.
+#: What dpkg, apt and apt-cache print: "Setting up x (1.2-3) ...", "Processing triggers for
+#: man-db (2.11.2-2) ...", "I: /vmlinuz.old is now a symlink ...", apt-cache policy's
+#: "Installed: 1.2-3", "Version table:", " *** 22.05.8-4+nurc2 500", "500 https://... Packages".
+_PACKAGE_TOOL_LINE = re.compile(
+    r"^[ \t]*(?:(?:Setting\s+up|Unpacking|Preparing\s+to\s+unpack|Selecting\s+previously\s+"
+    r"unselected\s+package|Processing\s+triggers\s+for|Removing|Purging\s+configuration\s+"
+    r"files\s+for)\s+\S+(?:\s+\([^)\n]*\))?\s*(?:\.\.\.)?[ \t]*$|[IWEN]:[ \t][^\n]*$|"
+    r"update-initramfs:[^\n]*$|(?:Installed|Candidate):[ \t]+\S+[ \t]*$|Version\s+table:[ \t]*$|"
+    r"(?:\*\*\*[ \t]+)?\d[\w.:~+-]*[ \t]+-?\d{1,4}[ \t]*$|"
+    r"-?\d{1,4}[ \t]+(?:https?://\S+|/var/lib/dpkg/status)\b[^\n]*$)", re.MULTILINE)
+
+
+def _package_tool_output_removed(text: str) -> str:
+    """Two or more lines of dpkg, apt or apt-cache output go (the lines the writer pasted
+    from a package tool); one such line alone stays."""
+    if len(_PACKAGE_TOOL_LINE.findall(text)) < 2:
+        return text
+    return _PACKAGE_TOOL_LINE.sub("", text)
+
+
 _LOG_LINE = re.compile(r"^[ \t]*(?:(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)[ \t]+\d{1,2}"
                        r"[ \t]+\d{2}:\d{2}:\d{2}\b|\[?\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}"
                        r"(?:[.,]\d+)?(?:Z|[+-]\d{2}:?\d{2})?\]?|[\w.@/-]+\[\d+\]:|"
@@ -885,7 +905,7 @@ def log_lines_removed(text: str) -> str:
     lines that continue a line): what a program printed once is evidence of an event, not
     a statement of the writer's; the writer's own lines around it stay."""
     removed = _LOG_LINE.sub("", _PROMPT_BLOCK.sub("", _COLUMN_TABLE.sub("", _APT_LINES.sub(
-        "", _log_blocks_removed(_FENCED_SESSION.sub("", text))))))
+        "", _log_blocks_removed(_package_tool_output_removed(_FENCED_SESSION.sub("", text)))))))
     if _PSQL_PROMPT.search(text):  # a command's tag alone on a line is psql's reply ("SET")
         removed = _COMMAND_TAG.sub("", removed)
     if removed != text:  # beside log output, an "Error: ..." line is output too
