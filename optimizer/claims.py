@@ -971,8 +971,11 @@ def _tag_question(m: re.Match[str]) -> str:
 
 #: A dictated name or path said as words, then written out: "id dot lantern hill dot org,
 #: I mean https://id.lanternhill.org", "slash var slash log, I mean /var/log/postgresql/".
-_I_MEAN_WRITTEN = re.compile(r",?[ \t]+i[ \t]+mean[ \t]+(?P<w>[^\s,]*[./:][^\s,]*)", re.IGNORECASE)
+_I_MEAN_WRITTEN = re.compile(r",?[ \t]+i[ \t]+mean[ \t]+(?P<w>[^\s,]*[./:\d][^\s,]*)",
+                             re.IGNORECASE)
 _SPOKEN_MARKS = frozenset({"dot", "slash", "dash", "colon", "underscore"})
+_DIGIT_WORDS = {"zero": "0", "oh": "0", "one": "1", "two": "2", "three": "3", "four": "4",
+                "five": "5", "six": "6", "seven": "7", "eight": "8", "nine": "9"}
 
 
 def _spoken_then_written(text: str) -> str:
@@ -994,6 +997,9 @@ def _spoken_then_written(text: str) -> str:
             if any(w in _SPOKEN_MARKS for w in said) and letters and written.startswith(
                     letters) and len(letters) >= 0.6 * len(written):
                 best = run[0].start()
+            elif all(w in _DIGIT_WORDS for w in said) and "".join(
+                    _DIGIT_WORDS[w] for w in said) == written:
+                best = run[0].start()  # ("five three five, I mean 535")
         if best is not None:
             text = head[:best] + text[m.start():].replace(m.group(0), " " + m.group("w"), 1)
             text = re.sub(r"[ \t]{2,}", " ", text)
