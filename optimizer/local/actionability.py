@@ -1388,9 +1388,26 @@ _STORY_OPEN = re.compile(r"^(?:so\s+|ok(?:ay)?\s+so\s+|right\s+so\s+)?(?:this|th
                          r".*\b(?:that's|that\s+is)\s+(?:(?:a\s+)?(?:separate|another|different)\s+"
                          r"(?:story|matter|issue|topic)|not\s+your\s+problem)\b", re.IGNORECASE)
 #: "Falcot Corp again.": a name and "again", a sigh, not a statement.
-_AGAIN = re.compile(r"^(?:(?:ha|haha|oh|ah|lol)\W+)?(?!(?:wrong|broken|outdated|incorrect|false|"
-                    r"down|failing|failed|crashed|dead|slow|stuck|not\b|same)\b)"
-                    r"[\w .&'-]{1,60}?\s+again\s*[.!]*$", re.IGNORECASE)
+_AGAIN_RE = re.compile(r"^(?:(?:ha|haha|oh|ah|lol)\W+)?(?!(?:wrong|broken|outdated|incorrect|false|"
+                       r"down|failing|failed|crashed|dead|slow|stuck|not\b|same)\b)"
+                       r"(?P<what>[\w .&'-]{1,60}?)\s+again\s*[.!]*$", re.IGNORECASE)
+
+
+class _Again:
+    """A name and "again", with no verb: a sigh ("Falcot Corp again.", "Ha, the weather
+    table with Hayward again."), not "It silences the banners until you turn it off again"."""
+
+    @staticmethod
+    def match(text: str) -> bool:
+        m = _AGAIN_RE.match(text)
+        if m is None:
+            return False
+        what = m.group("what")
+        # (no word that may be a verb: "Pressing Print again just opens the overlay again")
+        return _verbless(what) and not re.search(r"\b[a-z]\w*(?:s|ed|ing)\b", what)
+
+
+_AGAIN = _Again()
 #: A sentence opening with a past time: "Last year at Northern Masters three encoders
 #: dropped frames ...", "Between 19:42 and 19:58 gs-14 sat at load 11" (an incident told,
 #: unless it states what holds now: "Since last year ..." opens no past).
@@ -1423,7 +1440,7 @@ _WORKED = re.compile(r"\b(?:works?\s+now|worked|fixed\s+it|solved\s+it|did\s+the
 #: A closing thanks alone: "Thank you!", "Thanks a lot.", "Cheers".
 _THANKS_ONLY = re.compile(r"(?:thanks?|thank\s+you|many\s+thanks|cheers|ta|thx|ty)"
                           r"(?:\s+(?:a\s+lot|so\s+much|very\s+much|again|all|everyone|in\s+"
-                          r"advance))?\s*[.!]*", re.IGNORECASE)
+                          r"advance))?\s*[.!,]*", re.IGNORECASE)
 _PERSONAL_WORD = re.compile(r"\b(?:i|me|my|mine|i'm|i've)\b", re.IGNORECASE)
 _VERDICT = re.compile(
     r"^(?:(?:for|on|in|at|with)\s+[^,:;]{2,40}?\s*,?\s*)?(?:(?:that|this|it|which|the answer|"

@@ -1932,3 +1932,12 @@ def test_a_topic_in_brackets_in_minutes_is_no_role_header() -> None:
 def test_a_number_dictated_digit_by_digit_then_written_keeps_the_digits() -> None:
     assert plain_voice("The forklift firmware is four one two, I mean 412, from the vendor.") \
         == "The forklift firmware is 412, from the vendor."
+
+
+def test_a_sentence_that_ends_in_again_with_a_verb_is_no_sigh(role: LocalActionability) -> None:
+    ex = role.extract(FeedbackContext(
+        "e1", "t", "how do I stop the scanner beeping", "Press Mute.",
+        "Pressing Mute again just opens the volume overlay again. To stop the beeping you "
+        "hold F4 for two seconds. It stays quiet until you press F4 again.", "down"), Meter())
+    assert "opens the volume overlay" in ex.body and "until you press F4 again" in ex.body, \
+        ex.body
