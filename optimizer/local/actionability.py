@@ -1435,8 +1435,10 @@ def _present_rule(v: SentenceView) -> bool:
 
 
 #: The writer says the answer worked: "it works now", "that was it", "sorted".
-_WORKED = re.compile(r"\b(?:works?\s+now|worked|fixed\s+it|solved\s+it|did\s+the\s+trick|"
-                     r"that\s+was\s+it|all\s+sorted|sorted\s+now)\b", re.IGNORECASE)
+_WORKED = re.compile(r"\bworks?\s+now\b|\b(?:it|that|this)\s+worked\b|\bworked\s+(?:fine|"
+                     r"perfectly|first\s+time|like\s+a\s+charm|a\s+treat)\b|\b(?:fixed|solved)\s+"
+                     r"it\b|\bdid\s+the\s+trick\b|\bthat\s+was\s+it\b|\b(?:all\s+)?sorted\s+now\b",
+                     re.IGNORECASE)  # ("What actually worked was \\copy ...": a fact, no thanks)
 #: A closing thanks alone: "Thank you!", "Thanks a lot.", "Cheers".
 _THANKS_ONLY = re.compile(r"(?:thanks?|thank\s+you|many\s+thanks|cheers|ta|thx|ty)"
                           r"(?:\s+(?:a\s+lot|so\s+much|very\s+much|again|all|everyone|in\s+"

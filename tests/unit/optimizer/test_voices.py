@@ -1941,3 +1941,11 @@ def test_a_sentence_that_ends_in_again_with_a_verb_is_no_sigh(role: LocalActiona
         "hold F4 for two seconds. It stays quiet until you press F4 again.", "down"), Meter())
     assert "opens the volume overlay" in ex.body and "until you press F4 again" in ex.body, \
         ex.body
+
+
+def test_what_worked_stated_as_a_fact_stays_a_fact(role: LocalActionability) -> None:
+    ex = role.extract(FeedbackContext(
+        "e1", "t", "how do I load the manifest csv", "Use COPY on the server.",
+        "What actually worked was \\copy from psql on your side, which reads the file on the "
+        "client. Loads over 1 million rows go into the staging schema first.", "down"), Meter())
+    assert ex.can_produce_nugget and "\\copy from psql" in ex.body, (ex.reason, ex.body)
