@@ -72,7 +72,7 @@ difficult broken buggy mess messy garbage wrong incorrect inaccurate false nonse
 misleading bogus shallow superficial incomplete vague laggy sluggish unusable unstable
 flaky unreliable crappy lousy clunky pointless needless unnecessary futile worthless
 rubbish pathetic hopeless dreadful abysmal atrocious junk lame mediocre dumb disaster
-lifesaver legend hero genius""".split())
+miserable lifesaver legend hero genius""".split())
 
 #: "Clear" as a verb: "Clear History… before handing it back", "then clear the cache".
 _CLEAR_VERB = re.compile(r"(?:^|[.;:]\s+|\b(?:then|and|to|always|first|please)\s+)clear\s+"
@@ -84,7 +84,7 @@ unhelpful poor worse worst weird strange stupid silly ridiculous painful painful
 frustrating broken buggy mess messy garbage laggy sluggish unusable unstable flaky
 unreliable crappy lousy clunky wrong nonsense pointless needless futile worthless rubbish
 pathetic hopeless dreadful abysmal atrocious junk lame mediocre dumb disaster exhausting
-tiring infuriating maddening unbearable shocking irritating tedious""".split())
+tiring infuriating maddening unbearable shocking irritating tedious miserable""".split())
 
 #: Evaluative words that praise.
 POSITIVE = frozenset("""good great nice perfect awesome excellent helpful useful clear best
@@ -246,6 +246,12 @@ def split_sentences(text: str) -> list[str]:
             # "call the hotline, ext. 2240", "room no. 5": an abbreviation before a number.
             if re.search(r"\b(?:ext|tel|no|nos|rm|bldg|dept|vol|ch|sec|pp|p)\.$", chunk,
                          re.IGNORECASE) and re.match(r"\d", line[m.end():]):
+                continue
+            # "use the ext. mouse in the drawer": a short word cut off before a lower-case
+            # word goes on
+            if re.search(r"\b(?:ext|approx|min|max|incl|excl|std|temp|dept|govt|mgmt|info|"
+                         r"misc|orig|prev|opt|req|ref)\.$", chunk) and re.match(
+                             r"[a-z]", line[m.end():]):
                 continue
             # "Send to… doesn't do anything": an ellipsis before a lower-case word is a
             # label's or a pause's, not a sentence's end.
@@ -921,7 +927,9 @@ TYPOS = {"teh": "the", "hte": "the", "adn": "and", "taht": "that", "waht": "what
           "alwasy": "always", "alwyas": "always", "shoudl": "should", "woudl": "would",
           "coudl": "could", "colide": "collide", "alot": "a lot", "noone": "no one",
           "usualy": "usually", "immediatly": "immediately", "neccessary": "necessary",
-          "necesary": "necessary", "wether": "whether", "beleive": "believe"}
+          "necesary": "necessary", "wether": "whether", "beleive": "believe",
+         "corect": "correct", "acess": "access", "acces": "access", "recomend": "recommend",
+         "enviroment": "environment", "goverment": "government"}
 _TYPO = re.compile(r"(?<![\w'./@-])(?:" + "|".join(re.escape(t) for t in TYPOS) +
                    r")(?![\w'/@-])|\bthere(?=[ \t]+own\b)", re.IGNORECASE)
 
@@ -961,6 +969,49 @@ def _tag_question(m: re.Match[str]) -> str:
     return m.group("body") + "."
 
 
+#: A dictated name or path said as words, then written out: "id dot lantern hill dot org,
+#: I mean https://id.lanternhill.org", "slash var slash log, I mean /var/log/postgresql/".
+_I_MEAN_WRITTEN = re.compile(r",?[ \t]+i[ \t]+mean[ \t]+(?P<w>[^\s,]*[./:\d][^\s,]*)",
+                             re.IGNORECASE)
+_SPOKEN_MARKS = frozenset({"dot", "slash", "dash", "colon", "underscore"})
+_DIGIT_WORDS = {"zero": "0", "oh": "0", "one": "1", "two": "2", "three": "3", "four": "4",
+                "five": "5", "six": "6", "seven": "7", "eight": "8", "nine": "9"}
+
+
+def _spoken_then_written(text: str) -> str:
+    """The words that spell out a name before "I mean" and its written form go: the
+    longest run of words before it whose letters (the spoken "dot", "slash" left out)
+    begin the written form's (scheme left out) and make most of it."""
+    for m in list(_I_MEAN_WRITTEN.finditer(text))[::-1]:
+        written = re.sub(r"[^a-z0-9]", "", re.sub(r"^\w+://", "", m.group("w").lower()))
+        head = text[:m.start()]
+        words = list(re.finditer(r"[\w-]+", head))
+        best = None
+        for k in range(2, min(12, len(words)) + 1):
+            run = words[-k:]
+            if head[run[-1].end():].strip():
+                break  # (only words right before "I mean")
+            said = [w.group(0).lower() for w in run]
+            letters = "".join(re.sub(r"[^a-z0-9]", "", w) for w in said
+                              if w not in _SPOKEN_MARKS)
+            if any(w in _SPOKEN_MARKS for w in said) and letters and written.startswith(
+                    letters) and len(letters) >= 0.6 * len(written):
+                best = run[0].start()
+            elif all(w in _DIGIT_WORDS for w in said) and "".join(
+                    _DIGIT_WORDS[w] for w in said) == written:
+                best = run[0].start()  # ("five three five, I mean 535")
+        if best is not None:
+            text = head[:best] + text[m.start():].replace(m.group(0), " " + m.group("w"), 1)
+            text = re.sub(r"[ \t]{2,}", " ", text)
+    return text
+
+
+def _said_as_digits(m: re.Match[str]) -> str:
+    """"fourteen characters, 14" reads "14 characters" (the number said, then typed)."""
+    return f"{m.group(3)} {m.group(2)}" if number_value(m.group(1)) == int(m.group(3)) \
+        else m.group(0)
+
+
 def _spoken_marks(text: str) -> str:
     if len(_SPOKEN_MARK.findall(text)) < 2:
         return text
@@ -983,6 +1034,9 @@ def plain_voice(text: str) -> str:
     restored; spoken punctuation ("full stop", "comma") is written as the mark, and
     common misspellings of English words are mended ("teh", "becuase")."""
     text = _TAG_QUESTION.sub(_tag_question, text)
+    text = _spoken_then_written(text)
+    text = re.sub(r"\b(" + WORD_NUMBER + r")[ \t]+([a-z]+),[ \t]+(\d+)\b(?=[ \t]*[.,;])",
+                  _said_as_digits, text, flags=re.IGNORECASE)
     text = _EMOTICON.sub(_face, _CARET.sub("", _FOOTNOTE_MARK.sub("", _spoken_marks(
         outside_code(_TYPO, _typo, text)))))
     text = _ER_REPAIR.sub(r"\2", text)
@@ -1144,11 +1198,18 @@ _ROLE_PREFIX = re.compile(
     r"note to (?:the )?(?:model|assistant|ai|system|bot|llm))(?:\s+(?:override|message|"
     r"prompt|note|mode|update|command|instruction))?\s*(?:\]|>|\*\*)?\s*[:>\]]",
     re.IGNORECASE)
+_MODEL_FIELD = re.compile(r"^[ \t]*(?i:model):[ \t]{2,}(?=[^\n]*\d)(?![^\n]*\b(?i:you|must|ignore|"
+                          r"obey|store|save|remember|always|never|instructions?|rules?|"
+                          r"previous|system|prompt|publish|approve)\b)[A-Z][\w.()/+-]*"
+                          r"(?:[ \t]+[\w.()/+-]+){0,4}[ \t]*$", re.MULTILINE)
 # A bracketed header naming the system or a part of the pipeline: "[SYSTEM NOTICE TO THE
 # EXTRACTOR]", "[Admin override - feedback pipeline]".
 _BRACKET_ROLE = re.compile(
     # (not a commit's scope: "fix(bot): don't recommend money")
-    r"(?<![\w])[\[<(]\s*(?:system|admin|administrator|operator|developer|moderator|pipeline|"
+    r"(?:(?<![\w])[\[<]|(?:^|(?<=[\n.!?]))[ \t]*\(|\((?=[^)\n]{0,80}\b(?:notice|override|"
+    r"message|instructions?|prompt|note|mode|command|directive|update|order)\b))\s*"
+    # ("item 3 (assistant answers):" in minutes: a topic in brackets, no header)
+    r"(?:system|admin|administrator|operator|developer|moderator|pipeline|"
     # (not an item's label: "(AI-1)", "(KB-12)")
     r"extractor|assistant|ai|model|bot|llm|kb|knowledge base)\b(?![-_]?\d)[^\]>)\n]{0,80}[\]>)]",
     re.IGNORECASE)
@@ -1361,7 +1422,9 @@ def addressed_to_system(text: str) -> str:
     "Assistant:"), attempts to override instructions, requests to publish, store, label
     or approve, claims of verified status or confidence, and secret values (passwords,
     keys, tokens)."""
-    if _ROLE_PREFIX.search(text) or _BRACKET_ROLE.search(text):
+    # ("Model:          ColorEdge CS2740" in a device listing: a hardware model's field,
+    # aligned in a column, is no role)
+    if _ROLE_PREFIX.search(_MODEL_FIELD.sub("", text)) or _BRACKET_ROLE.search(text):
         return "a role prefix addressed to the system"
     if _ACTIVE_MARKUP.search(text):
         return "markup that runs code (a script or an event handler)"

@@ -161,6 +161,17 @@ class ReviewMetrics:
             "Nugget lineages per tenant by the publication state of their head (sampled by "
             "the query service every NUGGETFLOW_REVIEW_BACKLOG_INTERVAL_SECONDS): "
             "pending_review is the review backlog.", ["tenant", "publication"])
+        self.usage_flags = gauge(
+            r, s, "usage_flags",
+            "Published nuggets sent back to review by their use, not dismissed, per tenant "
+            "and kind (uncited, seldom_cited, expiring), as of the query service's last "
+            "usage review (NUGGETFLOW_USAGE_REVIEW_INTERVAL_SECONDS).", ["tenant", "kind"])
+
+    def set_usage_flags(self, tenant: str, kinds: Sequence[str]) -> None:
+        """The tenant's open usage-review flags by kind (``kinds``: one entry per open
+        flag); every kind is exported, 0 when it has none."""
+        for kind in ("uncited", "seldom_cited", "expiring"):
+            self.usage_flags.labels(tenant, kind).set(sum(k == kind for k in kinds))
 
     def observe_publication(self, tenant: str, outcome: str, seconds: float) -> None:
         """Record one correction made retrievable ``seconds`` after its feedback."""

@@ -495,7 +495,8 @@ async def serve(settings: Settings, index: NuggetIndex, *,
         flusher = asyncio.create_task(usage.run(index.store, settings.usage_flush_seconds))
         usage_review = None if not settings.usage_review_interval_seconds else \
             asyncio.create_task(review_loop(index.store, UsagePolicy.from_settings(settings),
-                                            settings.usage_review_interval_seconds))
+                                            settings.usage_review_interval_seconds,
+                                            metrics.review.set_usage_flags))
         stop_event = stop_event or asyncio.Event()
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGTERM, signal.SIGINT):

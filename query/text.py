@@ -252,6 +252,8 @@ def has_markup(text: str) -> bool:
 
 
 _MD_STRONG = re.compile(r"(\*\*|__)(?=\S)(.+?)(?<=\S)\1")
+# _emphasis_ (not snake_case: the underscores stand apart from words)
+_MD_EM = re.compile(r"(?<![\w_])_(?=[^\s_])([^_\n]+?)(?<=[^\s_])_(?![\w_])")
 _MD_FENCE = re.compile(r"^[ \t]*(?:```|~~~)[\w+-]*[ \t]*$", re.MULTILINE)
 _MD_HEADING = re.compile(r"^[ \t]*#{1,6}[ \t]+", re.MULTILINE)
 _MD_TASK = re.compile(r"^([ \t]*(?:[-*+][ \t]+)?)\[[ xX✓✔]\][ \t]+", re.MULTILINE)
@@ -304,6 +306,7 @@ def plain_markup(text: str) -> str:
     text = _MD_HEADING.sub("", text)
     text = _MD_TASK.sub(r"\1", text)
     text = outside_code(_MD_STRONG, r"\2", text)
+    text = outside_code(_MD_EM, r"\1", text)
     text = outside_code(_WIKI_STRONG, r"\1", text)
     return _MD_FENCE.sub("", text)
 

@@ -206,20 +206,22 @@ class UsageRecorder:
     """Counts gathered on the query path and added to the store in batches.
 
     Recording is a dictionary increment (no I/O). :meth:`flush` hands everything gathered
-    so far to the store in one call; when the store fails, the counts are kept and go
-    with the next flush, so nothing is lost while the process lives. Each flush carries
-    an id, which stores use to apply a retried flush once.
+    so far to the store as one batch with an id of its own. A batch the store did not
+    confirm is kept as it is, with its id, and sent again first at the next flush: a store
+    that applied it but lost the answer sees the same id and applies it once. Nothing is
+    lost while the process lives.
     """
 
     def __init__(self, clock: Callable[[], datetime] = utcnow) -> None:
         self._clock = clock
         self._counts: defaultdict[tuple[str, str, date], list[int]] = defaultdict(
             lambda: [0, 0, 0])
+        self._unsent: list[tuple[str, list[UsageRow]]] = []
         self._flushes = 0
         self._process = f"{os.getpid()}-{os.urandom(4).hex()}"
 
     def __len__(self) -> int:
-        return len(self._counts)
+        return len(self._counts) + sum(len(rows) for _, rows in self._unsent)
 
     def _add(self, tenant: str, ids: Iterable[str], column: int) -> None:
         day = self._clock().date()
@@ -238,45 +240,46 @@ class UsageRecorder:
         """Nugget versions a ReportCitations counted."""
         self._add(tenant, ids, 2)
 
-    def pending(self, tenant: str, ids: Sequence[str]) -> dict[str, UsageTotals]:
-        """What this process gathered and has not yet added to the store."""
-        wanted = set(ids)
-        out: dict[str, UsageTotals] = {}
-        for (t, item, day), (c, r, k) in self._counts.items():
-            if t == tenant and item in wanted:
-                out[item] = out.get(item, UsageTotals()) + UsageTotals(
-                    c, r, k, day if k else None)
-        return out
-
     def rows(self) -> list[UsageRow]:
-        """Everything gathered, as rows (nothing is taken)."""
+        """Everything gathered and not yet confirmed by the store, as rows."""
+        return [*(r for _, rows in self._unsent for r in rows), *self._current()]
+
+    def _current(self) -> list[UsageRow]:
         return [UsageRow(t, item, day, c, r, k)
                 for (t, item, day), (c, r, k) in sorted(self._counts.items())]
 
+    def pending(self, tenant: str, ids: Sequence[str]) -> dict[str, UsageTotals]:
+        """What this process gathered and the store has not confirmed yet."""
+        wanted = set(ids)
+        out: dict[str, UsageTotals] = {}
+        for row in self.rows():
+            if row.tenant == tenant and row.item_id in wanted:
+                out[row.item_id] = out.get(row.item_id, UsageTotals()) + UsageTotals(
+                    row.considered, row.retrieved, row.cited,
+                    row.day if row.cited else None)
+        return out
+
     async def flush(self, store: IndexStore) -> int:
-        """Add the gathered counts to the store; the number of rows added. On failure the
-        counts stay here (merged with what arrived meanwhile) and the error is raised."""
-        if not self._counts:
-            return 0
-        taken, self._counts = self._counts, defaultdict(lambda: [0, 0, 0])
-        rows = [UsageRow(t, item, day, c, r, k)
-                for (t, item, day), (c, r, k) in sorted(taken.items())]
-        self._flushes += 1
-        flush_id = hashlib.sha256(f"{self._process}:{self._flushes}".encode()).hexdigest()[:16]
-        try:
+        """Send the unconfirmed batches (with their ids), then what was gathered since as
+        a new batch; the number of rows the store confirmed. A failure is raised after
+        keeping every unconfirmed batch for the next flush."""
+        if self._counts:
+            self._flushes += 1
+            flush_id = hashlib.sha256(
+                f"{self._process}:{self._flushes}".encode()).hexdigest()[:16]
+            self._unsent.append((flush_id, self._current()))
+            self._counts = defaultdict(lambda: [0, 0, 0])
+        sent = 0
+        while self._unsent:
+            flush_id, rows = self._unsent[0]
             await store.add_usage(rows, flush_id)
-        except BaseException:
-            for key, (c, r, k) in taken.items():
-                counts = self._counts[key]
-                counts[0] += c
-                counts[1] += r
-                counts[2] += k
-            raise
-        return len(rows)
+            self._unsent.pop(0)
+            sent += len(rows)
+        return sent
 
     async def run(self, store: IndexStore, interval: float) -> None:
         """Flush every ``interval`` seconds until cancelled; a failed flush is logged and
-        its counts go with the next one."""
+        its batches go with the next one."""
         while True:
             await asyncio.sleep(interval)
             try:
@@ -294,9 +297,11 @@ async def published_tenants(store: IndexStore) -> list[str]:
                    if p is Publication.PUBLISHED and n})
 
 
-async def review_loop(store: IndexStore, policy: UsagePolicy, interval: float) -> None:
+async def review_loop(store: IndexStore, policy: UsagePolicy, interval: float,
+                      on_flags: Callable[[str, list[str]], None] | None = None) -> None:
     """Run :func:`review_usage` for every tenant with published nuggets every
-    ``interval`` seconds until cancelled. Failures are logged and tried again at the next
+    ``interval`` seconds until cancelled; ``on_flags(tenant, kinds)`` gets the kinds of
+    the tenant's open flags (the metrics). Failures are logged and tried again at the next
     tick."""
     while True:
         await asyncio.sleep(interval)
@@ -304,6 +309,8 @@ async def review_loop(store: IndexStore, policy: UsagePolicy, interval: float) -
             for tenant in await published_tenants(store):
                 flags = await review_usage(store, tenant, policy)
                 open_flags = [f for f in flags if not f.dismissed]
+                if on_flags is not None:
+                    on_flags(tenant, [f.kind.value for f in open_flags])
                 if open_flags:
                     log.info("usage review", tenant=tenant, flagged=len(open_flags))
         except asyncio.CancelledError:

@@ -86,6 +86,7 @@ from optimizer.local.layout import (
     rhetorical_tail_as_statement,
     signature_removed,
     sql_statements_joined,
+    state_labels_as_statements,
     states_pairs,
     strip_line_labels,
     struck_through_removed,
@@ -150,9 +151,14 @@ _PRAISE = re.compile(
 #: Agreement with the answer.
 _CONFIRM = re.compile(r"^(?:yes|yep|yeah|exactly|correct|right|indeed|true|agreed)\b",
                       re.IGNORECASE)
-#: An imperative addressed to the assistant ("give me the commands", "show me").
+_UPDATE_BOT = re.compile(r"\b(?:update|fix|correct|retrain|teach)\s+(?:the|your)\s+(?:assistant|"
+                         r"bot|ai|chatbot|model)\b", re.IGNORECASE)
+#: An imperative addressed to the assistant ("give me the commands", "show me", "please
+#: update the assistant, it's sending people into Sharing").
 _TO_ASSISTANT = re.compile(r"^(?:just\s+|please\s+)?(?:give|show|tell|send|explain|write)"
-                           r"\s+(?:me|us)\b", re.IGNORECASE)
+                           r"\s+(?:me|us)\b|^(?:so\s+)?(?:please\s+)?(?:update|fix|correct|"
+                           r"retrain|teach)\s+(?:the|your)\s+(?:assistant|bot|ai|chatbot|model)\b",
+                           re.IGNORECASE)
 #: An order to tell a person or a team something, not the assistant: "tell the on-call in
 #: SEISOPS before you start", "inform your manager first".
 _TELL_SOMEONE = re.compile(r"^(?:(?:oh\s+)?and\s+|also\s+|then\s+)?(?:tell|inform|notify|warn|"
@@ -367,7 +373,9 @@ _CORRECTING = re.compile(r"^(?:i|we)\s+(?:must|have to|need to|should|would like
                          r"(?:this|that|the|your)\b", re.IGNORECASE)
 #: A wish or a feature request: "it would be great if the assistant could ...", "I wish
 #: the kiosk remembered me".
-_WISH = re.compile(r"\b(?:it\s+(?:would|'d)\s+be\s+(?:\w+\s+)?(?:great|nice|good|helpful|handy|"
+_WISH = re.compile(r"^(?:somebody|someone|anybody|anyone)\s+should\s+(?:really\s+)?(?:make|write|"
+                   r"build|create|do|draw|film|invent)\b|"  # ("Somebody should make a version ...")
+                   r"\b(?:it\s+(?:would|'d)\s+be\s+(?:\w+\s+)?(?:great|nice|good|helpful|handy|"
                    r"useful|awesome|lovely|amazing|ideal|better|cool|brilliant)\s+(?:if|to)\b|"
                    r"(?:i|we)\s+wish\b|(?:would|'d)\s+love\s+(?:it\s+)?(?:if|to)\b|"
                    r"feature request|(?:could|can) you (?:please )?add\b|"
@@ -752,7 +760,8 @@ class LocalActionability:
                      minutes_as_decisions,
                      qa_pairs_as_statements, code_comments_as_text,
                      chat_as_lines, diff_as_lines, dashed_pairs_as_labels,
-                     circled_numbers_as_bullets, checkmarks_as_statements,
+                     state_labels_as_statements, circled_numbers_as_bullets,
+                     checkmarks_as_statements,
                      config_as_statements, tables_as_statements,
                      strip_line_labels, arrows_as_values, plain_voice, apply_self_corrections,
                      strip_sign_off, bare_answer_as_subject, negative_question_as_claim,
@@ -766,11 +775,20 @@ class LocalActionability:
         # X", "Our manager told me that X") is read as X.
         views = [(raw, view(strip_frame(without_asides(raw)))) for raw, _ in parts]
         kinds = [kind or ("chatter" if _FAREWELL.match(strip_discourse(raw)) and not v.system
-                          else self._sentence_kind(v, ctx))
+                          # ("Please update the assistant, it's ...": the frame goes first)
+                          else "meta" if _UPDATE_BOT.search(raw) and not v.strong
+                          and not v.system else self._sentence_kind(v, ctx))
                  for (_, kind), (raw, v) in zip(parts, views, strict=True)]
         on_topic = self._on_topic([v.text for _, v in views], ctx)
+        # "apt-cache policy showed the old pin and it works now on login02": a report
+        # that the answer worked, whatever it names
+        kinds = ["praise" if k == "claim" and _WORKED.search(v.text) and not (
+            v.firm_modal or v.policy or _denies(v.text)) else k
+                 for k, (_, v) in zip(kinds, views, strict=True)]
         # (a closing "Thank you!" under a correction praises nothing)
-        praising = any(k == "praise" and not _THANKS_ONLY.fullmatch(raw.strip())
+        # (unless the message says it worked: "Yes, that was it ... it works now. Thanks!")
+        praising = any(k == "praise" and (not _THANKS_ONLY.fullmatch(raw.strip())
+                                          or bool(_WORKED.search(text)))
                        for (raw, _), k in zip(views, kinds, strict=True))
         # A complaint about the world ("This is ridiculous.", "The panel is a mess.")
         # makes the sentences next to it symptoms, unless they state a rule.
@@ -850,7 +868,8 @@ class LocalActionability:
                     and not is_self_introduction(without_greeting(v.text)) \
                     and not _FAREWELL.match(v.text) and not _FAREWELL.match(
                         strip_discourse(raw)) and not _ANNOUNCED_LIST.match(v.text) \
-                    and not _STORY_OPEN.match(v.text) and not _NOTE_RUN_UP.fullmatch(v.text):
+                    and not _STORY_OPEN.match(v.text) and not _NOTE_RUN_UP.fullmatch(v.text) \
+                    and not _AGAIN.match(v.text):
                 k = "support"  # "offsite copy: fridays" next to "backups: nightly, 01:30"
             elif k in ("chatter", "meta") and _step_key(raw) in steps and any(
                     kk == "claim" and _step_key(r) in steps
@@ -908,6 +927,8 @@ class LocalActionability:
             return "chatter"
         if _SARCASM.search(v.text) and not v.system:
             return "opinion"  # the whole sentence mocks, whatever its clauses name
+        if _UPDATE_BOT.search(v.text) and not v.strong and not v.system:
+            return "meta"  # "Please update the assistant, it's sending people into Sharing."
         if _ANSWER_IS_ABOUT.match(v.text) and not (v.policy or re.search(
                 r"\b(?:must|never|always|only|mandatory)\b", v.text, re.IGNORECASE)):
             return "meta"  # "the bot answer is about local accounts": what the answer did
@@ -1353,25 +1374,49 @@ _ANECDOTE = re.compile(r"\b(?:i|me|my|mine|ours)\b.*\b(?:was|were|had|did|got|we
 #: A story told as one: "So this happened again at Ferndale yesterday, ...", "Funny story:
 #: last week ...", "Long story short, ...".
 _STORY_OPEN = re.compile(r"^(?:so\s+|ok(?:ay)?\s+so\s+|right\s+so\s+)?(?:this|that|it)\s+"
-                         r"happened\s+(?:again|to\s+(?:me|us)|at|on|in|last|yesterday|this|"
-                         r"today)\b|^(?:ok(?:ay)?\s+so\s+|so\s+)?(?:funny|true|long)\s+"
+                         r"(?:already\s+)?happened\b|"
+                         r"^(?:(?:this|that|it)\s+)?reminds\s+me\s+of\b|"
+                         r"^(?:and\s+)?(?:it|this|that)\s+(?:hasn't|has\s+not|never)\s+happened\s+"
+                         r"(?:since|again)\b|"
+                         r"^(?:so\s+)?(?:this|it)\s+is\s+going\s+to\s+be\s+(?:a\s+bit\s+of\s+)?a\s+"
+                         r"(?:ramble|rant|long\s+one|long\s+story)\b|^(?:ok(?:ay)?\s+so\s+|so\s+)?(?:funny|true|long)\s+"
                          r"story(?!\s+short)\b|"
                          # an item left open: "disk encryption, not decided yet, ignore for now"
                          r".*\b(?:not\s+(?:yet\s+)?decided(?:\s+yet)?|undecided|to\s+be\s+"
                          r"(?:decided|confirmed|agreed)|ignore\s+(?:this\s+|it\s+)?for\s+now)\b|"
                          # "Also the battery is shot but that's a separate story."
-                         r".*\b(?:that's|that\s+is)\s+(?:a\s+)?(?:separate|another|different)\s+"
-                         r"(?:story|matter|issue|topic)\b", re.IGNORECASE)
+                         r".*\b(?:that's|that\s+is)\s+(?:(?:a\s+)?(?:separate|another|different)\s+"
+                         r"(?:story|matter|issue|topic)|not\s+your\s+problem)\b", re.IGNORECASE)
 #: "Falcot Corp again.": a name and "again", a sigh, not a statement.
-_AGAIN = re.compile(r"^(?!(?:wrong|broken|outdated|incorrect|false|down|failing|failed|crashed|"
-                    r"dead|slow|stuck|not\b|same)\b)[\w .&'-]{1,40}?\s+again\s*[.!]*$",
-                    re.IGNORECASE)
+_AGAIN_RE = re.compile(r"^(?:(?:ha|haha|oh|ah|lol)\W+)?(?!(?:wrong|broken|outdated|incorrect|false|"
+                       r"down|failing|failed|crashed|dead|slow|stuck|not\b|same)\b)"
+                       r"(?P<what>[\w .&'-]{1,60}?)\s+again\s*[.!]*$", re.IGNORECASE)
+
+
+class _Again:
+    """A name and "again", with no verb: a sigh ("Falcot Corp again.", "Ha, the weather
+    table with Hayward again."), not "It silences the banners until you turn it off again"."""
+
+    @staticmethod
+    def match(text: str) -> bool:
+        m = _AGAIN_RE.match(text)
+        if m is None:
+            return False
+        what = m.group("what")
+        # (no word that may be a verb: "Pressing Print again just opens the overlay again")
+        return _verbless(what) and not re.search(r"\b[a-z]\w*(?:s|ed|ing)\b", what)
+
+
+_AGAIN = _Again()
 #: A sentence opening with a past time: "Last year at Northern Masters three encoders
 #: dropped frames ...", "Between 19:42 and 19:58 gs-14 sat at load 11" (an incident told,
 #: unless it states what holds now: "Since last year ..." opens no past).
 _PAST_ANCHOR = re.compile(r"^(?:(?:so|and|but|also)\s+)?(?:last\s+(?:year|week|month|night|"
                           r"time|season|winter|summer|spring|autumn|fall|weekend|event)|"
                           r"yesterday|this\s+morning|earlier\s+(?:today|this\s+week)|"
+                          r"back\s+in\s+(?:january|february|march|april|may|june|july|august|"
+                          r"september|october|november|december|spring|summer|autumn|winter|"
+                          r"\d{4})|"
                           r"between\s+\d{1,2}:\d{2}\s+and\s+\d{1,2}:\d{2}|"
                           r"on\s+\d{4}-\d{2}-\d{2}|a\s+(?:few|couple\s+of)\s+"
                           r"(?:days|weeks|months)\s+ago)\b", re.IGNORECASE)
@@ -1389,10 +1434,15 @@ def _present_rule(v: SentenceView) -> bool:
                           re.IGNORECASE))
 
 
+#: The writer says the answer worked: "it works now", "that was it", "sorted".
+_WORKED = re.compile(r"\bworks?\s+now\b|\b(?:it|that|this)\s+worked\b|\bworked\s+(?:fine|"
+                     r"perfectly|first\s+time|like\s+a\s+charm|a\s+treat)\b|\b(?:fixed|solved)\s+"
+                     r"it\b|\bdid\s+the\s+trick\b|\bthat\s+was\s+it\b|\b(?:all\s+)?sorted\s+now\b",
+                     re.IGNORECASE)  # ("What actually worked was \\copy ...": a fact, no thanks)
 #: A closing thanks alone: "Thank you!", "Thanks a lot.", "Cheers".
 _THANKS_ONLY = re.compile(r"(?:thanks?|thank\s+you|many\s+thanks|cheers|ta|thx|ty)"
                           r"(?:\s+(?:a\s+lot|so\s+much|very\s+much|again|all|everyone|in\s+"
-                          r"advance))?\s*[.!]*", re.IGNORECASE)
+                          r"advance))?\s*[.!,]*", re.IGNORECASE)
 _PERSONAL_WORD = re.compile(r"\b(?:i|me|my|mine|i'm|i've)\b", re.IGNORECASE)
 _VERDICT = re.compile(
     r"^(?:(?:for|on|in|at|with)\s+[^,:;]{2,40}?\s*,?\s*)?(?:(?:that|this|it|which|the answer|"

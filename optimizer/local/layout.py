@@ -490,6 +490,25 @@ _LINE_LABEL = re.compile(
     re.IGNORECASE | re.MULTILINE)
 
 
+#: A line labelled with a change of state: "- Removed: All Displays mapping (...)".
+_STATE_LABEL = re.compile(
+    r"^(?P<lead>[ \t]*(?:[-*+\u2022][ \t]+)?)(?P<state>removed|deleted|dropped|deprecated|"
+    r"disabled|retired|banned|forbidden|not\s+allowed|no\s+longer\s+used|discontinued)"
+    r"[ \t]*:[ \t]*(?P<what>[^(\n.;:]{2,80}?)(?P<rest>[ \t]*(?:\([^()\n]*\))?[ \t]*[.;]?)[ \t]*$",
+    re.IGNORECASE | re.MULTILINE)
+
+
+def state_labels_as_statements(text: str) -> str:
+    """A line whose label is a change of state says it of what follows: "Removed: All
+    Displays mapping (cursor lost)" reads "All Displays mapping is removed (cursor
+    lost)." (the label is the fact; without it the line says the opposite)."""
+    def say(m: re.Match[str]) -> str:
+        rest = m.group("rest").strip().rstrip(".;")
+        return (f"{m.group('lead')}{m.group('what').strip()} is {m.group('state').lower()}"
+                f"{' ' + rest if rest else ''}.")
+    return _STATE_LABEL.sub(say, text)
+
+
 def strip_line_labels(text: str) -> str:
     """Review labels, answer headings and report field names at the start of a line
     go ("nit: use /etc/cron.d" -> "use /etc/cron.d"); what they introduce stays."""
@@ -516,7 +535,11 @@ def headings_as_labels(text: str) -> str:
                 out.append(pending)
             pending = m.group("text").strip().rstrip(":")
             continue
-        if pending and line.strip():
+        if pending and line.strip() and (_cells(line) is not None or _RULE_ROW.match(line)
+                                         or line.lstrip().startswith(("```", "~~~"))):
+            out.append(f"{pending}:")  # (over a table or a code block: its caption)
+            pending = ""
+        elif pending and line.strip():
             body = line.rstrip()
             end = body[-1] if body[-1] in ".!" else ""
             line = f"{body[:len(body) - len(end)]} ({pending}){end or '.'}"
@@ -640,7 +663,8 @@ _ASKED = re.compile(r"^(?P<aux>do|does|can|should|must|may|will|is|are)\s+"
 # ("No. Every jump host (jump01.mbw.local) ships ...": after "No." the next sentence is
 # the tail, not more of the reply)
 _REPLY = re.compile(r"^(?P<word>no|nope|never|yes|yep|yeah|correct)\b(?:\s*[.!]+\s*|"
-                    r"[\s,]*(?P<more>[^.!?]*)[.!?]?\s*)", re.IGNORECASE)
+                    r"[\s,]*(?P<more>(?:[^.!?]|[.!?](?=[^\s.!?]))*)[.!?]?\s*)",
+                    re.IGNORECASE)  # (a dot inside a name, "common.store_code", ends nothing)
 
 
 def _second_person(text: str) -> str:
@@ -823,6 +847,26 @@ def form_fields_as_lines(text: str, answer: str = "") -> str:
 
 #: A line of pasted log output: a syslog or ISO timestamp with seconds, or a program
 #: with its process id ("chronyd[612]: ..."), at the start of the line.
+#: What dpkg, apt and apt-cache print: "Setting up x (1.2-3) ...", "Processing triggers for
+#: man-db (2.11.2-2) ...", "I: /vmlinuz.old is now a symlink ...", apt-cache policy's
+#: "Installed: 1.2-3", "Version table:", " *** 22.05.8-4+nurc2 500", "500 https://... Packages".
+_PACKAGE_TOOL_LINE = re.compile(
+    r"^[ \t]*(?:(?:Setting\s+up|Unpacking|Preparing\s+to\s+unpack|Selecting\s+previously\s+"
+    r"unselected\s+package|Processing\s+triggers\s+for|Removing|Purging\s+configuration\s+"
+    r"files\s+for)\s+\S+(?:\s+\([^)\n]*\))?\s*(?:\.\.\.)?[ \t]*$|[IWEN]:[ \t][^\n]*$|"
+    r"update-initramfs:[^\n]*$|(?:Installed|Candidate):[ \t]+\S+[ \t]*$|Version\s+table:[ \t]*$|"
+    r"(?:\*\*\*[ \t]+)?\d[\w.:~+-]*[ \t]+-?\d{1,4}[ \t]*$|"
+    r"-?\d{1,4}[ \t]+(?:https?://\S+|/var/lib/dpkg/status)\b[^\n]*$)", re.MULTILINE)
+
+
+def _package_tool_output_removed(text: str) -> str:
+    """Two or more lines of dpkg, apt or apt-cache output go (the lines the writer pasted
+    from a package tool); one such line alone stays."""
+    if len(_PACKAGE_TOOL_LINE.findall(text)) < 2:
+        return text
+    return _PACKAGE_TOOL_LINE.sub("", text)
+
+
 _LOG_LINE = re.compile(r"^[ \t]*(?:(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)[ \t]+\d{1,2}"
                        r"[ \t]+\d{2}:\d{2}:\d{2}\b|\[?\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}"
                        r"(?:[.,]\d+)?(?:Z|[+-]\d{2}:?\d{2})?\]?|[\w.@/-]+\[\d+\]:|"
@@ -861,7 +905,7 @@ def log_lines_removed(text: str) -> str:
     lines that continue a line): what a program printed once is evidence of an event, not
     a statement of the writer's; the writer's own lines around it stay."""
     removed = _LOG_LINE.sub("", _PROMPT_BLOCK.sub("", _COLUMN_TABLE.sub("", _APT_LINES.sub(
-        "", _log_blocks_removed(text)))))
+        "", _log_blocks_removed(_package_tool_output_removed(_FENCED_SESSION.sub("", text)))))))
     if _PSQL_PROMPT.search(text):  # a command's tag alone on a line is psql's reply ("SET")
         removed = _COMMAND_TAG.sub("", removed)
     if removed != text:  # beside log output, an "Error: ..." line is output too
@@ -977,6 +1021,14 @@ def pointed_command_named(text: str) -> str:
         return (f"{m.group('lead')}`{m.group('cmd').strip('`')}`{m.group('rest')}:\n"
                 f"{m.group('gap')}{m.group('prompt')}")
     return _POINTED_COMMAND.sub(name, text)
+
+
+#: A code block that opens with a command at a shell prompt (not a file shown with cat):
+#: the command and everything it printed, up to the closing fence.
+_FENCED_SESSION = re.compile(r"^[ \t]*(?P<fence>```|~~~)[\w+-]*[ \t]*\n(?:[ \t]*\n)*[ \t]*\$[ \t]+"
+                             r"(?!(?:sudo[ \t]+)?(?:cat|head|tail|grep|zcat|less|more)\b)"
+                             r"[^\n]*\n(?:(?![ \t]*(?P=fence))[^\n]*\n)*?"
+                             r"[ \t]*(?P=fence)[ \t]*$\n?", re.MULTILINE)
 
 
 _LOOSE_ERROR = re.compile(r"^[ \t]*(?:Error|Warning|Fatal|Exception|Traceback)\b[^\n]*$",

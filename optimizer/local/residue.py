@@ -734,6 +734,7 @@ CLOSING = (r"(?:thanks|thank you|many thanks|cheers|regards|kind regards|best re
             r"teşekkürler|teşekkür ederim|saygılarımla|iyi çalışmalar|"
             r"감사합니다|고맙습니다|수고하세요|ευχαριστώ|ευχαριστούμε|φιλικά|με εκτίμηση|"
             r"dhanyavaad|dhanyavad|dhanyawad|shukriya|धन्यवाद|спасибо|с уважением|shukran|"
+            r"köszi|asante(?: sana)?|salamat(?: po)?|maraming salamat|"
             r"ありがとうございます|よろしくお願いします|谢谢|cảm ơn)")
 _TITLE = r"(?:mr|mrs|ms|miss|dr|prof|cllr|sr|fr|dott(?:\.ssa)?|dra|sra|sig|ing|mme|herr|frau)\.?"
 # A sign-off at the end of a message: a closing word then a name, a dash then a name, or
@@ -755,7 +756,8 @@ _QUOTED_START = re.compile(r"^\s*(?:-{2,}\s*(?:forwarded message|original messag
                            r"on .{5,100} wrote:\s*|begin forwarded message:?\s*)$",
                            re.IGNORECASE | re.MULTILINE)
 # A name alone on the last line ("Oskar", "Ana Lima").
-_NAME_LINE = re.compile(r"\n\s*[-–—~]?\s*(?-i:[A-Z][a-z'-]+)(?:\s+(?-i:[A-Z][a-z'-]+))?\s*$")
+_NAME_LINE = re.compile(r"\n\s*[-–—~]?\s*(?-i:[A-Z][a-z'-]+)(?:\s+(?-i:[A-Z][a-z'-]+))?"
+                        r"(?:\s*\([^()\n]{1,40}\))?\s*$")  # ("Sasha (RF / Sound No.2)")
 
 
 _REPLY_NO = re.compile(r"^(?:no|nope|nah|not quite|wrong|incorrect|actually)\b[,.!:;]*\s*",
@@ -922,7 +924,8 @@ _INLINE_REPAIR = re.compile(r"\b(" + _INLINE_VALUE + r")((?:[ \t]+[a-z]+){1,2})?
 # "room B07, no wait, B17", "UTC+1, sorry, UTC", "3128, no, 8081": a code or a number
 # repaired in passing by one of the same shape; the rest of the sentence stays.
 _CODE = r"[A-Za-z0-9][\w.:/%+@-]*[\w%+]|[A-Za-z0-9]"
-_CODE_REPAIR = re.compile(r"(?<![\w.:/@-])(?P<old>" + _CODE + r")[ \t]*(?:[-–—,(;][ \t]*)"
+_CODE_REPAIR = re.compile(r"(?<![\w.:/@-])(?P<old>" + _CODE + r")[ \t]*(?:[-–—,(;][ \t]*|"
+                          r"(?=(?i:no):[ \t]))"  # ("en_US.UTF-8 no: en_GB.UTF-8")
                           r"(?P<words>(?:(?:no|nope|" + _REPAIR_WORDS[3:-1]
                           + r")\b[ \t]*[:,!]?[ \t]*){1,3})(?P<new>" + _CODE
                           + r")(?![\w@/])(?:[ \t]*[-–—)](?=[ \t]+[a-z]))?", re.IGNORECASE)
@@ -950,6 +953,10 @@ _CODE_REPAIR_WHY = re.compile(r"(?<![\w.:/@-])(?P<old>" + _CODE_ARGS + r")[ \t]*
                               + r")(?![\w@/(])", re.IGNORECASE)
 
 
+def _skeleton(value: str) -> str:
+    return re.sub(r"\d", "9", re.sub(r"[A-Z]", "A", re.sub(r"[a-z]", "a", value)))
+
+
 def _same_shape(old: str, new: str) -> bool:
     """Whether ``new`` can be a repair of ``old``: both numbers, both codes in capitals
     ("CET" / "UTC"), or both codes that open with the same capital letter ("B07" / "B17",
@@ -963,6 +970,8 @@ def _same_shape(old: str, new: str) -> bool:
         return True
     if all(re.fullmatch(r"[A-Z][A-Z0-9+-]+", t) for t in (old, new)):
         return True  # "CET, sorry, UTC": two codes in capitals
+    if len(old) >= 4 and re.search(r"[._:/-]", old) and _skeleton(old) == _skeleton(new):
+        return True  # "en_US.UTF-8 no: en_GB.UTF-8": one pattern, other letters
     return old[0].isupper() and old[0] == new[0] and any(
         c.isdigit() or c.isupper() for t in (old, new) for c in t[1:])
 
@@ -970,9 +979,10 @@ def _same_shape(old: str, new: str) -> bool:
 def _code_repair(m: re.Match[str]) -> str:
     words = m.group("words").lower()
     old, new = m.group("old"), m.group("new")
-    if not _same_shape(old, new) or (re.fullmatch(r"no\W*", words.strip()) and not (
-            old[0].isdigit() and new[0].isdigit())):
-        return m.group(0)  # a bare "no" repairs numbers only ("3 users, no, B2 ...")
+    if not _same_shape(old, new) or (re.fullmatch(r"no\W*", words.strip()) and ":" not in words
+                                     and not (old[0].isdigit() and new[0].isdigit())):
+        # a bare "no" repairs numbers only ("3 users, no, B2 ..."); "X no: Y" any value
+        return m.group(0)
     return new
 # "... after 90 days. edit: 60 days, not 90 — 90 was before the cut.": a later note.
 _EDIT_NOTE = re.compile(r"(?:^|(?<=[.!?\n])\s*)\s*(?:edit|update|correction|ps)\s*:\s*(" + _VALUE
