@@ -1150,12 +1150,20 @@ class OpenSearchOverlay:
     async def _load(self, text: tuple[str, str, str]) -> None:
         import uuid
 
+        from opensearchpy import RequestError
+
         await self.close()
         self.index = f"{self.store.index}-overlay-{uuid.uuid4().hex[:12]}"
-        await self.store._call(self.store._client.indices.create, index=self.index, body={
-            "settings": {"index": {"knn": True, "number_of_shards": 1,
-                                   "number_of_replicas": 0}},
-            "mappings": _mappings(self.store.dim)})
+        try:
+            await self.store._call(self.store._client.indices.create, index=self.index, body={
+                "settings": {"index": {"knn": True, "number_of_shards": 1,
+                                       "number_of_replicas": 0}},
+                "mappings": _mappings(self.store.dim)})
+        except RequestError as err:
+            # The name is this overlay's own, fresh: an index of that name is its own
+            # create, retried by the client after a node died with the answer.
+            if err.error != "resource_already_exists_exception":
+                raise
         title, body, anchors = text
         await self.store._call(self.store._client.index, index=self.index, id=self.DOC_ID,
                                body={"title": title, "body": body, "anchors": anchors,

@@ -119,3 +119,53 @@ async def test_a_create_met_by_another_document_is_a_conflict() -> None:
                                            "version": 1, "payload": "BBB"}})
     with pytest.raises(ValidationError, match="version_conflict"):
         await store._bulk([{"create": {"_id": "n0"}}, _doc("AAA")])
+
+
+async def test_an_overlay_whose_create_was_retried_after_a_lost_answer_opens() -> None:
+    """A node dies after creating the overlay's scratch index and before answering: the
+    client's retry meets the index it made. The name is fresh per overlay, so it is the
+    overlay's own and the probe goes on (it was a dead letter in the cluster fault test)."""
+    from opensearchpy import RequestError
+
+    from query.backends.opensearch import OpenSearchOverlay
+
+    store = OpenSearchStore("http://127.0.0.1:1", index="faults")
+    indexed: list[str] = []
+
+    class Indices:
+        async def create(self, **_: Any) -> Any:
+            raise RequestError(400, "resource_already_exists_exception", "already exists")
+
+        async def delete(self, **_: Any) -> Any:
+            return {"acknowledged": True}
+
+    class Client:
+        indices = Indices()
+
+        async def index(self, **kw: Any) -> Any:
+            indexed.append(kw["index"])
+            return {"result": "created"}
+
+    store._client = Client()
+    overlay = OpenSearchOverlay(store)
+    await overlay._load(("Title", "Body", ""))
+    assert indexed == [overlay.index] and overlay.index.startswith("faults-overlay-")
+
+
+async def test_an_overlay_create_refused_for_another_reason_still_fails() -> None:
+    from opensearchpy import RequestError
+
+    from query.backends.opensearch import OpenSearchOverlay
+
+    store = OpenSearchStore("http://127.0.0.1:1", index="faults")
+
+    class Indices:
+        async def create(self, **_: Any) -> Any:
+            raise RequestError(400, "mapper_parsing_exception", "bad mapping")
+
+    class Client:
+        indices = Indices()
+
+    store._client = Client()
+    with pytest.raises(RequestError):
+        await OpenSearchOverlay(store)._load(("Title", "Body", ""))
