@@ -263,6 +263,10 @@ class OpenSearchStore:
     async def _create_side_index(self, name: str, mappings: dict[str, Any]) -> None:
         from opensearchpy import RequestError
 
+        # (a HEAD answered from the node's cluster state: every store that starts, one per
+        # worker thread, would otherwise send the master a create it refuses)
+        if await self._call(self._client.indices.exists, index=name):
+            return
         try:
             await self._call(self._client.indices.create, index=name, body={
                 "settings": {"number_of_shards": 1,
