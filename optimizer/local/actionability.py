@@ -868,14 +868,13 @@ class LocalActionability:
                     and not is_self_introduction(without_greeting(v.text)) \
                     and not _FAREWELL.match(v.text) and not _FAREWELL.match(
                         strip_discourse(raw)) and not _ANNOUNCED_LIST.match(v.text) \
-                    and not _STORY_OPEN.match(v.text) and not _NOTE_RUN_UP.fullmatch(v.text) \
-                    and not _AGAIN.match(v.text):
+                    and not _aside(v.text):
                 k = "support"  # "offsite copy: fridays" next to "backups: nightly, 01:30"
             elif k in ("chatter", "meta") and _step_key(raw) in steps and any(
                     kk == "claim" and _step_key(r) in steps
                     for (r, _), kk in zip(views, kinds, strict=True)) and not (
                     v.question or v.personal or v.about_answer or v.evaluative
-                    or _STORY_OPEN.match(v.text) or (
+                    or _aside(v.text) or (
                         _AMENDED.search(text) and not novel_items(list(v.strong), ctx.answer))
                     or _told_once(v.text) or _STATUS_NOTE.match(v.text)):
                 # ("- germtest import finished 02:47, report sent": a log entry, no step)
@@ -934,7 +933,7 @@ class LocalActionability:
             return "meta"  # "the bot answer is about local accounts": what the answer did
         if _WRAPPED.fullmatch(v.text) and past_tense(v.text):
             return "chatter"  # "(He left us two databases' worth of tables and a cake.)"
-        if not v.system and (((_STORY_OPEN.match(v.text) or _AGAIN.match(v.text))
+        if not v.system and (((_STORY_OPEN.match(v.text) or _sigh(v.text))
                               and not v.policy and not re.search(
                                   r"\b(?:must|never|always|mandatory|required|only)\b", v.text,
                                   re.IGNORECASE)) or (
@@ -1393,21 +1392,22 @@ _AGAIN_RE = re.compile(r"^(?:(?:ha|haha|oh|ah|lol)\W+)?(?!(?:wrong|broken|outdat
                        r"(?P<what>[\w .&'-]{1,60}?)\s+again\s*[.!]*$", re.IGNORECASE)
 
 
-class _Again:
+def _sigh(text: str) -> bool:
     """A name and "again", with no verb: a sigh ("Falcot Corp again.", "Ha, the weather
     table with Hayward again."), not "It silences the banners until you turn it off again"."""
-
-    @staticmethod
-    def match(text: str) -> bool:
-        m = _AGAIN_RE.match(text)
-        if m is None:
-            return False
-        what = m.group("what")
-        # (no word that may be a verb: "Pressing Print again just opens the overlay again")
-        return _verbless(what) and not re.search(r"\b[a-z]\w*(?:s|ed|ing)\b", what)
+    m = _AGAIN_RE.match(text)
+    if m is None:
+        return False
+    what = m.group("what")
+    # (no word that may be a verb: "Pressing Print again just opens the overlay again")
+    return _verbless(what) and not re.search(r"\b[a-z]\w*(?:s|ed|ing)\b", what)
 
 
-_AGAIN = _Again()
+def _aside(text: str) -> bool:
+    """A sentence told beside the rule, never support of it: a story ("So this happened
+    again ..."), a sigh ("Falcot Corp again."), a sentence that only announces a remark
+    ("Quick clarification after the review.")."""
+    return bool(_STORY_OPEN.match(text) or _NOTE_RUN_UP.fullmatch(text)) or _sigh(text)
 #: A sentence opening with a past time: "Last year at Northern Masters three encoders
 #: dropped frames ...", "Between 19:42 and 19:58 gs-14 sat at load 11" (an incident told,
 #: unless it states what holds now: "Since last year ..." opens no past).
@@ -1598,19 +1598,19 @@ _PARTIAL_AGREEMENT = re.compile(r"^(?:(?:that's|that\s+is|it's|it\s+is|this\s+is
 #: The bookkeeping of a ticket, a review or an incident before a colon: "Review note on MR
 #: !482 (leaderboard-export)", "Resolution note from TIX-2291 (closed)", "PIR-2024-031,
 #: action item 4 (owner: Emre, status: done)", "Quick clarification after the review".
+#: A short remark announced as such: "quick clarification", "small remark".
+_REMARK = (r"(?:a\s+)?(?:quick|small|short|brief|minor|one)\s+(?:clarification|remark|note|"
+           r"correction|update|reminder|precisation|addition)\b")
 _BOOKKEEPING_HEAD = re.compile(
     r"\b(?:review|resolution|closing|handover|incident|release|change|ticket)\s+note\b|"
     r"\baction\s+item\b|\((?:[^()]*\b)?(?:owner|status)\s*:|\b(?:MR|PR)\s*[!#]\d|"
-    r"\((?:closed|resolved|done|fixed|merged)\)|^(?:a\s+)?(?:quick|small|short|brief|minor|one)\s+"
-    r"(?:clarification|remark|note|correction|update|reminder|precisation|addition)\b",
-    re.IGNORECASE)
+    r"\((?:closed|resolved|done|fixed|merged)\)|^" + _REMARK, re.IGNORECASE)
 #: A sentence that only announces a remark: "Quick clarification after yesterday's incident
 #: review.", "Small remark from asset management.", "Dictated from the floor, sorry for the
 #: typos."
 _NOTE_RUN_UP = re.compile(
-    r"(?:(?:hi|hello|hey)\s+\w+\s*,?\s*)?(?:a\s+)?(?:quick|small|short|brief|minor|one)\s+"
-    r"(?:clarification|remark|note|correction|update|reminder|precisation|addition)\b"
-    r"[^.!?:;]{0,60}[.!:]?|(?:sorry,?\s+)?(?:dictated|dictating|typed|typing|written|writing)"
+    r"(?:(?:hi|hello|hey)\s+\w+\s*,?\s*)?" + _REMARK + r"[^.!?:;]{0,60}[.!:]?|"
+    r"(?:sorry,?\s+)?(?:dictated|dictating|typed|typing|written|writing)"
     r"\s+(?:this\s+)?(?:from|on|while|in)\b[^.!?]{0,50}?(?:,?\s+sorry\b[^.!?]{0,40})?[.!]?",
     re.IGNORECASE)
 

@@ -27,7 +27,7 @@ from optimizer.claims import (
     split_sentences,
     tokens,
 )
-from optimizer.local.residue import CLOSING, SECOND_PERSON
+from optimizer.local.residue import CLOSING, SECOND_PERSON, SENDER_WORDS
 
 _ROW = re.compile(r"^\s*\|{1,2}(.*?)\|{1,2}\s*$")
 _RULE_ROW = re.compile(r"^\s*\|?[\s:|+-]*-{2,}[\s:|+-]*\|?\s*$")
@@ -556,8 +556,7 @@ _LEADING_NOTE = re.compile(r"^\s*\[[^\]\n]{3,60}\]\s*(?=\S)")
 
 #: A header line naming who sends the message: "ANNOUNCEMENT from Marcus Oyelaran, Group
 #: Operations Manager", "Memo from the Fleet Office", "PSA by IT:".
-_SENDER_HEADER = re.compile(r"^\s*(?:(?:announcement|notice|memo(?:randum)?|update|reminder|psa|"
-                            r"bulletin|circular|message|note)\s*[—–-]?\s*(?:from|by)\s+"
+_SENDER_HEADER = re.compile(r"^\s*(?:" + SENDER_WORDS + r"\s*[—–-]?\s*(?:from|by)\s+"
                             r"[^\n.!?]{2,120}?|"
                             # "Night handover 02:10 — Lars → Rahul", "RE: FW: reefer plugs",
                             # "(transcribed from the whiteboard, photo in #ops)"

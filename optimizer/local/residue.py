@@ -868,9 +868,12 @@ _SIGNED_NAME = re.compile(
     r"(?:^|\n)[ \t]*(?:(?i:" + CLOSING + r")[ \t]*[,!.]?[ \t]*(?:\n[ \t]*|[ \t]+)|[-–—~/][ \t]*)"
     r"(?:" + _TITLE + r"[ \t]+)?(?P<name>(?-i:[A-Z][\w'-]+)(?:[ \t]+(?-i:[A-Z][\w'-]+))?)"
     r"[ \t]*(?:[,(][^\n]*)?(?:\n[^\n]{0,60})?\s*$", re.IGNORECASE)
-_SENDER_NAME = re.compile(r"^\s*(?:announcement|notice|memo(?:randum)?|message|note|update)\s*"
-                          r"[—–-]?\s*from\s+(?P<name>(?-i:[A-Z][\w'-]+)[ \t]+(?-i:[A-Z][\w'-]+))",
-                          re.IGNORECASE)
+#: What a header line naming its sender calls the message: "ANNOUNCEMENT from X", "Memo by
+#: Y" (the layout reads the header, the residue the name in it).
+SENDER_WORDS = r"(?:announcement|notice|memo(?:randum)?|update|reminder|psa|bulletin|circular|" \
+    r"message|note)"
+_SENDER_NAME = re.compile(r"^\s*" + SENDER_WORDS + r"\s*[—–-]?\s*(?:from|by)\s+"
+                          r"(?P<name>(?-i:[A-Z][\w'-]+)[ \t]+(?-i:[A-Z][\w'-]+))", re.IGNORECASE)
 #: "me" as the one who approves or is contacted: "approval from me", "a message to me".
 _AUTHORITY_ME = re.compile(r"\b(?P<prep>from|by|to|ping|ask|tell|call|ring|email|e-mail|contact|"
                            r"message|with|cc)[ \t]+me\b", re.IGNORECASE)
