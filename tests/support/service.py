@@ -39,6 +39,26 @@ async def seed(index: NuggetIndex, nuggets: Iterable[Nugget]) -> None:
         await index.store.write_nuggets(values, list(vectors), list(anchors))
 
 
+def served_file_env(path: Path, embedder: Embedder, nuggets: Iterable[Nugget],
+                    tokens: dict[str, list[str]]) -> dict[str, str]:
+    """Seed the SQLite file ``path`` with ``nuggets`` (the store's own vectors from the
+    statement text) and write ``tokens`` beside it: the environment a ``nuggetflow serve``
+    process started by a test reads (store, tokens file, a short grace period)."""
+    import asyncio
+    import json
+    import os
+
+    store = SQLiteStore(path)
+    store.start_sync()
+    values = list(nuggets)
+    store.write_nuggets_sync(values, list(embedder.embed([n.embedding_text for n in values])))
+    asyncio.run(store.stop())
+    token_file = path.with_name("tokens.json")
+    token_file.write_text(json.dumps(tokens))
+    return {**os.environ, "NUGGETFLOW_STORE": f"sqlite:///{path}",
+            "NUGGETFLOW_AUTH_TOKENS_FILE": str(token_file), "NUGGETFLOW_GRPC_GRACE_SECONDS": "1"}
+
+
 @asynccontextmanager
 async def seeded_service(path: Path, embedder: Embedder, settings: Settings,
                          nuggets: Iterable[Nugget] = (), *, metrics: Metrics | None = None,

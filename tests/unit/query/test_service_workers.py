@@ -4,7 +4,6 @@ citation ledger; a killed worker is restarted; SIGTERM stops them all."""
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 import signal
 import subprocess
@@ -20,10 +19,10 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from nuggetflow.v1 import query_service_pb2 as qpb
 from nuggetflow.v1 import query_service_pb2_grpc as qpb_grpc
-from query.backends.sqlite import SQLiteStore
 from query.embeddings import MiniLMEmbedder
 from tests.conformance.service_suite import seed_nuggets
 from tests.support.net import free_port as _free_port
+from tests.support.service import served_file_env
 
 ROOT = Path(__file__).resolve().parents[3]
 TOKEN = "workers-test-token-0123456789"
@@ -71,18 +70,10 @@ def _wait(check: object, seconds: float, what: str,
 @pytest.fixture
 def served(tmp_path: Path, embedder: MiniLMEmbedder) -> Iterator[tuple[subprocess.Popen[bytes],
                                                                         int, int]]:
-    store = SQLiteStore(tmp_path / "nf.db")
-    store.start_sync()
-    nuggets = list(seed_nuggets().values())
-    store.write_nuggets_sync(nuggets, list(embedder.embed([n.embedding_text for n in nuggets])))
-    asyncio.run(store.stop())
-    tokens = tmp_path / "tokens.json"
-    tokens.write_text(json.dumps({TOKEN: ["acme"]}))
     port, metrics = _free_port(), _free_port()
-    env = {**os.environ, "NUGGETFLOW_STORE": f"sqlite:///{tmp_path}/nf.db",
-           "NUGGETFLOW_AUTH_TOKENS_FILE": str(tokens),
-           "NUGGETFLOW_CITATION_LEDGER_PATH": str(tmp_path / "ledger.db"),
-           "NUGGETFLOW_GRPC_GRACE_SECONDS": "1"}
+    env = {**served_file_env(tmp_path / "nf.db", embedder, seed_nuggets().values(),
+                             {TOKEN: ["acme"]}),
+           "NUGGETFLOW_CITATION_LEDGER_PATH": str(tmp_path / "ledger.db")}
     with open(tmp_path / "serve.log", "wb") as log:
         proc = subprocess.Popen([sys.executable, "-m", "app.cli", "serve", "--workers",
                                  "2", "--port", str(port), "--metrics-port", str(metrics)],

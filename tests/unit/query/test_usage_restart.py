@@ -4,9 +4,7 @@ queried but which is never cited (real processes on the embedded store)."""
 
 from __future__ import annotations
 
-import asyncio
 import json
-import os
 import signal
 import subprocess
 import sys
@@ -18,10 +16,10 @@ import pytest
 
 from nuggetflow.v1 import query_service_pb2 as qpb
 from nuggetflow.v1 import query_service_pb2_grpc as qpb_grpc
-from query.backends.sqlite import SQLiteStore
 from query.embeddings import MiniLMEmbedder
 from tests.conformance.service_suite import seed_nuggets
 from tests.support.net import free_port
+from tests.support.service import served_file_env
 from tests.unit.query.test_service_workers import _wait
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -31,15 +29,8 @@ METADATA = (("authorization", f"Bearer {TOKEN}"),)
 
 @pytest.fixture
 def env(tmp_path: Path, embedder: MiniLMEmbedder) -> Iterator[dict[str, str]]:
-    store = SQLiteStore(tmp_path / "nf.db")
-    store.start_sync()
-    nuggets = list(seed_nuggets().values())
-    store.write_nuggets_sync(nuggets, list(embedder.embed([n.embedding_text for n in nuggets])))
-    asyncio.run(store.stop())
-    tokens = tmp_path / "tokens.json"
-    tokens.write_text(json.dumps({TOKEN: ["acme"]}))
-    yield {**os.environ, "NUGGETFLOW_STORE": f"sqlite:///{tmp_path}/nf.db",
-           "NUGGETFLOW_AUTH_TOKENS_FILE": str(tokens), "NUGGETFLOW_GRPC_GRACE_SECONDS": "1",
+    yield {**served_file_env(tmp_path / "nf.db", embedder, seed_nuggets().values(),
+                             {TOKEN: ["acme"]}),
            # the flush on stop is what this test shows: no periodic one meanwhile
            "NUGGETFLOW_USAGE_FLUSH_SECONDS": "3600", "NUGGETFLOW_USAGE_MIN_TOPIC_QUERIES": "3",
            "NUGGETFLOW_LOG_FORMAT": "json"}
