@@ -33,7 +33,7 @@ from nuggetflow.logging import configure
 from nuggetflow.settings import Settings
 
 if TYPE_CHECKING:
-    from query.corpus import IngestReport
+    from query.corpus import CorpusChange, IngestReport
     from query.index import NuggetIndex
     from query.model import Nugget
     from query.retrieval import Hit
@@ -48,10 +48,15 @@ def _parse_time(value: str) -> datetime:
 
 
 def cmd_ingest(args: argparse.Namespace, settings: Settings) -> int:
-    """Ingest a corpus JSONL file (with progress on stderr).
+    """Ingest a corpus JSONL file (with progress on stderr), then hand what changed to the
+    re-probe step (docs/architecture.md, "Re-probing on corpus change").
 
     The whole file is validated before the store is opened; a bad line fails the run with
-    ``<file> line <n>: field <f>: <why>`` and nothing written.
+    ``<file> line <n>: field <f>: <why>`` and nothing written. ``--changes``: ``reprobe``
+    (the default) re-probes the published nuggets the change reaches here, in-process;
+    ``kafka`` produces the changes to corpus.changes for the worker's reprobe agent (what
+    the broker did not take is written to ``--changes-file``, or
+    ``<file>.changes.jsonl``, for ``nuggetflow reprobe``); ``none`` only ingests.
     """
     from query.corpus import ingest_corpus, read_documents
 
@@ -74,8 +79,87 @@ def cmd_ingest(args: argparse.Namespace, settings: Settings) -> int:
                                      progress=None if args.quiet else progress, documents=docs)
         if not args.quiet:
             print(file=sys.stderr)
-        print(json.dumps({**report.to_dict(),
-                          "seconds": round(time.perf_counter() - started, 2)}))
+        out: dict[str, Any] = {**report.to_dict(), "changes": len(report.changes)}
+        status = 0
+        if args.changes_file:
+            _write_changes(args.changes_file, report.changes)
+        if report.changes and args.changes == "reprobe":
+            out["reprobe"] = await _reprobe_here(settings, index, report.changes, args.quiet)
+        elif report.changes and args.changes == "kafka":
+            out["published_changes"], status = await _publish_changes(
+                settings, report.changes, args.changes_file or f"{args.file}.changes.jsonl")
+        print(json.dumps({**out, "seconds": round(time.perf_counter() - started, 2)}))
+        return status
+
+    return asyncio.run(with_index(settings, run))
+
+
+def _write_changes(path: str, changes: Sequence[CorpusChange]) -> None:
+    with open(path, "wb") as f:
+        for change in changes:
+            f.write(change.to_bytes() + b"\n")
+
+
+async def _reprobe_here(settings: Settings, index: NuggetIndex,
+                        changes: Sequence[CorpusChange], quiet: bool) -> dict[str, Any]:
+    """Run the re-probe step in-process on ``changes``; its summary."""
+    from app.wiring import inline_engine
+    from stream.records import StepResult
+    from stream.runner import EmbeddedRunner
+    from stream.steps import Steps
+    from stream.topics import Topics
+
+    def show(agent: str, r: StepResult) -> None:
+        if not quiet:
+            print(f"{agent:>13s} {r.tenant or '-'}: {r.outcome}"
+                  + (f" ({r.detail})" if r.detail else ""), file=sys.stderr)
+
+    async with inline_engine(settings, index) as engine:
+        runner = EmbeddedRunner(Steps(index, engine, settings), Topics.from_settings(settings),
+                                on_result=show)
+        report = await runner.reprobe([c.to_bytes() for c in changes])
+    for d in report.dead_letters:
+        print(f"re-probe failed for a change of {d.source}: {d.reason}: {d.error}",
+              file=sys.stderr)
+    return report.summary()
+
+
+async def _publish_changes(settings: Settings, changes: Sequence[CorpusChange],
+                           keep: str) -> tuple[int, int]:
+    """(changes sent, exit status): what Kafka did not take goes to ``keep``."""
+    from stream.producer import publish_changes
+
+    try:
+        return await publish_changes(settings, changes), 0
+    except NuggetflowError as exc:
+        sent = int(getattr(exc, "sent", 0))
+        _write_changes(keep, changes[sent:])
+        print(f"error: {exc}; {len(changes) - sent} corpus changes were not published and "
+              f"are in {keep} (run: nuggetflow reprobe {keep})", file=sys.stderr)
+        return sent, 1
+
+
+def cmd_reprobe(args: argparse.Namespace, settings: Settings) -> int:
+    """Re-probe (or, with --kafka, publish) corpus changes saved by ``nuggetflow ingest``."""
+    from query.corpus import CorpusChange
+
+    changes = []
+    with open(args.file, "rb") as f:
+        for n, line in enumerate(f, 1):
+            if line.strip():
+                try:
+                    changes.append(CorpusChange.from_bytes(line))
+                except ValidationError as exc:
+                    raise ValidationError(f"{args.file} line {n}: {exc}",
+                                          field=exc.field) from None
+
+    async def run(index: NuggetIndex) -> int:
+        if args.kafka:
+            sent, status = await _publish_changes(settings, changes, args.file + ".unsent")
+            print(json.dumps({"published_changes": sent}))
+            return status
+        print(json.dumps({"reprobe": await _reprobe_here(settings, index, changes,
+                                                         args.quiet)}))
         return 0
 
     return asyncio.run(with_index(settings, run))
@@ -166,16 +250,18 @@ def _lineage_of(hit: Hit) -> dict[str, Any]:
 
 def cmd_history(args: argparse.Namespace, settings: Settings) -> int:
     """Print every version of a nugget's lineage with its title and body, a page at a time
-    (memory stays bounded however long the lineage)."""
+    (memory stays bounded however long the lineage), then its traces (re-probes after
+    corpus changes), oldest first."""
     if args.page_size < 1:
         raise ValidationError("must be >= 1", field="--page-size")
 
     async def run(index: NuggetIndex) -> int:
-        after = ""
+        after, lineage = "", ""
         while True:
             page = await index.store.history_page(args.tenant, args.id, args.page_size,
                                                   after_id=after)
             for v in page:
+                lineage = lineage or v.lineage_id or v.id
                 end = v.validity.end.isoformat() if v.validity.end else "open"
                 print(f"v{v.version} {v.id} parent={v.parent_id or '-'} {v.publication.name} "
                       f"{v.state.name} [{v.validity.start.isoformat()}, {end}) "
@@ -183,8 +269,15 @@ def cmd_history(args: argparse.Namespace, settings: Settings) -> int:
                 print(f"    title: {v.title}")
                 print(f"    body:  {v.body}")
             if len(page) < args.page_size:
-                return 0
+                break
             after = page[-1].id
+        for t in await index.store.traces(args.tenant, lineage) if lineage else []:
+            probes = t.detail.get("probes", [])
+            passed = sum(1 for p in probes if p.get("passed"))
+            extra = f" -> {t.detail['new_version']}" if "new_version" in t.detail else ""
+            print(f"{t.kind} {t.at.isoformat()} {t.outcome} on {t.version_id}{extra} "
+                  f":: {t.cause}, probes passed {passed}/{len(probes)}")
+        return 0
 
     return asyncio.run(with_index(settings, run))
 
@@ -566,7 +659,24 @@ def build_parser() -> argparse.ArgumentParser:
     ing.add_argument("--threads", type=int, default=0,
                      help="CPU threads for embedding this run (0: every core, the default; "
                           "the query service keeps NUGGETFLOW_EMBEDDER_THREADS)")
+    ing.add_argument("--changes", choices=["reprobe", "kafka", "none"], default="reprobe",
+                     help="what to do with what changed: re-probe the published nuggets it "
+                          "reaches here (reprobe, the default), produce it to corpus.changes "
+                          "for the worker (kafka), or nothing (none)")
+    ing.add_argument("--changes-file",
+                     help="also write the changes (JSONL) here; with --changes kafka, the "
+                          "ones Kafka did not take (default <file>.changes.jsonl)")
     ing.set_defaults(fn=cmd_ingest)
+
+    rp = sub.add_parser("reprobe", help="re-probe nuggets for corpus changes saved by ingest",
+                        description="Run the re-probe step on a corpus-changes JSONL file "
+                                    "(written by nuggetflow ingest --changes-file, or kept "
+                                    "when Kafka did not take them), or produce it to "
+                                    "corpus.changes with --kafka.")
+    rp.add_argument("file", help="corpus changes JSONL")
+    rp.add_argument("--kafka", action="store_true", help="produce to corpus.changes instead")
+    rp.add_argument("--quiet", action="store_true", help="no progress output")
+    rp.set_defaults(fn=cmd_reprobe)
 
     rx = sub.add_parser(
         "reindex", help="move the OpenSearch index to a new one (new shards, HNSW settings or "

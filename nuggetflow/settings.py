@@ -361,6 +361,11 @@ class Settings:
         "How often the query service runs the usage-driven review (0: never; run "
         "nuggetflow usage-review instead).",
     )
+    reprobe_min_cosine: float = _setting(
+        0.3,
+        "Re-probing on corpus change: a changed passage among a published nugget's probe "
+        "query's NUGGETFLOW_RERANK_DEPTH dense neighbours reaches it only with at least this "
+        "cosine (a lexical match among the lexical best always does).")
     # --- logging ---------------------------------------------------------------------
     # --- optimizer (LLM roles, INO) ----------------------------------------------------
     llm: str = _setting(
@@ -461,7 +466,7 @@ class Settings:
     stream_ingest_batch: int = _setting(
         256, "Feedback events the actionability agent takes per batch (at most).")
     stream_agents: str = _setting(
-        "actionability,optimize,publish,review",
+        "actionability,optimize,publish,review,reprobe",
         "Agents this worker runs (comma-separated). Workers that run a different subset "
         "must use their own NUGGETFLOW_STREAM_APP_ID (consumer group).")
     stream_retry_initial_seconds: float = _setting(
@@ -612,6 +617,8 @@ class Settings:
         for name in ("usage_expiry_days", "usage_review_interval_seconds"):
             if getattr(self, name) < 0:
                 raise ConfigError("must be >= 0", field=ENV_PREFIX + name.upper())
+        if not -1 <= self.reprobe_min_cosine <= 1:
+            raise ConfigError("must be in [-1, 1]", field="NUGGETFLOW_REPROBE_MIN_COSINE")
         if not 0 <= self.usage_min_citation_rate <= 1:
             raise ConfigError("must be in [0, 1]", field="NUGGETFLOW_USAGE_MIN_CITATION_RATE")
         if self.llm not in ("local", "openai"):
@@ -843,7 +850,7 @@ def _secret(path: str, inline: str, var: str, *, allow_empty: bool = False) -> s
     if not value and not allow_empty:
         raise ConfigError(f"{file} is empty", field=f"{var}_FILE")
     return value
-STREAM_AGENTS = ("actionability", "optimize", "publish", "review")
+STREAM_AGENTS = ("actionability", "optimize", "publish", "review", "reprobe")
 
 
 def parse_review_policies(raw: str) -> dict[str, str]:

@@ -18,15 +18,21 @@ is written. Then, per document id of the tenant:
 
 Each document is written whole in one store call, so a run the store interrupts leaves
 whole documents behind, and running the file again resumes where it stopped.
+
+Every write is recorded as a :class:`CorpusChange` (the tenant, and per new or changed
+document its version and the ids of the passages written) in ``IngestReport.changes``:
+what the re-probe step (docs/architecture.md, "Re-probing on corpus change") reads, from
+the ``corpus.changes`` topic or in-process.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -297,9 +303,81 @@ def _passages(doc: Document, chunks: Sequence[str], version: int,
 # --- planning and writing ----------------------------------------------------------------
 
 
+@dataclass(frozen=True)
+class ChangedDocument:
+    """One document version a corpus run wrote: ``kind`` "new" or "changed", the ids of
+    its passages."""
+
+    doc_id: str
+    version: int
+    kind: str
+    passage_ids: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class CorpusChange:
+    """The documents of one tenant that one write of a corpus run stored, and when: a
+    record of the ``corpus.changes`` topic (JSON, :meth:`to_bytes`)."""
+
+    tenant: str
+    documents: tuple[ChangedDocument, ...]
+    at: datetime
+
+    @property
+    def id(self) -> str:
+        """Content id: the same write announced twice has the same id."""
+        raw = json.dumps([self.tenant, [(d.doc_id, d.version) for d in self.documents]])
+        return "cc-" + hashlib.sha256(raw.encode()).hexdigest()[:20]
+
+    @property
+    def passage_ids(self) -> list[str]:
+        """Every passage written, in document order."""
+        return [p for d in self.documents for p in d.passage_ids]
+
+    def to_bytes(self) -> bytes:
+        """The topic record."""
+        return json.dumps({"tenant": self.tenant, "at": self.at.isoformat(), "documents": [
+            {"id": d.doc_id, "version": d.version, "kind": d.kind,
+             "passages": list(d.passage_ids)} for d in self.documents]},
+            sort_keys=True).encode()
+
+    @classmethod
+    def from_bytes(cls, raw: bytes) -> CorpusChange:
+        """The record :meth:`to_bytes` wrote; ValidationError (field named) otherwise."""
+        from nuggetflow.errors import ValidationError
+
+        try:
+            doc = json.loads(raw)
+        except (ValueError, UnicodeDecodeError) as exc:
+            raise ValidationError(f"not JSON: {exc}", field="corpus_change") from None
+        if not isinstance(doc, dict):
+            raise ValidationError("must be a JSON object", field="corpus_change")
+        tenant, docs = doc.get("tenant"), doc.get("documents")
+        if not isinstance(tenant, str) or not tenant.strip():
+            raise ValidationError("must be a non-empty string", field="tenant")
+        if not isinstance(docs, list) or not docs:
+            raise ValidationError("must be a non-empty array", field="documents")
+        try:
+            at = datetime.fromisoformat(str(doc.get("at")))
+        except ValueError:
+            raise ValidationError("must be an ISO 8601 time", field="at") from None
+        out = []
+        for d in docs:
+            ok = (isinstance(d, dict) and isinstance(d.get("id"), str)
+                  and isinstance(d.get("version"), int) and d.get("kind") in ("new", "changed")
+                  and isinstance(d.get("passages"), list)
+                  and all(isinstance(p, str) for p in d["passages"]))
+            if not ok:
+                raise ValidationError("each needs id, version, kind (new or changed) and "
+                                      "passages (ids)", field="documents")
+            out.append(ChangedDocument(d["id"], d["version"], d["kind"], tuple(d["passages"])))
+        return cls(tenant, tuple(out), at if at.tzinfo else at.replace(tzinfo=UTC))
+
+
 @dataclass
 class IngestReport:
-    """What a corpus run did (documents in the file, by outcome; passages written)."""
+    """What a corpus run did (documents in the file, by outcome; passages written) and
+    the changes it stored, one per tenant and write."""
 
     documents: int = 0
     new_documents: int = 0
@@ -308,11 +386,12 @@ class IngestReport:
     passages: int = 0
     new_passages: int = 0
     stored_documents: int = 0
+    changes: list[CorpusChange] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, int]:
         """JSON-ready counts."""
         out = asdict(self)
-        del out["stored_documents"]
+        del out["stored_documents"], out["changes"]
         return out
 
     def summary(self) -> str:
@@ -326,6 +405,7 @@ class IngestReport:
 class _Planned:
     doc: Document
     passages: list[Passage]
+    kind: str = "new"
 
 
 def _plan_one(doc: Document, head: DocumentHead | None, path: str, chunk_chars: int,
@@ -372,7 +452,7 @@ async def plan_documents(store: IndexStore, docs: Sequence[Document], path: str,
             raise _nothing_written(exc) from None
         setattr(report, f"{outcome}_documents", getattr(report, f"{outcome}_documents") + 1)
         if passages:
-            plan.append(_Planned(d, passages))
+            plan.append(_Planned(d, passages, outcome))
     report.documents = len(docs)
     return plan
 
@@ -394,8 +474,9 @@ async def ingest_corpus(index: NuggetIndex, path: str | Path, tenant: str | None
     docs = documents if documents is not None else read_documents(path, tenant,
                                                                   settings=settings)
     report = IngestReport()
+    at = now or utcnow()
     plan = await plan_documents(index.store, docs, name, settings.chunk_chars,
-                                settings.max_passage_chars, now or utcnow(), report)
+                                settings.max_passage_chars, at, report)
     pending: list[_Planned] = []
 
     async def flush() -> None:
@@ -411,6 +492,7 @@ async def ingest_corpus(index: NuggetIndex, path: str | Path, tenant: str | None
                 retriable=exc.retriable) from exc
         report.passages += len(passages)
         report.stored_documents += len(pending)
+        report.changes.extend(_changes(pending, at))
         pending.clear()
         if progress:
             progress(report)
@@ -427,3 +509,13 @@ async def ingest_corpus(index: NuggetIndex, path: str | Path, tenant: str | None
     if progress and not plan:
         progress(report)
     return report
+
+
+def _changes(written: Sequence[_Planned], at: datetime) -> list[CorpusChange]:
+    """One change per tenant of a write, documents in file order."""
+    by_tenant: dict[str, list[ChangedDocument]] = {}
+    for item in written:
+        first = item.passages[0]
+        by_tenant.setdefault(item.doc.tenant, []).append(ChangedDocument(
+            item.doc.id, first.version, item.kind, tuple(p.id for p in item.passages)))
+    return [CorpusChange(t, tuple(docs), at) for t, docs in by_tenant.items()]

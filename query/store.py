@@ -27,6 +27,7 @@ import numpy as np
 from nuggetflow.errors import ValidationError
 from query.embeddings import Vector
 from query.model import ItemType, Kind, Nugget, Passage, Publication, View, validate_nugget
+from query.traces import NuggetTrace
 from query.usage import ReviewFlag, UsageRow, UsageTotals
 
 OPEN_END = 1.0e12  # epoch seconds standing for "no end" (year 33658)
@@ -241,6 +242,14 @@ class IndexStore(Protocol):
 
     async def replace_review_flags(self, tenant: str, flags: Sequence[ReviewFlag]) -> None:
         """Store ``flags`` as the tenant's review flags (the earlier ones go)."""
+
+    async def add_traces(self, traces: Sequence[NuggetTrace]) -> None:
+        """Keep ``traces`` beside their nuggets (:mod:`query.traces`); a trace whose id is
+        stored already is kept once."""
+
+    async def traces(self, tenant: str, lineage_id: str, limit: int = 100
+                     ) -> list[NuggetTrace]:
+        """The lineage's last ``limit`` traces, oldest first."""
 
 
 # --- validation shared by every backend (before anything is written) -----------------

@@ -76,11 +76,19 @@ class UsageTotals:
 
 
 class FlagKind(enum.StrEnum):
-    """Why a published nugget goes back to review."""
+    """Why a published nugget goes back to review: its use (the first three, judged by
+    :func:`review_usage`) or a corpus change (the last two, raised by the re-probe step;
+    kept while the nugget's version is the same)."""
 
     UNCITED = "uncited"
     SELDOM_CITED = "seldom_cited"
     EXPIRING = "expiring"
+    BURIED = "buried"
+    REDUNDANT = "redundant"
+
+
+#: The kinds :func:`review_usage` does not judge (it keeps them for the same version).
+EVENT_KINDS = frozenset({FlagKind.BURIED, FlagKind.REDUNDANT})
 
 
 @dataclass(frozen=True)
@@ -159,11 +167,14 @@ def judge(head: Nugget, usage: UsageTotals, policy: UsagePolicy,
 async def review_usage(store: IndexStore, tenant: str, policy: UsagePolicy,
                        now: datetime | None = None) -> list[ReviewFlag]:
     """Judge every published head of ``tenant`` on its use over the policy's window, store
-    the flags (replacing the tenant's earlier ones) and return them, in id order."""
+    the flags (replacing the tenant's earlier ones; those a corpus change raised stay
+    while their version is the head) and return them, by lineage id then kind."""
     now = now or utcnow()
     since = (now - timedelta(days=policy.window_days)).date()
-    earlier = {(f.lineage_id, f.version_id, f.kind): f for f in await store.review_flags(tenant)}
+    stored = await store.review_flags(tenant)
+    earlier = {(f.lineage_id, f.version_id, f.kind): f for f in stored}
     flags: list[ReviewFlag] = []
+    live_ids: set[str] = set()
     after = ""
     while True:
         heads = await store.heads_page(tenant, [Publication.PUBLISHED], HEADS_BATCH, after)
@@ -171,6 +182,7 @@ async def review_usage(store: IndexStore, tenant: str, policy: UsagePolicy,
             break
         after = heads[-1].id
         live = [h for h in heads if h.state is not State.DEPRECATED]
+        live_ids.update(h.id for h in live)
         totals = await store.usage_totals(tenant, [h.id for h in live], since)
         for head in live:
             usage = totals.get(head.id, UsageTotals())
@@ -185,8 +197,26 @@ async def review_usage(store: IndexStore, tenant: str, policy: UsagePolicy,
                 flags.append(flag)
         if len(heads) < HEADS_BATCH:
             break
+    flags += [f for f in stored if f.kind in EVENT_KINDS and f.version_id in live_ids]
+    flags.sort(key=lambda f: (f.lineage_id, f.kind.value))
     await store.replace_review_flags(tenant, flags)
     return flags
+
+
+async def raise_flags(store: IndexStore, tenant: str, new: Sequence[ReviewFlag]) -> None:
+    """Add ``new`` to the tenant's flags (replacing one of the same lineage and kind; a
+    flag about the same version keeps when it was first raised and its dismissal)."""
+    stored = await store.review_flags(tenant)
+    keys = {(f.lineage_id, f.kind) for f in new}
+    old = {(f.lineage_id, f.kind): f for f in stored}
+    merged = [f for f in stored if (f.lineage_id, f.kind) not in keys]
+    for flag in new:
+        prev = old.get((flag.lineage_id, flag.kind))
+        if prev is not None and prev.version_id == flag.version_id:
+            flag = replace(flag, raised_at=prev.raised_at, dismissed=prev.dismissed)
+        merged.append(flag)
+    merged.sort(key=lambda f: (f.lineage_id, f.kind.value))
+    await store.replace_review_flags(tenant, merged)
 
 
 async def dismiss_flag(store: IndexStore, tenant: str, lineage_id: str,

@@ -158,10 +158,11 @@ class Agents:
     optimize: Any = None
     publish: Any = None
     review: Any = None
+    reprobe: Any = None
 
     def __iter__(self) -> Iterator[Any]:
         return iter(a for a in (self.actionability, self.optimize, self.publish,
-                                self.review) if a is not None)
+                                self.review, self.reprobe) if a is not None)
 
 
 def register_agents(app: faust.App, topics: Topics, steps: Steps, sink: Sink,
@@ -228,11 +229,17 @@ def register_agents(app: faust.App, topics: Topics, steps: Steps, sink: Sink,
         async for event in stream.events():
             yield await one("review", stream, event, steps.review)
 
+    async def reprobe(stream: StreamT[bytes]) -> AsyncIterator[str]:
+        async for event in stream.events():
+            async with tenant_locks.hold(event.key if isinstance(event.key, bytes) else None):
+                outcome = await one("reprobe", stream, event, steps.reprobe)
+            yield outcome
+
     def topic(kind: TopicKind) -> Any:
         return raw_topic(app, topics.name(kind))
 
     bodies = {"actionability": actionability, "optimize": optimize, "publish": publish,
-              "review": review}
+              "review": review, "reprobe": reprobe}
     made: dict[str, Any] = {}
     for name in enabled_agents(settings):
         concurrency = settings.stream_optimize_concurrency if name == "optimize" else 1

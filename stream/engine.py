@@ -1,10 +1,12 @@
 """Where the LLM and INO work runs: inline (embedded runner, tests) or in threads (worker).
 
-Both engines offer the same two operations to the steps:
+Both engines offer the same three operations to the steps:
 
 - :meth:`Engine.extract`: actionability + extraction for a batch of events;
 - :meth:`Engine.optimize`: INO for one actionable event, given its extraction (the
-  optimizer is handed the extraction, so the LLM is not asked twice).
+  optimizer is handed the extraction, so the LLM is not asked twice);
+- :meth:`Engine.reprobe`: re-probing (and re-optimizing) the published nuggets a corpus
+  change reaches (:mod:`optimizer.reprobe`; the steps write what it found).
 
 :class:`ThreadedEngine` keeps the worker's event loop free while LLM calls block (the
 openai client is synchronous) and INO computes: extraction runs on one executor thread,
@@ -28,8 +30,10 @@ from nuggetflow.logging import get_logger
 from nuggetflow.settings import Settings
 from optimizer.accounting import Budget, Meter
 from optimizer.pipeline import Outcome, optimize_event
+from optimizer.reprobe import Reprobe, reprobe_change
 from optimizer.roles import Roles
 from optimizer.types import Extraction, FeedbackContext
+from query.corpus import CorpusChange
 from query.embeddings import Embedder
 from query.gate import Gate
 from query.store import IndexStore
@@ -58,6 +62,9 @@ class Engine(Protocol):
 
     async def optimize(self, ctx: FeedbackContext, extraction: Extraction) -> Outcome:
         """Run INO for an actionable event (errors propagate)."""
+
+    async def reprobe(self, change: CorpusChange) -> list[Reprobe]:
+        """Re-probe the published nuggets a corpus change reaches (writes nothing)."""
 
 
 #: Called with ``Meter.summary()`` of every actionability call (the worker's metrics).
@@ -109,6 +116,11 @@ class InlineEngine:
         """See :meth:`Engine.optimize`."""
         return await optimize_event(self.store, self.embedder, self.roles, self.settings,
                              self.gate, ctx, extraction)
+
+    async def reprobe(self, change: CorpusChange) -> list[Reprobe]:
+        """See :meth:`Engine.reprobe`."""
+        return await reprobe_change(self.store, self.embedder, self.roles, self.settings,
+                                    self.gate, change)
 
 
 class _Slot:
@@ -209,5 +221,19 @@ class ThreadedEngine:
                 raise RuntimeError(f"optimizer slot {slot.name} is not open")
             return await slot.call(optimize_event(slot.store, self.embedder, slot.roles,
                                            self.settings, self.gate, ctx, extraction))
+        finally:
+            self._free.put_nowait(slot)
+
+    async def reprobe(self, change: CorpusChange) -> list[Reprobe]:
+        """See :meth:`Engine.reprobe` (runs on a free INO slot; waits for one)."""
+        if self._free is None or not self._slots:
+            raise RuntimeError("ThreadedEngine has no INO slots (not started, or "
+                               "concurrency 0)")
+        slot = await self._free.get()
+        try:
+            if slot.store is None or slot.roles is None:
+                raise RuntimeError(f"optimizer slot {slot.name} is not open")
+            return await slot.call(reprobe_change(slot.store, self.embedder, slot.roles,
+                                                  self.settings, self.gate, change))
         finally:
             self._free.put_nowait(slot)

@@ -32,6 +32,10 @@ class PipelineMetrics:
         self.ino_probes = counter(
             r, "ino", "probes", "Probe queries run against candidate nuggets, by result "
             "(pass: retrieved and cited; fail).", ["tenant", "variant", "result"])
+        self.reprobes = counter(
+            r, "reprobe", "nuggets", "Published nuggets re-probed after a corpus change, by "
+            "outcome (passed, reoptimized, proposed, redundant, buried, superseded).",
+            ["tenant", "outcome"])
         self.llm_calls = counter(
             r, "llm", "calls", "LLM calls by role and outcome (ok or error).",
             ["role", "outcome"])
@@ -63,6 +67,10 @@ class PipelineMetrics:
     def observe_probe(self, tenant: str, variant: str, passed: bool) -> None:
         """Record one probe query."""
         self.ino_probes.labels(tenant, variant, "pass" if passed else "fail").inc()
+
+    def observe_reprobe(self, tenant: str, outcome: str, n: int = 1) -> None:
+        """Record ``n`` nuggets re-probed with ``outcome``."""
+        self.reprobes.labels(tenant, outcome).inc(n)
 
     def observe_llm_call(self, role: str, *, ok: bool = True, prompt_tokens: int = 0,
                          completion_tokens: int = 0, cost_dollars: float = 0.0) -> None:

@@ -4,7 +4,7 @@ review events (``nuggetflow review-event``; :class:`ReviewProducer` for services
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -14,6 +14,7 @@ from aiokafka.errors import KafkaConnectionError, KafkaError
 from nuggetflow.errors import BackendUnavailableError, NuggetflowError
 from nuggetflow.logging import get_logger
 from nuggetflow.settings import Settings
+from query.corpus import CorpusChange
 from stream.events import parse_event
 from stream.records import ReviewEvent
 from stream.topics import TopicKind, Topics, bootstrap_servers, kafka_client_options
@@ -157,3 +158,26 @@ async def publish_review(settings: Settings, review: ReviewEvent) -> ReviewEvent
         return await producer.publish(review)
     finally:
         await producer.stop()
+
+
+async def publish_changes(settings: Settings, changes: Sequence[CorpusChange]) -> int:
+    """Produce corpus changes to corpus.changes, keyed by tenant, in order (the worker's
+    reprobe agent reads them); the number sent. BackendUnavailableError when the broker
+    does not acknowledge one; the error's ``sent`` attribute says how many went before
+    it (the caller keeps the rest: ``nuggetflow ingest`` writes them to a file)."""
+    topic = Topics.from_settings(settings).name(TopicKind.CORPUS_CHANGES)
+    producer = await start_producer(settings)
+    sent = 0
+    try:
+        for change in changes:
+            await (await producer.send(topic, value=change.to_bytes(),
+                                       key=change.tenant.encode()))
+            sent += 1
+    except KafkaError as exc:
+        err = BackendUnavailableError(f"producing to {topic} failed: {exc}")
+        err.sent = sent  # type: ignore[attr-defined]
+        raise err from exc
+    finally:
+        await producer.stop()
+    log.info("corpus changes published", topic=topic, sent=sent)
+    return sent

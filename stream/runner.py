@@ -74,6 +74,16 @@ class EmbeddedRunner:
         log.info("embedded run finished", **report.summary())
         return report
 
+    async def reprobe(self, changes: Iterable[bytes]) -> RunReport:
+        """Run the re-probe step on ``corpus.changes`` records (what ``nuggetflow ingest``
+        stored), in order, as the worker's reprobe agent would."""
+        report = RunReport()
+        started = time.perf_counter()
+        for value in changes:
+            await self._route(Emit(TopicKind.CORPUS_CHANGES, None, value), report)
+        report.seconds = time.perf_counter() - started
+        return report
+
     async def _handle(self, agent: str, result: StepResult, report: RunReport) -> None:
         report.outcomes[(agent, result.outcome)] += 1
         if agent == "optimize" and result.outcome == "candidate":
@@ -98,6 +108,8 @@ class EmbeddedRunner:
             result = await self.steps.publish(record)
         elif emit.kind is TopicKind.REVIEWS:
             result = await self.steps.review(record)
+        elif emit.kind is TopicKind.CORPUS_CHANGES:
+            result = await self.steps.reprobe(record)
         else:  # events are only read from the input
             raise ValueError(f"the runner cannot route to {emit.kind.value}")
         await self._handle(agent, result, report)

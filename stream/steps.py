@@ -7,6 +7,8 @@ step               reads                  produces
 :meth:`optimize`   feedback.corrections   nuggets.candidates (after INO and submission)
 :meth:`publish`    nuggets.candidates     nuggets.reviews (approve, under the auto policy)
 :meth:`review`     nuggets.reviews        nothing: applies the review to the index
+:meth:`reprobe`    corpus.changes         nothing: re-probes the published nuggets a corpus
+                                          change reaches and writes versions, flags, traces
 =================  =====================  ==================================================
 
 Any step may also produce a dead letter: a record that cannot be processed (malformed,
@@ -30,6 +32,7 @@ import asyncio
 import dataclasses
 import json
 import random
+from collections import Counter
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TypeVar
 
@@ -45,8 +48,10 @@ from nuggetflow.errors import (
 from nuggetflow.logging import clip, get_logger
 from nuggetflow.settings import Settings
 from optimizer.pipeline import Outcome
+from optimizer.reprobe import apply_reprobes
 from optimizer.screen import screen
 from query.convert import nugget_from_bytes, nugget_to_bytes
+from query.corpus import CorpusChange
 from query.index import Applied, NuggetIndex
 from query.model import Nugget, Publication
 from stream.engine import Engine, ExtractResult
@@ -359,3 +364,28 @@ class Steps:
                                              reason=reason,
                                              target_version_id=ev.target_version_id,
                                              request_id=ev.review_id)
+
+    # --- corpus.changes -> index (re-probe) ------------------------------------------
+
+    async def reprobe(self, record: Record) -> StepResult:
+        """Re-probe the published nuggets a corpus change reaches; write what it found
+        (re-optimized versions under the review policy, flags, traces)."""
+        return self._count("reprobe", await self._reprobe(record))
+
+    async def _reprobe(self, record: Record) -> StepResult:
+        try:
+            change = CorpusChange.from_bytes(record.value)
+        except ValidationError as exc:
+            return self._dead(record, "reprobe", exc)
+        try:
+            found = await self._retrying("reprobe", lambda: self.engine.reprobe(change))
+            traces = await self._retrying(
+                "reprobe", lambda: apply_reprobes(self.index, self.settings, change, found))
+        except NuggetflowError as exc:
+            return self._dead(record, "reprobe", exc, tenant=change.tenant)
+        outcomes = Counter(t.outcome for t in traces)
+        if self.metrics is not None:
+            for outcome, n in outcomes.items():
+                self.metrics.observe_reprobe(change.tenant, outcome, n)
+        detail = ", ".join(f"{k} {v}" for k, v in sorted(outcomes.items())) or "none reached"
+        return StepResult("reprobed", tenant=change.tenant, detail=detail)

@@ -10,6 +10,7 @@ feedback.corrections      actionable events with their extraction (JSON, ``strea
 nuggets.candidates        candidate nuggets, ``nuggetflow.v1.Nugget`` protobuf binary
 nuggets.reviews           review actions (JSON ``ReviewEvent`` or ``ReviewRequest`` binary)
 feedback.dead-letter      the original bytes of a record that failed, reason in headers
+corpus.changes            what a corpus write stored (JSON ``query.corpus.CorpusChange``)
 ========================  =================================================================
 """
 
@@ -35,13 +36,15 @@ class TopicKind(enum.StrEnum):
     CANDIDATES = "nuggets.candidates"
     REVIEWS = "nuggets.reviews"
     DEAD_LETTER = "feedback.dead-letter"
+    CORPUS_CHANGES = "corpus.changes"
 
 
 #: Each agent and the topic it consumes (the Faust app and the embedded runner both
 #: route by this).
 AGENT_SOURCES: dict[str, TopicKind] = {
     "actionability": TopicKind.EVENTS, "optimize": TopicKind.CORRECTIONS,
-    "publish": TopicKind.CANDIDATES, "review": TopicKind.REVIEWS}
+    "publish": TopicKind.CANDIDATES, "review": TopicKind.REVIEWS,
+    "reprobe": TopicKind.CORPUS_CHANGES}
 
 
 @dataclass(frozen=True)

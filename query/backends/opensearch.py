@@ -70,6 +70,7 @@ from query.store import (
     validate_passages,
     validate_write,
 )
+from query.traces import NuggetTrace
 from query.usage import ReviewFlag, UsageRow, UsageTotals
 
 log = get_logger(__name__)
@@ -170,6 +171,7 @@ class OpenSearchStore:
         self.ca_file = ca_file
         self._client: Any = None
         self._tenants: set[str] = set()
+        self._traces_ready = False
         self._writer = WriterLock()
         #: False only in the test that shows what the process-local lock alone allows
         self.guarded = guarded
@@ -259,6 +261,11 @@ class OpenSearchStore:
     def flags_index(self) -> str:
         """The index of review flags (one document per tenant, lineage and kind)."""
         return f"{self.index}-flags"
+
+    @property
+    def traces_index(self) -> str:
+        """The index of nugget traces (one document per trace)."""
+        return f"{self.index}-traces"
 
     async def _create_side_index(self, name: str, mappings: dict[str, Any]) -> None:
         from opensearchpy import RequestError
@@ -1066,6 +1073,39 @@ class OpenSearchStore:
                              "filter": [{"term": {"tenant": tenant}}],
                              "must_not": [{"ids": {"values": ids}}]}}})
 
+    async def add_traces(self, traces: Sequence[NuggetTrace]) -> None:
+        """Bulk ``create`` by trace id (one stored already stays as it is)."""
+        ops: list[dict[str, Any]] = []
+        for t in traces:
+            ops.append({"create": {"_index": self.traces_index, "_id": os_id(t.tenant, t.id)}})
+            ops.append({"id": t.id, "tenant": t.tenant, "lineage": t.lineage_id,
+                        "at": t.at.isoformat(), "trace": t.to_json()})
+        if not ops:
+            return
+        if not self._traces_ready:
+            # made at the first trace, not at every start (most stores never write one)
+            await self._create_side_index(self.traces_index, _TRACES_MAPPINGS)
+            self._traces_ready = True
+        reply = await self._call(self._client.bulk, body=ops, refresh="wait_for")
+        for item in reply.get("items", []):
+            err = item.get("create", {}).get("error")
+            if err and err.get("type") != "version_conflict_engine_exception":
+                raise BackendUnavailableError(f"OpenSearch did not store a trace: {err}")
+
+    async def traces(self, tenant: str, lineage_id: str, limit: int = 100
+                     ) -> list[NuggetTrace]:
+        """The lineage's last ``limit`` traces, oldest first (none before the first trace
+        made the index)."""
+        if not self._traces_ready and not await self._call(self._client.indices.exists,
+                                                            index=self.traces_index):
+            return []
+        reply = await self._call(self._client.search, index=self.traces_index, body={
+            "size": min(limit, MAX_RESULTS), "query": {"bool": {"filter": [
+                {"term": {"tenant": tenant}}, {"term": {"lineage": lineage_id}}]}},
+            "sort": [{"at": "desc"}, {"id": "desc"}]})
+        return [NuggetTrace.from_json(h["_source"]["trace"])
+                for h in reversed(reply["hits"]["hits"])]
+
 
 #: Adds a flush's counts once: the document keeps the ids of its last 32 flushes.
 _ADD_USAGE = (
@@ -1078,6 +1118,10 @@ _USAGE_MAPPINGS: dict[str, Any] = {"dynamic": "strict", "properties": {
     "tenant": {"type": "keyword"}, "item": {"type": "keyword"}, "day": {"type": "date"},
     "considered": {"type": "long"}, "retrieved": {"type": "long"}, "cited": {"type": "long"},
     "flushes": {"type": "keyword", "index": False, "doc_values": False}}}
+_TRACES_MAPPINGS: dict[str, Any] = {"dynamic": "strict", "properties": {
+    "id": {"type": "keyword"}, "tenant": {"type": "keyword"}, "lineage": {"type": "keyword"},
+    "at": {"type": "date"},
+    "trace": {"type": "text", "index": False}}}
 _FLAGS_MAPPINGS: dict[str, Any] = {"dynamic": "strict", "properties": {
     "tenant": {"type": "keyword"}, "lineage": {"type": "keyword"}, "kind": {"type": "keyword"},
     "flag": {"type": "text", "index": False}}}

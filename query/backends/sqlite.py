@@ -65,6 +65,7 @@ from query.store import (
     validate_passages,
     validate_write,
 )
+from query.traces import NuggetTrace
 from query.usage import ReviewFlag, UsageRow, UsageTotals
 
 log = get_logger(__name__)
@@ -117,6 +118,10 @@ CREATE TABLE IF NOT EXISTS usage_flushes (id TEXT PRIMARY KEY, at REAL NOT NULL)
 CREATE TABLE IF NOT EXISTS review_flags (tenant TEXT NOT NULL, lineage TEXT NOT NULL,
                                          kind TEXT NOT NULL, flag TEXT NOT NULL,
                                          PRIMARY KEY (tenant, lineage, kind)) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS traces (id TEXT PRIMARY KEY, tenant TEXT NOT NULL,
+                                   lineage TEXT NOT NULL, at TEXT NOT NULL,
+                                   trace TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS traces_lineage ON traces (tenant, lineage, at);
 """
 
 TOKENIZE = "porter unicode61"
@@ -975,6 +980,31 @@ class SQLiteStore:
                 db.execute("ROLLBACK")
                 raise
 
+    async def add_traces(self, traces: Sequence[NuggetTrace]) -> None:
+        """Insert the traces in one transaction (an id stored already is skipped)."""
+        with self._write_lock:
+            db = self.db
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                db.executemany(
+                    "INSERT OR IGNORE INTO traces (id, tenant, lineage, at, trace)"
+                    " VALUES (?, ?, ?, ?, ?)",
+                    [(t.id, t.tenant, t.lineage_id, _utc_key(t.at), t.to_json())
+                     for t in traces])
+                db.execute("COMMIT")
+            except BaseException:
+                db.execute("ROLLBACK")
+                raise
+
+    async def traces(self, tenant: str, lineage_id: str, limit: int = 100
+                     ) -> list[NuggetTrace]:
+        """The lineage's last ``limit`` traces, oldest first (index on tenant, lineage,
+        time)."""
+        rows = self.db.execute(
+            "SELECT trace FROM traces WHERE tenant = ? AND lineage = ?"
+            " ORDER BY at DESC, id DESC LIMIT ?", (tenant, lineage_id, limit)).fetchall()
+        return [NuggetTrace.from_json(raw) for (raw,) in reversed(rows)]
+
     def fts_bytes(self) -> int:
         """Bytes used by the FTS5 shadow tables (the lexical index), via dbstat if present."""
         try:
@@ -1120,3 +1150,8 @@ def _varints(blob: bytes) -> list[int]:
                 break
         out.append(value)
     return out
+
+
+def _utc_key(at: datetime) -> str:
+    """A time as a sortable text key (UTC, microseconds)."""
+    return at.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")

@@ -19,6 +19,7 @@ from query.embeddings import MiniLMEmbedder, Vector
 from query.model import ItemType, Kind, Nugget, Publication, State, View, next_version
 from query.store import GovernanceFilter, IndexStore
 from query.text import query_terms
+from query.traces import NuggetTrace
 from query.usage import FlagKind, ReviewFlag, UsageRow, UsageTotals
 from tests.helpers import T0, days, make_nugget, make_passage
 
@@ -468,6 +469,23 @@ class StoreConformance:
         assert await store.review_flags("globex") == [theirs]
         await store.replace_review_flags("acme", [])
         assert await store.review_flags("acme") == []
+
+    async def test_traces_are_kept_per_lineage_once_oldest_first_across_a_restart(
+            self, store: IndexStore) -> None:
+        assert await store.traces("acme", "L1") == [], "no trace yet (nor its index)"
+        first = NuggetTrace("acme", "L1", "L1-v1", T0, "reprobe", "passed", "cc-1",
+                            {"probes": [{"query": "vpn", "passed": True}]})
+        later = NuggetTrace("acme", "L1", "L1-v1", T0 + days(1), "reprobe", "reoptimized",
+                            "cc-2", {"new_version": "L1-v2"})
+        other = NuggetTrace("acme", "L2", "L2-v1", T0, "reprobe", "buried", "cc-1")
+        theirs = NuggetTrace("globex", "L1", "L1-v7", T0, "reprobe", "passed", "cc-9")
+        await store.add_traces([later, other, theirs])
+        await store.add_traces([first, later])  # later again: kept once
+        store = await self.reopen(store)
+        assert await store.traces("acme", "L1") == [first, later]
+        assert await store.traces("acme", "L1", limit=1) == [later], "the last ones"
+        assert await store.traces("acme", "L2") == [other]
+        assert await store.traces("globex", "L1") == [theirs]
 
     # governance filters --------------------------------------------------------------
 

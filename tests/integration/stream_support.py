@@ -92,9 +92,9 @@ class Deployment:
                              command=("serve",))
 
     async def lag(self) -> dict[tuple[str, int], int]:
-        """The group's lag on the four source topics, from the broker."""
+        """The group's lag on the five source topics, from the broker."""
         kinds = (TopicKind.EVENTS, TopicKind.CORRECTIONS, TopicKind.CANDIDATES,
-                 TopicKind.REVIEWS)
+                 TopicKind.REVIEWS, TopicKind.CORPUS_CHANGES)
         mon = LagMonitor(self.bootstrap.split(","), group_id(self.settings),
                          [self.topics.name(k) for k in kinds])
         await mon.start()

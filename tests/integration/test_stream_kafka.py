@@ -316,3 +316,82 @@ async def test_injections_and_markup_through_the_worker(kafka_bootstrap: str, tm
     # Feedback that carried markup is held for a person, whatever the policy says.
     assert publication == Publication.PENDING_REVIEW.name and len(html_history) == 1
     assert "candidate held for review" in worker.tail(20000)
+
+
+async def test_a_corpus_change_through_kafka_reoptimizes_the_nugget_it_buries(
+        kafka_bootstrap: str, tmp_path: Path, embedder: MiniLMEmbedder) -> None:
+    """Issue 13: nuggets published by the worker, then `nuggetflow ingest --changes kafka`
+    of a page that buries one of them: the worker's reprobe agent re-probes it,
+    re-optimizes it and publishes the new version (auto policy), with a trace; a change
+    no probe reaches re-probes nothing."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    from query.model import Publication
+    from stream.synthetic import event
+    from tests.integration.stream_support import ROOT
+    from tests.support.corpus_change import AUDIT, FAQ, RESET, UNRELATED
+
+    dep = Deployment.create(kafka_bootstrap, tmp_path, NUGGETFLOW_REVIEW_POLICY="auto")
+    await dep.add_corpus(embedder, tenants=("acme",))
+    lines = [json.dumps(event(name, "acme", q, a, c, minutes=i)).encode()
+             for i, (name, (q, a, c)) in enumerate((("reset", RESET), ("audit", AUDIT)))]
+    wanted = [("acme", "reset"), ("acme", "audit")]
+
+    async def versions() -> dict[tuple[str, str], Any]:
+        state = await nugget_state(dep.settings, embedder, wanted)
+        return {k: state[k][0] if state[k] else [] for k in wanted}
+
+    def ingest(name: str, doc: dict[str, str]) -> dict[str, Any]:
+        path = tmp_path / f"{name}.jsonl"
+        path.write_text(json.dumps({**doc, "tenant": "acme"}) + "\n")
+        proc = subprocess.run([sys.executable, "-m", "app.cli", "ingest", str(path),
+                               "--changes", "kafka", "--quiet"], cwd=ROOT,
+                              env={**os.environ, **dep.env},
+                              capture_output=True, text=True, timeout=300)
+        assert proc.returncode == 0, proc.stderr
+        out: dict[str, Any] = json.loads(proc.stdout)
+        return out
+
+    async def traces(event_id: str) -> list[Any]:
+        index = NuggetIndex(make_store(dep.settings), embedder, dep.settings)
+        await index.start()
+        try:
+            [made] = await index.store.find_by_event("acme", event_id)
+            return await index.store.traces("acme", made.lineage_id or made.id)
+        finally:
+            await index.stop()
+
+    worker = dep.worker("w1").start()
+    try:
+        await publish(dep, lines)
+
+        async def published() -> bool:
+            state = await versions()
+            return all(v and v[-1][5] == Publication.PUBLISHED.name for v in state.values())
+
+        await wait_until(published, 180, "both nuggets to be published", worker.tail)
+        before = await versions()
+        assert ingest("unrelated", UNRELATED)["published_changes"] == 1
+        assert ingest("faq", FAQ)["published_changes"] == 1
+
+        async def reoptimized() -> bool:
+            return len((await versions())[("acme", "reset")]) == 3 and not any(
+                (await dep.lag()).values())
+
+        await wait_until(reoptimized, 180, "the buried nugget's new version", worker.tail)
+        after = await versions()
+        reset_traces, audit_traces = await traces("reset"), await traces("audit")
+    finally:
+        assert worker.stop() == 0, worker.tail()
+    old, new = before[("acme", "reset")][-1], after[("acme", "reset")][-1]
+    assert new[5] == Publication.PUBLISHED.name and new[3] == old[3], "same body, published"
+    assert new[4] != old[4], "INO changed the anchors"
+    # one trace per change that reached it: the unrelated page reached neither nugget
+    [trace] = reset_traces
+    assert trace.outcome == "reoptimized" and trace.detail["new_version"] == new[0]
+    assert trace.detail["passages"] == ["faq-portal-reset#0"]
+    assert [t.outcome for t in audit_traces] == ["passed"]
+    assert after[("acme", "audit")] == before[("acme", "audit")]

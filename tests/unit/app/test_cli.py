@@ -37,13 +37,24 @@ def test_ingest_then_search(tmp_path: Path) -> None:
          "text": "Open Settings, choose Background and pick a picture."},
         {"id": "wifi", "tenant": "x", "title": "Connect to a wireless network",
          "text": "Open the system menu, select Wi-Fi and choose a network."}]) + "\n")
-    ing = run(["ingest", str(corpus), "--tenant", "gnome"], tmp_path)
-    assert json.loads(ing.stdout)["passages"] == 2
+    ing = run(["ingest", str(corpus), "--tenant", "gnome", "--changes-file",
+               str(tmp_path / "changes.jsonl")], tmp_path)
+    first = json.loads(ing.stdout)
+    assert first["passages"] == 2 and first["changes"] == 1
+    # what changed went to the re-probe step (no nugget is published: none reached)
+    assert first["reprobe"]["steps"] == {"reprobe": {"reprobed": 1}}
+    assert "reprobe gnome: reprobed (none reached)" in ing.stderr
+    [change] = [json.loads(line) for line in (tmp_path / "changes.jsonl").read_text()
+                .splitlines()]
+    assert change["tenant"] == "gnome" and [d["passages"] for d in change["documents"]] == [
+        ["wall#0"], ["wifi#0"]]
     assert "ingested 2 documents of 2" in ing.stderr and "ETA" in ing.stderr
     again = json.loads(run(["ingest", str(corpus), "--tenant", "gnome"], tmp_path).stdout)
     assert {k: v for k, v in again.items() if k != "seconds"} == {
         "documents": 2, "new_documents": 0, "changed_documents": 0, "unchanged_documents": 2,
-        "passages": 0, "new_passages": 0}
+        "passages": 0, "new_passages": 0, "changes": 0}
+    replay = json.loads(run(["reprobe", str(tmp_path / "changes.jsonl")], tmp_path).stdout)
+    assert replay["reprobe"]["steps"] == {"reprobe": {"reprobed": 1}}
     res = json.loads(run(["search", "how do I change my background picture", "--tenant",
                           "gnome", "--json"], tmp_path).stdout)
     assert res["hits"][0]["id"] == "wall#0"

@@ -14,6 +14,7 @@ from query.embeddings import MiniLMEmbedder
 from query.model import Nugget, Publication, State, next_version
 from query.usage import (
     FlagKind,
+    ReviewFlag,
     UsagePolicy,
     UsageRecorder,
     UsageRow,
@@ -21,6 +22,7 @@ from query.usage import (
     dismiss_flag,
     judge,
     published_tenants,
+    raise_flags,
     review_usage,
 )
 from tests.helpers import T0, days, make_nugget
@@ -102,6 +104,32 @@ async def test_an_unused_nugget_goes_to_review_with_its_reason(
     after_edit = await review_usage(store, "acme", POLICY, NOW + days(1))
     assert [f.lineage_id for f in after_edit] == [seldom.id]
     assert await published_tenants(store) == ["acme"]
+
+
+async def test_flags_a_corpus_change_raised_stay_through_usage_reviews_for_their_version(
+        store: SQLiteStore, embedder: MiniLMEmbedder) -> None:
+    buried = make_nugget(obj="Workspace Owner", sources=("ev-buried",))
+    other = make_nugget(obj="Team Lead", subject="vpn token", sources=("ev-other",))
+    await put(store, embedder, buried, other)
+    await raise_flags(store, "acme", [
+        ReviewFlag("acme", buried.id, buried.id, FlagKind.BURIED, "2 of 5 probes fail", NOW,
+                   title=buried.title),
+        ReviewFlag("acme", other.id, other.id, FlagKind.REDUNDANT, "kb-7 says it", NOW)])
+    # raised again by a later change: the first time and a dismissal are kept
+    await dismiss_flag(store, "acme", other.id, FlagKind.REDUNDANT)
+    await raise_flags(store, "acme", [ReviewFlag("acme", other.id, other.id,
+                                                 FlagKind.REDUNDANT, "kb-8 says it too",
+                                                 NOW + days(1))])
+    flags = await review_usage(store, "acme", POLICY, NOW + days(2))
+    by_lineage = {f.lineage_id: f for f in flags}
+    assert by_lineage[buried.id].kind is FlagKind.BURIED, "usage review keeps it"
+    again = by_lineage[other.id]
+    assert (again.reason, again.raised_at, again.dismissed) == ("kb-8 says it too", NOW, True)
+    # a new version of the buried nugget: its flag is about the old one and goes
+    edited = next_version(buried, "edit", NOW, title="Only the Workspace Owner resets it")
+    await store.write_nuggets([edited], [None])
+    after = await review_usage(store, "acme", POLICY, NOW + days(3))
+    assert [(f.lineage_id, f.kind) for f in after] == [(other.id, FlagKind.REDUNDANT)]
 
 
 class FailingStore:

@@ -15,8 +15,10 @@ from nuggetflow.settings import Settings
 from optimizer.accounting import Meter
 from optimizer.local import local_roles
 from optimizer.pipeline import Outcome
+from optimizer.reprobe import Reprobe
 from optimizer.types import Extraction, FeedbackContext
 from query.convert import nugget_from_bytes, nugget_to_bytes
+from query.corpus import ChangedDocument, CorpusChange
 from query.index import NuggetIndex
 from query.model import Publication
 from stream.engine import ExtractResult, InlineEngine
@@ -24,7 +26,7 @@ from stream.events import parse_event, to_context
 from stream.metrics import WorkerMetrics as Metrics
 from stream.records import Correction, DeadLetter, Emit, Record, ReviewEvent, StepResult
 from stream.steps import Steps
-from stream.synthetic import correction, event, malformed
+from stream.synthetic import T0, correction, event, malformed
 from stream.topics import TopicKind
 from tests.unit.stream.conftest import make_steps
 
@@ -161,6 +163,12 @@ class FlakyEngine:
             raise BackendUnavailableError("LLM endpoint failed 5 times: 503")
         return await self.inner.optimize(ctx, extraction)
 
+    async def reprobe(self, change: CorpusChange) -> list[Reprobe]:
+        if self.failures:
+            self.failures -= 1
+            raise BackendUnavailableError("LLM endpoint failed 5 times: 503")
+        return await self.inner.reprobe(change)
+
 
 async def test_outage_makes_events_wait_with_backoff_none_dropped(
         index: NuggetIndex, stream_settings: Settings, metrics: Metrics,
@@ -183,6 +191,12 @@ async def test_outage_makes_events_wait_with_backoff_none_dropped(
     assert value(metrics, "nuggetflow_stream_retries_total", agent="optimize") == 2
     assert value(metrics, "nuggetflow_stream_dead_letters_total", topic="feedback.events",
                  reason="decode") == 0
+    # a corpus change waits out the outage too, then is re-probed (none dropped)
+    engine.failures = 3
+    change = CorpusChange("acme", (ChangedDocument("kb-x", 1, "new", ("kb-x#0",)),), T0)
+    out = await steps.reprobe(rec(change.to_bytes(), TopicKind.CORPUS_CHANGES))
+    assert out.outcome == "reprobed" and engine.failures == 0
+    assert value(metrics, "nuggetflow_stream_retries_total", agent="reprobe") == 3
 
 
 async def test_backoff_doubles_jitters_and_caps(steps: Steps) -> None:

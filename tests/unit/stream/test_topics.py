@@ -15,7 +15,7 @@ def test_prefix_applies_to_every_topic_and_the_group() -> None:
     topics = Topics.from_settings(s)
     assert topics.all() == ["prod.feedback.events", "prod.feedback.corrections",
                             "prod.nuggets.candidates", "prod.nuggets.reviews",
-                            "prod.feedback.dead-letter"]
+                            "prod.feedback.dead-letter", "prod.corpus.changes"]
     assert topics.kind_of("prod.nuggets.reviews") is TopicKind.REVIEWS
     with pytest.raises(ValueError):
         topics.kind_of("nuggets.reviews")
