@@ -353,7 +353,10 @@ def value_unit(value: str) -> str:
 REPAIR_CUE = (r"(?:(?:sorry|oops|typo|correction|i[ \t]+mean|i[ \t]+meant)[,:]?|"
               r"(?:no|nope)[ \t,]+(?:wait|sorry|actually)[,:]?(?:[ \t]+(?:we|they|someone|ops)"
               r"[ \t]+(?:moved|changed|switched|set|put)[ \t]+(?:it|that|this|them)[ \t]+"
-              r"(?:to|at)|[ \t]+it'?s|[ \t]+it[ \t]+is)?)")
+              r"(?:to|at)|"
+              # "no wait, we bumped it after the audit, it's 14 now": why, then the value
+              r"(?:[ \t]+(?:we|they|someone|ops)[ \t]+[^,.;:\n]{1,50},)?(?:[ \t]+it'?s|"
+              r"[ \t]+it[ \t]+is))?)")
 #: The value a repair gives: a quoted string, a number with its unit, or a name in parts
 #: ("Europe/London").
 REPAIR_VALUE = (r"(?P<new>'[^'\n]{1,30}'|\"[^\"\n]{1,30}\"|\d(?:[\w.:/%+-]*[\w%])?|"
@@ -1025,6 +1028,69 @@ def _spoken_marks(text: str) -> str:
     return re.sub(r"[.,?!][ \t]*(?=[.,?!])", "", text)  # ("full stop." said and typed)
 
 
+#: Up to four words written in another script opening a sentence, before its English:
+#: "아니요 — on any screen ...", "ขอบคุณค่ะ but no, ...", "Будь ласка, not like this."
+_OTHER_SCRIPT_RUN = re.compile(r"(?:^|(?<=\n)|(?<=[.!?][ \t]))[ \t]*"
+                               r"(?P<run>[^\sA-Za-z\d.,!?;:()'\"-]+"
+                               r"(?:[ \t]+[^\sA-Za-z\d.,!?;:()'\"-]+){0,3})"
+                               r"(?:[ \t]*[,.!—–-]+[ \t]*|[ \t]+)(?=[A-Za-z(])")
+#: "shipped to gray log I mean Graylog": a name said, then said again as it is spelled
+#: (", that's log_min_duration_statement," between commas: an aside, both commas go).
+_RESPELT = re.compile(r"\b(?P<said>[\w-]+(?:[ \t]+[\w-]+){0,3}?)(?P<c1>[ \t]*,)?[ \t]+"
+                      r"(?i:I[ \t]+mean|that's|that[ \t]+is)[ \t]+(?P<name>[\w.-]*\w)"
+                      r"(?P<c2>,(?=[ \t]))?")
+
+
+def _latin_share(text: str) -> float:
+    letters = [c for c in text if c.isalpha()]
+    return sum(c.isascii() for c in letters) / len(letters) if letters else 1.0
+
+
+def _other_script(run: str) -> bool:
+    """Every letter of ``run`` is of a script other than Latin (Hangul, Thai, Hebrew, ...)."""
+    import unicodedata
+
+    letters = [c for c in run if c.isalpha()]
+    return bool(letters) and not any(unicodedata.name(c, "").startswith("LATIN")
+                                     for c in letters)
+
+
+def _one_edit(a: str, b: str) -> bool:
+    """``a`` and ``b`` are equal or one letter apart (changed, added or dropped)."""
+    if abs(len(a) - len(b)) > 1:
+        return False
+    if len(a) == len(b):
+        return sum(x != y for x, y in zip(a, b, strict=True)) <= 1
+    short, long_ = sorted((a, b), key=len)
+    return any(long_[:i] + long_[i + 1:] == short for i in range(len(long_)))
+
+
+def _respelt(m: re.Match[str]) -> str:
+    """The name as spelled when the words before it say it ("gray log I mean Graylog",
+    "molar ex, that's Molarix"); else the words as they were."""
+    said = m["said"].split()
+    name = m["name"].rstrip(".")
+    squash = re.sub(r"[^a-z0-9]", "", name.lower())
+    for k in range(len(said), 0, -1):
+        heard = re.sub(r"[^a-z0-9]", "", "".join(said[-k:]).lower())
+        # (the spelled name looks like one: a capital, a digit, "_" or "."; "builds them,
+        # that's the passphrase" is no spelling)
+        if len(heard) >= 4 and re.search(r"[A-Z\d_.]", name) and _one_edit(heard, squash):
+            tail = "" if m["c1"] else (m["c2"] or "")
+            return " ".join([*said[:-k], m["name"]]) + tail
+    return m[0]
+
+
+def other_script_openings_removed(text: str) -> str:
+    """A message written in English without the words in another script that open a
+    sentence (a greeting, a thanks, a "no" in the writer's language), and with a name
+    said then spelled ("gray log I mean Graylog") written once, as spelled."""
+    text = _RESPELT.sub(_respelt, text)
+    if _latin_share(text) < 0.6:
+        return text  # a message in another script: its words are the message
+    return _OTHER_SCRIPT_RUN.sub(lambda m: "" if _other_script(m["run"]) else m[0], text)
+
+
 def plain_voice(text: str) -> str:
     """A chatty, dictated or shouted message read as written English: fillers ("um",
     "uh", "okay so ... so yeah") go (between two clauses, one stands for a comma), chat
@@ -1033,7 +1099,7 @@ def plain_voice(text: str) -> str:
     code spans and lines with an SQL statement stay) and apostrophe-less contractions are
     restored; spoken punctuation ("full stop", "comma") is written as the mark, and
     common misspellings of English words are mended ("teh", "becuase")."""
-    text = _TAG_QUESTION.sub(_tag_question, text)
+    text = other_script_openings_removed(_TAG_QUESTION.sub(_tag_question, text))
     text = _spoken_then_written(text)
     text = re.sub(r"\b(" + WORD_NUMBER + r")[ \t]+([a-z]+),[ \t]+(\d+)\b(?=[ \t]*[.,;])",
                   _said_as_digits, text, flags=re.IGNORECASE)
@@ -1196,7 +1262,11 @@ _ROLE_PREFIX = re.compile(
     r"(?:^|\n|[.!?]\s+)\s*(?:#+\s*|\[|<|\*\*|-{2,}\s*)?(?:system|assistant|ai|bot|model|"
     r"developer|admin|administrator|root|operator|instruction|instructions|prompt|llm|gpt|"
     r"note to (?:the )?(?:model|assistant|ai|system|bot|llm))(?:\s+(?:override|message|"
-    r"prompt|note|mode|update|command|instruction))?\s*(?:\]|>|\*\*)?\s*[:>\]]",
+    r"prompt|note|mode|update|command|instruction))?\s*(?:\]|>|\*\*)?\s*[:>\]]|"
+    # a notice headed by the system, its kind and a parenthesis before the colon:
+    # "SYSTEM POLICY UPDATE (priority: critical):", "System notice (automated):"
+    r"(?:^|\n)\s*(?:#+\s*|\[|\*\*)?system(?:\s+(?:policy|notice|alert|update|override|"
+    r"directive|announcement|message)){1,2}\s*(?:\([^()\n]{0,60}\))?\s*(?:\]|\*\*)?\s*:",
     re.IGNORECASE)
 _MODEL_FIELD = re.compile(r"^[ \t]*(?i:model):[ \t]{2,}(?=[^\n]*\d)(?![^\n]*\b(?i:you|must|ignore|"
                           r"obey|store|save|remember|always|never|instructions?|rules?|"
@@ -1281,7 +1351,11 @@ _ADDRESS_MODEL = re.compile(
 _SECRET = re.compile(
     r"\b(?:passwords?|passphrase|passcode|pin(?:\s*code)?|api[\s_-]?keys?|secret(?:\s*key)?s?|"
     r"access[\s_-]?tokens?|tokens?|credentials?|private[\s_-]?keys?|login password)\b"
-    r"(?:\s+(?:for|of|to)\s+[\w.@-]+(?:\s+[\w.@-]+)?)?\s*(?:is|are|=|:|was|will be|reads?)\s*"
+    # ("the local admin password on every workstation is 'olps2024'": where it applies, in
+    # up to two phrases of up to four words, between the label and its value)
+    r"(?:\s+(?:for|of|to|on|at|in)\s+[\w.@-]+(?:\s+[\w.@-]+){0,2}){0,2}\s*(?:is|are|=|:(?!//)|"
+    r"was|"
+    r"will be|reads?)\s*"
     r"[\"'“‘`]?(?=[^\s\"'“‘`]*[A-Za-z0-9])[^\s\"'”’`,;]{3,}", re.IGNORECASE)
 _GENERIC_SECRET_VALUES = frozenset("""required needed mandatory optional managed reset
 changed expired the a an your their our not never only set stored rotated enforced
@@ -1289,8 +1363,10 @@ disabled enabled complex long strong weak""".split())
 
 
 _KB_DIRECTIVE = re.compile(
-    r"\b(?:(?:the\s+)?knowledge\s*base|(?:the\s+)?kb|(?:the\s+|your\s+)?(?:nuggets?|memory|"
-    r"index|training data|model|assistant|bot|ai|llm)|you)\s+(?:must|should|shall|will|needs? "
+    # ("all assistants must now record ...": every assistant is this one too)
+    r"\b(?:(?:the\s+)?knowledge\s*base|(?:the\s+)?kb|(?:all\s+|the\s+|your\s+)?(?:nuggets?|"
+    r"memory|index|training data|model|assistants?|bots?|ai|llms?)|you)\s+(?:must|should|shall|"
+    r"will|needs? "
     r"to|has to|have to)\s+(?:now\s+|from now on\s+|always\s+)?(?:state|say|include|contain|"
     r"list|read|remember|learn|answer|tell|reply|respond|report|store|record|treat|accept)\b|"
     r"\b(?:do not|don't|never)\s+(?:mention|tell|reveal|show|disclose)\s+(?:this|it|that)"
@@ -1500,6 +1576,9 @@ _ABOUT_ANSWER = re.compile(
     # "rewrite" is the answer's only after "this/your/that" ("the whole rewrite" of a
     # table is not).
     r"(?:this|your|that)\s+(?:[\w-]+\s+){0,2}?rewrite|"
+    # "the eject steps above": the answer's part the reply points at
+    r"the\s+(?:[\w-]+\s+){0,2}?(?:steps?|instructions?|commands?|procedure|method|links?|"
+    r"part|bit|section)\s+(?:above|below)\b(?!\s+(?:the|a|an|\d)\b)|"
     r"^(?:explanation|example|summary|"
     r"the part)\s+(?:of|about)\b|you\s+(?:said|say|wrote|claim|describe|described|mention|"
     r"mentioned|suggest|suggested|told|tell)|answer(?:ed)?\s+(?:my|the)\s+question|every\s+(?:answer|reply|"

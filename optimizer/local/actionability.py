@@ -77,8 +77,10 @@ from optimizer.local.layout import (
     diff_as_lines,
     form_fields_as_lines,
     headings_as_labels,
+    learned_fact_unframed,
     log_lines_removed,
     minutes_as_decisions,
+    minutes_residue_removed,
     negative_question_as_claim,
     pointed_command_named,
     qa_pairs_as_statements,
@@ -756,8 +758,8 @@ class LocalActionability:
             keep_lines=True))
         text = announced_scope_joined(value_lists_joined(
             form_fields_as_lines(banner_removed(text), ctx.answer)))
-        for step in (struck_through_removed,
-                     minutes_as_decisions,
+        for step in (struck_through_removed, learned_fact_unframed,
+                     minutes_as_decisions, minutes_residue_removed,
                      qa_pairs_as_statements, code_comments_as_text,
                      chat_as_lines, diff_as_lines, dashed_pairs_as_labels,
                      state_labels_as_statements, circled_numbers_as_bullets,
@@ -2242,8 +2244,10 @@ got goes go""".split())
 
 
 #: A relative clause that tells what happened once, after the fact it hangs on.
-_STORY_TAIL = re.compile(r",\s+(?:which|as)\s+(?:is|was)\s+(?:exactly\s+)?what\s+happened\b",
-                         re.IGNORECASE)
+_STORY_TAIL = re.compile(r",\s+(?:which|as)\s+(?:is|was)\s+(?:exactly\s+)?what\s+happened\b|"
+                         # ", which is why the diff was so massive": what it caused once
+                         r",\s+which\s+(?:is|was)\s+why\b(?=[^.!?]*\b(?:was|were|had|did|got|"
+                         r"went|came|happened|broke|failed)\b)", re.IGNORECASE)
 #: "The endpoint is gw-1, UDP 51821, we moved it last year": when what holds came to hold,
 #: after it (the sentence states what holds; the tail stays in the body as its history).
 _CHANGE_TAIL = re.compile(r",\s+(?:we|they|i|he|she|it|someone|ops)\s+(?:only\s+|just\s+)?"

@@ -575,12 +575,120 @@ def circled_numbers_as_bullets(text: str) -> str:
     return _CIRCLED.sub(r"\1- ", text)
 
 
+#: Words that name what kind of document a header line heads ("Minutes", "changelog",
+#: "transcript", "review", "note(s)", "report", "handover", "write-up", "post-mortem").
+_GENRE = (r"(?:minutes|change-?\s?log|log|logbook|transcript|review|notes?|report|summary|"
+          r"digest|hand-?over|write-?up|post-?mortem|retro(?:spective)?)")
+#: A document's header at the very start: an optional ticket id ("GDDB-4471 - "), up to two
+#: words, the genre word, then its particulars after a comma, dash, parenthesis, colon or
+#: "on/of/from/for/by" ("Image changelog, build 2024.09:", "Review on PR #318 (...), file
+#: x.sql:", "Voicemail transcript (auto) - from Dr X, 08:52:", "Post-incident review, Harrow
+#: Street outage (14 Feb)."); or the sender or source alone ("From Helen Achebe,
+#: Information Governance Lead.", "From the OL wiki, page 'Signature pads':").
+_GENRE_HEAD = re.compile(
+    # (an emoji or a mark before it; a bracketed banner is read by banner_removed)
+    r"(?:[^\w\s\[\](){}<>]{1,3}[ \t]*)?(?:[\w-]+[ \t]*#?\d+[ \t]*[-–—:][ \t]*)?"
+    r"(?:(?:[\w-]+[ \t]+){0,2}" + _GENRE + r"(?=[ \t]*(?:[,(:–—-]|[ \t](?:on|of|from|for|by)\b|"
+    r"[.]?$))|" + SENDER_WORDS + r"[ \t]*[—–-]?[ \t]*(?:from|by)[ \t]+|"
+    r"from[ \t]+(?:(?-i:[A-Z][\w'-]+)[ \t]+(?-i:[A-Z][\w'-]+)(?=,)|(?:the|our)[ \t]+"
+    r"[^\n,:]{0,40}?\b(?:wiki|handbook|runbook|intranet|manual|guide|faq|page|sheet|docs)\b))",
+    re.IGNORECASE)
+#: A word that makes a header a sentence: be, have, do, the modals, a negation.
+_HEAD_VERB = re.compile(r"\b(?:is|are|was|were|be|been|has|have|had|do|does|did|don't|doesn't|"
+                        r"can|cannot|can't|must|should|shall|will|won't|(?-i:may)|might|need|needs|"
+                        r"never|not|no)\b", re.IGNORECASE)
+
+
+def _verbless(text: str) -> bool:
+    return not _HEAD_VERB.search(re.sub(r"\([^()]*\)|'[^'\n]*'|\"[^\"\n]*\"", " ", text))
+
+
+def genre_header_removed(text: str) -> str:
+    """The message without the header that says what kind of document it is, who sends it
+    or where it is copied from (``_GENRE_HEAD``, with no verb in it): its whole first line
+    when that line is the header, else the header sentence or the label before a colon
+    ("Contractor note (Tessellate IT, on site Weds): no staff account has admin" keeps
+    what follows the colon). A ticket's id and state alone ("PSD-Network #5821 -
+    resolved.") go the same way."""
+    for _ in range(3):
+        lead = text.lstrip()
+        first, nl, rest = lead.partition("\n")
+        if nl and rest.strip() and _GENRE_HEAD.match(first.strip()) and _verbless(first) \
+                and not _header_needed(first, rest):
+            # (when it takes effect is the text's, not the header's: "Announcement from X -
+            # effective 1 March:" leaves "Effective 1 March: ...")
+            when = _EFFECTIVE.search(first)
+            text = f"{when[0].strip().rstrip(':')[:1].upper()}{when[0].strip().rstrip(':')[1:]}: " \
+                f"{rest.lstrip()}" if when else rest
+            continue
+        head = _first_clause(first)
+        # (a note's sender before a colon on the line of its text may scope it: "Note from
+        # the yard: trailers are washed daily" stays)
+        if head and (_GENRE_HEAD.match(head) or _TICKET_STATE.fullmatch(head)) and \
+                _verbless(head) and not _SENT_BY.match(head) and not _header_needed(
+                    head, lead[len(head):]):
+            rest = lead[len(head):].lstrip(" \t")
+            # (a sentence's first word takes a capital; a host's name keeps its case)
+            text = rest[:1].upper() + rest[1:] if re.match(r"[a-z]+\b(?![-.]\w)", rest) \
+                else rest
+            continue
+        break
+    return text
+
+
+_MONTHS = frozenset("jan feb mar apr may jun jul aug sep sept oct nov dec january february march "
+                    "april june july august september october november december".split())
+
+
+def _header_needed(head: str, rest: str) -> bool:
+    """The header says what the text needs: a machine or host the text does not name again
+    ("CHANGELOG: wardrobe-pc1 image 2024.09"), or the organisation a "we"/"us" in the text
+    stands for ("Contractor note (ClearView Imaging, ...): calibrated by us only")."""
+    later = rest.lower()
+    hosts = re.findall(r"\b[a-z][a-z0-9]*(?:[-.][a-z0-9]+)*[-.]?[a-z]*\d[\w.-]*\b", head)
+    if any(h.lower() not in later for h in hosts if re.search(r"[a-z]", h)):
+        return True
+    if re.search(r"\b(?:we|we'll|we're|we've|us|our)\b", rest, re.IGNORECASE):
+        names = re.findall(r"\b[A-Z][\w&'-]+", head)
+        return any(n.lower() not in later and n.lower() not in _MONTHS and
+                   not re.fullmatch(_GENRE, n, re.IGNORECASE) for n in names)
+    return False
+
+
+def _first_clause(line: str) -> str:
+    """The line up to its first sentence end or colon outside brackets and quotes, with
+    that mark ("" when there is none before the end of the line, or nothing after it)."""
+    depth, quote = 0, ""
+    for i, c in enumerate(line[:160]):
+        if quote:
+            quote = "" if c == quote else quote
+        elif c in "'\"" and (i == 0 or not line[i - 1].isalnum()):
+            quote = c
+        else:
+            depth += (c in "([{") - (c in ")]}")
+            if depth <= 0 and c in ".!?:" and line[i + 1:i + 2] in (" ", "\t") and \
+                    line[i + 1:].strip() and i >= 3:
+                return line[:i + 1]
+    return ""
+
+
+_EFFECTIVE = re.compile(r"\b(?:effective|as\s+of|starting|valid\s+from)\s+(?:[^,;:\n]{0,12}?)"
+                        r"(?:\d{1,4}|(?i:mon|tues|wednes|thurs|fri|satur|sun)day)[^,;:\n]{0,20}",
+                        re.IGNORECASE)
+_SENT_BY = re.compile(r"\s*(?:[^\w\s]{1,3}\s*)?" + SENDER_WORDS + r"\s*[—–-]?\s*(?:from|by)\b",
+                      re.IGNORECASE)
+#: A ticket's id and state: "PSD-Network #5821 - resolved.", "REQ-2291 closed."
+_TICKET_STATE = re.compile(r"[\w-]+[ \t]*#?\d+[ \t]*[-–—:]?[ \t]*(?:resolved|closed|done|fixed|"
+                           r"merged|completed)[.!]?", re.IGNORECASE)
+
+
 def banner_removed(text: str) -> str:
     """The message without a bracketed note that opens it ("[Voicemail transcript,
     00:47] Hi, ..."): a banner about the message, not part of it. Notes inside it
     ("[inaudible]") stay, as the transcript has them; so do check-mark boxes ("[x]",
     "[ ]") and a configuration section ("[Service]" on its own line). A header line that
     names the sender ("ANNOUNCEMENT from X, role") goes too."""
+    text = genre_header_removed(text)
     for _ in range(3):  # ("RE: ..." over "(sent from the yard)" over the message)
         header = _SENDER_HEADER.match(text)
         if not header or not text[header.end():].strip():
@@ -594,6 +702,20 @@ def banner_removed(text: str) -> str:
                                           for line in text.lstrip().splitlines()[1:]):
         return text  # ("[09:12] ana: ..." opening a chat log: its first line's time)
     return _LEADING_NOTE.sub("", text, count=1)
+
+
+#: A fact told as news to the writer: "I had a chat with Noa and the thing I didn't know is
+#: that whoever patches re-baselines AIDE" (the fact is what follows "that").
+_LEARNED = re.compile(r"(?:^|(?<=[.!?][ \t])|(?<=\n))[^.!?\n]*?\b(?:(?:the|one)[ \t]+(?:thing|bit|"
+                      r"part)[ \t]+)?(?:i|we)[ \t]+(?:didn't|did[ \t]+not|never)[ \t]+(?:knew|know|"
+                      r"realised|realized|realise|realize)[ \t]+(?:is|was)[ \t]+(?:that[ \t]+)?"
+                      r"(?=[a-zA-Z])", re.IGNORECASE)
+
+
+def learned_fact_unframed(text: str) -> str:
+    """The fact a sentence tells as news to the writer, without the telling ("... the
+    thing I didn't know is that X" -> "X")."""
+    return _LEARNED.sub("", text).replace("\n\n\n", "\n\n")
 
 
 #: Struck-through text: "~~5 minutes~~ 10 minutes" (markdown), "<s>old</s>", "<del>old</del>".
@@ -646,6 +768,34 @@ def minutes_as_decisions(text: str) -> str:
         if line.strip():
             out.append(line)
     return "\n".join(out)
+
+
+_PRESENT = re.compile(r"^\s*(?:present|attendees|attending|apologies|absent|in attendance)\s*:",
+                      re.IGNORECASE)
+#: An action assigned to a person: "Actions: Priya to write the convention into RB-112."
+_TO_DO = re.compile(r"^\s*(?:\d{1,2}[.)]\s+)?actions?\s*:\s*(?-i:[A-Z])[\w'-]+(?:\s+(?:and|&)\s+"
+                    r"(?-i:[A-Z])[\w'-]+)?\s+to\s+\w+", re.IGNORECASE)
+#: An agenda item's title before what it says: "Item 3: fleet baseline. All six ..."
+_ITEM_TITLE = re.compile(r"^(\s*)(?:agenda\s+)?item\s*\d{1,2}\s*[:.)-]\s*[^.:\n]{1,40}\.\s+(?=\S)",
+                         re.IGNORECASE | re.MULTILINE)
+
+
+_ITEM_LABEL = re.compile(r"^\s*(?:agenda\s+)?item\s*\d{1,2}\s*[:.)-]\s*", re.IGNORECASE)
+
+
+def minutes_residue_removed(text: str) -> str:
+    """What minutes carry besides what they record, in any message of two lines or more:
+    attendance lines ("Present: ..."), "AOB" items, actions assigned to people ("Actions:
+    Priya to ...") and an agenda item's own title ("Item 3: fleet baseline.", "Item 3:
+    Remote access" alone on its line)."""
+    lines = text.split("\n")
+    if len([ln for ln in lines if ln.strip()]) < 2:
+        return text
+    kept = [ln for ln in lines if not (
+        _PRESENT.match(ln) or _AOB.match(_ITEM_LABEL.sub("", ln)) or _TO_DO.match(ln) or (
+            _ITEM_LABEL.match(ln) and re.fullmatch(r"[^.\n]{1,60}", _ITEM_LABEL.sub("", ln))
+            and _verbless(ln)))]
+    return _ITEM_TITLE.sub(r"\1", "\n".join(kept))
 
 
 #: "Q: how long ...? A: 14 characters": a question and its answer, in the writer's words.
@@ -873,10 +1023,17 @@ _LOG_LINE = re.compile(r"^[ \t]*(?:(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|No
                        # detected", "FATAL:  password authentication failed")
                        r"[\w.-]+:[ \t]+(?:error|fatal|warning|panic|detail|hint|notice):|"
                        # GLib's "(org.gnome.Nautilus:4123): GVFS-WARNING **: ..."
+                       # a web or print server's log: "E [12/Mar/2024:10:14:05 +0000] ...",
+                       # "10.0.0.7 - - [03/Mar/2024:02:14:07 +0000] "GET / HTTP/1.1" 200"
+                       r"(?:[A-Z][ \t]+|[\w.:-]+[ \t]+-[ \t]+\S+[ \t]+)?"
+                       r"\[\d{1,2}/[A-Z][a-z]{2}/\d{4}:\d{2}:\d{2}:\d{2}(?:[ \t][+-]\d{4})?\]|"
                        r"(?:\*\*[ \t]*)?\([\w.-]+:\d+\):[ \t]+[\w-]*"
                        r"(?:WARNING|CRITICAL|ERROR|DEBUG|MESSAGE)"
                        r"\b|"
                        r"(?:ERROR|FATAL|PANIC|DETAIL|HINT|CONTEXT|STATEMENT|LOG):[ \t]{2}|"
+                       # apt update's own lines: "Err:1 http://deb.debian.org/debian bookworm
+                       # InRelease" (the indented reason under it continues it), "Hit:2 ..."
+                       r"(?:Err|Hit|Get|Ign):\d+[ \t]+\S|"
                        # the kernel's ring buffer: "[ 8812.441203] ata2.00: ..."
                        r"\[[ \t]*\d+\.\d{3,}\][ \t]|"
                        # a query plan: "Seq Scan on t  (cost=0.00..98.40 rows=1 width=212)",
@@ -898,17 +1055,37 @@ _LOG_LINE = re.compile(r"^[ \t]*(?:(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|No
                        r"(?:\n[ \t]+\S[^\n]*)*$", re.MULTILINE)
 
 
+#: A program's diagnostic: "lpstat: Unable to locate printer ...", "ssh: Could not resolve
+#: hostname ...", "cp: cannot stat 'x': No such file or directory" (the program's name is no
+#: English word: "note: cannot be changed" is the writer's).
+_DIAGNOSTIC = re.compile(r"^[ \t]*(?P<prog>[a-z][\w.-]*):[ \t]+(?:[\w/.'-]+:[ \t]+)?"
+                         r"(?i:unable[ \t]+to|cannot|can't|could[ \t]+not|couldn't|"
+                         r"failed[ \t]+to|no[ \t]+such|permission[ \t]+denied|"
+                         r"connection[ \t]+refused)\b[^\n]*$\n?",
+                         re.MULTILINE)
+
+
+_PROGRAM_LINE = re.compile(r"^[ \t]*(?P<prog>[a-z][\w.-]*):[ \t]+\S[^\n]*$\n?", re.MULTILINE)
+
+
+def _diagnostics_removed(text: str) -> str:
+    return _DIAGNOSTIC.sub(lambda m: "" if not english_word(m["prog"]) else m[0], text)
+
+
 def log_lines_removed(text: str) -> str:
     """Pasted log output goes ("Mar 03 02:14:07 db-2 kernel: ...", "sshd[812]: ...",
     "2024-03-03T02:14:07Z ...", "psql: error: ...", "ERROR:  ...", with the indented
     lines that continue a line): what a program printed once is evidence of an event, not
     a statement of the writer's; the writer's own lines around it stay."""
-    removed = _LOG_LINE.sub("", _PROMPT_BLOCK.sub("", _COLUMN_TABLE.sub("", _APT_LINES.sub(
-        "", _log_blocks_removed(_package_tool_output_removed(_FENCED_SESSION.sub("", text)))))))
+    removed = _diagnostics_removed(_LOG_LINE.sub("", _PROMPT_BLOCK.sub("", _COLUMN_TABLE.sub(
+        "", _APT_LINES.sub("", _log_blocks_removed(_package_tool_output_removed(
+            _FENCED_SESSION.sub("", text))))))))
     if _PSQL_PROMPT.search(text):  # a command's tag alone on a line is psql's reply ("SET")
         removed = _COMMAND_TAG.sub("", removed)
-    if removed != text:  # beside log output, an "Error: ..." line is output too
-        removed = _LOOSE_ERROR.sub("", removed)
+    if removed != text:  # beside log output, an "Error: ..." line is output too, and so is
+        # a program's line ("mdadm: /dev/md0 has been started with 1 drive")
+        removed = _PROGRAM_LINE.sub(lambda m: "" if not english_word(m["prog"]) else m[0],
+                                    _LOOSE_ERROR.sub("", removed))
     return removed
 
 
@@ -1072,12 +1249,27 @@ _NAME_AND_ROLE_END = re.compile(
     r"Specialist|Analyst|Technician|Admin|Assistant)\b)[^\n.!?]{2,60}[ \t]*\s*\Z")
 
 
+#: A name and a role closing the message's last line, after its last sentence: "... do not
+#: change. Oksana Hrytsenko, practice manager Riverside Quay" (a sign-off without a
+#: closing word; no word of the name is an English word, the role has no verb).
+_NAME_ROLE_TAIL = re.compile(r"(?<=[.!?])[ \t]+(?P<name>[A-Z][\w'’-]+(?:[ \t]+[A-Z][\w'’.-]+){1,2})"
+                             r"[ \t]*,[ \t]*(?P<role>[^\n.!?]{2,60})[.]?\s*\Z")
+
+
+def _name_role_tail_removed(text: str) -> str:
+    m = _NAME_ROLE_TAIL.search(text)
+    if m and not any(english_word(w) for w in m["name"].split()) and _verbless(m["role"]) \
+            and len(tokens(m["role"])) <= 6:
+        return text[:m.start()]
+    return text
+
+
 def signature_removed(text: str) -> str:
     """An e-mail without what is under its closing: a closing alone on its line ("Kind
     regards", "--") with a signature under it (an address, a telephone, a web page, a
     legal notice, or a few lines of name and title with no sentence in them) ends the
     message, but for a postscript ("P.S. ..."). A legal notice goes wherever it is."""
-    text = _NAME_AND_ROLE_END.sub("", _LEGAL_NOTICE.sub("", text))
+    text = _name_role_tail_removed(_NAME_AND_ROLE_END.sub("", _LEGAL_NOTICE.sub("", text)))
     for m in _CLOSING_LINE.finditer(text):
         if len(tokens(text[:m.start()])) < 3:
             continue

@@ -1127,8 +1127,10 @@ def _apply_repair_sentences(text: str) -> str:
 _SORRY_THEN_VALUE = re.compile(
     # ("... at 04:00. No wait, we moved it to 04:15 last year so ...": the value again,
     # after a full stop, in a clause of its own)
-    rf"(?:^|(?<=[.!?\n]))[ \t]*{REPAIR_CUE}[ \t]+{REPAIR_VALUE}"
-    r"(?:[ \t]*(?:[.!]+|$)|(?P<why>[ \t]*,?[ \t]+(?:last|this|since|because|so|as|in)\b[^.!?\n]*"
+    # (or after a dash: "keeps 7 – no wait, it's 14 now")
+    rf"(?:^|(?<=[.!?\n–—])|(?<=\s-))[ \t]*{REPAIR_CUE}[ \t]+{REPAIR_VALUE}"
+    r"(?:[ \t]+now\b)?(?:[ \t]*(?:[.!]+|$)|"
+    r"(?P<why>[ \t]*,?[ \t]+(?:last|this|since|because|so|as|in)\b[^.!?\n]*"
     r"(?:[.!]+|$))|[ \t]*,[ \t]+(?:i|i've|i'm|i'd|we've|that's|that[ \t]+was)\b[^.!?\n]*"
     r"(?:[.!]+|$)|"
     # "23:00... sorry, 01:00, the 23:00 run was the old schedule before the move."
@@ -1145,7 +1147,7 @@ def _apply_sorry_values(text: str) -> str:
         last = repaired_value(head, new)
         if last is None:
             continue
-        head = re.sub(r"[ \t]*(?:\.{2,}|\u2026)$", "",  # ("at 23:00... sorry, 01:00")
+        head = re.sub(r"[ \t]*(?:\.{2,}|\u2026|[–—]|\s-)$", "",  # ("at 23:00... sorry, 01:00")
                       (head[:last.start()] + new + head[last.end():]).rstrip())
         end = "" if head.endswith((".", "!", "?")) else "."
         text = head + end + " " + text[m.end():].lstrip()

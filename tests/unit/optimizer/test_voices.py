@@ -1102,6 +1102,17 @@ def test_a_glib_critical_with_stars_is_log_output() -> None:
         "The kiosk session runs on the GNOME 45 image, never 46.")
 
 
+def test_a_programs_diagnostic_and_a_servers_log_line_are_output_a_label_is_prose() -> None:
+    text = ("scp: Could not resolve hostname quay-scale: Name or service not known\n"
+            "I [04/Jun/2025:06:12:40 +0100] [Job 88] Printing the weighbridge slip\n"
+            "The weighbridge PC is quay-scale.port.lan, not quay-scale.")
+    assert log_lines_removed(text).strip() == (
+        "The weighbridge PC is quay-scale.port.lan, not quay-scale.")
+    # a lowercase label of the writer's is no program: its line stays
+    label = "note: cannot be booked after 16:00.\ntip: unable to print? Use LBL-2."
+    assert log_lines_removed(label) == label
+
+
 def test_a_unit_power_is_no_footnote() -> None:
     assert plain_voice("The hold takes 300 m³ and 2 km² of deck.² Noted.³") == (
         "The hold takes 300 m³ and 2 km² of deck. Noted.")
@@ -1949,3 +1960,102 @@ def test_what_worked_stated_as_a_fact_stays_a_fact(role: LocalActionability) -> 
         "What actually worked was \\copy from psql on your side, which reads the file on the "
         "client. Loads over 1 million rows go into the staging schema first.", "down"), Meter())
     assert ex.can_produce_nugget and "\\copy from psql" in ex.body, (ex.reason, ex.body)
+
+
+# --- round 3 (gnome-blind18, pg-blind17, debian-blind19), in a bakery's and a school's words
+
+
+@pytest.mark.parametrize(("message", "kept"), [
+    ("Oven log, week 12:\nThe deck oven preheats to 230 C from 04:30.",
+     "The deck oven preheats to 230 C from 04:30."),
+    ("Audit write-up, Millgate bakery (3 June). The proofer runs at 32 C, never above 35 C.",
+     "The proofer runs at 32 C, never above 35 C."),
+    ("Supplier note (Fenn Flour, A. Rahman, visit Tue): orders close at 11:00 on Thursdays.",
+     "Orders close at 11:00 on Thursdays."),
+    ("From Grete Solberg, Head of Production.\n\nAllergen labels are printed on LBL-4 only.",
+     "Allergen labels are printed on LBL-4 only."),
+    ("From the bakery wiki, page 'Night shift':\nThe mixer is cleaned at 02:00.",
+     "The mixer is cleaned at 02:00."),
+    ("BAKE-311 - closed. Flour deliveries go to the side door, not the shop.",
+     "Flour deliveries go to the side door, not the shop."),
+    # when the text takes effect stays with it
+    ("Memo from the Bakery Office - effective 3 June:\n\nThe shop opens at 07:00.",
+     "Effective 3 June: The shop opens at 07:00."),
+    # a sentence that starts with such a word says something: it stays
+    ("Review the proofer log every Monday.", "Review the proofer log every Monday."),
+    ("Notes are kept in the shift binder for 30 days.",
+     "Notes are kept in the shift binder for 30 days."),
+    ("From Monday, the shop opens at 07:00.", "From Monday, the shop opens at 07:00."),
+])
+def test_a_header_saying_what_the_document_is_goes_and_its_text_stays(
+        message: str, kept: str) -> None:
+    assert banner_removed(message).strip() == kept
+
+
+def test_minutes_keep_what_they_record_without_attendance_aob_actions_and_titles() -> None:
+    from optimizer.local.layout import minutes_residue_removed
+    minutes = ("Present: GS, AR, Tomek\nItem 2: ovens. The deck oven is serviced every "
+               "April.\nItem 3: Allergens\nAllergen labels come from LBL-4 only.\n"
+               "AOB: cake for Tomek\nActions: Grete to update the rota.")
+    assert minutes_residue_removed(minutes).split("\n") == [
+        "The deck oven is serviced every April.", "Allergen labels come from LBL-4 only."]
+    one_line = "Present tense is used on the labels."  # no attendance, one line
+    assert minutes_residue_removed(one_line) == one_line
+
+
+@pytest.mark.parametrize(("message", "voiced"), [
+    ("Nein — the proofer is never above 35 C.", "Nein — the proofer is never above 35 C."),
+    ("いいえ — the proofer is never above 35 C.", "the proofer is never above 35 C."),
+    ("Спасибо, but the mixer is cleaned at 02:00.", "but the mixer is cleaned at 02:00."),
+    ("Orders go to fenn flour I mean FennFlour on the portal.",
+     "Orders go to FennFlour on the portal."),
+    ("Set proof temp, that's proof_temp_c, to 32.", "Set proof_temp_c to 32."),
+    # a clause after "that's" that is no spelling stays
+    ("Use the side door, that's the quickest.", "Use the side door, that's the quickest."),
+    ("The ovens are cleaned when the bakers leave them, that's the rule.",
+     "The ovens are cleaned when the bakers leave them, that's the rule."),
+])
+def test_words_in_another_script_opening_a_sentence_go_a_name_is_said_once(
+        message: str, voiced: str) -> None:
+    from optimizer.claims import other_script_openings_removed
+    assert other_script_openings_removed(message) == voiced
+
+
+def test_a_name_and_role_closing_the_last_line_is_a_sign_off() -> None:
+    from optimizer.local.layout import signature_removed
+    assert signature_removed("The mixer is cleaned at 02:00. Tomek Wiśniewski, night "
+                             "baker Millgate").strip() == "The mixer is cleaned at 02:00."
+    place = "The mixer is cleaned at 02:00. Millgate Road, side door."
+    assert signature_removed(place) == place  # a place, not a person
+
+
+def test_the_steps_above_are_the_answers() -> None:
+    from optimizer.claims import view
+    assert view("The cleaning steps above are fine for the small mixer.").about_answer
+    assert not view("The steps above the oven are slippery, use the handrail.").about_answer
+
+
+def test_a_value_taken_back_after_a_dash_is_replaced() -> None:
+    from optimizer.local.residue import _apply_sorry_values
+    assert _apply_sorry_values("The bakery door opens at 05:30 – sorry, 05:45. Keys are in "
+                               "the office.") == "The bakery door opens at 05:45. Keys are in "\
+        "the office."
+    assert _apply_sorry_values("Crates are kept 3 - no wait, they changed it, it's 5 now.") \
+        == "Crates are kept 5. "
+
+
+def test_apt_updates_lines_and_a_programs_line_beside_log_output_are_output() -> None:
+    text = ("Err:1 http://deb.debian.org/debian bookworm InRelease\n"
+            "  Could not connect to mirror.bakery.lan:3142 (10.1.2.3), connection timed out\n"
+            "[ 2201.118002] md/raid1:md1: Disk failure on sdc1, disabling device.\n"
+            "mdadm: /dev/md1 has been started with 1 drive (out of 2).\n"
+            "The till server is till01, its mirror is mirror.bakery.lan.")
+    assert log_lines_removed(text).strip() == (
+        "The till server is till01, its mirror is mirror.bakery.lan.")
+
+
+def test_a_fact_told_as_news_to_the_writer_is_the_fact() -> None:
+    from optimizer.local.layout import learned_fact_unframed
+    assert learned_fact_unframed(
+        "I asked Grete and the thing I didn't know is that the night baker signs the oven "
+        "log before 06:00.") == "the night baker signs the oven log before 06:00."
