@@ -37,6 +37,13 @@ def test_a_page_restates_a_nugget_only_when_it_says_every_sentence() -> None:
         "Night buses leave the Harrow Road depot from bay 12 after 23:30. Drivers sign "
         "out the bay keys at the control room, not at the gate."))
     assert restating_document(nugget, [other_bay]) == ""
+    # the same words without the negation state the opposite
+    negated = make_nugget(body="Drivers never take the bay keys home.")
+    says_take = make_passage(pid="faq#1", text="Drivers take the bay keys home.")
+    assert restating_document(negated, [says_take]) == ""
+    assert restating_document(negated, [make_passage(
+        pid="faq#2", text="Drivers never take the bay keys home, they stay in the safe.")]) \
+        == "faq"
     # sentences spread over two different pages do not make either page a restatement
     split = [make_passage(pid="a#0", text=says_all[0].text),
              make_passage(pid="b#0", text=says_all[1].text)]
