@@ -1011,6 +1011,8 @@ class LocalActionability:
             # "Good morning.", "Dear all,", "Issued on behalf of IT.", "Harriet from
             # Brindle Street here."
             return "chatter"
+        if _TASTE.match(v.text) and not _RULE_WORD.search(v.text):
+            return "opinion"  # "(Personally) I'd always pick vim over nano": a taste
         if STANCE_START.match(v.text) and not _strict_policy(v):
             return "opinion"  # "Honestly the makerspace needs a UPS too": a view
         if _SETTING.match(v.text) and not v.question:
@@ -1403,6 +1405,18 @@ def _sigh(text: str) -> bool:
     what = m.group("what")
     # (no word that may be a verb: "Pressing Print again just opens the overlay again")
     return _verbless(what) and not re.search(r"\b[a-z]\w*(?:s|ed|ing)\b", what)
+
+
+#: The writer's own taste: "I'd always pick vim over nano", "I would go with the blue
+#: trays myself" (what they would choose, not what holds).
+_TASTE = re.compile(r"(?:(?:personally|honestly|frankly|tbh|imo|imho)\s*,?\s+)?"
+                    r"i(?:'d|\s+would)\s+(?:always\s+|probably\s+|rather\s+|personally\s+|"
+                    r"still\s+)?(?:pick|choose|prefer|go\s+(?:with|for)|take|vote\s+for)\b",
+                    re.IGNORECASE)
+
+
+_RULE_WORD = re.compile(r"\b(?:must|mustn't|never|only|not\s+allowed|required|mandatory|"
+                        r"forbidden|policy|rule)\b", re.IGNORECASE)
 
 
 def _aside(text: str) -> bool:

@@ -577,8 +577,8 @@ def circled_numbers_as_bullets(text: str) -> str:
 
 #: Words that name what kind of document a header line heads ("Minutes", "changelog",
 #: "transcript", "review", "note(s)", "report", "handover", "write-up", "post-mortem").
-_GENRE = (r"(?:minutes|change-?\s?log|log|logbook|transcript|review|notes?|report|summary|"
-          r"digest|hand-?over|write-?up|post-?mortem|retro(?:spective)?)")
+_GENRE = (r"(?:minutes|change-?\s?log|log|logbook|transcript|review|notes?|comments?|report|"
+          r"summary|digest|hand-?over|write-?up|post-?mortem|retro(?:spective)?)")
 #: A document's header at the very start: an optional ticket id ("GDDB-4471 - "), up to two
 #: words, the genre word, then its particulars after a comma, dash, parenthesis, colon or
 #: "on/of/from/for/by" ("Image changelog, build 2024.09:", "Review on PR #318 (...), file

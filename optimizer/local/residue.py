@@ -802,19 +802,36 @@ def _pronoun_from_quote(quoted: str, reply: str) -> str:
     return f"{m.group('lead')}{named[0].text} {rest}"
 
 
+#: A line that announces the writer's own words pasted under it: "Review comment on !412,
+#: pasting it here too:", "Copying my note from the ticket:", "Here's what I wrote:".
+_OWN_PASTE = re.compile(r"\b(?:past(?:e|ed|ing)|copy(?:ing)?|cop(?:y|ied)\s+over)\s+(?:it|this|"
+                        r"them|that|my|our|the\s+(?:review|comment|note))\b|"
+                        r"\bhere(?:'s|\s+is|\s+are)\s+(?:what\s+(?:i|we)\s+wrote|my|our)\b",
+                        re.IGNORECASE)
+
+
 def strip_quoted(message: str) -> str:
     """The writer's own text of a reply: what follows a forwarded-message or "On ...
     wrote:" line goes, and so do lines quoted with ">" (a short value answering a quoted
-    line replaces that line's value: see ``_answer_to_quote``)."""
+    line replaces that line's value: see ``_answer_to_quote``), but for a block the line
+    before announces as the writer's own, pasted again ("pasting it here too:")."""
     m = _QUOTED_START.search(message)
     if m and len(tokens(message[:m.start()])) >= 3:
         message = message[:m.start()]
     out: list[str] = []
     quoted: list[str] = []
+    own = False  # the block under the line before is the writer's own, pasted again
     for line in message.splitlines():
         if line.lstrip().startswith(">"):
+            if not quoted and not own:
+                before = next((ln for ln in reversed(out) if ln.strip()), "")
+                own = bool(_OWN_PASTE.search(before)) and before.rstrip().endswith(":")
+            if own:
+                out.append(line.lstrip().lstrip(">").strip())
+                continue
             quoted.append(line.lstrip().lstrip(">").strip())
             continue
+        own = False
         if quoted and line.strip():
             line = _answer_to_quote(" ".join(quoted), line) or \
                 _pronoun_from_quote(" ".join(quoted), line)

@@ -2059,3 +2059,34 @@ def test_a_fact_told_as_news_to_the_writer_is_the_fact() -> None:
     assert learned_fact_unframed(
         "I asked Grete and the thing I didn't know is that the night baker signs the oven "
         "log before 06:00.") == "the night baker signs the oven log before 06:00."
+
+
+def test_a_block_the_writer_pastes_again_as_their_own_is_no_quote() -> None:
+    from optimizer.local.residue import strip_quoted
+    own = ("Copying my note from the oven ticket:\n> the proofer runs at 32 C\n> the rack "
+           "takes 48 trays\n\nThanks")
+    assert strip_quoted(own).split("\n")[1:3] == ["the proofer runs at 32 C",
+                                                   "the rack takes 48 trays"]
+    # the answer quoted back stays a quote (its line is read with the reply under it)
+    reply = "You wrote:\n> the proofer runs at 40 C\nNo, 32 C."
+    assert "40" not in strip_quoted(reply)
+
+
+@pytest.mark.parametrize("comment", [
+    "Personally I'd always go with the rye starter, but each to their own.",
+    "Honestly, I would pick the long proof every time, the answer is fine though.",
+])
+def test_the_writers_own_taste_is_no_correction(role: LocalActionability,
+                                                comment: str) -> None:
+    ex = role.extract(FeedbackContext("e1", "t", "which starter do we use for rye?",
+                                      "Use the rye starter.", comment, ""), Meter())
+    assert not ex.can_produce_nugget, (ex.reason, ex.body)
+
+
+def test_a_rule_said_as_what_the_writer_would_pick_is_still_a_rule(
+        role: LocalActionability) -> None:
+    ex = role.extract(FeedbackContext(
+        "e1", "t", "which flour for the rye loaves?", "Any rye flour works.",
+        "I'd pick the T130 from Fenn Flour: it's the only rye flour allowed in the Millgate "
+        "bakery.", "down"), Meter())
+    assert ex.can_produce_nugget and "T130" in ex.body, (ex.reason, ex.body)
