@@ -153,11 +153,12 @@ def cmd_reprobe(args: argparse.Namespace, settings: Settings) -> int:
                     raise ValidationError(f"{args.file} line {n}: {exc}",
                                           field=exc.field) from None
 
+    if args.kafka:  # (the store is the worker's business: not opened here)
+        sent, status = asyncio.run(_publish_changes(settings, changes, args.file + ".unsent"))
+        print(json.dumps({"published_changes": sent}))
+        return status
+
     async def run(index: NuggetIndex) -> int:
-        if args.kafka:
-            sent, status = await _publish_changes(settings, changes, args.file + ".unsent")
-            print(json.dumps({"published_changes": sent}))
-            return status
         print(json.dumps({"reprobe": await _reprobe_here(settings, index, changes,
                                                          args.quiet)}))
         return 0

@@ -44,7 +44,7 @@ from nuggetflow.logging import get_logger
 from nuggetflow.settings import Settings
 from optimizer.accounting import Budget, Meter
 from optimizer.backends import make_harness
-from optimizer.claims import split_sentences, tokens
+from optimizer.claims import NEGATIONS, split_sentences, tokens
 from optimizer.fidelity import fact_coverage
 from optimizer.guard import check_edit
 from optimizer.harness import RagHarness, make_candidate
@@ -147,19 +147,19 @@ async def affected_nuggets(store: IndexStore, embedder: Embedder, change: Corpus
     return out
 
 
-_NEGATIONS = frozenset("not no never none nothing cannot can't don't doesn't isn't aren't won't "
-                       "mustn't shouldn't only without".split())
-
-
 def _states(sentence: str, text: str) -> bool:
     """``text`` states ``sentence``: the fact-coverage rule, and a sentence with a negation
     is stated only by a sentence of ``text`` that covers it and is negated too (a page
     saying "team leads can reset passwords" shares the words of "team leads cannot reset
     passwords", not its fact)."""
-    if not set(tokens(sentence)) & _NEGATIONS:
+    if not _negated(sentence):
         return fact_coverage(sentence, text).covered
-    return any(set(tokens(part)) & _NEGATIONS and fact_coverage(sentence, part).covered
+    return any(_negated(part) and fact_coverage(sentence, part).covered
                for part in split_sentences(text))
+
+
+def _negated(text: str) -> bool:
+    return any(t in NEGATIONS or t.endswith("n't") for t in tokens(text))
 
 
 def restating_document(head: Nugget, passages: Sequence[Passage]) -> str:

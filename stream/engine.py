@@ -210,8 +210,8 @@ class ThreadedEngine:
             self._executor, _extract_batch, self._roles, budget, list(contexts),
             self.on_usage)
 
-    async def optimize(self, ctx: FeedbackContext, extraction: Extraction) -> Outcome:
-        """See :meth:`Engine.optimize` (runs on a free slot; waits for one)."""
+    async def _on_slot(self, work: Callable[[IndexStore, Roles], Coroutine[Any, Any, T]]) -> T:
+        """Run ``work(store, roles)`` on a free INO slot (waits for one)."""
         if self._free is None or not self._slots:
             raise RuntimeError("ThreadedEngine has no INO slots (not started, or "
                                "concurrency 0)")
@@ -219,21 +219,16 @@ class ThreadedEngine:
         try:
             if slot.store is None or slot.roles is None:
                 raise RuntimeError(f"optimizer slot {slot.name} is not open")
-            return await slot.call(optimize_event(slot.store, self.embedder, slot.roles,
-                                           self.settings, self.gate, ctx, extraction))
+            return await slot.call(work(slot.store, slot.roles))
         finally:
             self._free.put_nowait(slot)
 
+    async def optimize(self, ctx: FeedbackContext, extraction: Extraction) -> Outcome:
+        """See :meth:`Engine.optimize` (runs on a free slot; waits for one)."""
+        return await self._on_slot(lambda store, roles: optimize_event(
+            store, self.embedder, roles, self.settings, self.gate, ctx, extraction))
+
     async def reprobe(self, change: CorpusChange) -> list[Reprobe]:
         """See :meth:`Engine.reprobe` (runs on a free INO slot; waits for one)."""
-        if self._free is None or not self._slots:
-            raise RuntimeError("ThreadedEngine has no INO slots (not started, or "
-                               "concurrency 0)")
-        slot = await self._free.get()
-        try:
-            if slot.store is None or slot.roles is None:
-                raise RuntimeError(f"optimizer slot {slot.name} is not open")
-            return await slot.call(reprobe_change(slot.store, self.embedder, slot.roles,
-                                                  self.settings, self.gate, change))
-        finally:
-            self._free.put_nowait(slot)
+        return await self._on_slot(lambda store, roles: reprobe_change(
+            store, self.embedder, roles, self.settings, self.gate, change))
