@@ -7,12 +7,15 @@ actionability      feedback.events        batches (``take_events``), extraction 
 optimize           feedback.corrections   ``concurrency`` actors; one tenant in order
 publish            nuggets.candidates     review policy per tenant
 review             nuggets.reviews        governance on approval (dedup, conflicts)
+reprobe            corpus.changes         one change at a time per tenant
 =================  =====================  =============================================
 
 An event is acknowledged right after its step returned and its output records were
-handed to the producer (not earlier, and not later: see :func:`ack`); Faust flushes the
-producer before it commits offsets, so a crash re-delivers unfinished events (at least
-once) and the steps' idempotent effects keep the outcome exactly-once. Every agent
+handed to the producer (not earlier, and not later: see :func:`ack`), and never before
+the events delivered ahead of it on its partition (:class:`InOrderAcks`, for the
+optimize agent's actors); Faust flushes the producer before it commits offsets, so a
+crash re-delivers unfinished events (at least once) and the steps' idempotent effects
+keep the outcome exactly-once. Every agent
 yields its step outcomes (which is also what ``agent.test_context()`` records in unit
 tests).
 """
@@ -20,7 +23,7 @@ tests).
 from __future__ import annotations
 
 import asyncio
-from collections import OrderedDict
+from collections import OrderedDict, deque
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -116,6 +119,52 @@ class RecentlyHandled:
             self._seen.popitem(last=False)
 
 
+@dataclass
+class _Delivered:
+    event: EventT[Any]
+    ack: Callable[[EventT[Any]], Awaitable[Any]]
+    finished: bool = False
+
+
+class InOrderAcks:
+    """Acknowledges each partition's events in the order they were delivered.
+
+    An agent with several actors finishes events out of order, and Faust (0.15.3) commits
+    the first run of consecutive acknowledged offsets even when an earlier offset is still
+    in flight: a worker that then stops, or loses the partition, has committed past an
+    event it never finished, and nobody processes it again. Here an event is acknowledged
+    only once every event delivered before it on its partition is done, so the committed
+    offset never passes unfinished work (a stop re-delivers the unfinished events and
+    those done after them; the steps' idempotent effects absorb the repeats).
+    """
+
+    def __init__(self) -> None:
+        self._waiting: dict[Any, deque[_Delivered]] = {}
+
+    def received(self, event: EventT[Any],
+                 ack: Callable[[EventT[Any]], Awaitable[Any]]) -> None:
+        """Note a delivered event and how to acknowledge it (call before any await, so
+        this is delivery order)."""
+        self._waiting.setdefault(event.message.tp, deque()).append(_Delivered(event, ack))
+
+    async def done(self, event: EventT[Any]) -> None:
+        """Mark ``event`` finished; acknowledge its partition's finished prefix."""
+        tp = event.message.tp
+        queue = self._waiting.get(tp, deque())
+        entry = next((d for d in queue if d.event is event), None)
+        if entry is None:
+            raise KeyError(f"event at {tp}:{event.message.offset} was not noted as received")
+        entry.finished = True
+        while queue and queue[0].finished:
+            head = queue.popleft()
+            await head.ack(head.event)
+        if not queue:
+            self._waiting.pop(tp, None)
+
+    def __len__(self) -> int:
+        return sum(len(q) for q in self._waiting.values())
+
+
 class KeyedLocks:
     """One FIFO lock per key, dropped when unused: keeps a tenant's records in order
     while records of other tenants run concurrently."""
@@ -171,6 +220,7 @@ def register_agents(app: faust.App, topics: Topics, steps: Steps, sink: Sink,
     test)."""
     tenant_locks = KeyedLocks()
     handled = RecentlyHandled()
+    in_order = InOrderAcks()  # shared by the optimize agent's actors
 
     def redelivered(agent: str) -> str:
         if steps.metrics is not None:
@@ -202,8 +252,9 @@ def register_agents(app: faust.App, topics: Topics, steps: Steps, sink: Sink,
             await ack(stream, events)
             yield outcomes
 
-    async def one(agent: str, stream: StreamT[bytes], event: EventT[Any],
-                  step: Callable[[Record], Awaitable[StepResult]]) -> str:
+    async def one(agent: str, event: EventT[Any],
+                  step: Callable[[Record], Awaitable[StepResult]],
+                  done: Callable[[EventT[Any]], Awaitable[Any]]) -> str:
         record = record_of(event)
         if record in handled:
             outcome = redelivered(agent)
@@ -211,28 +262,31 @@ def register_agents(app: faust.App, topics: Topics, steps: Steps, sink: Sink,
             result = await step(record)
             await emit_all(result, record)
             outcome = result.outcome
-        await ack(stream, [event])
+        await done(event)
         return outcome
 
     async def optimize(stream: StreamT[bytes]) -> AsyncIterator[str]:
-        async for event in stream.events():
-            # Taken before any await, so lock order is offset order within a partition.
+        # Several actors share this agent's events: acknowledgements are ours, in order.
+        manual = stream.noack()  # type: ignore[attr-defined]  # on Stream, not StreamT
+        async for event in manual.events():
+            # Before any await, so this (and the lock order) is offset order in a partition.
+            in_order.received(event, manual.ack)
             async with tenant_locks.hold(event.key if isinstance(event.key, bytes) else None):
-                outcome = await one("optimize", stream, event, steps.optimize)
+                outcome = await one("optimize", event, steps.optimize, in_order.done)
             yield outcome
 
     async def publish(stream: StreamT[bytes]) -> AsyncIterator[str]:
         async for event in stream.events():
-            yield await one("publish", stream, event, steps.publish)
+            yield await one("publish", event, steps.publish, stream.ack)
 
     async def review(stream: StreamT[bytes]) -> AsyncIterator[str]:
         async for event in stream.events():
-            yield await one("review", stream, event, steps.review)
+            yield await one("review", event, steps.review, stream.ack)
 
     async def reprobe(stream: StreamT[bytes]) -> AsyncIterator[str]:
         async for event in stream.events():
             async with tenant_locks.hold(event.key if isinstance(event.key, bytes) else None):
-                outcome = await one("reprobe", stream, event, steps.reprobe)
+                outcome = await one("reprobe", event, steps.reprobe, stream.ack)
             yield outcome
 
     def topic(kind: TopicKind) -> Any:
