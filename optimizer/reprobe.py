@@ -9,9 +9,11 @@ page it corrects now states its fact. For each change:
    when one of the changed passages is among the ``NUGGETFLOW_RERANK_DEPTH`` best lexical
    candidates (it shares a query word) or dense candidates with a cosine of at least
    ``NUGGETFLOW_REPROBE_MIN_COSINE`` of one of its probe queries (the probe set INO kept
-   with it; its trigger query when it has none) on the index as it is now. Nothing else
-   is re-probed, so a change no probe reaches costs two index reads per distinct probe
-   query.
+   with it; its trigger query when it has none) on the index as it is now; a removed
+   document's passages, on the index as it was just before they were closed (a page
+   gone may change what a nugget competes with). Nothing else is re-probed, so a change
+   no probe reaches costs two index reads per distinct probe query (four with a
+   removal).
 2. *Re-probe* those: their probes again, with the harness INO uses, on a view frozen now
    and the nugget overlaid as published. It passes when every probe reaches the
    generator and is cited.
@@ -36,7 +38,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from nuggetflow.errors import ConflictError, ValidationError
@@ -59,7 +61,7 @@ from optimizer.types import (
     correction_context,
 )
 from query.corpus import CorpusChange
-from query.embeddings import Embedder
+from query.embeddings import Embedder, Vector
 from query.gate import Gate
 from query.index import NuggetIndex
 from query.model import Nugget, Passage, Publication, State, View, utcnow
@@ -115,9 +117,19 @@ async def affected_nuggets(store: IndexStore, embedder: Embedder, change: Corpus
                            depth: int, as_of: datetime, min_cosine: float
                            ) -> list[Affected]:
     """The published, non-deprecated heads of the change's tenant whose probes reach a
-    changed passage (module docstring, step 1), in head id order."""
-    changed = set(change.passage_ids)
+    changed passage (module docstring, step 1), in head id order. A removed document's
+    passages are looked for as the index was just before they were closed."""
+    written = set(change.written_ids)
     flt = GovernanceFilter(change.tenant, as_of, View.ACTIVE)
+    removed = set(change.removed_ids)
+    before: GovernanceFilter | None = None
+    if removed:
+        closed = await store.fetch(change.tenant, sorted(removed))
+        ends = [p.valid_to for p in closed.values()
+                if isinstance(p, Passage) and p.valid_to is not None]
+        if ends:
+            before = GovernanceFilter(change.tenant, min(ends) - timedelta(microseconds=1),
+                                      View.ACTIVE)
     reached: dict[str, frozenset[str]] = {}
     out: list[Affected] = []
     after = ""
@@ -133,11 +145,10 @@ async def affected_nuggets(store: IndexStore, embedder: Embedder, change: Corpus
         if fresh:
             vectors = embedder.embed_queries(fresh)
         for i, q in enumerate(fresh):
-            vec = vectors[i]
-            ids = {s.id for s in await store.lexical(query_terms(q), flt, depth)}
-            ids |= {s.id for s in await store.dense(vec, flt, depth)
-                    if s.score >= min_cosine}
-            reached[q] = frozenset(ids & changed)
+            ids = await _reached(store, q, vectors[i], flt, depth, min_cosine) & written
+            if before is not None:
+                ids |= await _reached(store, q, vectors[i], before, depth, min_cosine) & removed
+            reached[q] = frozenset(ids)
         for head, probes in live:
             hit = set().union(*(reached[q] for q in probes)) if probes else set()
             if hit:
@@ -145,6 +156,13 @@ async def affected_nuggets(store: IndexStore, embedder: Embedder, change: Corpus
         if len(heads) < HEADS_BATCH:
             break
     return out
+
+
+async def _reached(store: IndexStore, query: str, vector: Vector, flt: GovernanceFilter,
+                   depth: int, min_cosine: float) -> set[str]:
+    """The ids among a probe query's best lexical candidates and close dense ones."""
+    ids = {s.id for s in await store.lexical(query_terms(query), flt, depth)}
+    return ids | {s.id for s in await store.dense(vector, flt, depth) if s.score >= min_cosine}
 
 
 def _states(sentence: str, text: str) -> bool:
@@ -235,7 +253,8 @@ async def reprobe_change(store: IndexStore, embedder: Embedder, roles: Roles,
         log.info("corpus change reaches no nugget's probes", tenant=change.tenant,
                  change=change.id, passages=len(change.passage_ids))
         return []
-    fetched = await store.fetch(change.tenant, change.passage_ids)
+    # What a changed page now states (a removed page states nothing any more).
+    fetched = await store.fetch(change.tenant, change.written_ids)
     changed = [p for p in fetched.values() if isinstance(p, Passage)]
     harness = make_harness(settings, store, embedder, roles.generator, gate=gate, as_of=as_of)
     try:

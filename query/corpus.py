@@ -2,9 +2,11 @@
 
 Input lines: ``{"id", "tenant", "title", "text"}`` plus optional ``url``, ``timestamp``
 (ISO 8601 or epoch seconds: the document is valid from then) and ``valid_to``; other
-fields are ignored. Each document is split into passages of about ``chunk_chars``
-characters at paragraph, then sentence boundaries; a sentence longer than
-``max_passage_chars`` is split at words, a word longer than ``chunk_chars`` at characters.
+fields are ignored. A removal is ``{"id", "tenant", "deleted": true}`` with an optional
+``timestamp`` (the instant it is gone; now without one), and no text. Each document is
+split into passages of about ``chunk_chars`` characters at paragraph, then sentence
+boundaries; a sentence longer than ``max_passage_chars`` is split at words, a word longer
+than ``chunk_chars`` at characters.
 
 A run is all or nothing per file: every line is validated (types, required fields, UTF-8,
 sizes, one record per document id) and compared with what the store holds before anything
@@ -14,15 +16,21 @@ is written. Then, per document id of the tenant:
 - stored with the same title, url and passages: unchanged, skipped (nothing embedded);
 - stored with other content: a new version valid from its timestamp (now without one),
   which must be later than the stored version's start; the stored version's validity is
-  closed at that instant, in the same write (its passages stay, for ``as_of`` queries).
+  closed at that instant, in the same write (its passages stay, for ``as_of`` queries);
+- removed (``deleted``): the stored version's validity is closed at the removal's
+  timestamp (now without one), which must be later than its start; its passages stay
+  for ``as_of`` queries. A removal of a document the store does not hold, or holds
+  closed already, changes nothing (running the file again is harmless), and a record
+  that brings a removed document back is a new version even when its content is the
+  removed one's.
 
 Each document is written whole in one store call, so a run the store interrupts leaves
 whole documents behind, and running the file again resumes where it stopped.
 
-Every write is recorded as a :class:`CorpusChange` (the tenant, and per new or changed
-document its version and the ids of the passages written) in ``IngestReport.changes``:
-what the re-probe step (docs/architecture.md, "Re-probing on corpus change") reads, from
-the ``corpus.changes`` topic or in-process.
+Every write is recorded as a :class:`CorpusChange` (the tenant, and per new, changed or
+removed document its version and the ids of the passages written or closed) in
+``IngestReport.changes``: what the re-probe step (docs/architecture.md, "Re-probing on
+corpus change") reads, from the ``corpus.changes`` topic or in-process.
 """
 
 from __future__ import annotations
@@ -54,6 +62,8 @@ PASSAGE_SUFFIX_CHARS = 20
 MAX_TITLE_CHARS = 1000
 MAX_URL_CHARS = 4096
 HEADS_BATCH = 500
+REMOVED = "removed"  # the kind of a removed document in a CorpusChange
+CHANGE_KINDS = ("new", "changed", REMOVED)
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(])")
 _JSON_TYPES = {dict: "an object", list: "an array", str: "a string", bool: "a boolean",
                int: "a number", float: "a number", type(None): "null"}
@@ -76,6 +86,7 @@ class Document:
     valid_from: datetime | None = None
     valid_to: datetime | None = None
     line: int = 0
+    deleted: bool = False
 
 
 # --- reading and validating --------------------------------------------------------------
@@ -170,17 +181,25 @@ def parse_document(raw: bytes, line: int, path: str, tenant: str | None = None, 
     if not isinstance(rec, dict):
         raise InputError(path, f"not a JSON object but {_type_name(rec)}", line=line)
     r = _Record(rec, path, line)
+    deleted = rec.get("deleted", False)
+    if not isinstance(deleted, bool):
+        raise r.fail("deleted", f"must be true or false, got {_type_name(deleted)}")
     doc_id = r.string("id", required=True, max_bytes=MAX_ID_BYTES, plain=True,
                       max_chars=max(1, max_id - PASSAGE_SUFFIX_CHARS),
                       limit_hint=f"NUGGETFLOW_GRPC_MAX_ID_CHARS={max_id} less "
                                  f"{PASSAGE_SUFFIX_CHARS} for the passage suffix")
     ten = r.string("tenant", required=True, value=tenant, max_bytes=MAX_ID_BYTES, plain=True,
                    max_chars=max_id, limit_hint="NUGGETFLOW_GRPC_MAX_ID_CHARS")
+    start = r.time("timestamp")
+    if deleted:
+        if rec.get("text"):
+            raise r.fail("text", "must be absent from a removal (deleted: true)")
+        return Document(id=doc_id, tenant=ten, title="", text="", valid_from=start,
+                        line=line, deleted=True)
     title = r.string("title", required=False, max_chars=MAX_TITLE_CHARS)
     text = r.string("text", required=True, max_chars=settings.max_document_chars,
                     limit_hint="NUGGETFLOW_MAX_DOCUMENT_CHARS")
     url = r.string("url", required=False, max_chars=MAX_URL_CHARS, plain=True)
-    start = r.time("timestamp")
     end = r.time("valid_to")
     if end is not None and end <= (start or EPOCH):
         raise r.fail("valid_to", f"{end.isoformat()} is not after the timestamp "
@@ -305,8 +324,8 @@ def _passages(doc: Document, chunks: Sequence[str], version: int,
 
 @dataclass(frozen=True)
 class ChangedDocument:
-    """One document version a corpus run wrote: ``kind`` "new" or "changed", the ids of
-    its passages."""
+    """One document version a corpus run wrote: ``kind`` "new", "changed" or "removed",
+    the ids of its passages (written, or for a removal closed)."""
 
     doc_id: str
     version: int
@@ -331,8 +350,18 @@ class CorpusChange:
 
     @property
     def passage_ids(self) -> list[str]:
-        """Every passage written, in document order."""
+        """Every passage written or closed, in document order."""
         return [p for d in self.documents for p in d.passage_ids]
+
+    @property
+    def written_ids(self) -> list[str]:
+        """The passages written (of new and changed documents), in document order."""
+        return [p for d in self.documents if d.kind != REMOVED for p in d.passage_ids]
+
+    @property
+    def removed_ids(self) -> list[str]:
+        """The passages a removal closed, in document order."""
+        return [p for d in self.documents if d.kind == REMOVED for p in d.passage_ids]
 
     def to_bytes(self) -> bytes:
         """The topic record."""
@@ -364,12 +393,12 @@ class CorpusChange:
         out = []
         for d in docs:
             ok = (isinstance(d, dict) and isinstance(d.get("id"), str)
-                  and isinstance(d.get("version"), int) and d.get("kind") in ("new", "changed")
+                  and isinstance(d.get("version"), int) and d.get("kind") in CHANGE_KINDS
                   and isinstance(d.get("passages"), list)
                   and all(isinstance(p, str) for p in d["passages"]))
             if not ok:
-                raise ValidationError("each needs id, version, kind (new or changed) and "
-                                      "passages (ids)", field="documents")
+                raise ValidationError("each needs id, version, kind (new, changed or "
+                                      "removed) and passages (ids)", field="documents")
             out.append(ChangedDocument(d["id"], d["version"], d["kind"], tuple(d["passages"])))
         return cls(tenant, tuple(out), at if at.tzinfo else at.replace(tzinfo=UTC))
 
@@ -383,6 +412,7 @@ class IngestReport:
     new_documents: int = 0
     changed_documents: int = 0
     unchanged_documents: int = 0
+    removed_documents: int = 0
     passages: int = 0
     new_passages: int = 0
     stored_documents: int = 0
@@ -396,9 +426,10 @@ class IngestReport:
 
     def summary(self) -> str:
         """One line for a corpus run: documents by outcome, passages written."""
+        removed = f", {self.removed_documents} removed" if self.removed_documents else ""
         return (f"{self.documents} documents ({self.new_documents} new, "
-                f"{self.changed_documents} changed, {self.unchanged_documents} unchanged), "
-                f"{self.passages} passages written")
+                f"{self.changed_documents} changed, {self.unchanged_documents} unchanged"
+                f"{removed}), {self.passages} passages written")
 
 
 @dataclass(frozen=True)
@@ -406,15 +437,29 @@ class _Planned:
     doc: Document
     passages: list[Passage]
     kind: str = "new"
+    head: DocumentHead | None = None  # what a removal closes
+    at: datetime | None = None  # when it is removed
 
 
 def _plan_one(doc: Document, head: DocumentHead | None, path: str, chunk_chars: int,
               max_passage_chars: int, now: datetime) -> tuple[str, list[Passage]]:
-    """("new" | "changed" | "unchanged", the passages to write) for one document."""
+    """("new" | "changed" | "unchanged" | "removed", the passages to write) for one
+    document."""
+    if doc.deleted:
+        at = doc.valid_from or now
+        if head is None or (head.valid_to is not None and head.valid_to <= at):
+            return "unchanged", []  # not held, or gone by then already
+        if at <= head.valid_from:
+            raise InputError(
+                path, f"document {doc.id!r} is removed at {at.isoformat()}, which must be "
+                f"after its stored version {head.version} starts "
+                f"({head.valid_from.isoformat()})", line=doc.line, field="timestamp")
+        return REMOVED, []
     chunks = chunk_text(doc.text, chunk_chars, max_passage_chars)
     if head is None:
         return "new", _passages(doc, chunks, 1, doc.valid_from or EPOCH)
-    if document_digest(doc.title, doc.url, chunks) == head.digest:
+    removed = head.valid_to is not None and doc.valid_to is None and head.valid_to <= now
+    if document_digest(doc.title, doc.url, chunks) == head.digest and not removed:
         return "unchanged", []
     start = doc.valid_from or now
     if start <= head.valid_from:
@@ -451,7 +496,9 @@ async def plan_documents(store: IndexStore, docs: Sequence[Document], path: str,
         except InputError as exc:
             raise _nothing_written(exc) from None
         setattr(report, f"{outcome}_documents", getattr(report, f"{outcome}_documents") + 1)
-        if passages:
+        if outcome == REMOVED:
+            plan.append(_Planned(d, [], outcome, heads[(d.tenant, d.id)], d.valid_from or now))
+        elif passages:
             plan.append(_Planned(d, passages, outcome))
     report.documents = len(docs)
     return plan
@@ -481,8 +528,13 @@ async def ingest_corpus(index: NuggetIndex, path: str | Path, tenant: str | None
 
     async def flush() -> None:
         passages = [p for item in pending for p in item.passages]
+        closed: dict[int, list[str]] = {}
         try:
             report.new_passages += await index.ingest_passages(passages)
+            for item in pending:
+                if item.kind == REMOVED and item.at is not None:
+                    closed[id(item)] = await index.remove_document(item.doc.tenant,
+                                                                   item.doc.id, item.at)
         except NuggetflowError as exc:
             first = pending[0].doc
             raise IngestInterruptedError(
@@ -492,7 +544,7 @@ async def ingest_corpus(index: NuggetIndex, path: str | Path, tenant: str | None
                 retriable=exc.retriable) from exc
         report.passages += len(passages)
         report.stored_documents += len(pending)
-        report.changes.extend(_changes(pending, at))
+        report.changes.extend(_changes(pending, at, closed))
         pending.clear()
         if progress:
             progress(report)
@@ -511,11 +563,19 @@ async def ingest_corpus(index: NuggetIndex, path: str | Path, tenant: str | None
     return report
 
 
-def _changes(written: Sequence[_Planned], at: datetime) -> list[CorpusChange]:
-    """One change per tenant of a write, documents in file order."""
+def _changes(written: Sequence[_Planned], at: datetime,
+             closed: dict[int, list[str]]) -> list[CorpusChange]:
+    """One change per tenant of a write, documents in file order (``closed``: the passage
+    ids each removal closed, by ``id()`` of its plan item)."""
     by_tenant: dict[str, list[ChangedDocument]] = {}
     for item in written:
-        first = item.passages[0]
-        by_tenant.setdefault(item.doc.tenant, []).append(ChangedDocument(
-            item.doc.id, first.version, item.kind, tuple(p.id for p in item.passages)))
+        if item.kind == REMOVED:
+            ids = tuple(closed.get(id(item), ()))
+            if not ids or item.head is None:
+                continue  # closed meanwhile by another run: nothing changed here
+            entry = ChangedDocument(item.doc.id, item.head.version, REMOVED, ids)
+        else:
+            entry = ChangedDocument(item.doc.id, item.passages[0].version, item.kind,
+                                    tuple(p.id for p in item.passages))
+        by_tenant.setdefault(item.doc.tenant, []).append(entry)
     return [CorpusChange(t, tuple(docs), at) for t, docs in by_tenant.items()]

@@ -483,6 +483,14 @@ class NuggetIndex:
             self.retriever.gate.invalidate(tenant)  # refitted on the changed corpus
         return added
 
+    async def remove_document(self, tenant: str, doc_id: str, at: datetime) -> list[str]:
+        """End a corpus document's validity at ``at`` (``as_of`` queries before still see
+        it); the ids of the passages closed (see IndexStore.close_document)."""
+        closed = await self.store.close_document(tenant, doc_id, at)
+        if closed:
+            self.retriever.gate.invalidate(tenant)  # refitted on the changed corpus
+        return closed
+
 
 DEFAULT_PAGE_SIZE = 100  # ListCandidates (and ListVersions) page size when left 0
 MAX_PAGE_SIZE = 1000  # larger page sizes are treated as this

@@ -142,6 +142,13 @@ class IndexStore(Protocol):
         one version of a document, and all of that version's passages.
         """
 
+    async def close_document(self, tenant: str, doc_id: str, at: datetime) -> list[str]:
+        """End, at ``at``, the validity of the tenant's passages of ``doc_id`` that are
+        still valid then: the document is removed from ``at`` on (``as_of`` queries before
+        it still see it). Returns the ids of the passages closed (none when nothing of the
+        document is valid at ``at``: closing twice is harmless); ValidationError, nothing
+        written, when one of them starts at or after ``at``."""
+
     async def document_heads(self, tenant: str,
                              doc_ids: Sequence[str]) -> dict[str, DocumentHead]:
         """The latest stored version of each of these documents of the tenant (documents

@@ -680,6 +680,38 @@ class OpenSearchStore:
                 out[h["_id"]] = (old, start)
         return out
 
+    async def close_document(self, tenant: str, doc_id: str, at: datetime) -> list[str]:
+        """See :meth:`query.store.IndexStore.close_document` (one bulk request of
+        updates; a failed one is compensated: the passages it closed are reopened)."""
+        reply = await self._search({"size": MAX_RESULTS, "_source": ["payload"], "query": {
+            "bool": {"filter": [
+                {"term": {"tenant": tenant}}, {"term": {"type": int(ItemType.DOCUMENT)}},
+                {"term": {"doc_id": doc_id}}, {"range": {"t_end": {"gt": at.timestamp()}}}]}}})
+        closing: dict[str, Passage] = {}
+        for h in reply["hits"]["hits"]:
+            old = passage_from_bytes(base64.b64decode(h["_source"]["payload"]))
+            if old.valid_from >= at:
+                raise ValidationError(
+                    f"document {doc_id!r} cannot end at {at.isoformat()}: its version "
+                    f"{old.version} starts at {old.valid_from.isoformat()}", field="timestamp")
+            closing[h["_id"]] = old
+        if not closing:
+            return []
+        ops: list[dict[str, Any]] = []
+        for key, old in closing.items():
+            ops += [{"update": {"_index": self.index, "_id": key}},
+                    {"doc": self._validity_doc(dataclasses.replace(old, valid_to=at))}]
+        try:
+            await self._bulk(ops)
+        except BaseException:
+            restore: list[dict[str, Any]] = []
+            for key, old in closing.items():
+                restore += [{"update": {"_index": self.index, "_id": key}},
+                            {"doc": self._validity_doc(old)}]
+            await self._compensate([], [], restore)
+            raise
+        return sorted(p.id for p in closing.values())
+
     async def document_heads(self, tenant: str,
                              doc_ids: Sequence[str]) -> dict[str, DocumentHead]:
         """See :meth:`query.store.IndexStore.document_heads` (one passage of each

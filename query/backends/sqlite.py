@@ -500,6 +500,41 @@ class SQLiteStore:
                 closed.append(rowid)
         return closed
 
+    async def close_document(self, tenant: str, doc_id: str, at: datetime) -> list[str]:
+        """See :meth:`query.store.IndexStore.close_document` (one transaction)."""
+        code = self._tenant(tenant)
+        if code is None:
+            return []
+        with self._write_lock:
+            self._refresh()
+            db = self.db
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                rows = db.execute(
+                    "SELECT i.rowid, p.payload FROM items i JOIN payloads p"
+                    " ON p.rowid = i.rowid WHERE i.tenant = ? AND i.type = ?"
+                    " AND i.lineage = ? AND i.t_end > ?",
+                    (code, int(ItemType.DOCUMENT), doc_id, _epoch(at))).fetchall()
+                closed: list[Passage] = []
+                for rowid, payload in rows:
+                    old = passage_from_bytes(payload)
+                    if old.valid_from >= at:
+                        raise ValidationError(
+                            f"document {doc_id!r} cannot end at {at.isoformat()}: its "
+                            f"version {old.version} starts at {old.valid_from.isoformat()}",
+                            field="timestamp")
+                    db.execute("UPDATE items SET t_end = ? WHERE rowid = ?", (_epoch(at), rowid))
+                    db.execute("UPDATE payloads SET payload = ? WHERE rowid = ?",
+                               (passage_to_bytes(dataclasses.replace(old, valid_to=at)), rowid))
+                    closed.append(old)
+                db.executemany("INSERT INTO changes (item) VALUES (?)", [(r,) for r, _ in rows])
+                db.execute("COMMIT")
+            except BaseException:
+                db.execute("ROLLBACK")
+                raise
+            self._refresh()
+        return sorted(p.id for p in closed)
+
     async def document_heads(self, tenant: str,
                              doc_ids: Sequence[str]) -> dict[str, DocumentHead]:
         """See :meth:`query.store.IndexStore.document_heads` (the passage of each document

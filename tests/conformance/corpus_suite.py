@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from nuggetflow.errors import InputError
+from nuggetflow.errors import InputError, ValidationError
 from query.corpus import ingest_corpus
 from query.index import NuggetIndex
 from query.model import Passage, View
@@ -70,6 +70,7 @@ class CorpusConformance:
         report = await ingest_corpus(index, v2, now=NOW)
         assert report.to_dict() == {"documents": 2, "new_documents": 0,
                                     "changed_documents": 1, "unchanged_documents": 1,
+                                    "removed_documents": 0,
                                     "passages": 1, "new_passages": 1}
         assert await search(index, "acme", "passwords expire") == [
             ("policy#0@v2", "Passwords expire every 30 days.")]
@@ -102,6 +103,59 @@ class CorpusConformance:
         assert (err.value.line, err.value.field) == (2, "timestamp")
         assert "version 2" in str(err.value) and str(late) in str(err.value)
         assert await index.store.document_heads("acme", ["q"]) == {}
+
+    async def test_a_removed_document_is_gone_from_then_on(self, index: NuggetIndex,
+                                                           tmp_path: Path) -> None:
+        await ingest_corpus(index, write(tmp_path / "a.jsonl", [
+            doc("vpn", "The VPN gateway is vpn2.corp.", timestamp="2024-01-01"),
+            doc("vpn-faq", "The VPN client is WireGuard.", timestamp="2024-01-01")]), now=NOW)
+        await ingest_corpus(index, write(tmp_path / "b.jsonl", [
+            doc("vpn", "The VPN gateway is vpn3.corp now.", timestamp="2024-06-01")]), now=NOW)
+        gone = write(tmp_path / "gone.jsonl", [
+            {"id": "vpn", "tenant": "acme", "deleted": True, "timestamp": "2025-01-01"},
+            {"id": "never-held", "tenant": "acme", "deleted": True}])
+        report = await ingest_corpus(index, gone, now=NOW)
+        assert (report.removed_documents, report.unchanged_documents, report.passages) == (
+            1, 1, 0)
+        [change] = report.changes
+        assert [(d.doc_id, d.version, d.kind, d.passage_ids) for d in change.documents] == [
+            ("vpn", 2, "removed", ("vpn#0@v2",))]
+        assert await search(index, "acme", "gateway") == []
+        assert await search(index, "acme", "gateway", as_of=datetime(
+            2024, 9, 1, tzinfo=UTC)) == [("vpn#0@v2", "The VPN gateway is vpn3.corp now.")]
+        assert await search(index, "acme", "gateway", as_of=datetime(
+            2024, 3, 1, tzinfo=UTC)) == [("vpn#0", "The VPN gateway is vpn2.corp.")]
+        closed = (await index.store.fetch("acme", ["vpn#0@v2"]))["vpn#0@v2"]
+        assert isinstance(closed, Passage) and closed.valid_to == datetime(2025, 1, 1, tzinfo=UTC)
+        assert await search(index, "acme", "wireguard") == [
+            ("vpn-faq#0", "The VPN client is WireGuard.")]
+        # again: nothing left to remove, nothing changes
+        again = await ingest_corpus(index, gone, now=NOW)
+        assert (again.removed_documents, again.unchanged_documents, again.changes) == (0, 2, [])
+        # the store's operation, closing twice or before the version started
+        assert await index.store.close_document("acme", "vpn", NOW) == []
+        with pytest.raises(ValidationError) as err:
+            await index.store.close_document("acme", "vpn-faq", datetime(2023, 1, 1,
+                                                                         tzinfo=UTC))
+        assert err.value.field == "timestamp"
+        assert await search(index, "acme", "wireguard") != []
+        # the same text again brings it back as a new version
+        back = await ingest_corpus(index, write(tmp_path / "c.jsonl", [
+            doc("vpn", "The VPN gateway is vpn3.corp now.")]), now=NOW)
+        assert back.changed_documents == 1
+        assert await search(index, "acme", "gateway") == [
+            ("vpn#0@v3", "The VPN gateway is vpn3.corp now.")]
+
+    async def test_a_removal_must_come_after_the_version_it_ends(
+            self, index: NuggetIndex, tmp_path: Path) -> None:
+        await ingest_corpus(index, write(tmp_path / "a.jsonl", [
+            doc("p", "Text.", timestamp="2025-01-01")]), now=NOW)
+        early = write(tmp_path / "b.jsonl", [
+            {"id": "p", "tenant": "acme", "deleted": True, "timestamp": "2024-01-01"}])
+        with pytest.raises(InputError) as err:
+            await ingest_corpus(index, early, now=NOW)
+        assert (err.value.line, err.value.field) == (1, "timestamp")
+        assert await search(index, "acme", "text") == [("p#0", "Text.")]
 
     async def test_a_duplicate_id_in_one_file_names_both_lines(self, index: NuggetIndex,
                                                                tmp_path: Path) -> None:

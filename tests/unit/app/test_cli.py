@@ -52,7 +52,7 @@ def test_ingest_then_search(tmp_path: Path) -> None:
     again = json.loads(run(["ingest", str(corpus), "--tenant", "gnome"], tmp_path).stdout)
     assert {k: v for k, v in again.items() if k != "seconds"} == {
         "documents": 2, "new_documents": 0, "changed_documents": 0, "unchanged_documents": 2,
-        "passages": 0, "new_passages": 0, "changes": 0}
+        "removed_documents": 0, "passages": 0, "new_passages": 0, "changes": 0}
     replay = json.loads(run(["reprobe", str(tmp_path / "changes.jsonl")], tmp_path).stdout)
     assert replay["reprobe"]["steps"] == {"reprobe": {"reprobed": 1}}
     res = json.loads(run(["search", "how do I change my background picture", "--tenant",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -55,6 +56,9 @@ def test_a_long_sentence_stays_whole_up_to_the_passage_limit() -> None:
     ({"id": "1", "tenant": "t", "text": "y", "title": "t" * 1001}, "title"),
     ({"id": "d" * 181, "tenant": "t", "text": "y"}, "id"),  # its passage ids must be citable
     ({"id": "1", "tenant": "t" * 201, "text": "y"}, "tenant"),
+    ({"id": "1", "tenant": "t", "text": "y", "deleted": "yes"}, "deleted"),
+    ({"id": "1", "tenant": "t", "text": "still here", "deleted": True}, "text"),
+    ({"id": "1", "tenant": "t", "deleted": True, "timestamp": "soon"}, "timestamp"),
     ("not an object", None),
 ])
 def test_malformed_lines_name_the_field(tmp_path: Path, row: object, field: str | None
@@ -63,6 +67,13 @@ def test_malformed_lines_name_the_field(tmp_path: Path, row: object, field: str 
         read_documents(write(tmp_path / "c.jsonl", [row]))
     assert err.value.field == field
     assert err.value.line == 1 and "line 1" in str(err.value)
+
+
+def test_a_removal_needs_no_text(tmp_path: Path) -> None:
+    [gone] = read_documents(write(tmp_path / "c.jsonl", [
+        {"id": "kb-7", "tenant": "t", "deleted": True, "timestamp": "2025-03-01"}]))
+    assert (gone.id, gone.deleted, gone.text, gone.valid_from) == (
+        "kb-7", True, "", datetime(2025, 3, 1, tzinfo=UTC))
 
 
 def test_a_document_over_the_limit_is_rejected(tmp_path: Path) -> None:
@@ -143,7 +154,8 @@ async def test_progress_and_counts(tmp_path: Path, embedder: MiniLMEmbedder,
     got = await ingest_corpus(idx, good, "other", batch=2,
                               progress=lambda r: seen.append((r.stored_documents, r.passages)))
     assert got.to_dict() == {"documents": 5, "new_documents": 5, "changed_documents": 0,
-                             "unchanged_documents": 0, "passages": 5, "new_passages": 5}
+                             "unchanged_documents": 0, "removed_documents": 0, "passages": 5,
+                             "new_passages": 5}
     assert seen == [(2, 2), (4, 4), (5, 5)]
     assert await idx.store.has_tenant("other") and not await idx.store.has_tenant("acme")
     await idx.stop()

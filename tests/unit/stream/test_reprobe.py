@@ -5,6 +5,7 @@ finds and writes. The local roles are deterministic, so each scenario has one ou
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from pathlib import Path
 
 from nuggetflow.settings import Settings
@@ -38,7 +39,7 @@ async def publish(steps: Steps, index: NuggetIndex, tenant: str) -> dict[str, Nu
 
 
 async def change(index: NuggetIndex, tmp_path: Path, tenant: str,
-                 *docs: dict[str, str]) -> list[CorpusChange]:
+                 *docs: Mapping[str, object]) -> list[CorpusChange]:
     path = tmp_path / f"change-{docs[0]['id']}.jsonl"
     path.write_text("".join(json.dumps({**d, "tenant": tenant}) + "\n" for d in docs))
     return (await ingest_corpus(index, path)).changes
@@ -99,6 +100,33 @@ async def test_a_change_no_probe_reaches_reprobes_nothing(
     for n in before.values():
         assert await index.store.traces("acme", n.lineage_id or n.id) == []
         assert (await index.head("acme", n.id)).id == n.id
+
+
+async def test_a_removed_page_reprobes_the_nuggets_it_competed_with(
+        steps: Steps, index: NuggetIndex, tmp_path: Path) -> None:
+    before = await publish(steps, index, "acme")
+    await change(index, tmp_path, "acme", UNRELATED)
+    await reprobe(steps, await change(index, tmp_path, "acme", FAQ))  # buries, re-optimized
+    reset = before["reset"]
+    lineage = reset.lineage_id or reset.id
+    assert [t.outcome for t in await index.store.traces("acme", lineage)] == ["reoptimized"]
+
+    gone = await change(index, tmp_path, "acme", {"id": FAQ["id"], "deleted": True})
+    assert [(d.doc_id, d.kind, d.passage_ids) for c in gone for d in c.documents] == [
+        (FAQ["id"], "removed", ("faq-portal-reset#0",))]
+    await reprobe(steps, gone)
+    traces = await index.store.traces("acme", lineage)
+    assert [t.outcome for t in traces] == ["reoptimized", "passed"]
+    assert traces[-1].detail["passages"] == ["faq-portal-reset#0"]
+    assert not await index.store.review_flags("acme")
+
+    # a page no probe reached: its removal re-probes nothing
+    results: list[str] = []
+    await EmbeddedRunner(steps, Topics(), on_result=lambda a, r: results.append(
+        r.detail)).reprobe(c.to_bytes() for c in await change(
+            index, tmp_path, "acme", {"id": UNRELATED["id"], "deleted": True}))
+    assert results == ["none reached"]
+    assert len(await index.store.traces("acme", lineage)) == 2
 
 
 async def test_a_page_that_now_states_the_fact_proposes_to_deprecate_the_nugget(
@@ -169,9 +197,11 @@ def test_change_records_round_trip_and_name_the_bad_field(stream_settings: Setti
     from nuggetflow.errors import ValidationError
     from query.corpus import ChangedDocument
 
-    c = CorpusChange("acme", (ChangedDocument("kb-1", 2, "changed", ("kb-1#0@v2",)),),
+    c = CorpusChange("acme", (ChangedDocument("kb-1", 2, "changed", ("kb-1#0@v2",)),
+                              ChangedDocument("kb-2", 1, "removed", ("kb-2#0", "kb-2#1"))),
                      datetime(2026, 5, 1, tzinfo=UTC))
     assert CorpusChange.from_bytes(c.to_bytes()) == c
+    assert (c.written_ids, c.removed_ids) == (["kb-1#0@v2"], ["kb-2#0", "kb-2#1"])
     assert c.id == CorpusChange.from_bytes(c.to_bytes()).id and c.id.startswith("cc-")
     bad = json.loads(c.to_bytes())
     for key, value, field in (("tenant", "", "tenant"), ("at", "yesterday", "at"),
