@@ -8,13 +8,17 @@ Pages (``/t/<tenant>/...`` only for tenants the token grants):
 - ``GET /t/<tenant>/queue`` — pending candidates, newest first (``?mine=1``: assigned to
   me), each with its provenance, the nugget and the INO outcome;
 - ``GET /t/<tenant>/n/<id>`` — one nugget: provenance, content, the optimization trace
-  round by round, its governance neighbourhood side by side, usage, versions, actions;
+  round by round, its governance neighbourhood side by side, usage, its open review
+  flags, versions, actions;
 - ``POST /t/<tenant>/n/<id>/review`` — approve, reject (reason required), unpublish,
   revert; ``POST /t/<tenant>/n/<id>/edit`` — check an edit with the factual guard
   (``step=check``, nothing saved), then save it (``step=save``) as a new version;
 - ``GET /t/<tenant>/n/<id>/versions`` — version history and a diff of two versions;
 - ``GET /t/<tenant>/knowledge`` — the published knowledge: words, state, validity,
-  assigned to me; retrieved and cited counts.
+  assigned to me; retrieved and cited counts;
+- ``GET /t/<tenant>/flags`` — published nuggets flagged for review (by their use or a
+  corpus change) with the reason; ``POST /t/<tenant>/flags/<lineage>/dismiss`` — keep
+  the nugget as it is (the flag of ``kind``, or all of them, is dismissed).
 
 Every POST carries the session's CSRF token (:func:`form_action` refuses it otherwise,
 403); every page is escaped (Jinja2 autoescape) and sent with a strict Content Security
@@ -94,6 +98,8 @@ def _templates() -> jinja2.Environment:
                        publication=lambda n: views.PUBLICATION_LABELS.get(n.publication, "?"),
                        state=lambda n: views.STATE_LABELS.get(n.state, "?"),
                        rating=lambda r: views.RATING_LABELS.get(r, r),
+                       flag_label=lambda k: views.FLAG_LABELS.get(k, k.replace("_", " ")),
+                       time=views.time_text,
                        date_input=views.date_input, is_current=views.is_current, pb=pb)
     return env
 
@@ -381,6 +387,40 @@ async def knowledge(request: Request, console: Console, session: Session) -> Res
                         next_url=_with(request, page=page.next_page_token))
 
 
+async def flags_page(request: Request, console: Console, session: Session) -> Response:
+    """The open review flags: published nuggets sent back to review by their use or a
+    corpus change, each with its reason and counts, and "Keep as it is"."""
+    tenant = request.path_params["tenant"]
+    async with console.config.client(session.token) as client:
+        flags = await client.list_review_flags(tenant)
+    return console.page(request, session, "flags.html", tenant=tenant, flags=flags)
+
+
+async def dismiss(request: Request, console: Console, session: Session,
+                  form: FormData) -> Response:
+    """Keep a flagged nugget as it is: dismiss its flag of ``kind`` ("": every kind), then
+    back to the flags page (``back=nugget``: to the nugget's page)."""
+    tenant, lineage = request.path_params["tenant"], request.path_params["lineage"]
+    kind = str(form.get("kind", ""))
+    back = (f"/t/{tenant}/n/{lineage}" if form.get("back") == "nugget"
+            else f"/t/{tenant}/flags")
+    async with console.config.client(session.token) as client:
+        try:
+            done = await client.dismiss_review_flag(tenant, lineage, kind,
+                                                    reviewer=session.reviewer)
+        except NotFound:
+            session.say("error", "Nothing was changed: this nugget has no such flag any "
+                        "more (a newer review may have lifted it).")
+            return console.redirect(back, session)
+        except InvalidArgument as exc:
+            session.say("error", f"Nothing was changed: {exc.message}")
+            return console.redirect(back, session)
+    title = done[0].title or lineage
+    kinds = ", ".join(views.FLAG_LABELS.get(f.kind, f.kind) for f in done)
+    session.say("ok", f'Kept as it is: "{title}" is no longer flagged ({kinds}).')
+    return console.redirect(back, session)
+
+
 def _with(request: Request, **params: str) -> str:
     query = {k: v for k, v in request.query_params.items() if k not in params}
     query.update({k: v for k, v in params.items() if v})
@@ -426,7 +466,7 @@ class EditForm:
 
 async def _nugget_context(client: AsyncQueryClient, tenant: str, nid: str) -> dict[str, Any]:
     """What the nugget page shows: the head, its first version (the provenance as
-    extracted), neighbourhood, usage per version, versions."""
+    extracted), neighbourhood, usage per version, versions, its open review flags."""
     head = await client.get_nugget(tenant, nid)
     hood = await client.get_neighbourhood(tenant, head.lineage_id)
     versions: list[pb.Nugget] = []
@@ -438,7 +478,9 @@ async def _nugget_context(client: AsyncQueryClient, tenant: str, nid: str) -> di
         if not token:
             break
     usage = await client.get_usage(tenant, [v.id for v in versions])
-    return {"n": head, "hood": hood, "versions": versions, "usage": usage,
+    flags = [f for f in await client.list_review_flags(tenant)
+             if f.lineage_id == head.lineage_id]
+    return {"n": head, "hood": hood, "versions": versions, "usage": usage, "flags": flags,
             "retrieved": sum(u.retrieved for u in usage), "cited": sum(u.cited for u in usage),
             "rounds": views.rounds(head), "first": versions[0] if versions else head}
 
@@ -616,6 +658,8 @@ def create_app(config: ConsoleConfig) -> Starlette:
         Route("/signout", form_action(signout), methods=["POST"]),
         Route("/t/{tenant}/queue", page_for_tenant(queue)),
         Route("/t/{tenant}/knowledge", page_for_tenant(knowledge)),
+        Route("/t/{tenant}/flags", page_for_tenant(flags_page)),
+        Route("/t/{tenant}/flags/{lineage}/dismiss", form_action(dismiss), methods=["POST"]),
         Route("/t/{tenant}/n/{nugget}", page_for_tenant(nugget_page)),
         Route("/t/{tenant}/n/{nugget}/versions", page_for_tenant(versions_page)),
         Route("/t/{tenant}/n/{nugget}/review", form_action(review), methods=["POST"]),

@@ -17,6 +17,10 @@ PUBLICATION_LABELS = {pb.DRAFT: "draft", pb.PENDING_REVIEW: "pending review",
                       pb.UNPUBLISHED: "unpublished"}
 STATE_LABELS = {pb.ACTIVE: "active", pb.DEPRECATED: "deprecated", pb.CONTESTED: "contested"}
 RATING_LABELS = {"up": "thumbs up", "down": "thumbs down", "": "no rating"}
+#: What each review flag kind means, as a badge says it.
+FLAG_LABELS = {"uncited": "never cited", "seldom_cited": "seldom cited",
+               "expiring": "validity ending", "buried": "buried by a corpus change",
+               "redundant": "restated by the corpus"}
 
 
 def when(msg: Any, name: str) -> datetime | None:
@@ -31,6 +35,11 @@ def ts_text(msg: Any, name: str, empty: str = "—") -> str:
     """A Timestamp field as ``YYYY-MM-DD HH:MM UTC``."""
     t = when(msg, name)
     return t.strftime("%Y-%m-%d %H:%M UTC") if t else empty
+
+
+def time_text(t: datetime | None, empty: str = "—") -> str:
+    """A datetime as ``YYYY-MM-DD HH:MM UTC``."""
+    return t.astimezone(UTC).strftime("%Y-%m-%d %H:%M UTC") if t else empty
 
 
 def validity_text(n: Any) -> str:

@@ -27,6 +27,7 @@ from query.model import (
     View,
 )
 from query.retrieval import MAX_QUERY_CHARS, Hit, RetrieveRequest, RetrieveResult
+from query.usage import FlagKind, ReviewFlag
 
 if TYPE_CHECKING:
     from query.governance import Relation
@@ -405,6 +406,28 @@ def review_action_from_proto(action: int) -> str:
         raise ValidationError(f"unknown review action {action} (one of APPROVE, REJECT, "
                               "UNPUBLISH, REVERT)", field="action")
     return name
+
+
+def review_flag_to_proto(f: ReviewFlag) -> qpb.ReviewFlag:
+    """A stored review flag on the wire (its kind as the FlagKind value)."""
+    return qpb.ReviewFlag(lineage_id=f.lineage_id, version_id=f.version_id,
+                          kind=f.kind.value, reason=f.reason,
+                          raised_at=ts_to_proto(f.raised_at), considered=f.considered,
+                          retrieved=f.retrieved, cited=f.cited, dismissed=f.dismissed,
+                          title=f.title)
+
+
+def flag_kind_from_proto(kind: str) -> FlagKind | None:
+    """The flag kind a request names ("": None, every kind); ValidationError(field="kind")
+    for a name that is not one."""
+    if not kind:
+        return None
+    try:
+        return FlagKind(kind)
+    except ValueError:
+        names = ", ".join(k.value for k in FlagKind)
+        raise ValidationError(f"unknown flag kind (one of {names}, or empty for every "
+                              "kind)", field="kind") from None
 
 
 def probe_candidates_from_proto(values: Sequence[qpb.ProbeCandidate]) -> list[CandidateSpec]:

@@ -1,5 +1,5 @@
 """The gRPC query service (grpc.aio): governed retrieval, history, the review queue, review,
-citations.
+review flags, citations.
 
 - :class:`QueryServicer` implements ``nuggetflow.v1.QueryService`` over a
   :class:`~query.index.NuggetIndex`; handlers raise ``nuggetflow.errors`` and never set
@@ -36,7 +36,12 @@ import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
-from nuggetflow.errors import BackendUnavailableError, ConfigError, ValidationError
+from nuggetflow.errors import (
+    BackendUnavailableError,
+    ConfigError,
+    NotFoundError,
+    ValidationError,
+)
 from nuggetflow.logging import clip, get_logger
 from nuggetflow.settings import Settings
 from nuggetflow.v1 import nugget_pb2 as pb
@@ -47,6 +52,7 @@ from query.citations import CitationLedger, Ledger, SQLiteLedger
 from query.convert import (
     candidates_to_proto,
     edit_changes_from_proto,
+    flag_kind_from_proto,
     listing_from_proto,
     nugget_to_proto,
     probe_candidates_from_proto,
@@ -57,6 +63,7 @@ from query.convert import (
     retrieve_request_from_proto,
     retrieve_result_to_proto,
     review_action_from_proto,
+    review_flag_to_proto,
     ts_from_proto,
 )
 from query.index import DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, EditGuard, NuggetIndex
@@ -67,7 +74,7 @@ from query.model import ItemType
 from query.probes import ProbeSessions
 from query.retrieval import RetrieveRequest
 from query.review_watch import ReviewWatch
-from query.usage import UsagePolicy, UsageRecorder, UsageTotals, review_loop
+from query.usage import UsagePolicy, UsageRecorder, UsageTotals, dismiss_flag, review_loop
 
 log = get_logger(__name__)
 
@@ -284,6 +291,35 @@ class QueryServicer(qpb_grpc.QueryServiceServicer):
         return qpb.GetUsageResponse(usage=[
             qpb.Usage(id=i, retrieved=t.retrieved, cited=t.cited)
             for i, t in zip(ids, totals, strict=True)])
+
+    async def ListReviewFlags(self, request: qpb.ListReviewFlagsRequest,
+                              context: grpc.aio.ServicerContext
+                              ) -> qpb.ListReviewFlagsResponse:
+        """The tenant's stored review flags, as the last usage review and re-probe left
+        them (nothing is judged here), by lineage id then kind; open ones only unless
+        ``include_dismissed``."""
+        flags = await self.index.store.review_flags(request.tenant)
+        return qpb.ListReviewFlagsResponse(flags=[
+            review_flag_to_proto(f) for f in flags
+            if request.include_dismissed or not f.dismissed])
+
+    async def DismissReviewFlag(self, request: qpb.DismissReviewFlagRequest,
+                                context: grpc.aio.ServicerContext
+                                ) -> qpb.DismissReviewFlagResponse:
+        """Keep a flagged nugget as it is: mark the lineage's flags (of ``kind``; "": every
+        kind) dismissed (:func:`query.usage.dismiss_flag`, as ``nuggetflow usage-review
+        --dismiss``). NOT_FOUND when the lineage has no such flag. Dismissing is
+        idempotent, so a retry after an unclear outcome is safe."""
+        lineage = _require_id(request.lineage_id, "lineage_id")
+        kind = flag_kind_from_proto(request.kind)
+        done = await dismiss_flag(self.index.store, request.tenant, lineage, kind)
+        if not done:
+            what = f"{kind.value} flag" if kind is not None else "review flag"
+            raise NotFoundError(f"no {what} on this lineage", field="lineage_id")
+        log.info("review flag dismissed", tenant=clip(request.tenant), lineage=clip(lineage),
+                 kinds=",".join(f.kind.value for f in done),
+                 reviewer=clip(request.reviewer))
+        return qpb.DismissReviewFlagResponse(flags=[review_flag_to_proto(f) for f in done])
 
     async def WhoAmI(self, request: qpb.WhoAmIRequest,
                      context: grpc.aio.ServicerContext) -> qpb.WhoAmIResponse:

@@ -2,7 +2,8 @@
 
 - :class:`QueryClient` / :class:`AsyncQueryClient`: the gRPC query service (retrieve,
   report citations, get a nugget, list versions and review candidates, review, edit with
-  the factual guard, a nugget's governance neighbourhood, usage counts, who am I);
+  the factual guard, a nugget's governance neighbourhood, usage counts, review flags (list,
+  dismiss), who am I);
 - :func:`feedback_event`, :class:`FeedbackPublisher` and :func:`publish_feedback`: user
   feedback to Kafka's ``feedback.events`` (publishing needs the ``kafka`` extra);
 - :mod:`nuggetflow_client.errors`: what a failed call raises;
@@ -24,6 +25,7 @@ from nuggetflow_client.client import (
     NuggetPage,
     QueryClient,
     Retrieval,
+    ReviewFlag,
     Scores,
     Usage,
 )
@@ -68,6 +70,7 @@ __all__ = [
     "QueryClient",
     "ResourceExhausted",
     "Retrieval",
+    "ReviewFlag",
     "Scores",
     "Unauthenticated",
     "Unavailable",

@@ -7,7 +7,8 @@ every answer, return small frozen dataclasses (:class:`Retrieval` of :class:`Hit
 keeps the full reply message in ``proto``. The governance calls (``get_nugget``,
 ``review``, ``list_versions``, ``list_candidates``) return the ``nuggetflow.v1.Nugget``
 message itself (typed by the generated ``.pyi``): the whole governed record, nothing
-left out. A failed call raises a :class:`~nuggetflow_client.errors.ClientError` subclass.
+left out. ``list_review_flags`` and ``dismiss_review_flag`` return :class:`ReviewFlag`
+tuples. A failed call raises a :class:`~nuggetflow_client.errors.ClientError` subclass.
 """
 
 from __future__ import annotations
@@ -145,6 +146,25 @@ class Usage:
     id: str
     retrieved: int
     cited: int
+
+
+@dataclass(frozen=True)
+class ReviewFlag:
+    """A published nugget sent back to review, and why. ``kind``: ``"uncited"``,
+    ``"seldom_cited"``, ``"expiring"`` (its use, judged by the usage review), ``"buried"``
+    or ``"redundant"`` (a corpus change, judged by the re-probe); the counts are its use
+    over the review's window when it was raised (0 for the re-probe's flags)."""
+
+    lineage_id: str
+    version_id: str  # the version judged
+    kind: str
+    reason: str
+    raised_at: datetime | None  # first raised about this version (UTC)
+    considered: int  # its topic was queried (among a Retrieve's top candidates)
+    retrieved: int
+    cited: int
+    dismissed: bool  # a reviewer kept the nugget as it is
+    title: str
 
 
 @dataclass(frozen=True)
@@ -326,6 +346,13 @@ def _usage_request(tenant: str, ids: Iterable[str]) -> qpb.GetUsageRequest:
     return qpb.GetUsageRequest(tenant=tenant, ids=list(ids))
 
 
+def _review_flags(flags: Iterable[qpb.ReviewFlag]) -> tuple[ReviewFlag, ...]:
+    return tuple(ReviewFlag(lineage_id=f.lineage_id, version_id=f.version_id, kind=f.kind,
+                            reason=f.reason, raised_at=_time(f, "raised_at"),
+                            considered=f.considered, retrieved=f.retrieved, cited=f.cited,
+                            dismissed=f.dismissed, title=f.title) for f in flags)
+
+
 def _channel_credentials(secure: bool, credentials: grpc.ChannelCredentials | None
                          ) -> grpc.ChannelCredentials | None:
     if credentials is not None:
@@ -469,6 +496,25 @@ class QueryClient(_Base):
         r = self._call("GetUsage", _usage_request(tenant, ids), timeout)
         return tuple(Usage(u.id, u.retrieved, u.cited) for u in r.usage)
 
+    def list_review_flags(self, tenant: str, *, include_dismissed: bool = False,
+                          timeout: float | None = None) -> tuple[ReviewFlag, ...]:
+        """The tenant's review flags as last stored (published nuggets sent back to review
+        by their use or a corpus change), by lineage id then kind; the open ones unless
+        ``include_dismissed``."""
+        r = self._call("ListReviewFlags", qpb.ListReviewFlagsRequest(
+            tenant=tenant, include_dismissed=include_dismissed), timeout)
+        return _review_flags(r.flags)
+
+    def dismiss_review_flag(self, tenant: str, lineage_id: str, kind: str = "", *,
+                            reviewer: str = "",
+                            timeout: float | None = None) -> tuple[ReviewFlag, ...]:
+        """Keep the flagged nugget as it is: its flags of ``kind`` ("": every kind) are
+        dismissed, and returned; NotFound when it has none (InvalidArgument for an
+        unknown kind). Safe to retry."""
+        r = self._call("DismissReviewFlag", qpb.DismissReviewFlagRequest(
+            tenant=tenant, lineage_id=lineage_id, kind=kind, reviewer=reviewer), timeout)
+        return _review_flags(r.flags)
+
     def who_am_i(self, *, timeout: float | None = None) -> Identity:
         """The tenants this client's token grants."""
         r = self._call("WhoAmI", qpb.WhoAmIRequest(), timeout)
@@ -590,6 +636,21 @@ class AsyncQueryClient(_Base):
         """See :meth:`QueryClient.get_usage`."""
         r = await self._call("GetUsage", _usage_request(tenant, ids), timeout)
         return tuple(Usage(u.id, u.retrieved, u.cited) for u in r.usage)
+
+    async def list_review_flags(self, tenant: str, *, include_dismissed: bool = False,
+                                timeout: float | None = None) -> tuple[ReviewFlag, ...]:
+        """See :meth:`QueryClient.list_review_flags`."""
+        r = await self._call("ListReviewFlags", qpb.ListReviewFlagsRequest(
+            tenant=tenant, include_dismissed=include_dismissed), timeout)
+        return _review_flags(r.flags)
+
+    async def dismiss_review_flag(self, tenant: str, lineage_id: str, kind: str = "", *,
+                                  reviewer: str = "",
+                                  timeout: float | None = None) -> tuple[ReviewFlag, ...]:
+        """See :meth:`QueryClient.dismiss_review_flag`."""
+        r = await self._call("DismissReviewFlag", qpb.DismissReviewFlagRequest(
+            tenant=tenant, lineage_id=lineage_id, kind=kind, reviewer=reviewer), timeout)
+        return _review_flags(r.flags)
 
     async def who_am_i(self, *, timeout: float | None = None) -> Identity:
         """See :meth:`QueryClient.who_am_i`."""

@@ -946,6 +946,180 @@ class GetUsageResponse(_message.Message):
 Global___GetUsageResponse: _TypeAlias = GetUsageResponse  # noqa: Y015
 
 @_typing.final
+class ListReviewFlagsRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TENANT_FIELD_NUMBER: _builtins.int
+    INCLUDE_DISMISSED_FIELD_NUMBER: _builtins.int
+    tenant: _builtins.str
+    include_dismissed: _builtins.bool
+    """false (unset): open flags only; true: dismissed ones too"""
+    def __init__(
+        self,
+        *,
+        tenant: _builtins.str = ...,
+        include_dismissed: _builtins.bool = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["include_dismissed", b"include_dismissed", "tenant", b"tenant"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ListReviewFlagsRequest: _TypeAlias = ListReviewFlagsRequest  # noqa: Y015
+
+@_typing.final
+class ReviewFlag(_message.Message):
+    """A published nugget sent back to review, with the reason: by its use (the usage review,
+    `nuggetflow usage-review` and every NUGGETFLOW_USAGE_REVIEW_INTERVAL_SECONDS) or by a
+    corpus change (the re-probe). The nugget stays published: a flag asks a person to look.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    LINEAGE_ID_FIELD_NUMBER: _builtins.int
+    VERSION_ID_FIELD_NUMBER: _builtins.int
+    KIND_FIELD_NUMBER: _builtins.int
+    REASON_FIELD_NUMBER: _builtins.int
+    RAISED_AT_FIELD_NUMBER: _builtins.int
+    CONSIDERED_FIELD_NUMBER: _builtins.int
+    RETRIEVED_FIELD_NUMBER: _builtins.int
+    CITED_FIELD_NUMBER: _builtins.int
+    DISMISSED_FIELD_NUMBER: _builtins.int
+    TITLE_FIELD_NUMBER: _builtins.int
+    lineage_id: _builtins.str
+    version_id: _builtins.str
+    """the version judged (a new version starts with no flags)"""
+    kind: _builtins.str
+    """Why: "uncited" (never cited while its topic was queried), "seldom_cited" (retrieved
+    often, seldom cited), "expiring" (its validity ends soon); from the re-probe:
+    "buried" (its probes fail after a corpus change), "redundant" (a changed page states
+    its body).
+    """
+    reason: _builtins.str
+    """in words, with the numbers"""
+    considered: _builtins.int
+    """Usage over the review's window when it was raised (0 for the re-probe's flags):
+    among a Retrieve's top re-ranked candidates (topic queried)
+    """
+    retrieved: _builtins.int
+    """returned by a Retrieve"""
+    cited: _builtins.int
+    """counted by ReportCitations"""
+    dismissed: _builtins.bool
+    """A reviewer kept the nugget as it is (DismissReviewFlag); it stays dismissed while the
+    version is the same.
+    """
+    title: _builtins.str
+    """the nugget's title when it was raised"""
+    @_builtins.property
+    def raised_at(self) -> _timestamp_pb2.Timestamp:
+        """When it was first raised about this version (a flag raised again keeps it)."""
+
+    def __init__(
+        self,
+        *,
+        lineage_id: _builtins.str = ...,
+        version_id: _builtins.str = ...,
+        kind: _builtins.str = ...,
+        reason: _builtins.str = ...,
+        raised_at: _timestamp_pb2.Timestamp | None = ...,
+        considered: _builtins.int = ...,
+        retrieved: _builtins.int = ...,
+        cited: _builtins.int = ...,
+        dismissed: _builtins.bool = ...,
+        title: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["raised_at", b"raised_at"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["cited", b"cited", "considered", b"considered", "dismissed", b"dismissed", "kind", b"kind", "lineage_id", b"lineage_id", "raised_at", b"raised_at", "reason", b"reason", "retrieved", b"retrieved", "title", b"title", "version_id", b"version_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ReviewFlag: _TypeAlias = ReviewFlag  # noqa: Y015
+
+@_typing.final
+class ListReviewFlagsResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    FLAGS_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def flags(self) -> _containers.RepeatedCompositeFieldContainer[Global___ReviewFlag]:
+        """The stored flags of the tenant (as the last review left them, not judged again), by
+        lineage id then kind.
+        """
+
+    def __init__(
+        self,
+        *,
+        flags: _abc.Iterable[Global___ReviewFlag] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["flags", b"flags"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ListReviewFlagsResponse: _TypeAlias = ListReviewFlagsResponse  # noqa: Y015
+
+@_typing.final
+class DismissReviewFlagRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TENANT_FIELD_NUMBER: _builtins.int
+    LINEAGE_ID_FIELD_NUMBER: _builtins.int
+    KIND_FIELD_NUMBER: _builtins.int
+    REVIEWER_FIELD_NUMBER: _builtins.int
+    tenant: _builtins.str
+    lineage_id: _builtins.str
+    """required: the flagged nugget's lineage id"""
+    kind: _builtins.str
+    """The flag's kind (ReviewFlag.kind); "" (unset): every flag of the lineage. An unknown
+    kind is INVALID_ARGUMENT (field "kind").
+    """
+    reviewer: _builtins.str
+    """Optional: who decided (logged by the service; the console sends the signed-in name)."""
+    def __init__(
+        self,
+        *,
+        tenant: _builtins.str = ...,
+        lineage_id: _builtins.str = ...,
+        kind: _builtins.str = ...,
+        reviewer: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["kind", b"kind", "lineage_id", b"lineage_id", "reviewer", b"reviewer", "tenant", b"tenant"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___DismissReviewFlagRequest: _TypeAlias = DismissReviewFlagRequest  # noqa: Y015
+
+@_typing.final
+class DismissReviewFlagResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    FLAGS_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def flags(self) -> _containers.RepeatedCompositeFieldContainer[Global___ReviewFlag]:
+        """The flags dismissed (never empty: a lineage without such a flag is NOT_FOUND, field
+        "lineage_id"). Dismissing a dismissed flag again is not an error, so a retry is safe.
+        """
+
+    def __init__(
+        self,
+        *,
+        flags: _abc.Iterable[Global___ReviewFlag] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["flags", b"flags"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___DismissReviewFlagResponse: _TypeAlias = DismissReviewFlagResponse  # noqa: Y015
+
+@_typing.final
 class WhoAmIRequest(_message.Message):
     """The one request without a tenant: who the bearer token is."""
 

@@ -11,7 +11,7 @@ import asyncio
 import dataclasses
 from collections.abc import AsyncIterator, Awaitable
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 import grpc
@@ -31,7 +31,7 @@ from query.metrics import Metrics
 from query.model import Nugget, Provenance, Publication, State
 from query.service import QueryServer, create_server, page_token
 from query.store import IndexStore
-from query.usage import FlagKind, UsagePolicy, review_usage
+from query.usage import FlagKind, ReviewFlag, UsagePolicy, raise_flags, review_usage
 from tests.helpers import T0, days, make_nugget, make_passage
 from tests.support.service import seed
 
@@ -529,6 +529,82 @@ class ServiceSuite:
         assert flags[0].title == "Analyst export row limit"
         assert await service.index.store.review_flags("acme") == flags
 
+    async def test_review_flags_are_listed_as_stored_and_dismissed(
+            self, service: Service) -> None:
+        """ListReviewFlags reads the stored flags (the usage review's and the re-probe's;
+        nothing is judged again: the open-ended nugget's `expiring` flag is listed as it
+        was stored), open ones unless include_dismissed; DismissReviewFlag marks one kind
+        or every kind of a lineage, NOT_FOUND when there is no such flag."""
+        published, contested = service.ids["published"], service.ids["contested"]
+        globex = service.ids["globex"]
+        store, md = service.index.store, bearer(TOKEN_ACME)
+        raised = datetime(2025, 3, 4, 5, 6, 7, tzinfo=UTC)
+        uncited = ReviewFlag("acme", published, published, FlagKind.UNCITED,
+                             "not cited in 30 days while its topic was queried 24 times "
+                             "(returned 24 times)", raised, 24, 24, 0,
+                             title="Password reset role restriction in portal v8.2")
+        await raise_flags(store, "acme", [
+            uncited,
+            ReviewFlag("acme", published, published, FlagKind.EXPIRING,
+                       "its validity ends on 2025-03-10, in 6 days", raised),
+            ReviewFlag("acme", contested, contested, FlagKind.BURIED,
+                       "2 of 3 probes fail since doc-2 changed", raised,
+                       title="Analyst export row limit")])
+        await raise_flags(store, "globex", [ReviewFlag(
+            "globex", globex, globex, FlagKind.REDUNDANT, "doc-9 now states it", raised)])
+        everything = sorted([(published, "uncited"), (published, "expiring"),
+                             (contested, "buried")])
+
+        async def listed(include_dismissed: bool = False) -> list[tuple[str, str, bool]]:
+            reply = await service.stub.ListReviewFlags(qpb.ListReviewFlagsRequest(
+                tenant="acme", include_dismissed=include_dismissed), metadata=md)
+            return [(f.lineage_id, f.kind, f.dismissed) for f in reply.flags]
+
+        reply = await service.stub.ListReviewFlags(qpb.ListReviewFlagsRequest(tenant="acme"),
+                                                   metadata=md)
+        assert [(f.lineage_id, f.kind) for f in reply.flags] == everything, \
+            "the tenant's own flags only, by lineage id then kind"
+        [wire] = [f for f in reply.flags if f.kind == "uncited"]
+        assert (wire.version_id, wire.reason, wire.title) == (
+            published, uncited.reason, uncited.title)
+        assert (wire.considered, wire.retrieved, wire.cited, wire.dismissed) == (
+            24, 24, 0, False)
+        assert wire.raised_at.ToDatetime(tzinfo=UTC) == raised
+
+        done = await service.stub.DismissReviewFlag(qpb.DismissReviewFlagRequest(
+            tenant="acme", lineage_id=published, kind="uncited", reviewer="alice"),
+            metadata=md)
+        assert [(f.lineage_id, f.kind, f.dismissed) for f in done.flags] == [
+            (published, "uncited", True)]
+        assert await listed() == [(lin, k, False) for lin, k in everything
+                                  if (lin, k) != (published, "uncited")]
+        assert await listed(include_dismissed=True) == [
+            (lin, k, (lin, k) == (published, "uncited")) for lin, k in everything]
+        # "" dismisses every kind of the lineage; a dismissal again is no error (a retry)
+        all_kinds = await service.stub.DismissReviewFlag(qpb.DismissReviewFlagRequest(
+            tenant="acme", lineage_id=published), metadata=md)
+        assert sorted(f.kind for f in all_kinds.flags) == ["expiring", "uncited"]
+        assert all(f.dismissed for f in all_kinds.flags)
+        assert await listed() == [(contested, "buried", False)]
+        assert {(f.lineage_id, f.kind.value) for f in await store.review_flags("acme")
+                if f.dismissed} == {(published, "uncited"), (published, "expiring")}, \
+            "stored: the usage review keeps the dismissal while the version is the same"
+        # no such flag on the lineage, or no flag at all: NOT_FOUND, field lineage_id
+        for lineage, kind in ((contested, "expiring"), ("n-0000000000000000", "")):
+            err = await rpc_error(service.stub.DismissReviewFlag(
+                qpb.DismissReviewFlagRequest(tenant="acme", lineage_id=lineage, kind=kind),
+                metadata=md), grpc.StatusCode.NOT_FOUND)
+            assert field_of(err) == "lineage_id" and err.details().startswith("lineage_id:")
+        assert await listed() == [(contested, "buried", False)], "nothing changed"
+        assert service.sample("nuggetflow_query_request_duration_seconds_count",
+                              method="DismissReviewFlag", code="NOT_FOUND") == 2
+        # acme's dismissals never touch another tenant's flags
+        assert [(f.lineage_id, f.dismissed) for f in await store.review_flags("globex")] == [
+            (globex, False)]
+        globex_reply = await service.stub.ListReviewFlags(qpb.ListReviewFlagsRequest(
+            tenant="globex"), metadata=bearer(TOKEN_GLOBEX))
+        assert [(f.lineage_id, f.kind) for f in globex_reply.flags] == [(globex, "redundant")]
+
     async def test_citation_errors(self, service: Service) -> None:
         reply = await service.retrieve(k=3)
         err = await rpc_error(service.stub.ReportCitations(
@@ -595,6 +671,13 @@ class ServiceSuite:
          "request_id"),
         ("empty cited id", "ReportCitations", {"request_id": "r", "cited_ids": [""]},
          "cited_ids"),
+        ("dismiss without lineage id", "DismissReviewFlag",
+         {"lineage_id": " ", "kind": "uncited"}, "lineage_id"),
+        ("dismiss an unknown flag kind", "DismissReviewFlag",
+         {"lineage_id": "n-1", "kind": "stale"}, "kind"),
+        ("dismiss an enum name as kind", "DismissReviewFlag",
+         {"lineage_id": "n-1", "kind": "UNCITED"}, "kind"),
+        ("flags without tenant", "ListReviewFlags", {"tenant": ""}, "tenant"),
     )
 
     @pytest.mark.parametrize(("case", "method", "fields", "field_name"), BAD_REQUESTS,
@@ -605,7 +688,9 @@ class ServiceSuite:
         request_types = {"Retrieve": qpb.RetrieveRequest, "GetNugget": qpb.GetNuggetRequest,
                          "ListVersions": qpb.ListVersionsRequest, "Review": qpb.ReviewRequest,
                          "ReportCitations": qpb.ReportCitationsRequest,
-                         "ListCandidates": qpb.ListCandidatesRequest}
+                         "ListCandidates": qpb.ListCandidatesRequest,
+                         "ListReviewFlags": qpb.ListReviewFlagsRequest,
+                         "DismissReviewFlag": qpb.DismissReviewFlagRequest}
         values: dict[str, Any] = {"tenant": "acme"}
         if method == "Retrieve":
             values["query"] = QUERY
@@ -808,6 +893,10 @@ class ServiceSuite:
                 tenant="globex", id=globex_id), metadata=md),
             service.stub.GetUsage(qpb.GetUsageRequest(tenant="globex", ids=[globex_id]),
                                   metadata=md),
+            service.stub.ListReviewFlags(qpb.ListReviewFlagsRequest(tenant="globex"),
+                                         metadata=md),
+            service.stub.DismissReviewFlag(qpb.DismissReviewFlagRequest(
+                tenant="globex", lineage_id=globex_id), metadata=md),
         ]
         for call in calls:
             err = await rpc_error(call, grpc.StatusCode.PERMISSION_DENIED)

@@ -281,10 +281,14 @@ def test_a_token_never_shows_another_tenants_data(stack: Stack, browser: WebDriv
     assert [a.text for a in browser.find_elements(By.CSS_SELECTOR, "nav.tenants a")] == [
         "globex"]
     for path in ("/t/acme/queue", f"/t/acme/n/{stack.candidates['ev-a1']}",
-                 "/t/acme/knowledge"):
+                 "/t/acme/knowledge", "/t/acme/flags"):
         browser.get(stack.console_url + path)
         assert "Not your tenant" in text(browser)
         assert "Workspace Owner" not in browser.page_source
+    browser.get(stack.console_url + "/t/globex/queue")
+    submit(browser, browser.find_element(By.ID, "nav-flags"))
+    assert browser.current_url.endswith("/t/globex/flags")
+    assert "No published nugget is flagged for review" in text(browser)
     browser.get(stack.console_url + f"/t/globex/n/{stack.candidates['ev-a1']}")
     assert "does not exist in tenant 'globex'" in text(browser)
 

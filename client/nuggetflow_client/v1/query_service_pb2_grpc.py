@@ -104,6 +104,16 @@ class QueryServiceStub:
                 request_serializer=nuggetflow_dot_v1_dot_query__service__pb2.GetUsageRequest.SerializeToString,
                 response_deserializer=nuggetflow_dot_v1_dot_query__service__pb2.GetUsageResponse.FromString,
                 _registered_method=True)
+        self.ListReviewFlags = channel.unary_unary(
+                '/nuggetflow.v1.QueryService/ListReviewFlags',
+                request_serializer=nuggetflow_dot_v1_dot_query__service__pb2.ListReviewFlagsRequest.SerializeToString,
+                response_deserializer=nuggetflow_dot_v1_dot_query__service__pb2.ListReviewFlagsResponse.FromString,
+                _registered_method=True)
+        self.DismissReviewFlag = channel.unary_unary(
+                '/nuggetflow.v1.QueryService/DismissReviewFlag',
+                request_serializer=nuggetflow_dot_v1_dot_query__service__pb2.DismissReviewFlagRequest.SerializeToString,
+                response_deserializer=nuggetflow_dot_v1_dot_query__service__pb2.DismissReviewFlagResponse.FromString,
+                _registered_method=True)
         self.WhoAmI = channel.unary_unary(
                 '/nuggetflow.v1.QueryService/WhoAmI',
                 request_serializer=nuggetflow_dot_v1_dot_query__service__pb2.WhoAmIRequest.SerializeToString,
@@ -204,6 +214,21 @@ class QueryServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def ListReviewFlags(self, request, context):
+        """The tenant's review flags (published nuggets sent back to review by their use or a
+        corpus change), open ones unless include_dismissed.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def DismissReviewFlag(self, request, context):
+        """Keep a flagged nugget as it is: its flags (of one kind, or all) are marked dismissed.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
     def WhoAmI(self, request, context):
         """The tenants the caller's token grants (no tenant field: checked by token only).
         """
@@ -273,6 +298,16 @@ def add_QueryServiceServicer_to_server(servicer, server):
                     servicer.GetUsage,
                     request_deserializer=nuggetflow_dot_v1_dot_query__service__pb2.GetUsageRequest.FromString,
                     response_serializer=nuggetflow_dot_v1_dot_query__service__pb2.GetUsageResponse.SerializeToString,
+            ),
+            'ListReviewFlags': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListReviewFlags,
+                    request_deserializer=nuggetflow_dot_v1_dot_query__service__pb2.ListReviewFlagsRequest.FromString,
+                    response_serializer=nuggetflow_dot_v1_dot_query__service__pb2.ListReviewFlagsResponse.SerializeToString,
+            ),
+            'DismissReviewFlag': grpc.unary_unary_rpc_method_handler(
+                    servicer.DismissReviewFlag,
+                    request_deserializer=nuggetflow_dot_v1_dot_query__service__pb2.DismissReviewFlagRequest.FromString,
+                    response_serializer=nuggetflow_dot_v1_dot_query__service__pb2.DismissReviewFlagResponse.SerializeToString,
             ),
             'WhoAmI': grpc.unary_unary_rpc_method_handler(
                     servicer.WhoAmI,
@@ -613,6 +648,60 @@ class QueryService:
             '/nuggetflow.v1.QueryService/GetUsage',
             nuggetflow_dot_v1_dot_query__service__pb2.GetUsageRequest.SerializeToString,
             nuggetflow_dot_v1_dot_query__service__pb2.GetUsageResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListReviewFlags(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/nuggetflow.v1.QueryService/ListReviewFlags',
+            nuggetflow_dot_v1_dot_query__service__pb2.ListReviewFlagsRequest.SerializeToString,
+            nuggetflow_dot_v1_dot_query__service__pb2.ListReviewFlagsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def DismissReviewFlag(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/nuggetflow.v1.QueryService/DismissReviewFlag',
+            nuggetflow_dot_v1_dot_query__service__pb2.DismissReviewFlagRequest.SerializeToString,
+            nuggetflow_dot_v1_dot_query__service__pb2.DismissReviewFlagResponse.FromString,
             options,
             channel_credentials,
             insecure,

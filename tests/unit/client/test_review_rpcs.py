@@ -1,13 +1,16 @@
 """The RPCs the review console needs, through nuggetflow-client against the real service
 (SQLite store, per-tenant tokens): EditNugget (guard verdict, dry run, expected version),
 Review's expected version, filtered and newest-first ListCandidates, GetNeighbourhood,
-GetUsage, WhoAmI, and the whole optimization trace in GetNugget."""
+GetUsage, WhoAmI, ListReviewFlags and DismissReviewFlag, and the whole optimization trace
+in GetNugget."""
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -18,6 +21,8 @@ from nuggetflow_client import (
     AsyncQueryClient,
     InvalidArgument,
     NotFound,
+    QueryClient,
+    ReviewFlag,
     Unauthenticated,
 )
 from nuggetflow_client.v1 import nugget_pb2 as pb
@@ -29,6 +34,8 @@ from query.index import NuggetIndex
 from query.metrics import Metrics
 from query.model import Nugget, Provenance, Publication, State
 from query.service import QueryServer, create_server
+from query.usage import FlagKind, raise_flags
+from query.usage import ReviewFlag as StoredFlag
 from tests.conformance.service_suite import TOKEN_ACME, TOKEN_GLOBEX, TOKENS
 from tests.helpers import T0, days, make_nugget
 from tests.support.service import seeded_service
@@ -179,6 +186,49 @@ async def test_usage_counts_retrievals_and_citations(served: Served) -> None:
         [usage, none] = await c.get_usage("acme", [n.id, "n-never"])
         assert (usage.retrieved, usage.cited) == (2, 1)
         assert (none.retrieved, none.cited) == (0, 0)
+
+
+async def test_review_flags_are_listed_and_dismissed(served: Served) -> None:
+    n = await served.index.submit(candidate())
+    head = await served.index.approve("acme", n.id, reviewer="alice")
+    raised = datetime(2025, 3, 4, 5, 6, 7, tzinfo=UTC)
+    reason = "not cited in 30 days while its topic was queried 24 times (returned 24 times)"
+    await raise_flags(served.index.store, "acme", [
+        StoredFlag("acme", head.lineage_id, head.id, FlagKind.UNCITED, reason, raised,
+                   24, 24, 0, title=head.title),
+        StoredFlag("acme", head.lineage_id, head.id, FlagKind.EXPIRING,
+                   "its validity ends on 2025-03-10, in 6 days", raised)])
+    uncited = ReviewFlag(lineage_id=head.lineage_id, version_id=head.id, kind="uncited",
+                         reason=reason, raised_at=raised, considered=24, retrieved=24,
+                         cited=0, dismissed=False, title=head.title)
+    async with AsyncQueryClient(served.target, TOKEN_ACME) as c:
+        flags = await c.list_review_flags("acme")
+        assert [f.kind for f in flags] == ["expiring", "uncited"]
+        assert flags[1] == uncited
+        done = await c.dismiss_review_flag("acme", head.lineage_id, "uncited",
+                                           reviewer="alice")
+        assert done == (dataclasses.replace(uncited, dismissed=True),)
+        assert [f.kind for f in await c.list_review_flags("acme")] == ["expiring"]
+        with pytest.raises(InvalidArgument) as bad:
+            await c.dismiss_review_flag("acme", head.lineage_id, "stale")
+        assert bad.value.field == "kind"
+        with pytest.raises(InvalidArgument) as empty:
+            await c.dismiss_review_flag("acme", "", "uncited")
+        assert empty.value.field == "lineage_id"
+
+    def blocking() -> None:
+        with QueryClient(served.target, TOKEN_ACME) as nf:
+            assert [f.kind for f in nf.list_review_flags("acme", include_dismissed=True)] \
+                == ["expiring", "uncited"]
+            every = nf.dismiss_review_flag("acme", head.lineage_id)  # "": every kind
+            assert [(f.kind, f.dismissed) for f in every] == [("expiring", True),
+                                                              ("uncited", True)]
+            assert nf.list_review_flags("acme") == ()
+            with pytest.raises(NotFound) as none:
+                nf.dismiss_review_flag("acme", head.lineage_id, "buried")
+            assert none.value.field == "lineage_id"
+
+    await asyncio.to_thread(blocking)
 
 
 async def test_who_am_i_names_the_tokens_tenants(served: Served) -> None:

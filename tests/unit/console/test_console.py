@@ -1,8 +1,8 @@
 """The review console over HTTP (httpx on the ASGI app, same event loop) against the real
 query service (SQLite store, per-tenant tokens): sign-in, tenant isolation, CSRF on every
-POST, escaping, session expiry, review and edit with their bad inputs, version diffs and
-the knowledge listing. The browser tests (tests/integration/test_console_browser.py)
-drive the same pages in chromium."""
+POST, escaping, session expiry, review and edit with their bad inputs, version diffs, the
+knowledge listing and the review flags ("Keep as it is"). The browser tests
+(tests/integration/test_console_browser.py) drive the same pages in chromium."""
 
 from __future__ import annotations
 
@@ -27,6 +27,7 @@ from query.embeddings import MiniLMEmbedder
 from query.index import NuggetIndex
 from query.model import Nugget, Provenance, Publication
 from query.service import QueryServer
+from query.usage import FlagKind, ReviewFlag, raise_flags
 from tests.helpers import T0, days, make_nugget
 from tests.support.service import seeded_service
 
@@ -34,6 +35,7 @@ TOKEN_A = "tenant-a-token-0123456789"
 TOKEN_B = "tenant-b-token-0123456789"
 TOKENS = {TOKEN_A: ["acme"], TOKEN_B: ["globex"]}
 SCRIPT = "<script>document.title='pwned'</script><b>bold</b> only the Workspace Owner"
+UNCITED = "not cited in 30 days while its topic was queried 24 times (returned 24 times)"
 
 
 def candidate(tenant: str = "acme", *, comment: str = SCRIPT, event: str = "ev-1",
@@ -45,6 +47,12 @@ def candidate(tenant: str = "acme", *, comment: str = SCRIPT, event: str = "ev-1
         corrected_answer="Any Admin can reset it.", feedback_text=comment,
         timestamp=T0 + days(1), tenant=tenant, owner="alice", rating="down", user="u7",
         agent="chat"))
+
+
+def flag(n: Nugget, kind: FlagKind = FlagKind.UNCITED, reason: str = UNCITED) -> ReviewFlag:
+    """A review flag on the head ``n``, as the usage review stores it."""
+    return ReviewFlag(n.tenant, n.lineage_id or n.id, n.id, kind, reason, T0 + days(40),
+                      24, 24, 0, title=n.title)
 
 
 @dataclass
@@ -88,7 +96,8 @@ async def test_sign_in_shows_only_the_tokens_tenant(setup: Setup) -> None:
     page = await sign_in(setup.http, TOKEN_A)
     assert page.status_code == 200 and str(page.url).endswith("/t/acme/queue")
     assert a.title in unescape(page.text) and "globex secret" not in page.text
-    for path in ("/t/globex/queue", f"/t/globex/n/{b.id}", "/t/globex/knowledge"):
+    for path in ("/t/globex/queue", f"/t/globex/n/{b.id}", "/t/globex/knowledge",
+                 "/t/globex/flags"):
         other = await setup.http.get(path)
         assert other.status_code == 403 and "globex secret" not in other.text
     own_id_other_tenant = await setup.http.get(f"/t/acme/n/{b.id}")
@@ -108,19 +117,23 @@ async def test_feedback_markup_is_shown_as_text(setup: Setup) -> None:
 
 async def test_every_post_needs_the_csrf_token(setup: Setup) -> None:
     n = await setup.index.submit(candidate())
+    await raise_flags(setup.index.store, "acme", [flag(n)])
     await sign_in(setup.http, TOKEN_A)
     app = setup.http._transport.app  # type: ignore[attr-defined]
     posts = [r.path for r in app.routes if isinstance(r, Route) and "POST" in (r.methods or ())]
     assert set(posts) == {"/signin", "/signout", "/t/{tenant}/n/{nugget}/review",
-                          "/t/{tenant}/n/{nugget}/edit"}
+                          "/t/{tenant}/n/{nugget}/edit", "/t/{tenant}/flags/{lineage}/dismiss"}
     for path in posts:
-        url = path.replace("{tenant}", "acme").replace("{nugget}", n.id)
-        for data in ({"action": "approve", "expected_version_id": n.id},
-                     {"csrf": "forged", "action": "approve", "expected_version_id": n.id}):
+        url = path.replace("{tenant}", "acme").replace("{nugget}", n.id).replace(
+            "{lineage}", n.id)
+        for data in ({"action": "approve", "expected_version_id": n.id, "kind": "uncited"},
+                     {"csrf": "forged", "action": "approve", "expected_version_id": n.id,
+                      "kind": "uncited"}):
             refused = await setup.http.post(url, data=data)
             assert refused.status_code == 403 and "Nothing was done" in refused.text, url
     head = await setup.index.head("acme", n.id)
     assert head.version == 1 and head.publication is Publication.PENDING_REVIEW
+    assert [f.dismissed for f in await setup.index.store.review_flags("acme")] == [False]
     page = await setup.http.get(f"/t/acme/n/{n.id}")
     cross = await setup.http.post(f"/t/acme/n/{n.id}/review", headers={
         "origin": "http://evil.example"}, data={"csrf": csrf_of(page.text), "action": "approve",
@@ -203,6 +216,52 @@ async def test_knowledge_filters_and_assigned_to_me(setup: Setup) -> None:
     assert "No published nugget matches" in none.text
     mine = await setup.http.get("/t/acme/queue?mine=1")
     assert "Nothing waits for review for you" in mine.text  # owner is alice
+
+
+async def test_flagged_nuggets_are_listed_and_kept_as_they_are(setup: Setup) -> None:
+    n = await setup.index.submit(candidate())
+    head = await setup.index.approve("acme", n.id)
+    other = await setup.index.approve("acme", (await setup.index.submit(candidate(
+        event="ev-2", subject="printer quota", obj="200 pages"))).id)
+    await sign_in(setup.http, TOKEN_A, "bob")
+    empty = await setup.http.get("/t/acme/flags")
+    assert empty.status_code == 200 and 'id="nav-flags"' in empty.text
+    assert "No published nugget is flagged for review" in empty.text
+    await raise_flags(setup.index.store, "acme", [
+        flag(head), flag(other, FlagKind.BURIED, "3 of 4 probes fail since doc-7 changed")])
+    await raise_flags(setup.index.store, "globex", [flag(dataclasses.replace(
+        head, tenant="globex", title="globex secret title"))])
+    page = await setup.http.get("/t/acme/flags")
+    text = unescape(page.text)
+    assert page.status_code == 200 and "No published nugget is flagged" not in text
+    assert UNCITED in text and "3 of 4 probes fail since doc-7 changed" in text
+    assert f'<a class="open" href="/t/acme/n/{n.id}">{head.title}</a>' in text
+    assert "never cited" in text and "buried by a corpus change" in text
+    assert "topic queried 24 · retrieved 24 · cited 0" in text
+    assert (T0 + days(40)).strftime("%Y-%m-%d") in text
+    assert "globex secret title" not in text
+    nugget = await setup.http.get(f"/t/acme/n/{n.id}")
+    assert 'id="flags"' in nugget.text and UNCITED in unescape(nugget.text)
+
+    kept = await setup.http.post(f"/t/acme/flags/{n.id}/dismiss", data={
+        "csrf": csrf_of(page.text), "kind": "uncited"}, follow_redirects=True)
+    assert kept.status_code == 200 and str(kept.url).endswith("/t/acme/flags")
+    text = unescape(kept.text)
+    assert f'Kept as it is: "{head.title}" is no longer flagged (never cited).' in text
+    assert UNCITED not in text and "3 of 4 probes fail" in text
+    stored = {f.lineage_id: f.dismissed for f in await setup.index.store.review_flags("acme")}
+    assert stored == {n.id: True, other.lineage_id: False}
+    assert 'id="flags"' not in (await setup.http.get(f"/t/acme/n/{n.id}")).text
+    # from the nugget's page: back to it; a flag that is gone: said, nothing changed
+    back = await setup.http.post(f"/t/acme/flags/{other.lineage_id}/dismiss", data={
+        "csrf": csrf_of(page.text), "kind": "buried", "back": "nugget"},
+        follow_redirects=True)
+    assert str(back.url).endswith(f"/t/acme/n/{other.lineage_id}")
+    assert "is no longer flagged (buried by a corpus change)" in unescape(back.text)
+    gone = await setup.http.post(f"/t/acme/flags/{n.id}/dismiss", data={
+        "csrf": csrf_of(page.text), "kind": "expiring"}, follow_redirects=True)
+    assert str(gone.url).endswith("/t/acme/flags") and "no such flag" in gone.text
+    assert "No published nugget is flagged for review" in gone.text
 
 
 async def test_sessions_expire_and_sign_out_ends_them(setup: Setup) -> None:

@@ -24,7 +24,8 @@ def test_every_request_has_string_fields_to_check() -> None:
                              "ListCandidatesRequest", "ReviewRequest", "ReportCitationsRequest",
                              "OpenProbeSessionRequest", "GetProbeSessionRequest",
                              "CloseProbeSessionRequest", "EditNuggetRequest",
-                             "GetNeighbourhoodRequest", "GetUsageRequest", "WhoAmIRequest"}
+                             "GetNeighbourhoodRequest", "GetUsageRequest", "WhoAmIRequest",
+                             "ListReviewFlagsRequest", "DismissReviewFlagRequest"}
     assert len(STRING_FIELDS) >= 21
     assert not qpb.WhoAmIRequest.DESCRIPTOR.fields, "WhoAmI carries nothing (token only)"
 
