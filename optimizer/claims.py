@@ -125,8 +125,9 @@ _CONNECTIVE = (r"(?:(?:just\s+)?so\s+you\s+know(?:\s+for\s+(?:next\s+time|the\s+
                r"(?:just\s+)?(?:remember|note|notice|keep in mind|bear in mind|be aware|"
                r"don't forget|do not forget|mind you)\s+that)")
 _DISCOURSE = re.compile(
-    r"^(?:" + _INTERJECTION + r"\b(?:\s*[,:;.!\u2014-]+\s*|\s+(?=(?:that|this|it|it's|you|"
-    r"your|the answer|the|i|we|not|so|but|and|then|actually|well|no|nope|nah|yes|yeah|ok|"
+    # (a hyphen before a letter is no pause: "no -d, no -s" are options, "No-one" a word)
+    r"^(?:" + _INTERJECTION + r"\b(?:\s*(?:[,:;.!\u2014]|-(?!\w))+\s*|\s+(?=(?:that|this|it|"
+    r"it's|you|your|the answer|the|i|we|not|so|but|and|then|actually|well|no|nope|nah|yes|yeah|ok|"
     r"okay|lol|haha|ha|there|sorry|its|tbh|imo|ngl|fam|mate|bro|dude|theyre|thats|theres|"
     r"they|they're|that's|there's|ur|u)(?![\w'])\b)|\s*$)|" + _CONNECTIVE
     + r"\b(?:\s*[,:;.!\u2014-]+\s*|\s+|\s*$))+", re.IGNORECASE)
@@ -1459,6 +1460,13 @@ _SELF_INTRO = re.compile(r"(?:(?:[A-Z][\w-]*|(?i:hi|hello|hey)),\s+(?i:this)\s+i
                          # "this is Tomasz from Accounts, voice note, sorry."
                          r"(?:,\s*(?i:(?:a\s+)?(?:voice\s+note|quick\s+one|quick\s+note))"
                          r"(?:,\s*(?i:sorry))?)?\s*[.!]?|"
+                         # a greeting and a name on a phone line: "Yeah hi it's Bernie down
+                         # Fenwick Road.", "Hello, this is Maud over at the depot."
+                         r"(?:(?i:yeah|yes|ok|okay|right|so)[,\s]+)?(?i:hi|hello|hey|morning)"
+                         r"[,!]?\s+(?i:it'?s|this\s+is)\s+[A-Z][\w'-]+(?:\s+[A-Z][\w'-]+)?"
+                         r"(?:\s+(?i:down|up|over|out|from|at|in|on)\s+(?:(?i:at|in|on|by)\s+)?"
+                         r"(?:the\s+)?(?:(?!\b(?:is|are|was|were|has|have|must|can|may|not|that|"
+                         r"which|who|where|when|because|and|but)\b)[^,.!?]){1,40}?)?\s*[.!]?|"
                          r"(?:(?:hi|hello|hey)[,!]?\s+)?(?:(?:it'?s|this\s+is)\s+)?"
                          r"[A-Z][\w'-]+(?:\s+[A-Z][\w'-]+)?"
                          # (the team or place, with no verb: "X of Y is prohibited here" is

@@ -755,7 +755,7 @@ class LocalActionability:
             commit_lines_removed(log_lines_removed(bookkeeping_removed(
                 code_in_sentence_joined(signature_removed(pointed_command_named(
                     writer_named(ctx.comment))))))))),
-            keep_lines=True))
+            keep_lines=True), f"{ctx.query}\n{ctx.answer}")
         text = announced_scope_joined(value_lists_joined(
             form_fields_as_lines(banner_removed(text), ctx.answer)))
         for step in (struck_through_removed, learned_fact_unframed,
@@ -789,8 +789,11 @@ class LocalActionability:
                  for k, (_, v) in zip(kinds, views, strict=True)]
         # (a closing "Thank you!" under a correction praises nothing)
         # (unless the message says it worked: "Yes, that was it ... it works now. Thanks!")
+        # (praise that turns ("The restore itself is ok but you forget the important
+        # part.") announces what is missing: the sentences after it are no praise)
         praising = any(k == "praise" and (not _THANKS_ONLY.fullmatch(raw.strip())
                                           or bool(_WORKED.search(text)))
+                       and not _PRAISE_TURNS.search(raw)
                        for (raw, _), k in zip(views, kinds, strict=True))
         # A complaint about the world ("This is ridiculous.", "The panel is a mess.")
         # makes the sentences next to it symptoms, unless they state a rule.
@@ -895,8 +898,9 @@ class LocalActionability:
         /etc/logrotate.d/site: ..."), states a claim or judges the answer keeps the
         sentence whole."""
         # "Nope — login nodes: no docker": the reply word is not part of the head.
-        lead = re.match(r"^(?:no|nope|nah|yes|yeah|yep|well|ok(?:ay)?|actually)\s*[—–-]+\s*(?=\w)",
-                        sentence, re.IGNORECASE)
+        # ("no -d, no -s, ever": a hyphen before a letter is an option's, not a pause)
+        lead = re.match(r"^(?:no|nope|nah|yes|yeah|yep|well|ok(?:ay)?|actually)\s*"
+                        r"(?:[—–]+|-+(?!\w))\s*(?=\w)", sentence, re.IGNORECASE)
         if lead:
             sentence = sentence[lead.end()].upper() + sentence[lead.end() + 1:]
         head, sep, tail = sentence.partition(": ")
@@ -1455,6 +1459,12 @@ _WORKED = re.compile(r"\bworks?\s+now\b|\b(?:it|that|this)\s+worked\b|\bworked\s
                      r"perfectly|first\s+time|like\s+a\s+charm|a\s+treat)\b|\b(?:fixed|solved)\s+"
                      r"it\b|\bdid\s+the\s+trick\b|\bthat\s+was\s+it\b|\b(?:all\s+)?sorted\s+now\b",
                      re.IGNORECASE)  # ("What actually worked was \\copy ...": a fact, no thanks)
+#: Praise that turns to what the answer lacks: "ok but you forget", "fine, except that".
+_PRAISE_TURNS = re.compile(r"\b(?:but|however|except|though|although|yet)\b[^.!?]*\b(?:you|it|"
+                           r"the\s+answer)\s+(?:forg[eo]t|miss(?:es|ed)?|left\s+out|leaves?\s+"
+                           r"out|skip(?:s|ped)?|didn't|doesn't|don't|does\s+not|did\s+not)\b|"
+                           r"\b(?:but|except)\s+(?:for\s+)?(?:one|a\s+few|two|some)\s+(?:thing|"
+                           r"detail|point|bit|catch)s?\b", re.IGNORECASE)
 #: A closing thanks alone: "Thank you!", "Thanks a lot.", "Cheers".
 _THANKS_ONLY = re.compile(r"(?:thanks?|thank\s+you|many\s+thanks|cheers|ta|thx|ty)"
                           r"(?:\s+(?:a\s+lot|so\s+much|very\s+much|again|all|everyone|in\s+"
@@ -1939,9 +1949,32 @@ def body_sentences(sents: Sequence[Sentence], answer: str, context: str = "",
             if len(quoted) == 1:
                 text = re.sub(r"\binstead\b(?!\s+of\b)", f"instead of {quoted[0]}", text,
                               count=1)
+        if re.match(r"[a-z]+\b(?![-.'/_]\w)", text) and s.raw.lstrip()[:1].isupper() and \
+                not s.raw.lstrip().startswith(text):
+            # The writer's capital, on the word that opens the sentence now ("Also
+            # freelancers are external" lost its "Also"); "createuser is ..." as written.
+            text = text[:1].upper() + text[1:]
         if text and len(tokens(text)) >= 2 and text not in out:
             out.append(text)
         previous = s
+    return _restatements_removed(out)
+
+
+def _restatements_removed(sentences: list[str]) -> list[str]:
+    """Without a later sentence that only restates the ones before it (a "TL;DR" or a
+    summary line): every concrete item of it is in them, and so are at least four in five
+    of its content words (it has four or more)."""
+    out: list[str] = []
+    for i, text in enumerate(sentences):
+        before = " ".join(sentences[:i])
+        stems = content_stems(text)
+        said = content_stems(before)
+        named = {it.text.lower() for it in items(before)}
+        if i and len(stems) >= 4 and 5 * len(stems - said) <= len(stems) and all(
+                it.text.lower() in named or it.text.lower() in before.lower()
+                for it in items(text) if it.kind in STRONG_KINDS):
+            continue
+        out.append(text)
     return out
 
 
@@ -2042,6 +2075,27 @@ def clean_sentence(sentence: str, context: str = "", topic: str = "") -> str:
     the answer ("That's wrong for CorpNet: ..." keeps "For CorpNet, ..."), reported
     speech ("You said X, but ..."), anecdote clauses, trailing chatter and the other
     conversational residue of :mod:`optimizer.local.residue` removed."""
+    return _unquoted_ends(_clean_sentence(sentence, context, topic))
+
+
+def _unquoted_ends(text: str) -> str:
+    """Without a quotation mark a sentence has alone: a quotation over several sentences
+    leaves its opening mark on the first and its closing one on the last (the words are
+    the quoted document's, stated as they are), and no "." goes after a closing mark."""
+    for op, cl in (('"', '"'), ("“", "”")):
+        marks = text.count(op) + (text.count(cl) if cl != op else 0)
+        if marks == 1 and text.startswith(op):
+            text = text[1:]
+        elif marks == 1 and re.search(re.escape(cl) + r"\.?$", text):
+            text = re.sub(re.escape(cl) + r"\.?$", "", text)
+            text = text if text.endswith((".", "!", "?")) else text + "."
+        elif text.endswith(cl + ".") and re.search(r"[.!?]" + re.escape(cl) + r"\.$", text):
+            text = text[:-1]
+    return text
+
+
+def _clean_sentence(sentence: str, context: str = "", topic: str = "") -> str:
+    """See :func:`clean_sentence`."""
     # ("Hi po, sorry but X": X; "okay so the thing is we X": we X)
     s = _RUN_UP.sub("", strip_discourse(without_greeting(_unwrapped(_ours_named(sentence)))))
     if _ELLIPTIC_ONLY.match(s):

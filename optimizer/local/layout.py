@@ -551,12 +551,12 @@ def headings_as_labels(text: str) -> str:
 
 
 #: "[Voicemail transcript, 00:47]", "[Auto-translated from Polish]" opening the message.
-_LEADING_NOTE = re.compile(r"^\s*\[[^\]\n]{3,60}\]\s*(?=\S)")
+_LEADING_NOTE = re.compile(r"^\s*\[[^\]\n]{3,120}\]\s*(?=\S)")
 
 
 #: A header line naming who sends the message: "ANNOUNCEMENT from Marcus Oyelaran, Group
 #: Operations Manager", "Memo from the Fleet Office", "PSA by IT:".
-_SENDER_HEADER = re.compile(r"^\s*(?:" + SENDER_WORDS + r"\s*[—–-]?\s*(?:from|by)\s+"
+_SENDER_HEADER = re.compile(r"^\s*(?:" + SENDER_WORDS + r"\s*(?:[—–]|-{1,2})?\s*(?:from|by)\s+"
                             r"[^\n.!?]{2,120}?|"
                             # "Night handover 02:10 — Lars → Rahul", "RE: FW: reefer plugs",
                             # "(transcribed from the whiteboard, photo in #ops)"
@@ -590,7 +590,7 @@ _GENRE_HEAD = re.compile(
     r"(?:[^\w\s\[\](){}<>]{1,3}[ \t]*)?(?:[\w-]+[ \t]*#?\d+[ \t]*[-–—:][ \t]*)?"
     r"(?:(?:[\w-]+[ \t]+){0,2}" + _GENRE + r"(?=[ \t]*(?:[,(:–—-]|[ \t](?:on|of|from|for|by)\b|"
     r"[.]?$))|" + SENDER_WORDS + r"[ \t]*[—–-]?[ \t]*(?:from|by)[ \t]+|"
-    r"from[ \t]+(?:(?-i:[A-Z][\w'-]+)[ \t]+(?-i:[A-Z][\w'-]+)(?=,)|(?:the|our)[ \t]+"
+    r"from[ \t]+(?:(?-i:[A-Z][\w'-]+)[ \t]+(?-i:[A-Z][\w'-]+)(?=,)|(?:(?:the|our)[ \t]+)?"
     r"[^\n,:]{0,40}?\b(?:wiki|handbook|runbook|intranet|manual|guide|faq|page|sheet|docs)\b))",
     re.IGNORECASE)
 #: A word that makes a header a sentence: be, have, do, the modals, a negation.
@@ -776,11 +776,12 @@ _PRESENT = re.compile(r"^\s*(?:present|attendees|attending|apologies|absent|in a
 _TO_DO = re.compile(r"^\s*(?:\d{1,2}[.)]\s+)?actions?\s*:\s*(?-i:[A-Z])[\w'-]+(?:\s+(?:and|&)\s+"
                     r"(?-i:[A-Z])[\w'-]+)?\s+to\s+\w+", re.IGNORECASE)
 #: An agenda item's title before what it says: "Item 3: fleet baseline. All six ..."
-_ITEM_TITLE = re.compile(r"^(\s*)(?:agenda\s+)?item\s*\d{1,2}\s*[:.)-]\s*[^.:\n]{1,40}\.\s+(?=\S)",
-                         re.IGNORECASE | re.MULTILINE)
+_ITEM_SEP = r"\s*(?:[:.)]|-{1,2}|[—–])\s*"  # "Item 3:", "Item 3 -", "Item 4 --", "Item 2 —"
+_ITEM_TITLE = re.compile(r"^(\s*)(?:agenda\s+)?item\s*\d{1,2}" + _ITEM_SEP
+                         + r"[^.:\n]{1,40}\.\s+(?=\S)", re.IGNORECASE | re.MULTILINE)
 
 
-_ITEM_LABEL = re.compile(r"^\s*(?:agenda\s+)?item\s*\d{1,2}\s*[:.)-]\s*", re.IGNORECASE)
+_ITEM_LABEL = re.compile(r"^\s*(?:agenda\s+)?item\s*\d{1,2}" + _ITEM_SEP, re.IGNORECASE)
 
 
 def minutes_residue_removed(text: str) -> str:

@@ -33,6 +33,7 @@ from optimizer.claims import (
     SPEECH_VERBS,
     STRONG_KINDS,
     WORD_NUMBER,
+    content_stems,
     english_word,
     items,
     negated,
@@ -810,18 +811,21 @@ _OWN_PASTE = re.compile(r"\b(?:past(?:e|ed|ing)|copy(?:ing)?|cop(?:y|ied)\s+over
                         re.IGNORECASE)
 
 
-def strip_quoted(message: str) -> str:
+def strip_quoted(message: str, answer: str = "") -> str:
     """The writer's own text of a reply: what follows a forwarded-message or "On ...
     wrote:" line goes, and so do lines quoted with ">" (a short value answering a quoted
     line replaces that line's value: see ``_answer_to_quote``), but for a block the line
-    before announces as the writer's own, pasted again ("pasting it here too:")."""
+    before announces as the writer's own, pasted again ("pasting it here too:"), and,
+    given the ``answer`` (with the query), a block that does not quote it: a runbook or a
+    handbook quoted with ">" is what the writer brings, read as text."""
     m = _QUOTED_START.search(message)
     if m and len(tokens(message[:m.start()])) >= 3:
         message = message[:m.start()]
     out: list[str] = []
     quoted: list[str] = []
     own = False  # the block under the line before is the writer's own, pasted again
-    for line in message.splitlines():
+    theirs = content_stems(answer) if answer.strip() else None
+    for line in [*message.splitlines(), ""]:
         if line.lstrip().startswith(">"):
             if not quoted and not own:
                 before = next((ln for ln in reversed(out) if ln.strip()), "")
@@ -832,12 +836,22 @@ def strip_quoted(message: str) -> str:
             quoted.append(line.lstrip().lstrip(">").strip())
             continue
         own = False
+        if quoted and theirs is not None and _not_the_answers(" ".join(quoted), theirs):
+            out.extend(quoted)
+            quoted = []
         if quoted and line.strip():
             line = _answer_to_quote(" ".join(quoted), line) or \
                 _pronoun_from_quote(" ".join(quoted), line)
         quoted = [] if line.strip() else quoted
         out.append(line)
     return "\n".join(out).strip()
+
+
+def _not_the_answers(quoted: str, answer_stems: set[str]) -> bool:
+    """A quoted block of six content words or more, most of which the answer does not
+    have: it quotes something else than the answer."""
+    stems = content_stems(quoted)
+    return len(stems) >= 6 and len(stems - answer_stems) > len(stems) // 2
 
 
 _FORWARD_MARK = re.compile(r"^\s*(?:-{2,}\s*forwarded message\b.*|begin forwarded message:?\s*)$",
@@ -888,8 +902,8 @@ _SIGNED_NAME = re.compile(
 #: What a header line naming its sender calls the message: "ANNOUNCEMENT from X", "Memo by
 #: Y" (the layout reads the header, the residue the name in it).
 SENDER_WORDS = r"(?:announcement|notice|memo(?:randum)?|update|reminder|psa|bulletin|circular|" \
-    r"message|note)"
-_SENDER_NAME = re.compile(r"^\s*" + SENDER_WORDS + r"\s*[—–-]?\s*(?:from|by)\s+"
+    r"message|note|all[ -](?:staff|hands|teams|users))"
+_SENDER_NAME = re.compile(r"^\s*" + SENDER_WORDS + r"\s*(?:[—–]|-{1,2})?\s*(?:from|by)\s+"
                           r"(?P<name>(?-i:[A-Z][\w'-]+)[ \t]+(?-i:[A-Z][\w'-]+))", re.IGNORECASE)
 #: "me" as the one who approves or is contacted: "approval from me", "a message to me".
 _AUTHORITY_ME = re.compile(r"\b(?P<prep>from|by|to|ping|ask|tell|call|ring|email|e-mail|contact|"

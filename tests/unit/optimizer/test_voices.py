@@ -11,6 +11,7 @@ nothing the writer took back.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 import pytest
@@ -2090,3 +2091,101 @@ def test_a_rule_said_as_what_the_writer_would_pick_is_still_a_rule(
         "I'd pick the T130 from Fenn Flour: it's the only rye flour allowed in the Millgate "
         "bakery.", "down"), Meter())
     assert ex.can_produce_nugget and "T130" in ex.body, (ex.reason, ex.body)
+
+
+# --- read in three more blind sets (a newspaper, a farm insurer, a ferry operator), each
+# written here again in another trade: a ski school, a seed lab, a museum, a bike shop.
+
+
+def ski(comment: str, query: str = "how do I book the race hut?",
+        answer: str = "Book the race hut through the front desk.") -> FeedbackContext:
+    return FeedbackContext("e1", "t", query, answer, comment, "")
+
+
+def test_a_quoted_block_that_is_not_the_answer_is_the_writers_text() -> None:
+    from optimizer.local.residue import strip_quoted
+    handbook = ("From the instructors' handbook, section 7:\n> Race hut keys are signed out "
+                "at the lift office and returned by 16:30 the same day.\n\n(pasting it "
+                "because people keep asking the front desk)")
+    kept = strip_quoted(handbook, "how do I book the race hut? Book the race hut through "
+                                  "the front desk.")
+    assert "returned by 16:30" in kept
+    # a line quoting the answer back is still a quote, read with the reply under it
+    reply = "> Book the race hut through the front desk.\nNot any more, the lift office."
+    assert "front desk" not in strip_quoted(reply, "Book the race hut through the front desk.")
+
+
+def test_a_runbook_quoted_under_its_source_line_becomes_the_nugget(
+        role: LocalActionability) -> None:
+    ex = role.extract(ski("From runbook RH-12 (Keys):\n> Race hut keys are signed out at the "
+                          "lift office and returned by 16:30 the same day. Lost keys cost "
+                          "40 EUR.\n\n(pasting because the bot keeps sending people to the "
+                          "front desk)"), Meter())
+    assert ex.can_produce_nugget, ex.reason
+    assert ex.body.startswith("Race hut keys are signed out at the lift office")
+    assert "40 EUR" in ex.body and "RH-12" not in ex.body and "pasting" not in ex.body
+
+
+def test_headers_banners_and_a_greeting_on_the_phone_go(role: LocalActionability) -> None:
+    ex = role.extract(ski("[Voicemail transcript, 06:55, from Marta Kowal, head of the "
+                          "kids' ski school]\nYeah hi it's Marta up at the nursery slope. The "
+                          "race hut is booked in the school diary, not at the front desk, "
+                          "and only coaches with a red badge may take the key."), Meter())
+    assert ex.body.startswith("The race hut is booked in the school diary"), ex.body
+    memo = role.extract(ski("ALL STAFF -- from Ines Berg, Operations Manager\n\nFrom 2 "
+                            "January the race hut is booked in the school diary only."),
+                        Meter())
+    assert memo.body.startswith("From 2 January the race hut"), memo.body
+
+
+def test_an_agenda_item_with_a_double_hyphen_is_still_an_item() -> None:
+    from optimizer.local.layout import minutes_residue_removed
+    minutes = ("Item 2 -- race hut\n- Agreed: the race hut is booked in the school diary.\n"
+               "Item 5 -- AOB: new kettle for the hut.")
+    kept = minutes_residue_removed(minutes)
+    assert "kettle" not in kept and "school diary" in kept
+
+
+def test_options_after_no_are_options(role: LocalActionability) -> None:
+    ex = role.extract(FeedbackContext(
+        "e1", "t", "how do I wipe a seed sample record?", "Run labtool wipe -f on it.",
+        "Never on the live register. labtool wipe is for the sandbox only; no -f, no -r, "
+        "ever.", "down"), Meter())
+    assert "no -f, no -r" in ex.body.lower() and " F, " not in ex.body, ex.body
+
+
+def test_praise_that_turns_to_what_is_missing_is_not_praise(role: LocalActionability) -> None:
+    ex = role.extract(FeedbackContext(
+        "e1", "t", "how do I lend a painting to another museum?",
+        "Fill in the loan form and send it to the registrar.",
+        "The form part is fine but you left out the important bit. Every outgoing loan "
+        "needs a courier from our conservation team. Loans without a signed facility "
+        "report is a breach of the insurance terms.", ""), Meter())
+    assert "courier from our conservation team" in ex.body, ex.body
+    assert "signed facility report" in ex.body, ex.body
+
+
+def test_a_summary_line_that_restates_goes_one_that_adds_stays(
+        role: LocalActionability) -> None:
+    ctx = FeedbackContext(
+        "e1", "t", "how do I send a bike frame for warranty?", "Ship it to the maker.",
+        "Frames over 8 kg go by pallet through the Norwich depot, never by parcel post, "
+        "and the claim form goes in the box. Also carbon frames are x-rayed at the depot "
+        "first.\nTL;DR: over 8 kg -> pallet via Norwich depot, carbon frames x-rayed.", "")
+    body = role.extract(ctx, Meter()).body
+    assert "TL;DR" not in body and body.count("Norwich") == 1, body
+    assert "Carbon frames are x-rayed" in body, body  # the writer's capital, "Also" gone
+    kept = role.extract(dataclasses.replace(ctx, comment=ctx.comment.replace(
+        "carbon frames x-rayed.", "carbon frames x-rayed, steel ones are not.")),
+        Meter()).body
+    assert "steel ones are not" in kept, kept
+
+
+def test_a_quotation_over_several_sentences_loses_its_lone_marks(
+        role: LocalActionability) -> None:
+    ex = role.extract(FeedbackContext(
+        "e1", "t", "can I change the lab fridge alarm?", "Use the fridge's menu.",
+        'From the Seed Lab Manual, 3.1:\n"The alarm on fridge F2 is set at 8 C. Only the '
+        'lab manager may change it. The setting is checked every Monday."', ""), Meter())
+    assert ex.body.startswith("The alarm on fridge F2 is set at 8 C."), ex.body
+    assert '"' not in ex.body and ex.body.endswith("every Monday."), ex.body
