@@ -1543,6 +1543,9 @@ def addressed_to_system(text: str) -> str:
     if _HANDED_SECRET.search(text):
         return "a secret value (handed over with its label)"
     for m in _SECRET.finditer(text):
+        if re.search(r"\b(?:no|not|never|without|zero)\s+(?:\w+\s+)?$", text[:m.start()],
+                     re.IGNORECASE):
+            continue  # "No passwords for the printers: lbl07 uses a certificate"
         value = m.group(0).split()[-1].strip("\"'“‘`:=.!?)").lower()
         raw = m.group(0).split()[-1].strip("\"'“‘`:=.!?)").split("=", 1)[-1]
         if re.fullmatch(r"[A-Z][A-Z0-9-]{1,7}", raw) and sum(c.isalpha() for c in raw) >= 2:

@@ -403,8 +403,9 @@ def stale_claims(title: str, body: str, answer: str, facts: Sequence[str],
 #: mean UTC".
 _TAKEN_BACK = re.compile(r"(?<![\w.:/@-])(?P<value>[A-Za-z0-9][\w.:/%+@-]*[\w%+]|\d)[ \t]*"
                          r"[-–—,(;][ \t]*(?:(?:no|nope)\b[ \t]*[,!]?[ \t]*)?(?:sorry|no wait|"
-                         r"wait|i mean|i meant|correction|make that|or rather|scratch that|"
-                         r"my bad)\b"
+                         # ("revoke CONNECT, wait 30 days": "wait" as an instruction)
+                         r"wait(?=[ \t]*[,:!–—-])|i mean|i meant|correction|make that|"
+                         r"or rather|scratch that|my bad)\b"
                          # (a value follows: "not on the 18th, sorry." apologises)
                          r"(?=[ \t]*[,:]?[ \t]*(?:it'?s[ \t]+|it[ \t]+is[ \t]+)?[\w\"'`])",
                          re.IGNORECASE)

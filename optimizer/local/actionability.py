@@ -926,7 +926,8 @@ class LocalActionability:
         if (_FAREWELL.match(v.text) or _ANNOUNCED_LIST.match(v.text) or _JUST_SAYING.match(
                 v.text) or _NOTE_RUN_UP.fullmatch(v.text) or (
                 (_STATUS_NOTE.match(v.text) or _SEASONAL.match(v.text))
-                and not (v.modal or v.policy or v.negation))) and not v.system:
+                and not (v.modal or v.policy or v.negation)) or _AWAY.match(v.text)) and \
+                not v.system:
             # "Let me know if X, and see you at Y": every clause is talk; "Two things.":
             # what follows is the list
             return "chatter"
@@ -1544,6 +1545,15 @@ _OURS_INSTEAD = re.compile(r"[,;:—–-]\s*(?:ours|our\s+\w+|here\s+it|it|they|
                            r"should\s+be|must\s+be|has\s+to\s+be)\s+\S", re.IGNORECASE)
 #: A seasonal greeting and what goes with it: "anyway happy Friday everyone, there's cake
 #: in the kitchen".
+#: An out-of-office reply's own lines: "Automatic reply: I'm out of the office until Monday
+#: 14 April with limited access to e-mail.", "I am on leave until the 3rd." (the writer's
+#: whereabouts, not the house's rules).
+_AWAY = re.compile(r"^(?:(?:automatic|auto)[\s-]*reply\s*:\s*|out\s+of\s+(?:the\s+)?office\s*"
+                   r"[:\-–—]\s*)?(?:thank\s+you\s+for\s+your\s+(?:e-?mail|message)[.,]?\s*)?"
+                   r"(?:i'?m|i\s+am|i\s+will\s+be|i'll\s+be)\s+(?:currently\s+)?(?:out\s+of\s+"
+                   r"(?:the\s+)?office|on\s+(?:annual\s+|parental\s+|sick\s+)?(?:leave|holiday|"
+                   r"vacation|pto)|away|travell?ing|off)\b[^.!?]*\b(?:until|till|til|from|between|"
+                   r"through|returning|back)\b[^.!?]*[.!]?$", re.IGNORECASE)
 _SEASONAL = re.compile(r"^(?:(?:anyway|and|oh|so)[,\s]+)?(?:happy|merry)\s+(?:\w+day|weekend|"
                        r"holidays?|new\s+year|easter|christmas|eid|diwali|hanukkah)\b",
                        re.IGNORECASE)
@@ -1949,33 +1959,37 @@ def body_sentences(sents: Sequence[Sentence], answer: str, context: str = "",
             if len(quoted) == 1:
                 text = re.sub(r"\binstead\b(?!\s+of\b)", f"instead of {quoted[0]}", text,
                               count=1)
-        if re.match(r"[a-z]+\b(?![-.'/_]\w)", text) and s.raw.lstrip()[:1].isupper() and \
-                not s.raw.lstrip().startswith(text):
+        word = re.match(r"[a-z]+\b(?![-.'/_(]\w?)", text)
+        if word and s.raw.lstrip()[:1].isupper() and not s.raw.lstrip().startswith(text) and \
+                (english_word(word.group(0)) or english_word(word.group(0).removesuffix("s"))):
             # The writer's capital, on the word that opens the sentence now ("Also
-            # freelancers are external" lost its "Also"); "createuser is ..." as written.
+            # freelancers are external" lost its "Also"); a command or a name keeps its
+            # case ("No, now() is ...", "Yes, dnsmasq on fs01 ...").
             text = text[:1].upper() + text[1:]
         if text and len(tokens(text)) >= 2 and text not in out:
             out.append(text)
         previous = s
-    return _restatements_removed(out)
+    return _restatements_removed(_quotation_unwrapped(out))
 
 
 def _restatements_removed(sentences: list[str]) -> list[str]:
-    """Without a later sentence that only restates the ones before it (a "TL;DR" or a
-    summary line): every concrete item of it is in them, and so are at least four in five
-    of its content words (it has four or more)."""
-    out: list[str] = []
-    for i, text in enumerate(sentences):
-        before = " ".join(sentences[:i])
-        stems = content_stems(text)
-        said = content_stems(before)
-        named = {it.text.lower() for it in items(before)}
-        if i and len(stems) >= 4 and 5 * len(stems - said) <= len(stems) and all(
-                it.text.lower() in named or it.text.lower() in before.lower()
-                for it in items(text) if it.kind in STRONG_KINDS):
-            continue
-        out.append(text)
-    return out
+    """Without a last sentence that only sums up the ones before it (a "TL;DR" line): it
+    names two or more concrete items, every one of them said before, and at least four in
+    five of its content words (four or more) are said before. (A sentence in the middle
+    with the same words may say something else of them: "X CONCURRENTLY only takes a
+    SHARE UPDATE EXCLUSIVE lock" after "X takes a SHARE lock".)"""
+    if len(sentences) < 2:
+        return sentences
+    *head, last = sentences
+    before = " ".join(head)
+    stems = content_stems(last)
+    strong = [it for it in items(last) if it.kind in STRONG_KINDS]
+    # (eight words or more: "etlmap etl01.ncg.example ncg_etl." is a map line, no summary)
+    if len(tokens(last)) >= 8 and len(stems) >= 4 and len(strong) >= 2 and \
+            5 * len(stems - content_stems(before)) <= \
+            len(stems) and all(it.text.lower() in before.lower() for it in strong):
+        return head
+    return sentences
 
 
 _EVAL_WORDS = (r"wrong|incorrect|inaccurate|outdated|out of date|old|obsolete|not (?:right|"
@@ -2079,19 +2093,28 @@ def clean_sentence(sentence: str, context: str = "", topic: str = "") -> str:
 
 
 def _unquoted_ends(text: str) -> str:
-    """Without a quotation mark a sentence has alone: a quotation over several sentences
-    leaves its opening mark on the first and its closing one on the last (the words are
-    the quoted document's, stated as they are), and no "." goes after a closing mark."""
-    for op, cl in (('"', '"'), ("“", "”")):
-        marks = text.count(op) + (text.count(cl) if cl != op else 0)
-        if marks == 1 and text.startswith(op):
-            text = text[1:]
-        elif marks == 1 and re.search(re.escape(cl) + r"\.?$", text):
-            text = re.sub(re.escape(cl) + r"\.?$", "", text)
-            text = text if text.endswith((".", "!", "?")) else text + "."
-        elif text.endswith(cl + ".") and re.search(r"[.!?]" + re.escape(cl) + r"\.$", text):
-            text = text[:-1]
-    return text
+    """No "." after a closing quotation mark that follows a sentence's own end
+    ('... every Monday.".' -> '... every Monday."')."""
+    return re.sub(r"([.!?][\"”])\.(?=\s|$)", r"\1", text)
+
+
+def _quotation_unwrapped(sentences: list[str]) -> list[str]:
+    """A quotation over several whole sentences without its marks: its opening mark on
+    the first of them and its closing one on the last, no other mark between (the words
+    are the quoted document's, stated as they are)."""
+    out = list(sentences)
+    for i, first in enumerate(out):
+        if not (first.startswith(('"', "“")) and first.count('"') + first.count("“") == 1):
+            continue
+        for j in range(i + 1, len(out)):
+            marks = out[j].count('"') + out[j].count("”")
+            if marks == 1 and re.search(r"[.!?][\"”]$", out[j]):
+                out[i] = first[1:]
+                out[j] = out[j][:-1]
+                break
+            if marks:
+                break
+    return out
 
 
 def _clean_sentence(sentence: str, context: str = "", topic: str = "") -> str:

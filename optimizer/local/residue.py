@@ -89,7 +89,7 @@ _CATAPHORIC = frozenset("""this these following way person people others everyon
 note fyi tip trick deal thing things answer fix solution story reminder""".split())
 
 _SEPARATORS = re.compile(
-    r"(\s*:\s+|\s*;\s+|(?:\.{3}|\u2026)\s*(?=(?:but|and|so|though|because)\s)|\s+[\u2014\u2013]\s+|\s+-\s+|,\s+(?:and\s+(?:then\s+)?|so\s+|but\s+|"
+    r"(\s*:\s+|\s*;\s+|(?:\.{3}|\u2026)\s*(?=(?:but|and|so|though|because)\s)|\s+[\u2014\u2013]\s+|\s+-{1,2}\s+|,\s+(?:and\s+(?:then\s+)?|so\s+|but\s+|"
     r"which is why\s+|then\s+)?|\s+(?:and then|which is why|so that's why)\s+)",
     re.IGNORECASE)
 
@@ -758,7 +758,8 @@ _QUOTED_START = re.compile(r"^\s*(?:-{2,}\s*(?:forwarded message|original messag
                            re.IGNORECASE | re.MULTILINE)
 # A name alone on the last line ("Oskar", "Ana Lima").
 _NAME_LINE = re.compile(r"\n\s*[-–—~]?\s*(?-i:[A-Z][a-z'-]+)(?:\s+(?-i:[A-Z][a-z'-]+))?"
-                        r"(?:\s*\([^()\n]{1,40}\))?\s*$")  # ("Sasha (RF / Sound No.2)")
+                        # ("Sasha (RF / Sound No.2)", "Karen Mills | Collections")
+                        r"(?:\s*\([^()\n]{1,40}\)|[ \t]*\|[ \t]*[^\n|.!?]{1,40})?\s*$")
 
 
 _REPLY_NO = re.compile(r"^(?:no|nope|nah|not quite|wrong|incorrect|actually)\b[,.!:;]*\s*",
@@ -836,7 +837,7 @@ def strip_quoted(message: str, answer: str = "") -> str:
             quoted.append(line.lstrip().lstrip(">").strip())
             continue
         own = False
-        if quoted and theirs is not None and _not_the_answers(" ".join(quoted), theirs):
+        if quoted and theirs is not None and _quotes_a_document(out, quoted, theirs):
             out.extend(quoted)
             quoted = []
         if quoted and line.strip():
@@ -847,11 +848,24 @@ def strip_quoted(message: str, answer: str = "") -> str:
     return "\n".join(out).strip()
 
 
-def _not_the_answers(quoted: str, answer_stems: set[str]) -> bool:
-    """A quoted block of six content words or more, most of which the answer does not
-    have: it quotes something else than the answer."""
-    stems = content_stems(quoted)
-    return len(stems) >= 6 and len(stems - answer_stems) > len(stems) // 2
+#: A line announcing a quoted document: "From runbook RB-DB-007 (Logs):", "Handbook,
+#: section 7:", "Our policy says:" (a colon ends it).
+_DOCUMENT_LINE = re.compile(r"\b(?:wiki|handbook|runbook|manual|guide|policy|standard|procedure|"
+                            r"sop|checklist|faq|notice|memo|section|clause|rule ?book|"
+                            r"guidelines?)\b[^\n]*:\s*$", re.IGNORECASE)
+#: A quoted e-mail thread's lines: "On Mon, Sam wrote:", "Sent: Tuesday 09:41".
+_THREAD_LINE = re.compile(r"\bwrote\s*:|^\s*(?:from|sent|to|cc|subject|date)\s*:", re.IGNORECASE)
+
+
+def _quotes_a_document(before: list[str], quoted: list[str], answer_stems: set[str]) -> bool:
+    """The ">" block quotes a document the line before announces ("From runbook RB-7:"),
+    not the answer (most of its eight or more content words are not the answer's) and not
+    an e-mail thread."""
+    line = next((ln for ln in reversed(before) if ln.strip()), "")
+    stems = content_stems(" ".join(quoted))
+    return bool(_DOCUMENT_LINE.search(line)) and len(stems) >= 8 and \
+        len(stems - answer_stems) > len(stems) // 2 and \
+        not any(_THREAD_LINE.search(q) for q in quoted)
 
 
 _FORWARD_MARK = re.compile(r"^\s*(?:-{2,}\s*forwarded message\b.*|begin forwarded message:?\s*)$",
@@ -905,6 +919,13 @@ SENDER_WORDS = r"(?:announcement|notice|memo(?:randum)?|update|reminder|psa|bull
     r"message|note|all[ -](?:staff|hands|teams|users))"
 _SENDER_NAME = re.compile(r"^\s*" + SENDER_WORDS + r"\s*(?:[—–]|-{1,2})?\s*(?:from|by)\s+"
                           r"(?P<name>(?-i:[A-Z][\w'-]+)[ \t]+(?-i:[A-Z][\w'-]+))", re.IGNORECASE)
+#: The writer's own room or desk, where something is kept: "on the whiteboard in my office".
+_WRITERS_PLACE = re.compile(r"\bmy\s+(office|desk|room|drawer|locker|cabin|workshop|cupboard|"
+                            r"pigeonhole|shed|van|truck)\b", re.IGNORECASE)
+#: A banner over the message naming who it is from: "[Voicemail transcript, 07:12, from
+#: Bernie Tallack, press hall foreman]".
+_BANNER_NAME = re.compile(r"^\s*\[[^\]\n]*?\bfrom\s+(?P<name>(?-i:[A-Z][\w'-]+)[ \t]+"
+                          r"(?-i:[A-Z][\w'-]+))", re.IGNORECASE)
 #: "me" as the one who approves or is contacted: "approval from me", "a message to me".
 _AUTHORITY_ME = re.compile(r"\b(?P<prep>from|by|to|ping|ask|tell|call|ring|email|e-mail|contact|"
                            r"message|with|cc)[ \t]+me\b", re.IGNORECASE)
@@ -915,16 +936,18 @@ def writer_named(message: str) -> str:
     from me", "not a direct message to me") replaced by the writer's name when the message
     gives it (a sender header "ANNOUNCEMENT from Dorothy Okafor", a sign-off "Thanks,
     Gráinne"): a nugget is read by people who never saw who wrote it."""
-    if not _AUTHORITY_ME.search(message):
+    if not (_AUTHORITY_ME.search(message) or _WRITERS_PLACE.search(message)):
         return message
     own = message
     cut = _QUOTED_START.search(own) or _FORWARD_MARK.search(own)
     if cut:
         own = own[:cut.start()].rstrip()
-    m = _SENDER_NAME.match(own) or _SIGNED_NAME.search(own)
+    m = _SENDER_NAME.match(own) or _BANNER_NAME.match(own) or _SIGNED_NAME.search(own)
     if m is None or m.group("name").lower() in ("thanks", "cheers", "regards", "team", "all"):
         return message
     name = m.group("name")
+    # ("the key is in my office" -> "in Bernie Tallack's office": where, for whoever asks)
+    message = _WRITERS_PLACE.sub(lambda p: f"{name}'s {p.group(1)}", message)
     return _AUTHORITY_ME.sub(lambda a: f"{a.group('prep')} {name}", message)
 
 

@@ -2171,12 +2171,14 @@ def test_a_summary_line_that_restates_goes_one_that_adds_stays(
         "e1", "t", "how do I send a bike frame for warranty?", "Ship it to the maker.",
         "Frames over 8 kg go by pallet through the Norwich depot, never by parcel post, "
         "and the claim form goes in the box. Also carbon frames are x-rayed at the depot "
-        "first.\nTL;DR: over 8 kg -> pallet via Norwich depot, carbon frames x-rayed.", "")
+        "first, which takes 48 hours.\nTL;DR: over 8 kg -> pallet via Norwich depot, "
+        "carbon frames x-rayed (48 hours).", "")
     body = role.extract(ctx, Meter()).body
     assert "TL;DR" not in body and body.count("Norwich") == 1, body
     assert "Carbon frames are x-rayed" in body, body  # the writer's capital, "Also" gone
     kept = role.extract(dataclasses.replace(ctx, comment=ctx.comment.replace(
-        "carbon frames x-rayed.", "carbon frames x-rayed, steel ones are not.")),
+        "carbon frames x-rayed (48 hours).", "carbon frames x-rayed (48 hours), steel ones "
+        "are not.")),
         Meter()).body
     assert "steel ones are not" in kept, kept
 
@@ -2189,3 +2191,59 @@ def test_a_quotation_over_several_sentences_loses_its_lone_marks(
         'lab manager may change it. The setting is checked every Monday."', ""), Meter())
     assert ex.body.startswith("The alarm on fridge F2 is set at 8 C."), ex.body
     assert '"' not in ex.body and ex.body.endswith("every Monday."), ex.body
+
+
+def test_an_out_of_office_reply_keeps_the_rule_not_the_whereabouts(
+        role: LocalActionability) -> None:
+    ex = role.extract(FeedbackContext(
+        "e1", "t", "how do I borrow the museum's laser scanner?", "Ask the front desk.",
+        "Automatic reply: I am on annual leave until Tuesday 9 June with no access to "
+        "e-mail.\n\nThe laser scanner is lent only by the digitisation team, from room "
+        "B14, for at most 3 days. It goes out in its grey case with the calibration "
+        "target.\n\nKaren Mills | Collections", ""), Meter())
+    assert ex.body == ("The laser scanner is lent only by the digitisation team, from room "
+                       "B14, for at most 3 days. It goes out in its grey case with the "
+                       "calibration target."), ex.body
+
+
+def test_a_reason_before_a_double_hyphen_story_stays(role: LocalActionability) -> None:
+    ex = role.extract(FeedbackContext(
+        "e1", "t", "can I set the till clock to summer time myself?", "Yes, in Settings.",
+        "No. Shop tills stay on UTC all year, because the card terminals settle on UTC -- "
+        "my till in Bruges once settled a day late because of it.", "down"), Meter())
+    assert "because the card terminals settle on UTC" in ex.body, ex.body
+    assert "Bruges" not in ex.body, ex.body
+
+
+def test_wait_as_an_instruction_takes_nothing_back() -> None:
+    assert taken_back("Lock the hire bikes, wait 10 minutes, then reset the dock.") == []
+    assert taken_back("The dock code is 4471, wait, 4417.") == ["4471"]
+    assert taken_back("Dock 12 - no wait 14 - is the service dock.") == ["12"]
+
+
+def test_a_quoted_thread_or_reviewed_code_stays_a_quote() -> None:
+    from optimizer.local.residue import strip_quoted
+    answer = "how do I book the race hut? Book the race hut through the front desk."
+    thread = ("Hut keys come from the lift office now.\n\n> On Mon, Jonas Berg wrote:\n> we "
+              "moved the hut bookings to the lift office after the spring audit last year")
+    assert "Jonas" not in strip_quoted(thread, answer)
+    review = ("Review of the booking script:\n> INSERT INTO hut_bookings (slot, coach, "
+              "badge_colour, created) VALUES (now(), 'x', 'red', now());\nUse the API.")
+    assert "INSERT" not in strip_quoted(review, answer)
+
+
+def test_a_map_line_closing_a_message_is_no_summary(role: LocalActionability) -> None:
+    ex = role.extract(FeedbackContext(
+        "e1", "t", "how does the label printer log in to the depot server?",
+        "With a password.", "No passwords for the printers: lbl07.depot.example uses a "
+        "client certificate mapped to depot_print. certmap lbl07.depot.example depot_print.",
+        "down"), Meter())
+    assert ex.body.rstrip(".").endswith("certmap lbl07.depot.example depot_print"), ex.body
+
+
+def test_a_command_keeps_its_case_when_the_reply_word_goes(role: LocalActionability) -> None:
+    ex = role.extract(FeedbackContext(
+        "e1", "t", "does the kiln controller use cron?", "Yes, use crontab -e.",
+        "No, kilnctl schedules the firings itself; cron is not installed on the kiln "
+        "controller.", "down"), Meter())
+    assert ex.body.startswith("kilnctl schedules the firings itself"), ex.body
