@@ -914,7 +914,8 @@ def _expand(m: re.Match[str], text: str) -> str:
 
 #: Punctuation a dictating writer speaks ("wired only full stop", "blue sticker comma the
 #: white ones"): read as the mark when the message has at least two of them.
-_SPOKEN_MARK = re.compile(r"[ \t]+(full[ \t]+stop|comma|question[ \t]+mark|exclamation[ \t]+"
+_SPOKEN_MARK = re.compile(r"(?:[ \t]+|(?<=[ \t]))(full[ \t]+stop|comma|question[ \t]+mark|"
+                          r"exclamation[ \t]+"
                           r"(?:mark|point)|new[ \t]+(?:line|paragraph))\b"
                           r"(?![ \t]*-?[ \t]*(?:separated|delimited|splice))[ \t]*",
                           re.IGNORECASE)

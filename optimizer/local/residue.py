@@ -1389,11 +1389,19 @@ _PORT_REPAIR = re.compile(r"(?<=[\w\]]):(?P<old>\d{1,5})[ \t]*[-–—,(;][ \t]*
                           r"(?:,[ \t]*i[ \t]+(?:mixed|got|had|mis)[^.!?\n—–]*)?", re.IGNORECASE)
 
 
+#: A number said in words, then written as the writer meant it: "at three fifteen, I mean
+#: 03:15," (dictation), "after twenty, sorry, 21 days".
+_WORDS_THEN_DIGITS = re.compile(r"\b" + WORD_NUMBER + r"[ \t]*,?[ \t]*(?:i[ \t]+mean|i[ \t]+meant|"
+                                r"sorry|or[ \t]+rather)[ \t]*,?[ \t]*(?P<new>\d[\d:.]*\d|\d)\b"
+                                r",?", re.IGNORECASE)
+
+
 def apply_self_corrections(message: str) -> str:
     """The message with the writer's own repairs applied: "valid 30 days — sorry, 14
     days" reads "valid 14 days"; an "edit: 60 days, not 90" note replaces 90 days where
     the message said it, and goes."""
     message = _PORT_REPAIR.sub(lambda m: f":{m.group('new')}", message)
+    message = _WORDS_THEN_DIGITS.sub(lambda m: m.group("new"), message)
     text = message = _BARE_WORD_REPAIR.sub(_bare_word_repair,
                                            _WORD_REPAIR.sub(_word_repair, message))
     for m in list(_INLINE_REPAIR.finditer(message))[::-1]:

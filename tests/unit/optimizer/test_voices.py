@@ -2285,3 +2285,12 @@ def test_a_port_repaired_on_its_own_replaces_the_port() -> None:
     fixed = apply_self_corrections("The kiln controller talks to [kiln-gw.studio]:8443 — "
                                    "sorry, :9443, I mixed them up. It polls every minute.")
     assert fixed == "The kiln controller talks to [kiln-gw.studio]:9443. It polls every minute."
+
+
+def test_a_number_said_then_meant_and_marks_said_in_a_row() -> None:
+    dictated = plain_voice("the glaze kiln fires at nine thirty, I mean 21:30, every "
+                           "Thursday. keep the lid shut full stop new line Greta")
+    assert apply_self_corrections(dictated) == ("the glaze kiln fires at 21:30 every "
+                                                "Thursday. keep the lid shut. \nGreta")
+    assert apply_self_corrections("Bisque firings take twelve, sorry, 14 hours.") == \
+        "Bisque firings take 14 hours."
