@@ -240,8 +240,12 @@ def split_sentences(text: str) -> list[str]:
             if _ABBREV.search(chunk.rstrip(" \"'”’)")):
                 continue
             # "(owner: R. Lindqvist)": a person's initial, not a sentence's end.
-            after = re.match(r"[A-Z][a-z'’-]+", line[m.end():])
-            if re.search(r"(?:^|[\s(])[A-Z]\.$", chunk) and after and m.group().strip() == "." \
+            # (any script's capital: "(E. Yıldız)", "(Ø. Ødegård)")
+            after = re.match(r"[^\W\d_][^\W\d_'’-]*[^\W\d_]", line[m.end():])
+            if after and not (after.group()[0].isupper() and after.group()[1:].islower()):
+                after = None
+            initial = re.search(r"(?:^|[\s(])([^\W\d_])\.$", chunk)
+            if initial and initial.group(1).isupper() and after and m.group().strip() == "." \
                     and after.group().lower() not in STOPWORDS:
                 continue
             # "call the hotline, ext. 2240", "room no. 5": an abbreviation before a number.
@@ -910,7 +914,8 @@ def _expand(m: re.Match[str], text: str) -> str:
 
 #: Punctuation a dictating writer speaks ("wired only full stop", "blue sticker comma the
 #: white ones"): read as the mark when the message has at least two of them.
-_SPOKEN_MARK = re.compile(r"[ \t]+(full[ \t]+stop|comma|question[ \t]+mark|exclamation[ \t]+"
+_SPOKEN_MARK = re.compile(r"(?:[ \t]+|(?<=[ \t]))(full[ \t]+stop|comma|question[ \t]+mark|"
+                          r"exclamation[ \t]+"
                           r"(?:mark|point)|new[ \t]+(?:line|paragraph))\b"
                           r"(?![ \t]*-?[ \t]*(?:separated|delimited|splice))[ \t]*",
                           re.IGNORECASE)
@@ -1235,6 +1240,12 @@ automatically usually normally just now all both""".split())
 _NAMING = frozenset("called named labelled labeled titled entitled marked dubbed".split())
 
 
+#: The word before a participle that makes it a reduced condition: "if needed", "as
+#: required", "when asked", "unless told otherwise".
+_REDUCED_CONDITION = frozenset({"if", "when", "whenever", "as", "unless", "where", "once",
+                                "until"})
+
+
 def past_tense(text: str) -> bool:
     """A verb in the past tense that is not a participle after "is/are/be/been/get/have"
     (with "not", "never", "still" ... between them: "is not regenerated" is a passive in
@@ -1247,7 +1258,12 @@ def past_tense(text: str) -> bool:
         after_be = j >= 0 and toks[j] in _AUXILIARY
         if t in _NAMING and i > 0 and toks[i - 1] not in STOPWORDS:
             continue  # "the form called 'Restore Request'": a participle naming a noun
-        if (t in IRREGULAR_PAST or (t.endswith("ed") and len(t) > 4)) and not after_be:
+        if i > 0 and toks[i - 1] in _REDUCED_CONDITION:
+            continue  # "Reboots, if needed, happen at 03:15": a condition, not the past
+        if (t in IRREGULAR_PAST or (t.endswith("ed") and len(t) > 4)) and not after_be and \
+                not re.search(rf"(?i)\b{re.escape(t)}-\w|\w-{re.escape(t)}\b", text):
+            # (a word of a hyphenated name or compound is no verb: "Unattended-Upgrade",
+            # "password-protected")
             return True
         if t in ("was", "were") and i + 1 < len(toks) and toks[i + 1].endswith("ing") and \
                 len(toks[i + 1]) > 4:

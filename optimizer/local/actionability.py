@@ -2492,7 +2492,8 @@ def merge_to(sentences: Sequence[str], limit: int) -> list[str]:
         first_word = second.split(" ", 1)[0]
         if not ((first_word.isupper() and first_word != "A")
                 or first_word[1:].lower() != first_word[1:]
-                or _is_name_start(second) or not english_word(first_word)):  # "Priya"
+                or _is_name_start(second) or not (english_word(first_word) or english_word(
+                    first_word.lower().removesuffix("s")))):  # "Priya"
             second = second[0].lower() + second[1:]
         out[i:i + 2] = [out[i].rstrip(".!") + "; " + second]
     return out

@@ -590,8 +590,12 @@ _GENRE_HEAD = re.compile(
     r"(?:[^\w\s\[\](){}<>]{1,3}[ \t]*)?(?:[\w-]+[ \t]*#?\d+[ \t]*[-–—:][ \t]*)?"
     r"(?:(?:[\w-]+[ \t]+){0,2}" + _GENRE + r"(?=[ \t]*(?:[,(:–—-]|[ \t](?:on|of|from|for|by)\b|"
     r"[.]?$))|" + SENDER_WORDS + r"[ \t]*[—–-]?[ \t]*(?:from|by)[ \t]+|"
+    # who it is for: "To all IT staff — a reminder ahead of the summer timetable."
+    r"to[ \t]+all[ \t]+(?:[\w-]+[ \t]+){0,3}?(?:staff|teams?|users|colleagues|crews?|"
+    r"employees|hands|managers|drivers|agents)\b|"
     r"from[ \t]+(?:(?-i:[A-Z][\w'-]+)[ \t]+(?-i:[A-Z][\w'-]+)(?=,)|(?:(?:the|our)[ \t]+)?"
-    r"[^\n,:]{0,40}?\b(?:wiki|handbook|runbook|intranet|manual|guide|faq|page|sheet|docs)\b))",
+    r"[^\n,:]{0,40}?\b(?:wiki|handbook|runbook|intranet|manual|guide|faq|page|sheet|docs|"
+    r"minutes|meeting|weekly|monthly|stand-?up|notes)\b))",
     re.IGNORECASE)
 #: A word that makes a header a sentence: be, have, do, the modals, a negation.
 _HEAD_VERB = re.compile(r"\b(?:is|are|was|were|be|been|has|have|had|do|does|did|don't|doesn't|"

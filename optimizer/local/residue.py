@@ -921,7 +921,12 @@ _SENDER_NAME = re.compile(r"^\s*" + SENDER_WORDS + r"\s*(?:[—–]|-{1,2})?\s*(
                           r"(?P<name>(?-i:[A-Z][\w'-]+)[ \t]+(?-i:[A-Z][\w'-]+))", re.IGNORECASE)
 #: The writer's own room or desk, where something is kept: "on the whiteboard in my office".
 _WRITERS_PLACE = re.compile(r"\bmy\s+(office|desk|room|drawer|locker|cabin|workshop|cupboard|"
-                            r"pigeonhole|shed|van|truck)\b", re.IGNORECASE)
+                            r"pigeonhole|shed|van|truck|approval|sign-?off|permission|consent|"
+                            r"go-ahead|authori[sz]ation)\b", re.IGNORECASE)
+#: A name after a dash closing the message: "Thanks for your cooperation — Fiona MacLeod,
+#: Head of IT".
+_DASH_NAME = re.compile(r"[—–-][ \t]*(?P<name>(?-i:[A-Z][\w'-]+)[ \t]+(?-i:[A-Z][\w'-]+))"
+                        r"(?:,[^\n.!?]{1,60})?[ \t]*[.!]?\s*$")
 #: A banner over the message naming who it is from: "[Voicemail transcript, 07:12, from
 #: Bernie Tallack, press hall foreman]".
 _BANNER_NAME = re.compile(r"^\s*\[[^\]\n]*?\bfrom\s+(?P<name>(?-i:[A-Z][\w'-]+)[ \t]+"
@@ -942,11 +947,13 @@ def writer_named(message: str) -> str:
     cut = _QUOTED_START.search(own) or _FORWARD_MARK.search(own)
     if cut:
         own = own[:cut.start()].rstrip()
-    m = _SENDER_NAME.match(own) or _BANNER_NAME.match(own) or _SIGNED_NAME.search(own)
+    m = _SENDER_NAME.match(own) or _BANNER_NAME.match(own) or _SIGNED_NAME.search(own) or \
+        _DASH_NAME.search(own)
     if m is None or m.group("name").lower() in ("thanks", "cheers", "regards", "team", "all"):
         return message
     name = m.group("name")
-    # ("the key is in my office" -> "in Bernie Tallack's office": where, for whoever asks)
+    # ("the key is in my office" -> "in Bernie Tallack's office", "with my approval" ->
+    # "with Fiona MacLeod's approval": where, and whose, for whoever asks)
     message = _WRITERS_PLACE.sub(lambda p: f"{name}'s {p.group(1)}", message)
     return _AUTHORITY_ME.sub(lambda a: f"{a.group('prep')} {name}", message)
 
@@ -1374,10 +1381,27 @@ def _bare_word_repair(m: re.Match[str]) -> str:
     return m.group(0) if value is None else str(value)
 
 
+#: A port repaired by its own: "[mx-01]:587 — no sorry, :25, I mixed it up" (the
+#: aside saying why goes too).
+_PORT_REPAIR = re.compile(r"(?<=[\w\]]):(?P<old>\d{1,5})[ \t]*[-–—,(;][ \t]*(?:no[ \t]*,?[ \t]*)?"
+                          r"(?:sorry|i mean|i meant|no wait|wait|correction|make that|"
+                          r"rather)[ \t]*[:,]?[ \t]*:(?P<new>\d{1,5})\b\)?"
+                          r"(?:,[ \t]*i[ \t]+(?:mixed|got|had|mis)[^.!?\n—–]*)?", re.IGNORECASE)
+
+
+#: A number said in words, then written as the writer meant it: "at three fifteen, I mean
+#: 03:15," (dictation), "after twenty, sorry, 21 days".
+_WORDS_THEN_DIGITS = re.compile(r"\b" + WORD_NUMBER + r"[ \t]*,?[ \t]*(?:i[ \t]+mean|i[ \t]+meant|"
+                                r"sorry|or[ \t]+rather)[ \t]*,?[ \t]*(?P<new>\d[\d:.]*\d|\d)\b"
+                                r",?", re.IGNORECASE)
+
+
 def apply_self_corrections(message: str) -> str:
     """The message with the writer's own repairs applied: "valid 30 days — sorry, 14
     days" reads "valid 14 days"; an "edit: 60 days, not 90" note replaces 90 days where
     the message said it, and goes."""
+    message = _PORT_REPAIR.sub(lambda m: f":{m.group('new')}", message)
+    message = _WORDS_THEN_DIGITS.sub(lambda m: m.group("new"), message)
     text = message = _BARE_WORD_REPAIR.sub(_bare_word_repair,
                                            _WORD_REPAIR.sub(_word_repair, message))
     for m in list(_INLINE_REPAIR.finditer(message))[::-1]:

@@ -2247,3 +2247,50 @@ def test_a_command_keeps_its_case_when_the_reply_word_goes(role: LocalActionabil
         "No, kilnctl schedules the firings itself; cron is not installed on the kiln "
         "controller.", "down"), Meter())
     assert ex.body.startswith("kilnctl schedules the firings itself"), ex.body
+
+
+def test_a_reduced_condition_or_a_hyphenated_name_is_no_past_tense() -> None:
+    from optimizer.claims import past_tense
+    assert not past_tense("Kilns, if needed, cool down overnight before unloading.")
+    assert not past_tense("Glazes go through the Auto-Fired-Check list before loading.")
+    assert past_tense("Kiln 2 cracked a shelf when we fired it at 1280 C.")
+
+
+def test_an_initial_in_any_script_ends_no_sentence() -> None:
+    assert split_sentences("Glaze notes (Ö. Çelik): kiln 2 is for stoneware only.") == [
+        "Glaze notes (Ö. Çelik): kiln 2 is for stoneware only."]
+
+
+def test_a_memo_to_all_staff_signed_with_a_dash_names_its_writer(
+        role: LocalActionability) -> None:
+    ex = role.extract(FeedbackContext(
+        "e1", "t", "can we fire the big kiln during the open studio weekend?",
+        "Yes, any time.",
+        "To all studio staff — a reminder ahead of the open weekend. The big kiln stays "
+        "off from Friday 18:00 to Monday 08:00. Test firings only with my approval or the "
+        "technician's. Thanks — Greta Holm, Studio Manager", ""), Meter())
+    assert ex.body.startswith("The big kiln stays off from Friday 18:00"), ex.body
+    assert "with Greta Holm's approval or the technician's" in ex.body, ex.body
+    assert "reminder" not in ex.body and "your approval" not in ex.body, ex.body
+
+
+def test_a_meeting_source_line_is_a_header() -> None:
+    from optimizer.local.layout import banner_removed
+    text = ("From the Pottery Guild weekly, 4 May — minutes (Ö. Çelik):\n1. Kiln 2 is for "
+            "stoneware only.")
+    assert banner_removed(text).lstrip().startswith("1. Kiln 2")
+
+
+def test_a_port_repaired_on_its_own_replaces_the_port() -> None:
+    fixed = apply_self_corrections("The kiln controller talks to [kiln-gw.studio]:8443 — "
+                                   "sorry, :9443, I mixed them up. It polls every minute.")
+    assert fixed == "The kiln controller talks to [kiln-gw.studio]:9443. It polls every minute."
+
+
+def test_a_number_said_then_meant_and_marks_said_in_a_row() -> None:
+    dictated = plain_voice("the glaze kiln fires at nine thirty, I mean 21:30, every "
+                           "Thursday. keep the lid shut full stop new line Greta")
+    assert apply_self_corrections(dictated) == ("the glaze kiln fires at 21:30 every "
+                                                "Thursday. keep the lid shut. \nGreta")
+    assert apply_self_corrections("Bisque firings take twelve, sorry, 14 hours.") == \
+        "Bisque firings take 14 hours."
