@@ -15,7 +15,7 @@ import contextlib
 import fcntl
 import os
 import threading
-from collections.abc import AsyncIterator, Collection, Sequence
+from collections.abc import AsyncIterator, Callable, Collection, Sequence
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from datetime import date, datetime
@@ -249,6 +249,14 @@ class IndexStore(Protocol):
 
     async def replace_review_flags(self, tenant: str, flags: Sequence[ReviewFlag]) -> None:
         """Store ``flags`` as the tenant's review flags (the earlier ones go)."""
+
+    async def update_review_flags(
+            self, tenant: str,
+            change: Callable[[list[ReviewFlag]], list[ReviewFlag]]) -> list[ReviewFlag]:
+        """Store ``change(stored flags)`` as the tenant's review flags, read and written
+        as one step: two processes updating a tenant's flags at once (the usage review, a
+        re-probe, a reviewer's dismissal) never lose each other's change. Returns what
+        was stored."""
 
     async def add_traces(self, traces: Sequence[NuggetTrace]) -> None:
         """Keep ``traces`` beside their nuggets (:mod:`query.traces`); a trace whose id is

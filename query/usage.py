@@ -168,12 +168,12 @@ async def review_usage(store: IndexStore, tenant: str, policy: UsagePolicy,
                        now: datetime | None = None) -> list[ReviewFlag]:
     """Judge every published head of ``tenant`` on its use over the policy's window, store
     the flags (replacing the tenant's earlier ones; those a corpus change raised stay
-    while their version is the head) and return them, by lineage id then kind."""
+    while their version is the head) and return them, by lineage id then kind. The
+    judging reads first; the flags are then merged with the stored ones and written in
+    one store update, so a dismissal or a re-probe's flag in between is kept."""
     now = now or utcnow()
     since = (now - timedelta(days=policy.window_days)).date()
-    stored = await store.review_flags(tenant)
-    earlier = {(f.lineage_id, f.version_id, f.kind): f for f in stored}
-    flags: list[ReviewFlag] = []
+    judged: list[ReviewFlag] = []
     live_ids: set[str] = set()
     after = ""
     while True:
@@ -186,49 +186,58 @@ async def review_usage(store: IndexStore, tenant: str, policy: UsagePolicy,
         totals = await store.usage_totals(tenant, [h.id for h in live], since)
         for head in live:
             usage = totals.get(head.id, UsageTotals())
-            for kind, reason in judge(head, usage, policy, now):
-                lineage = head.lineage_id or head.id
-                flag = ReviewFlag(tenant, lineage, head.id, kind, reason, now,
-                                  usage.considered, usage.retrieved, usage.cited,
+            judged += [ReviewFlag(tenant, head.lineage_id or head.id, head.id, kind, reason,
+                                  now, usage.considered, usage.retrieved, usage.cited,
                                   title=head.title)
-                old = earlier.get((lineage, head.id, kind))
-                if old is not None:
-                    flag = replace(flag, raised_at=old.raised_at, dismissed=old.dismissed)
-                flags.append(flag)
+                       for kind, reason in judge(head, usage, policy, now)]
         if len(heads) < HEADS_BATCH:
             break
-    flags += [f for f in stored if f.kind in EVENT_KINDS and f.version_id in live_ids]
-    flags.sort(key=lambda f: (f.lineage_id, f.kind.value))
-    await store.replace_review_flags(tenant, flags)
-    return flags
+
+    def merged(stored: list[ReviewFlag]) -> list[ReviewFlag]:
+        earlier = {(f.lineage_id, f.version_id, f.kind): f for f in stored}
+        flags = []
+        for flag in judged:
+            old = earlier.get((flag.lineage_id, flag.version_id, flag.kind))
+            flags.append(flag if old is None else
+                         replace(flag, raised_at=old.raised_at, dismissed=old.dismissed))
+        flags += [f for f in stored if f.kind in EVENT_KINDS and f.version_id in live_ids]
+        return sorted(flags, key=lambda f: (f.lineage_id, f.kind.value))
+
+    return await store.update_review_flags(tenant, merged)
 
 
 async def raise_flags(store: IndexStore, tenant: str, new: Sequence[ReviewFlag]) -> None:
     """Add ``new`` to the tenant's flags (replacing one of the same lineage and kind; a
-    flag about the same version keeps when it was first raised and its dismissal)."""
-    stored = await store.review_flags(tenant)
+    flag about the same version keeps when it was first raised and its dismissal), in
+    one store update."""
     keys = {(f.lineage_id, f.kind) for f in new}
-    old = {(f.lineage_id, f.kind): f for f in stored}
-    merged = [f for f in stored if (f.lineage_id, f.kind) not in keys]
-    for flag in new:
-        prev = old.get((flag.lineage_id, flag.kind))
-        if prev is not None and prev.version_id == flag.version_id:
-            flag = replace(flag, raised_at=prev.raised_at, dismissed=prev.dismissed)
-        merged.append(flag)
-    merged.sort(key=lambda f: (f.lineage_id, f.kind.value))
-    await store.replace_review_flags(tenant, merged)
+
+    def merged(stored: list[ReviewFlag]) -> list[ReviewFlag]:
+        old = {(f.lineage_id, f.kind): f for f in stored}
+        out = [f for f in stored if (f.lineage_id, f.kind) not in keys]
+        for flag in new:
+            prev = old.get((flag.lineage_id, flag.kind))
+            if prev is not None and prev.version_id == flag.version_id:
+                flag = replace(flag, raised_at=prev.raised_at, dismissed=prev.dismissed)
+            out.append(flag)
+        return sorted(out, key=lambda f: (f.lineage_id, f.kind.value))
+
+    await store.update_review_flags(tenant, merged)
 
 
 async def dismiss_flag(store: IndexStore, tenant: str, lineage_id: str,
                        kind: FlagKind | None = None) -> list[ReviewFlag]:
     """Mark the lineage's flags (of ``kind``, or every kind) as seen by a reviewer who
     keeps the nugget as it is: they stay dismissed while the version is the same. Returns
-    the flags dismissed ([] when there were none)."""
-    flags = await store.review_flags(tenant)
-    hit = [f for f in flags if f.lineage_id == lineage_id and (kind is None or f.kind is kind)]
-    if hit:
-        await store.replace_review_flags(
-            tenant, [replace(f, dismissed=True) if f in hit else f for f in flags])
+    the flags dismissed ([] when there were none); one store update."""
+    hit: list[ReviewFlag] = []
+
+    def dismissed(stored: list[ReviewFlag]) -> list[ReviewFlag]:
+        hit[:] = [f for f in stored
+                  if f.lineage_id == lineage_id and (kind is None or f.kind is kind)]
+        return [replace(f, dismissed=True) if f in hit else f for f in stored]
+
+    await store.update_review_flags(tenant, dismissed)
     return [replace(f, dismissed=True) for f in hit]
 
 

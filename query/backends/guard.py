@@ -33,7 +33,7 @@ import contextlib
 import hashlib
 import time
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -131,6 +131,16 @@ class CommitGuard:
     def active(self) -> bool:
         """True inside a :meth:`session`."""
         return self._seen.get() is not None
+
+    @contextlib.contextmanager
+    def apart(self) -> Iterator[None]:
+        """Leave the task's session for a while: a write on scopes of its own (a tenant's
+        review flags) is claimed and committed without the session's."""
+        token = self._seen.set(None)
+        try:
+            yield
+        finally:
+            self._seen.reset(token)
 
     async def commit(self, scopes: Sequence[str], ops: list[dict[str, Any]]) -> None:
         """Claim the guards of the session and of ``scopes`` from what was read, run

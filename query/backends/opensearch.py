@@ -29,11 +29,13 @@
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import contextlib
 import dataclasses
 import hashlib
-from collections.abc import AsyncIterator, Collection, Sequence
+import random
+from collections.abc import AsyncIterator, Callable, Collection, Sequence
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
@@ -46,6 +48,7 @@ from nuggetflow.errors import (
     ConfigError,
     NotFoundError,
     ValidationError,
+    WriteContentionError,
     WritesPausedError,
 )
 from nuggetflow.logging import get_logger
@@ -76,6 +79,7 @@ from query.usage import ReviewFlag, UsageRow, UsageTotals
 log = get_logger(__name__)
 
 MAX_RESULTS = 10_000
+FLAG_ATTEMPTS = 50  # review-flags updates tried before giving up under contention
 # Recorded in the index mapping's _meta: how documents are addressed (tenant-scoped _id).
 ID_SCHEME = "tenant-scoped-v2"
 
@@ -175,6 +179,7 @@ class OpenSearchStore:
         self._writer = WriterLock()
         #: False only in the test that shows what the process-local lock alone allows
         self.guarded = guarded
+        self._flags_lock = asyncio.Lock()  # one flags update at a time in this process
         self._guard = CommitGuard(index, self._call, lambda: self._client, self._apply,
                                   self._undo)
 
@@ -1082,11 +1087,65 @@ class OpenSearchStore:
         return out
 
     async def review_flags(self, tenant: str) -> list[ReviewFlag]:
-        """The tenant's flags, by lineage then kind."""
+        """The tenant's flags, by lineage then kind (a flag removed by an update is a
+        document with an empty ``flag``)."""
         reply = await self._call(self._client.search, index=self.flags_index, body={
             "size": MAX_RESULTS, "query": {"term": {"tenant": tenant}},
             "sort": [{"lineage": "asc"}, {"kind": "asc"}]})
-        return [ReviewFlag.from_json(h["_source"]["flag"]) for h in reply["hits"]["hits"]]
+        return [ReviewFlag.from_json(h["_source"]["flag"]) for h in reply["hits"]["hits"]
+                if h["_source"].get("flag")]
+
+    async def update_review_flags(
+            self, tenant: str,
+            change: Callable[[list[ReviewFlag]], list[ReviewFlag]]) -> list[ReviewFlag]:
+        """See :meth:`query.store.IndexStore.update_review_flags`: the read and the write
+        run under the tenant's review-flags commit point (:mod:`query.backends.guard`),
+        so a writer that committed in between makes this one read again and re-apply
+        ``change``. The write indexes each flag that changed and empties each one that
+        went (``index`` operations only, so a write left half done is completed by
+        running it again)."""
+        async with self._flags_lock:
+            if not self.guarded:
+                flags = change(await self.review_flags(tenant))
+                await self.replace_review_flags(tenant, flags)
+                return flags
+            scope = "\x1f".join((tenant, "review-flags"))
+            for attempt in range(FLAG_ATTEMPTS):
+                try:
+                    with self._guard.apart():
+                        async with self._guard.session([scope]):
+                            stored = await self.review_flags(tenant)
+                            flags = change(stored)
+                            ops = self._flag_ops(tenant, stored, flags)
+                            if ops:  # (nothing changed: nothing to claim)
+                                await self._guard.commit([scope], ops)
+                            return flags
+                except WriteContentionError:
+                    await asyncio.sleep(random.uniform(0.01, 0.05) * (attempt + 1))
+            raise BackendUnavailableError(
+                f"the review flags of tenant {tenant!r} changed under every one of "
+                f"{FLAG_ATTEMPTS} updates")
+
+    def _flag_ops(self, tenant: str, stored: Sequence[ReviewFlag],
+                  flags: Sequence[ReviewFlag]) -> list[dict[str, Any]]:
+        """Index operations taking the tenant's flags from ``stored`` to ``flags``."""
+        def doc_id(f: ReviewFlag) -> str:
+            return os_id(tenant, f"{f.lineage_id}\x1f{f.kind.value}")
+
+        new = {doc_id(f): f for f in flags}
+        old = {doc_id(f): f for f in stored}
+        ops: list[dict[str, Any]] = []
+        for key, f in new.items():
+            if old.get(key) != f:
+                ops += [{"index": {"_index": self.flags_index, "_id": key}},
+                        {"tenant": tenant, "lineage": f.lineage_id, "kind": f.kind.value,
+                         "flag": f.to_json()}]
+        for key, f in old.items():
+            if key not in new:
+                ops += [{"index": {"_index": self.flags_index, "_id": key}},
+                        {"tenant": tenant, "lineage": f.lineage_id, "kind": f.kind.value,
+                         "flag": ""}]
+        return ops
 
     async def replace_review_flags(self, tenant: str, flags: Sequence[ReviewFlag]) -> None:
         """Index ``flags``, then delete the tenant's other flags (both visible at once)."""

@@ -1001,10 +1001,21 @@ class SQLiteStore:
 
     async def replace_review_flags(self, tenant: str, flags: Sequence[ReviewFlag]) -> None:
         """Delete the tenant's flags and insert ``flags``, in one transaction."""
+        await self.update_review_flags(tenant, lambda _: list(flags))
+
+    async def update_review_flags(
+            self, tenant: str,
+            change: Callable[[list[ReviewFlag]], list[ReviewFlag]]) -> list[ReviewFlag]:
+        """See :meth:`query.store.IndexStore.update_review_flags` (one write transaction:
+        SQLite's write lock keeps other processes out between the read and the write)."""
         with self._write_lock:
             db = self.db
             db.execute("BEGIN IMMEDIATE")
             try:
+                stored = [ReviewFlag.from_json(raw) for (raw,) in db.execute(
+                    "SELECT flag FROM review_flags WHERE tenant = ? ORDER BY lineage, kind",
+                    (tenant,))]
+                flags = change(stored)
                 db.execute("DELETE FROM review_flags WHERE tenant = ?", (tenant,))
                 db.executemany(
                     "INSERT OR REPLACE INTO review_flags (tenant, lineage, kind, flag)"
@@ -1014,6 +1025,7 @@ class SQLiteStore:
             except BaseException:
                 db.execute("ROLLBACK")
                 raise
+        return flags
 
     async def add_traces(self, traces: Sequence[NuggetTrace]) -> None:
         """Insert the traces in one transaction (an id stored already is skipped)."""

@@ -39,6 +39,10 @@ class StoreConformance:
         """Stop and start the same store (durability)."""
         raise NotImplementedError
 
+    def twin(self, store: IndexStore) -> IndexStore:
+        """Another handle on the same store, not started (what another process opens)."""
+        raise NotImplementedError
+
     # helpers ------------------------------------------------------------------------
 
     @staticmethod
@@ -469,6 +473,37 @@ class StoreConformance:
         assert await store.review_flags("globex") == [theirs]
         await store.replace_review_flags("acme", [])
         assert await store.review_flags("acme") == []
+
+    async def test_flag_updates_from_two_processes_lose_nothing(
+            self, store: IndexStore) -> None:
+        """Two handles (as two processes have), each in its own thread and event loop,
+        raise flags and dismiss them at once: every flag raised is there and every
+        dismissal holds (a read-then-replace would drop the other's changes)."""
+        import asyncio
+
+        from query.usage import dismiss_flag, raise_flags
+
+        def flag(i: int) -> ReviewFlag:
+            return ReviewFlag("acme", f"L{i:02d}", f"L{i:02d}-v1", FlagKind.BURIED, f"#{i}", T0)
+
+        await raise_flags(store, "acme", [flag(i) for i in range(0, 24, 2)])
+
+        async def work(first: int) -> None:
+            handle = self.twin(store)
+            await handle.start()
+            try:
+                for i in range(first, 24, 2):
+                    if first:  # this one raises the odd flags
+                        await raise_flags(handle, "acme", [flag(i)])
+                    else:  # and this one dismisses the even ones meanwhile
+                        assert await dismiss_flag(handle, "acme", f"L{i:02d}")
+            finally:
+                await handle.stop()
+
+        await asyncio.gather(*(asyncio.to_thread(asyncio.run, work(k)) for k in (0, 1)))
+        flags = {f.lineage_id: f for f in await store.review_flags("acme")}
+        assert sorted(flags) == [f"L{i:02d}" for i in range(24)]
+        assert [i for i in range(24) if flags[f"L{i:02d}"].dismissed] == list(range(0, 24, 2))
 
     async def test_traces_are_kept_per_lineage_once_oldest_first_across_a_restart(
             self, store: IndexStore) -> None:

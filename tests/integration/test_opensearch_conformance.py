@@ -31,3 +31,7 @@ class TestOpenSearchStore(StoreConformance):
         await fresh.start()
         self._open = fresh
         return fresh
+
+    def twin(self, store: IndexStore) -> IndexStore:
+        assert isinstance(store, OpenSearchStore)
+        return OpenSearchStore(store.url, index=store.index)

@@ -28,3 +28,7 @@ class TestSQLiteStore(StoreConformance):
         await fresh.start()
         self._open = fresh
         return fresh
+
+    def twin(self, store: IndexStore) -> IndexStore:
+        assert isinstance(store, SQLiteStore)
+        return SQLiteStore(store.path)
