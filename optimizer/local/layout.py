@@ -556,8 +556,14 @@ _LEADING_NOTE = re.compile(r"^\s*\[[^\]\n]{3,120}\]\s*(?=\S)")
 
 #: A header line naming who sends the message: "ANNOUNCEMENT from Marcus Oyelaran, Group
 #: Operations Manager", "Memo from the Fleet Office", "PSA by IT:".
+#: What follows "from" when it dates the message, not names its sender: "All staff - from
+#: Monday 3 June the default applications are fixed" (what takes effect then is the text).
+_FROM_A_DATE = (r"(?:(?:mon|tues|wednes|thurs|fri|satur|sun)day|today|tomorrow|tonight|next|"
+                r"now)\b|(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|"
+                r"aug(?:ust)?|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\.?"
+                r"\s+\d|the\s+\d|\d")
 _SENDER_HEADER = re.compile(r"^\s*(?:" + SENDER_WORDS + r"\s*(?:[—–]|-{1,2})?\s*(?:from|by)\s+"
-                            r"[^\n.!?]{2,120}?|"
+                            r"(?!" + _FROM_A_DATE + r")[^\n.!?]{2,120}?|"
                             # "Night handover 02:10 — Lars → Rahul", "RE: FW: reefer plugs",
                             # "(transcribed from the whiteboard, photo in #ops)"
                             r"(?:(?:night|day|late|early|morning|evening|weekend)\s+)?(?:shift\s+)?"
@@ -589,7 +595,8 @@ _GENRE_HEAD = re.compile(
     # (an emoji or a mark before it; a bracketed banner is read by banner_removed)
     r"(?:[^\w\s\[\](){}<>]{1,3}[ \t]*)?(?:[\w-]+[ \t]*#?\d+[ \t]*[-–—:][ \t]*)?"
     r"(?:(?:[\w-]+[ \t]+){0,2}" + _GENRE + r"(?=[ \t]*(?:[,(:–—-]|[ \t](?:on|of|from|for|by)\b|"
-    r"[.]?$))|" + SENDER_WORDS + r"[ \t]*[—–-]?[ \t]*(?:from|by)[ \t]+|"
+    r"[.]?$))|" + SENDER_WORDS + r"[ \t]*(?:[—–]|-{1,2})?[ \t]*(?:from|by)[ \t]+(?!"
+    + _FROM_A_DATE + r")|"
     # who it is for: "To all IT staff — a reminder ahead of the summer timetable."
     r"to[ \t]+all[ \t]+(?:[\w-]+[ \t]+){0,3}?(?:staff|teams?|users|colleagues|crews?|"
     r"employees|hands|managers|drivers|agents)\b|"

@@ -923,6 +923,10 @@ _SENDER_NAME = re.compile(r"^\s*" + SENDER_WORDS + r"\s*(?:[—–]|-{1,2})?\s*(
 _WRITERS_PLACE = re.compile(r"\bmy\s+(office|desk|room|drawer|locker|cabin|workshop|cupboard|"
                             r"pigeonhole|shed|van|truck|approval|sign-?off|permission|consent|"
                             r"go-ahead|authori[sz]ation)\b", re.IGNORECASE)
+#: A name and a role closing the message on the line of its last sentence: "... at the
+#: team leader desk. Emre Yıldız, Team Leader".
+_INLINE_SIGNATURE = re.compile(r"(?<=[.!?])[ \t]+(?P<name>(?-i:[A-Z][\w'-]+)[ \t]+"
+                               r"(?-i:[A-Z][\w'-]+)),[ \t]*[^\n.!?,]{2,50}[.!]?\s*$")
 #: A name after a dash closing the message: "Thanks for your cooperation — Fiona MacLeod,
 #: Head of IT".
 _DASH_NAME = re.compile(r"[—–-][ \t]*(?P<name>(?-i:[A-Z][\w'-]+)[ \t]+(?-i:[A-Z][\w'-]+))"
@@ -948,7 +952,7 @@ def writer_named(message: str) -> str:
     if cut:
         own = own[:cut.start()].rstrip()
     m = _SENDER_NAME.match(own) or _BANNER_NAME.match(own) or _SIGNED_NAME.search(own) or \
-        _DASH_NAME.search(own)
+        _DASH_NAME.search(own) or _INLINE_SIGNATURE.search(own)
     if m is None or m.group("name").lower() in ("thanks", "cheers", "regards", "team", "all"):
         return message
     name = m.group("name")

@@ -2294,3 +2294,14 @@ def test_a_number_said_then_meant_and_marks_said_in_a_row() -> None:
                                                 "Thursday. keep the lid shut. \nGreta")
     assert apply_self_corrections("Bisque firings take twelve, sorry, 14 hours.") == \
         "Bisque firings take 14 hours."
+
+
+def test_from_a_date_is_no_sender_and_an_inline_signature_names_the_writer(
+        role: LocalActionability) -> None:
+    ex = role.extract(FeedbackContext(
+        "e1", "t", "which van do I take to the Leeds site?", "Any pool van.",
+        "All drivers - from Monday 2 March the Leeds runs use the electric vans only:\n\n"
+        "• Vans EV-3 and EV-4 are kept for Leeds.\n• Keys are with me at the yard office. "
+        "Tomasz Nowak, Fleet Supervisor", ""), Meter())
+    assert "from Monday 2 March the Leeds runs use the electric vans only" in ex.body, ex.body
+    assert "with Tomasz Nowak at the yard office" in ex.body, ex.body
