@@ -873,7 +873,7 @@ class LocalActionability:
                     and not is_self_introduction(without_greeting(v.text)) \
                     and not _FAREWELL.match(v.text) and not _FAREWELL.match(
                         strip_discourse(raw)) and not _ANNOUNCED_LIST.match(v.text) \
-                    and not _aside(v.text):
+                    and not _aside(v.text) and not _AWAY.match(v.text):
                 k = "support"  # "offsite copy: fridays" next to "backups: nightly, 01:30"
             elif k in ("chatter", "meta") and _step_key(raw) in steps and any(
                     kk == "claim" and _step_key(r) in steps

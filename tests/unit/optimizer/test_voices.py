@@ -2305,3 +2305,13 @@ def test_from_a_date_is_no_sender_and_an_inline_signature_names_the_writer(
         "Tomasz Nowak, Fleet Supervisor", ""), Meter())
     assert "from Monday 2 March the Leeds runs use the electric vans only" in ex.body, ex.body
     assert "with Tomasz Nowak at the yard office" in ex.body, ex.body
+
+
+def test_an_auto_reply_after_a_thank_you_is_still_no_detail(role: LocalActionability) -> None:
+    ex = role.extract(FeedbackContext(
+        "e1", "t", "how do I print parcel labels?", "Use the label printer.",
+        "Thank you for your message. I am out of the office until Monday 9 June with no "
+        "access to email. In my absence: labels for the parcels are not printed by staff - "
+        "the depot prints them automatically overnight. If a label is missing, log it in "
+        "DEPOT-LABELS.\nDana Whyte, Depot Office", ""), Meter())
+    assert ex.body.startswith("Labels for the parcels are not printed by staff"), ex.body
