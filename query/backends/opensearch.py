@@ -670,36 +670,37 @@ class OpenSearchStore:
                 starts.setdefault((p.tenant, p.doc_id), (p.version, p.valid_from))
         out: dict[str, tuple[Passage, datetime]] = {}
         for (tenant, doc), (version, start) in starts.items():
-            reply = await self._search({"size": MAX_RESULTS, "_source": ["payload"], "query": {
-                "bool": {"filter": [
-                    {"term": {"tenant": tenant}}, {"term": {"type": int(ItemType.DOCUMENT)}},
-                    {"term": {"doc_id": doc}}, {"range": {"version": {"lt": version}}},
-                    {"range": {"t_end": {"gt": start.timestamp()}}}]}}})
-            for h in reply["hits"]["hits"]:
-                old = passage_from_bytes(base64.b64decode(h["_source"]["payload"]))
-                if old.valid_from >= start:
-                    raise ValidationError(
-                        f"version {version} of document {doc!r} starts at "
-                        f"{start.isoformat()}, not after version {old.version}, which starts "
-                        f"at {old.valid_from.isoformat()}", field="valid_from")
-                out[h["_id"]] = (old, start)
+            for key, old in (await self._valid_at(tenant, doc, start, below=version)).items():
+                out[key] = (old, start)
+        return out
+
+    async def _valid_at(self, tenant: str, doc_id: str, at: datetime,
+                        below: int | None = None) -> dict[str, Passage]:
+        """_id -> stored passage of a document's passages (of versions below ``below``)
+        still valid at ``at``; ValidationError when one starts at or after it (it could
+        not be closed then)."""
+        filters: list[dict[str, Any]] = [
+            {"term": {"tenant": tenant}}, {"term": {"type": int(ItemType.DOCUMENT)}},
+            {"term": {"doc_id": doc_id}}, {"range": {"t_end": {"gt": at.timestamp()}}}]
+        if below is not None:
+            filters.append({"range": {"version": {"lt": below}}})
+        reply = await self._search({"size": MAX_RESULTS, "_source": ["payload"],
+                                    "query": {"bool": {"filter": filters}}})
+        out: dict[str, Passage] = {}
+        for h in reply["hits"]["hits"]:
+            old = passage_from_bytes(base64.b64decode(h["_source"]["payload"]))
+            if old.valid_from >= at:
+                raise ValidationError(
+                    f"document {doc_id!r} cannot end its version {old.version} at "
+                    f"{at.isoformat()}: that version starts at {old.valid_from.isoformat()}",
+                    field="valid_from" if below is not None else "timestamp")
+            out[h["_id"]] = old
         return out
 
     async def close_document(self, tenant: str, doc_id: str, at: datetime) -> list[str]:
         """See :meth:`query.store.IndexStore.close_document` (one bulk request of
         updates; a failed one is compensated: the passages it closed are reopened)."""
-        reply = await self._search({"size": MAX_RESULTS, "_source": ["payload"], "query": {
-            "bool": {"filter": [
-                {"term": {"tenant": tenant}}, {"term": {"type": int(ItemType.DOCUMENT)}},
-                {"term": {"doc_id": doc_id}}, {"range": {"t_end": {"gt": at.timestamp()}}}]}}})
-        closing: dict[str, Passage] = {}
-        for h in reply["hits"]["hits"]:
-            old = passage_from_bytes(base64.b64decode(h["_source"]["payload"]))
-            if old.valid_from >= at:
-                raise ValidationError(
-                    f"document {doc_id!r} cannot end at {at.isoformat()}: its version "
-                    f"{old.version} starts at {old.valid_from.isoformat()}", field="timestamp")
-            closing[h["_id"]] = old
+        closing = await self._valid_at(tenant, doc_id, at)
         if not closing:
             return []
         ops: list[dict[str, Any]] = []

@@ -471,7 +471,6 @@ class SQLiteStore:
     def _close_earlier_versions(self, passages: Sequence[Passage]) -> list[int]:
         """End the validity of earlier versions of the documents whose later versions
         these passages are (see IndexStore.add_passages); the rows it changed."""
-        db = self.db
         starts: dict[tuple[str, str], tuple[int, datetime]] = {}
         for p in passages:
             if p.version > 1:
@@ -479,25 +478,35 @@ class SQLiteStore:
         closed: list[int] = []
         for (tenant, doc_id), (version, start) in starts.items():
             code = self._tenant(tenant)
-            if code is None:
-                continue
-            for rowid, payload in db.execute(
-                    "SELECT i.rowid, p.payload FROM items i JOIN payloads p"
-                    " ON p.rowid = i.rowid WHERE i.tenant = ? AND i.type = ?"
-                    " AND i.lineage = ? AND i.t_end > ?",
-                    (code, int(ItemType.DOCUMENT), doc_id, _epoch(start))).fetchall():
-                old = passage_from_bytes(payload)
-                if old.version >= version:  # this version (re-sent) or a later one
-                    continue
-                if old.valid_from >= start:
-                    raise ValidationError(
-                        f"version {version} of document {doc_id!r} starts at "
-                        f"{start.isoformat()}, not after version {old.version}, which starts "
-                        f"at {old.valid_from.isoformat()}", field="valid_from")
-                db.execute("UPDATE items SET t_end = ? WHERE rowid = ?", (_epoch(start), rowid))
-                db.execute("UPDATE payloads SET payload = ? WHERE rowid = ?",
-                           (passage_to_bytes(dataclasses.replace(old, valid_to=start)), rowid))
-                closed.append(rowid)
+            if code is not None:
+                closed += [rowid for rowid, _ in self._end_document(code, doc_id, start,
+                                                                     below=version)]
+        return closed
+
+    def _end_document(self, code: int, doc_id: str, at: datetime,
+                      below: int | None = None) -> list[tuple[int, Passage]]:
+        """Close at ``at`` the passages of a document (of versions below ``below``) still
+        valid then, inside the caller's transaction; the rows and passages closed.
+        ValidationError when one of them starts at or after ``at``."""
+        db = self.db
+        closed: list[tuple[int, Passage]] = []
+        for rowid, payload in db.execute(
+                "SELECT i.rowid, p.payload FROM items i JOIN payloads p"
+                " ON p.rowid = i.rowid WHERE i.tenant = ? AND i.type = ?"
+                " AND i.lineage = ? AND i.t_end > ?",
+                (code, int(ItemType.DOCUMENT), doc_id, _epoch(at))).fetchall():
+            old = passage_from_bytes(payload)
+            if below is not None and old.version >= below:
+                continue  # this version (re-sent) or a later one
+            if old.valid_from >= at:
+                raise ValidationError(
+                    f"document {doc_id!r} cannot end its version {old.version} at "
+                    f"{at.isoformat()}: that version starts at {old.valid_from.isoformat()}",
+                    field="valid_from" if below is not None else "timestamp")
+            db.execute("UPDATE items SET t_end = ? WHERE rowid = ?", (_epoch(at), rowid))
+            db.execute("UPDATE payloads SET payload = ? WHERE rowid = ?",
+                       (passage_to_bytes(dataclasses.replace(old, valid_to=at)), rowid))
+            closed.append((rowid, old))
         return closed
 
     async def close_document(self, tenant: str, doc_id: str, at: datetime) -> list[str]:
@@ -510,30 +519,14 @@ class SQLiteStore:
             db = self.db
             db.execute("BEGIN IMMEDIATE")
             try:
-                rows = db.execute(
-                    "SELECT i.rowid, p.payload FROM items i JOIN payloads p"
-                    " ON p.rowid = i.rowid WHERE i.tenant = ? AND i.type = ?"
-                    " AND i.lineage = ? AND i.t_end > ?",
-                    (code, int(ItemType.DOCUMENT), doc_id, _epoch(at))).fetchall()
-                closed: list[Passage] = []
-                for rowid, payload in rows:
-                    old = passage_from_bytes(payload)
-                    if old.valid_from >= at:
-                        raise ValidationError(
-                            f"document {doc_id!r} cannot end at {at.isoformat()}: its "
-                            f"version {old.version} starts at {old.valid_from.isoformat()}",
-                            field="timestamp")
-                    db.execute("UPDATE items SET t_end = ? WHERE rowid = ?", (_epoch(at), rowid))
-                    db.execute("UPDATE payloads SET payload = ? WHERE rowid = ?",
-                               (passage_to_bytes(dataclasses.replace(old, valid_to=at)), rowid))
-                    closed.append(old)
-                db.executemany("INSERT INTO changes (item) VALUES (?)", [(r,) for r, _ in rows])
+                closed = self._end_document(code, doc_id, at)
+                db.executemany("INSERT INTO changes (item) VALUES (?)", [(r,) for r, _ in closed])
                 db.execute("COMMIT")
             except BaseException:
                 db.execute("ROLLBACK")
                 raise
             self._refresh()
-        return sorted(p.id for p in closed)
+        return sorted(p.id for _, p in closed)
 
     async def document_heads(self, tenant: str,
                              doc_ids: Sequence[str]) -> dict[str, DocumentHead]:
