@@ -172,7 +172,7 @@ _AUX_QUESTION = re.compile(
 
 _ABBREV = re.compile(r"\b(?:e\.g|i\.e|etc|vs|approx|incl|esp|cf|nr|fig|mr|mrs|ms|dr|st)\.$",
                      re.IGNORECASE)
-_BULLET = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s+")
+_BULLET = re.compile(r"^\s*(?:[-*•]|\d{1,2}[.)])\s+")
 
 
 #: Emoji, and chat short codes (":sweat_smile:", ":+1:").
@@ -1246,11 +1246,21 @@ _REDUCED_CONDITION = frozenset({"if", "when", "whenever", "as", "unless", "where
                                 "until"})
 
 
+#: A participle set off by a comma that describes the noun before it: "we keep 14 days,
+#: rotated daily, ...", "the key, stored in the vault, ..." (a reduced relative clause: it
+#: tells no past, whatever tense the clause has).
+_SET_OFF_PARTICIPLE = re.compile(
+    r"(?<=[,(])\s*[a-z]+ed(?=\s+(?:daily|nightly|weekly|monthly|hourly|yearly|annually|"
+    r"once|twice|automatically|centrally|locally|separately|by|in|on|at|with|from|to|"
+    r"under|for|via|through|into|as|per|after|before)\b)")
+
+
 def past_tense(text: str) -> bool:
     """A verb in the past tense that is not a participle after "is/are/be/been/get/have"
     (with "not", "never", "still" ... between them: "is not regenerated" is a passive in
-    the present); the past progressive, "was crawling", counts."""
-    toks = tokens(text)
+    the present) nor one set off by a comma after a noun ("14 days, rotated daily"); the
+    past progressive, "was crawling", counts."""
+    toks = tokens(_SET_OFF_PARTICIPLE.sub(" ", text))
     for i, t in enumerate(toks):
         j = i - 1
         while j >= 0 and i - j <= 3 and toks[j] in _BETWEEN_AUX:
@@ -1279,7 +1289,9 @@ _ROLE_PREFIX = re.compile(
     r"(?:^|\n|[.!?]\s+)\s*(?:#+\s*|\[|<|\*\*|-{2,}\s*)?(?:system|assistant|ai|bot|model|"
     r"developer|admin|administrator|root|operator|instruction|instructions|prompt|llm|gpt|"
     r"note to (?:the )?(?:model|assistant|ai|system|bot|llm))(?:\s+(?:override|message|"
-    r"prompt|note|mode|update|command|instruction))?\s*(?:\]|>|\*\*)?\s*[:>\]]|"
+    r"prompt|note|mode|update|command|instruction))?\s*(?:\]|>|\*\*)?\s*[:>\]]"
+    # (not a mail alias: "root: ops-team@example.org" says where root's mail goes)
+    r"(?![ \t]*[\w.+-]+@[\w-]+(?:\.[\w-]+)+[ \t]*[.,;]?[ \t]*(?:\n|$))|"
     # a notice headed by the system, its kind and a parenthesis before the colon:
     # "SYSTEM POLICY UPDATE (priority: critical):", "System notice (automated):"
     r"(?:^|\n)\s*(?:#+\s*|\[|\*\*)?system(?:\s+(?:policy|notice|alert|update|override|"

@@ -648,6 +648,33 @@ updated resolved closed opened time spent effort id ref reference cc from to sub
 sent""".split())
 
 
+_WH_QUESTION = re.compile(r"^\s*(?:what|which|how\s+(?:many|much|long|often|big|old)|when|"
+                          r"where|who(?:m|se)?)\b", re.IGNORECASE)
+
+
+def _bare_answer(v: SentenceView, ctx: FeedbackContext) -> bool:
+    """A message's opening value that answers the question asked ("what port does the
+    primary listen on" -- "5433."; "what proxy settings should I use" -- "Automatic."):
+    at most three words, no verb, and a number or a technical item, or an option the
+    answer names with a capital ("None, Manual or Automatic")."""
+    toks = tokens(v.text)
+    if v.question or v.system or not 0 < len(toks) <= 3 or v.personal or not (
+            ctx.query.rstrip().endswith("?") or _WH_QUESTION.match(ctx.query)) or \
+            set(toks) <= _BARE_VALUES or is_greeting(v.text) or _FAREWELL.match(v.text) or \
+            _THANKS_ONLY.fullmatch(v.text.strip()):
+        return False
+    if any(i.kind in STRONG_KINDS for i in v.strong):
+        return True
+    offered = set(re.findall(r"(?<=[\w,;] )[A-Z][a-z]+\b", ctx.answer))
+    words = re.findall(r"[A-Za-z]+", v.text)
+    return bool(words) and all(w[:1].upper() + w[1:].lower() in offered or w.lower() in
+                               _NEGATORS for w in words) and any(
+        w.lower() not in _NEGATORS for w in words)
+
+
+_NEGATORS = frozenset({"not", "no", "never"})
+
+
 def _label_value(text: str) -> bool:
     """A telegraphic note "offsite copy: fridays" (a short label and a short value; not a
     greeting, not a form field such as "Assignee: Priya", not a bare "Roles: no")."""
@@ -869,6 +896,8 @@ class LocalActionability:
                 # writer only quotes ('the old wiki: "always use exclusive mode"') is as
                 # firm as the writer's doubt about it ("no idea if anyone still does that")
                 k = "opinion"
+            elif k == "chatter" and i == 0 and anchored and _bare_answer(v, ctx):
+                k = "support"  # "5433. apps go thru pgbouncer on 6432": what was asked
             elif k == "chatter" and anchored and (_support(v, ctx) or _label_value(v.text)) \
                     and not is_self_introduction(without_greeting(v.text)) \
                     and not _FAREWELL.match(v.text) and not _FAREWELL.match(
@@ -1935,6 +1964,8 @@ def body_sentences(sents: Sequence[Sentence], answer: str, context: str = "",
             previous = s
             continue
         text = clean_sentence(s.raw, context, topic)
+        if not text and s.kind == "support" and len(tokens(s.raw)) == 1:
+            text = s.raw.strip().rstrip(".") + "."  # the bare value asked for: "5433."
         # A demonstrative before a noun is an article here ("That switch" -> "The
         # switch"), not a pronoun to resolve.
         article = demonstrative_as_article(text) if text and not out else text
@@ -1966,7 +1997,8 @@ def body_sentences(sents: Sequence[Sentence], answer: str, context: str = "",
             # freelancers are external" lost its "Also"); a command or a name keeps its
             # case ("No, now() is ...", "Yes, dnsmasq on fs01 ...").
             text = text[:1].upper() + text[1:]
-        if text and len(tokens(text)) >= 2 and text not in out:
+        # (a one-word support is the value a question asked for: "5433.", "Automatic.")
+        if text and (len(tokens(text)) >= 2 or s.kind == "support") and text not in out:
             out.append(text)
         previous = s
     return _restatements_removed(_quotation_unwrapped(out))
