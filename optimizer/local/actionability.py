@@ -62,6 +62,7 @@ from optimizer.claims import (
 from optimizer.local.layout import (
     advice_as_instruction,
     announced_scope_joined,
+    answered_questions_as_statements,
     arrows_as_values,
     banner_removed,
     bare_answer_as_subject,
@@ -77,6 +78,7 @@ from optimizer.local.layout import (
     diff_as_lines,
     form_fields_as_lines,
     headings_as_labels,
+    leading_asides_removed,
     learned_fact_unframed,
     log_lines_removed,
     minutes_as_decisions,
@@ -493,6 +495,14 @@ def _denies(text: str) -> bool:
     return any(t in _DENIALS or (t.endswith("n't") and t != "can't've") for t in tokens(text))
 
 
+#: A reaction framed as a feeling: "Love that X", "Gotta love how X", "We adore that X".
+_EMOTIVE_FRAME = re.compile(r"^(?:(?:i|we)\s+(?:just\s+|really\s+)?|(?:gotta|got\s+to)\s+|"
+                            r"(?:just|really)\s+)?(?:love|loving|adore)\s+(?:that|how)\b",
+                            re.IGNORECASE)
+#: A laugh that opens a sentence: "Ha, ...", "Haha -", "LOL".
+_LAUGH = re.compile(r"^(?:ha(?:ha)*|heh|hah|lol|lmao)\b[\s,!.:\u2014-]*", re.IGNORECASE)
+
+
 #: Sarcasm: what it names is the thing not to do.
 _SARCASM = re.compile(r"\bwhat could (?:possibly )?go wrong\b|"
                       # "Oh brilliant, yes, let's have X nod off mid-shoot. Love that for us."
@@ -504,6 +514,9 @@ _SARCASM = re.compile(r"\bwhat could (?:possibly )?go wrong\b|"
                       # "Sure, go ahead, and then enjoy watching Salt wipe it"
                       r"\b(?:then\s+)?enjoy\s+(?:watching|the\s+(?:fallout|show|chaos))\b|"
                       r"\bgood\s+luck\s+with\s+that\b|^(?:fun|good|great)\s+times\b|"
+                      # "Only if you enjoy explaining to 2,000 people why ...": the price
+                      r"^only\s+if\s+you\s+(?:enjoy|like|love|fancy)\b|\bif\s+you\s+enjoy\s+"
+                      r"\w+ing\b|"
                       r"\bhave\s+fun\s+(?:with\s+that|watching)\b|"
                       # "Sure, and then watch ansible quietly undo it"
                       r"^(?:oh\s+)?sure\s*,\s*and\s+then\s+watch\b|"
@@ -787,7 +800,9 @@ class LocalActionability:
             form_fields_as_lines(banner_removed(text), ctx.answer)))
         for step in (struck_through_removed, learned_fact_unframed,
                      minutes_as_decisions, minutes_residue_removed,
-                     qa_pairs_as_statements, code_comments_as_text,
+                     qa_pairs_as_statements, answered_questions_as_statements,
+                     leading_asides_removed,
+                     code_comments_as_text,
                      chat_as_lines, diff_as_lines, dashed_pairs_as_labels,
                      state_labels_as_statements, circled_numbers_as_bullets,
                      checkmarks_as_statements,
@@ -808,6 +823,10 @@ class LocalActionability:
                           else "meta" if _UPDATE_BOT.search(raw) and not v.strong
                           and not v.system else self._sentence_kind(v, ctx))
                  for (_, kind), (raw, v) in zip(parts, views, strict=True)]
+        # "Ha, the weather table with San Francisco again.": a laugh at what it names
+        kinds = ["opinion" if k == "claim" and _LAUGH.match(raw.strip()) and _verbless(
+            _LAUGH.sub("", raw.strip())) and not _RULE_WORD.search(raw) else k
+                 for k, (raw, _) in zip(kinds, views, strict=True)]
         on_topic = self._on_topic([v.text for _, v in views], ctx)
         # "apt-cache policy showed the old pin and it works now on login02": a report
         # that the answer worked, whatever it names
@@ -1083,6 +1102,11 @@ class LocalActionability:
             return "opinion"  # "DBeaver isn't much better", "the new one is even worse"
         if _SARCASM.search(v.text):
             return "opinion"  # "oh sure, VACUUM FULL at noon, what could possibly go wrong"
+        if _EMOTIVE_FRAME.match(v.text) and not (_RULE_WORD.search(v.text)
+                                                 or _strict_policy(v)):
+            # "Love that Falcot has a tidy network and a budget for everything.": a
+            # reaction, whatever it names
+            return "opinion"
         if (_DOUBT.search(v.text) or (_HEDGE.search(v.text) and not any(
                 not _HEDGE.search(p) and len(tokens(p)) >= 3 and not past_tense(p)
                 and any(i.kind in STRONG_KINDS for i in items(p))
@@ -1161,8 +1185,10 @@ class LocalActionability:
         if v.about_answer and _COVERAGE.search(v.text):
             return "verdict"  # "nothing about BUFFERS": what the answer left out
         strong_novel = [i for i in novel if i.kind != "name"]
-        opinion = (v.evaluative >= 2 and not firm) or (
-            v.evaluative == 1 and not firm and not novel)
+        # ("GNOME on these old PCs is painfully slow": "old" overturns no rule here)
+        judged = v.evaluative >= 2 and not (v.firm_modal or v.policy or _denies(v.text)
+                                            or _SCOPED_CONTRAST.match(v.text))
+        opinion = judged or (v.evaluative == 1 and not firm and not novel)
         if opinion or _SCORE.search(v.text):
             return "praise" if v.success or v.positive else "opinion"
         if v.about_answer and not (v.modal or _strict_policy(v) or (v.negation and strong_novel)
@@ -2149,10 +2175,19 @@ def _quotation_unwrapped(sentences: list[str]) -> list[str]:
     return out
 
 
+#: Thanks that open a sentence with more after them: "Thank you for answer, it is mostly
+#: correct but X" (the verdict and the thanks go, X stays).
+_THANKS_LEAD = re.compile(r"^(?:thanks?|thank\s+you|many\s+thanks)(?:\s+(?:a\s+lot|so\s+much|"
+                          r"very\s+much))?(?:\s+for\s+(?:the\s+|your\s+|this\s+|that\s+)?"
+                          r"(?:answer|reply|response|help|info|tip|this|that))?\s*"
+                          r"(?:[,;:]|\s[\u2014\u2013-])\s*(?=\w)", re.IGNORECASE)
+
+
 def _clean_sentence(sentence: str, context: str = "", topic: str = "") -> str:
     """See :func:`clean_sentence`."""
     # ("Hi po, sorry but X": X; "okay so the thing is we X": we X)
-    s = _RUN_UP.sub("", strip_discourse(without_greeting(_unwrapped(_ours_named(sentence)))))
+    s = _RUN_UP.sub("", strip_discourse(_THANKS_LEAD.sub("", without_greeting(
+        _unwrapped(_ours_named(sentence))))))
     if _ELLIPTIC_ONLY.match(s):
         return ""  # "No you can't, not here.": the reply, the rest of the message says why
     elliptic = _ELLIPTIC_LEAD.match(s)

@@ -833,11 +833,65 @@ def _second_person(text: str) -> str:
                   lambda m: SECOND_PERSON[m.group(0).lower()], text, flags=re.IGNORECASE)
 
 
-def _said_outright(question: str, answer: str) -> str:
+#: The subject of a yes/no question the writer answers in prose: "Can staff open ...?",
+#: "Is GUFW allowed?", "Can you create tables in public?" (there "you" is anyone).
+_ASKED_IN_PROSE = re.compile(
+    r"^(?P<aux>(?i:do|does|can|should|must|may|is|are))\s+(?P<subj>(?i:we|i|you|they|staff|"
+    r"people|everyone|anyone|it)|[A-Z][\w.+-]*(?:\s+[A-Z][\w.+-]*){0,2}|"
+    # (a group named by a plural: "volunteers", "agency nurses"; not "this", "access")
+    r"(?:[a-z]+\s+)?[a-z]{2,}[a-hj-rtv-z]s)\s+"
+    r"(?P<rest>\S.*)$")
+#: "Can staff open firewall ports on their laptop? No. firewalld is ...": a yes/no
+#: question in prose, answered at once by its writer (the reply's own sentence with it).
+_ANSWERED_QUESTION = re.compile(
+    r"(?P<lead>^|(?<=[.!?:]\s)|(?<=\n))(?P<q>(?i:do|does|can|should|must|may|is|are)[ \t]+"
+    r"[^?.!\n]{3,160}?)[ \t]*\?[ \t]+(?i:(?:also|again|still)[ \t]+)?"
+    r"(?P<a>(?i:no|nope|yes|yep)\b(?:[ \t]*[.!]+(?=\s|$)|"
+    r"[ \t]*(?:,|[\u2014\u2013]|-(?!\w))[ \t]*[^.!?\n]*[.!?]?))")
+
+
+#: A parenthesis that opens a sentence, with the sentence after it: "(dictated on my phone,
+#: sorry for any weirdness) Passwords expire after 90 days."
+_LEADING_ASIDE = re.compile(r"(?:^|(?<=[.!?]\s)|(?<=\n))[ \t]*\((?P<aside>[^()\n]{3,200})\)"
+                            r"[ \t]+(?=[A-Z0-9`\"'])")
+_RULE_IN_ASIDE = re.compile(r"\b(?:must|mustn't|never|only|always|not|no|don't|required|"
+                            r"mandatory|forbidden|policy|rule)\b", re.IGNORECASE)
+
+
+def leading_asides_removed(text: str) -> str:
+    """A parenthesis that opens a sentence and names nothing (no number, key, path,
+    name of a system, no rule word) is the writer's aside on how the message came to be
+    ("(dictated on my phone walking to the green room, sorry for any weirdness)"): it
+    goes, the sentence after it stays. One that names something ("(since 14 May)",
+    "(on the kiosks only)") is part of what is said and stays."""
+    def drop(m: re.Match[str]) -> str:
+        aside = m.group("aside")
+        if any(i.kind in STRONG_KINDS for i in items(aside)) or _RULE_IN_ASIDE.search(aside):
+            return m.group(0)
+        return ""
+    return _LEADING_ASIDE.sub(drop, text)
+
+
+def answered_questions_as_statements(text: str) -> str:
+    """A yes/no question its writer answers at once, in prose, said as the statement it
+    makes: "Can staff open firewall ports on their own laptop? No." -> "Staff cannot
+    open firewall ports on their own laptop."; "Is GUFW allowed? No." -> "GUFW is not
+    allowed."; "Also no, ..." answers the same way. (Only a subject that is a pronoun,
+    a group named by a plural or a name: where a noun phrase ends in "Is the backup disk
+    full?" is not read here, and the question stays.)"""
+    def statement(m: re.Match[str]) -> str:
+        reply = re.sub(r"^(\w+)[ \t]*(?:[\u2014\u2013]|-(?!\w))[ \t]*", r"\1, ",
+                       m.group("a").strip())  # ("No - bookings go ...": "No, bookings ...")
+        said = _said_outright(m.group("q").strip(), reply, _ASKED_IN_PROSE)
+        return m.group("lead") + said.replace(" can not ", " cannot ") if said else m.group(0)
+    return _ANSWERED_QUESTION.sub(statement, text)
+
+
+def _said_outright(question: str, answer: str, asked: re.Pattern[str] = _ASKED) -> str:
     """"Should we add a default partition?" answered "No, deliberately not. A failed
     insert is our alarm." says "We should not add a default partition, deliberately not. A
     failed insert is our alarm." ("" when the question or the reply has another shape)."""
-    q, r = _ASKED.match(question), _REPLY.match(answer)
+    q, r = asked.match(question), _REPLY.match(answer)
     if q is None or r is None:
         return ""
     aux, subj, rest = q.group("aux").lower(), q.group("subj"), q.group("rest")
@@ -845,7 +899,8 @@ def _said_outright(question: str, answer: str) -> str:
     if subj.lower() == "i":  # the asker: the reader of the nugget
         subj, rest = "you", _second_person(rest)
         aux = {"am": "are"}.get(aux, aux)
-    subj = subj[0].upper() + subj[1:].lower()
+    if subj[:1].islower() or re.fullmatch(r"(?i:we|i|you|they|it)", subj):
+        subj = subj[0].upper() + subj[1:].lower()  # (a name keeps its case: "GUFW")
     if aux in ("do", "does"):
         verb = ("do not " if aux == "do" else "does not ") if negative else ""
     else:
