@@ -1246,19 +1246,18 @@ _REDUCED_CONDITION = frozenset({"if", "when", "whenever", "as", "unless", "where
                                 "until"})
 
 
-#: A participle set off by a comma that describes the noun before it: "we keep 14 days,
-#: rotated daily, ...", "the key, stored in the vault, ..." (a reduced relative clause: it
-#: tells no past, whatever tense the clause has).
+#: A participle set off by a comma that tells how often or how the noun before it is
+#: handled: "we keep 14 days, rotated daily, ..." (a habit, no past; "..., cleared by
+#: itself at 03:55" is what happened once, and stays a past).
 _SET_OFF_PARTICIPLE = re.compile(
     r"(?<=[,(])\s*[a-z]+ed(?=\s+(?:daily|nightly|weekly|monthly|hourly|yearly|annually|"
-    r"once|twice|automatically|centrally|locally|separately|by|in|on|at|with|from|to|"
-    r"under|for|via|through|into|as|per|after|before)\b)")
+    r"automatically|centrally|separately)\b)")
 
 
 def past_tense(text: str) -> bool:
     """A verb in the past tense that is not a participle after "is/are/be/been/get/have"
     (with "not", "never", "still" ... between them: "is not regenerated" is a passive in
-    the present) nor one set off by a comma after a noun ("14 days, rotated daily"); the
+    the present) nor one set off by a comma with a habit ("14 days, rotated daily"); the
     past progressive, "was crawling", counts."""
     toks = tokens(_SET_OFF_PARTICIPLE.sub(" ", text))
     for i, t in enumerate(toks):

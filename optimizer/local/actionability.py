@@ -671,21 +671,23 @@ def _bare_answer(v: SentenceView, ctx: FeedbackContext) -> bool:
     at most three words, no verb, and a number or a technical item, or an option the
     answer names with a capital ("None, Manual or Automatic")."""
     toks = tokens(v.text)
+    # (not what the answer got wrong, "Not template1.", nor a status, "Ticket X closed.",
+    # a verdict, "Step 1 fine.", a quoted phrase or a script's first line)
     if v.question or v.system or not 0 < len(toks) <= 3 or v.personal or not (
             ctx.query.rstrip().endswith("?") or _WH_QUESTION.match(ctx.query)) or \
             set(toks) <= _BARE_VALUES or is_greeting(v.text) or _FAREWELL.match(v.text) or \
-            _THANKS_ONLY.fullmatch(v.text.strip()):
+            _THANKS_ONLY.fullmatch(v.text.strip()) or toks[0] in ("not", "no", "never") or \
+            not _verbless(v.text) or v.evaluative or v.about_answer or \
+            v.text.lstrip().startswith(("#", "//", "--")):
         return False
-    if any(i.kind in STRONG_KINDS for i in v.strong):
+    asked = ctx.query.lower()
+    if any(i.kind in STRONG_KINDS - {"quoted"} and i.text.lower() not in asked
+           for i in v.strong):
         return True
     offered = set(re.findall(r"(?<=[\w,;] )[A-Z][a-z]+\b", ctx.answer))
     words = re.findall(r"[A-Za-z]+", v.text)
-    return bool(words) and all(w[:1].upper() + w[1:].lower() in offered or w.lower() in
-                               _NEGATORS for w in words) and any(
-        w.lower() not in _NEGATORS for w in words)
-
-
-_NEGATORS = frozenset({"not", "no", "never"})
+    return bool(words) and all(w[:1].upper() + w[1:].lower() in offered
+                               and w.lower() not in asked for w in words)
 
 
 def _label_value(text: str) -> bool:
@@ -929,7 +931,7 @@ class LocalActionability:
                     v.question or v.personal or v.about_answer or v.evaluative
                     or _aside(v.text) or (
                         _AMENDED.search(text) and not novel_items(list(v.strong), ctx.answer))
-                    or _told_once(v.text) or _STATUS_NOTE.match(v.text)):
+                    or _told_once(v.text) or _status_note(v.text)):
                 # ("- germtest import finished 02:47, report sent": a log entry, no step)
                 # A step of a procedure whose other steps are claims belongs to it, even
                 # one the answer also had ("1. Open Files", "4. `DROP ROLE ewa_k;`"),
@@ -973,7 +975,7 @@ class LocalActionability:
     def _sentence_kind(self, v: SentenceView, ctx: FeedbackContext) -> str:
         if (_FAREWELL.match(v.text) or _ANNOUNCED_LIST.match(v.text) or _JUST_SAYING.match(
                 v.text) or _NOTE_RUN_UP.fullmatch(v.text) or (
-                (_STATUS_NOTE.match(v.text) or _SEASONAL.match(v.text))
+                (_status_note(v.text) or _SEASONAL.match(v.text))
                 and not (v.modal or v.policy or v.negation)) or _AWAY.match(v.text)) and \
                 not v.system:
             # "Let me know if X, and see you at Y": every clause is talk; "Two things.":
@@ -1000,7 +1002,7 @@ class LocalActionability:
         kind = self._kind(v, ctx)
         if kind in ("system", "question"):
             return kind
-        if kind == "chatter" and (is_self_introduction(v.text) or _STATUS_NOTE.match(v.text)
+        if kind == "chatter" and (is_self_introduction(v.text) or _status_note(v.text)
                                   or _LUCK.search(v.text)):
             return kind  # ("IT, this is Vessel Ops.": no clause of it is a claim)
         if kind == "chatter" and _told_once(v.text) and not re.search(
@@ -1060,7 +1062,7 @@ class LocalActionability:
         if is_greeting(v.text.rstrip(".!,")) or _ISSUED_BY.match(v.text) or \
                 is_self_introduction(v.text) or is_self_introduction(addressed) or \
                 _FAREWELL.match(v.text) or _LUCK.search(v.text) or \
-                _STATUS_NOTE.match(v.text):
+                _status_note(v.text):
             # "Good morning.", "Dear all,", "Issued on behalf of IT.", "Harriet from
             # Brindle Street here."
             return "chatter"
@@ -1579,6 +1581,25 @@ _STATUS_NOTE = re.compile(r"^(?:ticket|case|incident|request)\s+\S+\s+(?:closed|
                           r"\s*[.!]?$", re.IGNORECASE)
 
 
+_STATUS_WORD = re.compile(r"\b(?:fine|ok|okay|green|quiet|calm|smooth|no\s+(?:\w+\s+)?(?:"
+                          r"problems?|issues?|alarms?|faults?|errors?|complaints?|incidents?))\b",
+                          re.IGNORECASE)
+
+
+def _status_note(text: str) -> bool:
+    """A handover's status item (``_STATUS_NOTE``), or a list of them: "doors 19:30, show
+    fine, no scanner problems" (every part a few words with no verb, one of them says
+    how things went)."""
+    if _STATUS_NOTE.match(text):
+        return True
+    parts = [p for p in re.split(r",\s+|;\s+", text.strip().rstrip(".!")) if p]
+    return len(parts) >= 2 and all(len(tokens(p)) <= 5 and (_verbless(
+        re.sub(r"(?i)^no\s+", "", p)) or re.fullmatch(
+            r"(?i)(?:\S+\s+){1,3}(?:fine|ok|okay|green|quiet|calm|smooth)", p))
+        for p in parts) \
+        and any(_STATUS_WORD.search(p) for p in parts)
+
+
 def _ours_named(sentence: str) -> str:
     """"the name in your example is wrong, ours are X": "..., our names are X" (the
     verdict goes later, the noun stays with the value)."""
@@ -1833,7 +1854,7 @@ def _support(v: SentenceView, ctx: FeedbackContext) -> bool:
     first = re.split(r";\s+", v.text)[0]
     if v.question or v.system or v.about_answer or v.evaluative >= 2 or v.words < 2 or \
             v.text.rstrip().endswith(":") or _TO_COLLEAGUE.match(v.text) or \
-            _STATUS_NOTE.match(v.text) or _FAREWELL.match(v.text) or _told_once(v.text) or (
+            _status_note(v.text) or _FAREWELL.match(v.text) or _told_once(v.text) or (
                 _HABIT.match(v.text) and not (v.firm_modal or v.negation)) or \
             _ISSUED_BY.match(v.text) or (
                 past_tense(v.text) and bool(_EPISODIC.search(v.text) or (

@@ -837,9 +837,11 @@ def _second_person(text: str) -> str:
 #: "Is GUFW allowed?", "Can you create tables in public?" (there "you" is anyone).
 _ASKED_IN_PROSE = re.compile(
     r"^(?P<aux>(?i:do|does|can|should|must|may|is|are))\s+(?P<subj>(?i:we|i|you|they|staff|"
-    r"people|everyone|anyone|it)|[A-Z][\w.+-]*(?:\s+[A-Z][\w.+-]*){0,2}|"
+    r"people|it)|[A-Z][\w.+-]*(?:\s+[A-Z][\w.+-]*){0,2}|"
     # (a group named by a plural: "volunteers", "agency nurses"; not "this", "access")
     r"(?:[a-z]+\s+)?[a-z]{2,}[a-hj-rtv-z]s)\s+"
+    # (the subject ends there: not "Can anyone on the staff flip ...?")
+    r"(?!(?i:on|in|at|of|for|from|with|by|the|a|an|to|who|that|which|and|or|here|there)\b)"
     r"(?P<rest>\S.*)$")
 #: "Can staff open firewall ports on their laptop? No. firewalld is ...": a yes/no
 #: question in prose, answered at once by its writer (the reply's own sentence with it).
@@ -883,6 +885,8 @@ def answered_questions_as_statements(text: str) -> str:
         reply = re.sub(r"^(\w+)[ \t]*(?:[\u2014\u2013]|-(?!\w))[ \t]*", r"\1, ",
                        m.group("a").strip())  # ("No - bookings go ...": "No, bookings ...")
         said = _said_outright(m.group("q").strip(), reply, _ASKED_IN_PROSE)
+        # ("Do we even still run X? No" -> "We do not run X")
+        said = re.sub(r"(?<=\bnot) (?:(?:even|still|really|actually|ever) )+", " ", said)
         return m.group("lead") + said.replace(" can not ", " cannot ") if said else m.group(0)
     return _ANSWERED_QUESTION.sub(statement, text)
 
@@ -1353,19 +1357,24 @@ def signature_removed(text: str) -> str:
 
 
 #: ``git log``'s header over a commit: "commit 4be19c2", "Author: ...", "Date: ...".
-_GIT_LOG_HEADER = re.compile(r"^commit[ \t]+[0-9a-f]{7,40}\b[^\n]*\n(?:(?:Author|Date|Merge|"
-                             r"AuthorDate|Commit|CommitDate):[^\n]*\n)*", re.IGNORECASE)
+_GIT_LOG_HEADER = re.compile(r"^[ \t]*commit[ \t]+[0-9a-f]{7,40}\b[^\n]*\n(?:[ \t]*(?:Author|Date|"
+                             r"Merge|AuthorDate|Commit|CommitDate):[^\n]*\n)*",
+                             re.IGNORECASE | re.MULTILINE)
 
 
 def commit_lines_removed(text: str) -> str:
     """A message written as a commit ("fix(bot): ..." over a body, "Refs: X" under it)
     without its header and trailers; only a message with a header is read so, and only
-    when text remains. Pasted from ``git log``, the commit's own header goes and its
+    when text remains. Pasted from ``git log`` (alone or under a line that introduces it),
+    the commit's own header goes and its
     message loses the log's indentation and its hard wraps (``wrapped_lines_joined``)."""
-    log = _GIT_LOG_HEADER.match(text.lstrip())
+    log = _GIT_LOG_HEADER.search(text)
     if log:
-        # (a commit body is hard-wrapped at 72 columns: its lines are read as sentences)
-        text = wrapped_lines_joined(textwrap.dedent(text.lstrip()[log.end():]).strip("\n"))
+        # (a commit body is hard-wrapped at 72 columns: its lines are read as sentences;
+        # what comes before the header, "From the config repo's log:", stays)
+        head = text[:log.start()].strip()
+        body = wrapped_lines_joined(textwrap.dedent(text[log.end():]).strip("\n"))
+        text = f"{head}\n\n{body}" if head else body
     if not re.match(r"^[ \t]*(?:fix|feat|chore|docs|refactor|style|test|perf|build|ci|revert)"
                     r"(?:\([^)\n]*\))?!?:[ \t]", text, re.IGNORECASE):
         return text

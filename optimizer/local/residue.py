@@ -910,7 +910,9 @@ _INITIAL_NAME = re.compile(r"(?:(?<=[.!?])[ \t]+(?-i:[A-Z][\w'-]+[ \t]+[A-Z]\.),
 
 
 _SIGNED_NAME = re.compile(
-    r"(?:^|\n)[ \t]*(?:(?i:" + CLOSING + r")[ \t]*[,!.]?[ \t]*(?:\n[ \t]*|[ \t]+)|[-–—~/][ \t]*)"
+    # (a closing at a line's start, or after a sentence's end: "... by me. Groetjes, Pieter")
+    r"(?:(?:^|\n)[ \t]*(?:(?i:" + CLOSING + r")[ \t]*[,!.]?[ \t]*(?:\n[ \t]*|[ \t]+)|"
+    r"[-–—~/][ \t]*)|(?<=[.!?])[ \t]+(?i:" + CLOSING + r")[ \t]*[,!]?[ \t]+)"
     r"(?:" + _TITLE + r"[ \t]+)?(?P<name>(?-i:[A-Z][\w'-]+)(?:[ \t]+(?-i:[A-Z][\w'-]+))?)"
     r"[ \t]*(?:[,(][^\n]*)?(?:\n[^\n]{0,60})?\s*$", re.IGNORECASE)
 #: What a header line naming its sender calls the message: "ANNOUNCEMENT from X", "Memo by

@@ -2321,8 +2321,10 @@ def test_a_participle_set_off_by_commas_tells_no_past(role: LocalActionability) 
     from optimizer.claims import past_tense
     assert not past_tense("On the tills we keep 30 days of receipts, archived nightly, "
                           "because head office holds the rest.")
-    assert not past_tense("Tickets, printed at the gate, are valid all day.")
+    assert not past_tense("Towels, washed nightly, are stacked by the pool.")
     assert past_tense("We printed the tickets at the gate.")
+    assert past_tense("Quiet night apart from the 02:10 alarm on tank 4, cleared by itself "
+                      "at 02:25.")
     # (after praise, a present rule with such a participle is no story of how it went)
     ex = role.extract(FeedbackContext(
         "e1", "t", "how long are till receipts kept?", "Receipts are kept for a year.",
@@ -2343,6 +2345,20 @@ def test_a_bare_value_that_answers_the_question_opens_the_body(
         opening: str) -> None:
     ex = role.extract(FeedbackContext("e1", "t", query, answer, message, "down"), Meter())
     assert ex.can_produce_nugget and ex.body.startswith(opening), (ex.reason, ex.body)
+
+
+@pytest.mark.parametrize("opening", [
+    "Not Freight.",  # what the answer got wrong, no value asked for
+    "Order 4471 closed.",  # a status
+    "Option 2 fine.",  # a verdict on the answer
+    '"Same-day".',  # the answer's words quoted back
+])
+def test_what_is_no_bare_answer(role: LocalActionability, opening: str) -> None:
+    ex = role.extract(FeedbackContext(
+        "e1", "t", "Which delivery mode should the shop use?",
+        "Choose Courier for same-day, Pickup for collection, or Freight for pallets.",
+        f"{opening} Pallets go through the depot on Wednesdays only.", "down"), Meter())
+    assert ex.can_produce_nugget and ex.body.startswith("Pallets"), ex.body
 
 
 def test_a_bare_word_the_answer_does_not_offer_is_no_answer(role: LocalActionability) -> None:
@@ -2368,6 +2384,8 @@ def test_a_mail_alias_is_no_role_prefix() -> None:
     ("Can you book the lecture hall yourself? No - bookings go through Events only.",
      "You cannot book the lecture hall yourself, bookings go through Events only."),
     ("Do we keep the CCTV footage? Yes, for 31 days.", "We keep the CCTV footage, for 31 days."),
+    ("Do we even still run the old tills? No, they went in March.",
+     "We do not run the old tills, they went in March."),
 ])
 def test_a_question_its_writer_answers_at_once_is_a_statement(message: str, said: str) -> None:
     from optimizer.local.layout import answered_questions_as_statements
@@ -2378,6 +2396,7 @@ def test_a_question_its_writer_answers_at_once_is_a_statement(message: str, said
     "Is the backup disk full? No, it has 2 TB free.",  # (where the subject ends: not read)
     "Should I ask first? No idea, honestly.",
     "Can staff park here? Not sure.",
+    "Can anyone on the late shift open the safe? No, only the duty manager.",
 ])
 def test_a_question_without_a_plain_answer_stays(message: str) -> None:
     from optimizer.local.layout import answered_questions_as_statements
@@ -2434,3 +2453,39 @@ def test_an_aside_that_opens_a_sentence_and_names_nothing_goes(
         "checked at closing.", "down"), Meter())
     assert ex.body.startswith("Fire doors are checked every Friday"), ex.body
     assert "(on the aquarium side only)" in ex.body, ex.body
+
+
+def test_a_closing_after_the_last_sentence_names_the_writer_for_by_me(
+        role: LocalActionability) -> None:
+    assert writer_named("If a cage lock jams you log it in KEEPDESK, then it comes to me. "
+                        "Groetjes, Anouk") == ("If a cage lock jams you log it in KEEPDESK, "
+                                               "then it comes to Anouk. Groetjes, Anouk")
+    ex = role.extract(FeedbackContext(
+        "e1", "t", "what do I do when a cage lock jams?", "Call a locksmith.",
+        "Not like that here. If a cage lock jams you log it in KEEPDESK with the cage "
+        "number, then it comes to me. Groetjes, Anouk", "down"), Meter())
+    assert "log it in KEEPDESK with the cage number, then it comes to Anouk" in ex.body, \
+        (ex.reason, ex.body)
+
+
+def test_a_git_log_under_a_line_that_introduces_it_is_read_as_its_message(
+        role: LocalActionability) -> None:
+    ex = role.extract(FeedbackContext(
+        "e1", "t", "how long do the ride sensors keep their readings?", "30 days.",
+        "Here is the change from the ride-config log:\n\ncommit 9b2e41f\nAuthor: Ines "
+        "Duarte <ines@park.example>\nDate:   Mon Mar 3 09:12:44 2025\n\n    Keep sensor "
+        "readings for 400 days on the coaster PLCs\n\n    The insurer asks for a full "
+        "season plus the winter checks. Applied on\n    coaster-plc1 and coaster-plc2 "
+        "only; the water rides keep 30 days.\n", "down"), Meter())
+    assert "commit" not in ex.body.lower() and "Author" not in ex.body, ex.body
+    assert "Applied on coaster-plc1 and coaster-plc2 only" in ex.body, ex.body
+
+
+def test_a_handover_line_of_status_items_is_no_detail(role: LocalActionability) -> None:
+    ex = role.extract(FeedbackContext(
+        "e1", "t", "what do I do when the lift alarm sounds at night?", "Call the fire brigade.",
+        "Night handover 3/5, Ana -> early shift\n- gates 22:10, rides fine, no ticket "
+        "complaints\n- RULE from Facilities: the lift alarm goes to Otis first, line "
+        "0800 555 0199, never the fire brigade unless there is smoke.\n", "down"), Meter())
+    assert ex.can_produce_nugget and "rides fine" not in ex.body, ex.body
+    assert "the lift alarm goes to Otis first" in ex.body, ex.body
