@@ -985,7 +985,7 @@ class LocalActionability:
             return "opinion"  # the whole sentence mocks, whatever its clauses name
         if _UPDATE_BOT.search(v.text) and not v.strong and not v.system:
             return "meta"  # "Please update the assistant, it's sending people into Sharing."
-        if _ANSWER_IS_ABOUT.match(v.text) and not (v.policy or re.search(
+        if _ANSWER_IS_ABOUT.match(without_greeting(v.text)) and not (v.policy or re.search(
                 r"\b(?:must|never|always|only|mandatory)\b", v.text, re.IGNORECASE)):
             return "meta"  # "the bot answer is about local accounts": what the answer did
         if _WRAPPED.fullmatch(v.text) and past_tense(v.text):
@@ -2097,7 +2097,11 @@ _JUST_SAYING = re.compile(r"^(?:(?:i'm|i\s+am)\s+)?just\s+saying\b[^.!?]{0,60}[.
 _ANSWER_IS_ABOUT = re.compile(r"^(?:(?:anyway|but|so|also|and)\s*,?\s+)?(?:the|your|this|that)\s+"
                               r"(?:bot(?:'s)?\s+|assistant(?:'s)?\s+|ai(?:'s)?\s+)?(?:answer|reply|"
                               r"response|suggestion)\s+(?:is\s+(?:all\s+)?about|talks\s+about|"
-                              r"covers|describes|assumes|is\s+written\s+for|refers\s+to)\b",
+                              r"covers|describes|assumes|is\s+written\s+for|refers\s+to|"
+                              # "The answer is giving the Falcot example, that is the book"
+                              r"(?:is\s+)?(?:giv(?:es|ing)|us(?:es|ing)|quot(?:es|ing)|show(?:s|ing)|"
+                              r"cit(?:es|ing)|repeat(?:s|ing))\s+(?:\w+\s+){0,3}?(?:example|"
+                              r"sample|setup|default|case|book|manual|handbook|docs?)\b)\b",
                               re.IGNORECASE)
 #: A sentence set against the one before: "But anything over 10 MB bounces".
 _CONTRAST_OPEN = re.compile(r"^(?:but|however|except\s+that|though|only)\b", re.IGNORECASE)
@@ -2204,6 +2208,15 @@ _THANKS_LEAD = re.compile(r"^(?:thanks?|thank\s+you|many\s+thanks)(?:\s+(?:a\s+l
                           r"(?:[,;:]|\s[\u2014\u2013-])\s*(?=\w)", re.IGNORECASE)
 
 
+def _aside_story(clause: str) -> bool:
+    """A short first-person clause of what the writer saw or did ("I have seen this
+    already at another site"), naming nothing."""
+    return len(tokens(clause)) <= 8 and not any(
+        it.kind in STRONG_KINDS for it in items(clause)) and bool(
+        _ANECDOTE.search(clause) or re.search(r"\b(?:i|we)(?:'ve|\s+have)\s+(?:\w+\s+)?(?:seen|"
+                                               r"heard|had|done)\b", clause, re.IGNORECASE))
+
+
 def _clean_sentence(sentence: str, context: str = "", topic: str = "") -> str:
     """See :func:`clean_sentence`."""
     # ("Hi po, sorry but X": X; "okay so the thing is we X": we X)
@@ -2261,6 +2274,15 @@ def _clean_sentence(sentence: str, context: str = "", topic: str = "") -> str:
         if _REPORTED.match(s):  # "mirela: bot says to X": a chat line reporting the answer
             return ""
     clauses = _outside_brackets(s)
+    # ("..., I have seen this already at another site; any work goes through X": the
+    # anecdote before the semicolon goes, what follows it stays)
+    pieces = []
+    for i, c in enumerate(clauses):
+        head, sep, tail = c.partition("; ")
+        pieces.append(("; ", tail) if i > 0 and sep and _aside_story(head) else (", ", c))
+    if any(joint == "; " for joint, _ in pieces):
+        s = pieces[0][1] + "".join(joint + c for joint, c in pieces[1:])
+        clauses = [c for _, c in pieces]
     if len(clauses) > 1:
         # "..., that's not it", "..., this fixed my report", "..., my DELETE removed
         # the rows": verdicts, praise and anecdotes are not part of the fact.

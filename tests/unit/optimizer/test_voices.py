@@ -2489,3 +2489,23 @@ def test_a_handover_line_of_status_items_is_no_detail(role: LocalActionability) 
         "0800 555 0199, never the fire brigade unless there is smoke.\n", "down"), Meter())
     assert ex.can_produce_nugget and "rides fine" not in ex.body, ex.body
     assert "the lift alarm goes to Otis first" in ex.body, ex.body
+
+
+def test_what_the_answer_gives_as_its_example_is_no_fact(role: LocalActionability) -> None:
+    ex = role.extract(FeedbackContext(
+        "e1", "t", "what is the printer queue for the ward?", "Use the queue ward-a-print.",
+        "Hola, the answer is showing the Riverside Hospital example, that is the manual, not "
+        "us! Our ward printers are on the queue w3-mfp-01 and w3-mfp-02.", "down"), Meter())
+    assert ex.body.startswith("Our ward printers are on the queue w3-mfp-01"), ex.body
+
+
+def test_an_i_have_seen_aside_before_a_semicolon_goes_and_the_rule_after_stays(
+        role: LocalActionability) -> None:
+    ex = role.extract(FeedbackContext(
+        "e1", "t", "can we update the kiln controllers?", "Yes, run the vendor updater.",
+        "If you update them the warranty is void and also the thermocouples drift, I have "
+        "seen this already at another site; any work on the controllers goes through the "
+        "KILN queue.", "down"), Meter())
+    assert "I have seen" not in ex.body, ex.body
+    assert "the thermocouples drift; any work on the controllers goes through the KILN " \
+        "queue" in ex.body, ex.body
