@@ -1402,10 +1402,30 @@ _WORDS_THEN_DIGITS = re.compile(r"\b" + WORD_NUMBER + r"[ \t]*,?[ \t]*(?:i[ \t]+
                                 r",?", re.IGNORECASE)
 
 
+#: A value taken back across sentences: "emptied after 14 days... sorry, no, that was the
+#: old build. It's 30 days now" (the same unit again, after the repair's own words).
+_SENTENCE_REPAIR = re.compile(
+    r"\b(?P<old>\d+(?:[.,]\d+)?)(?P<unit>[ \t]+[A-Za-z]+)(?:[ \t]*(?:\.{2,}|\u2026)|"
+    r"[ \t]*[\u2014\u2013]|[ \t]+-)[ \t]*(?i:sorry|oops|wait)[,!]?[ \t]+"
+    r"(?i:no|my\s+bad|scratch\s+that)[,.;!]?[ \t]+"
+    r"(?:(?i:that\s+(?:was|is|'s)|i\s+was\s+thinking\s+of)[ \t]+[^.!?\n]{1,60}[.!?;][ \t]+)?"
+    r"(?i:it's|it\s+is|they're|they\s+are|make\s+that|i\s+mean)[ \t]+"
+    # (the new value ends its clause: "... they are 6 months for contractors" is no repair)
+    r"(?P<new>\d+(?:[.,]\d+)?)(?P<unit2>[ \t]+[A-Za-z]+)\b(?=[ \t]*(?:now\b|[.,;!]|$))")
+
+
+def _sentence_repair(m: re.Match[str]) -> str:
+    if m.group("unit").strip().lower() != m.group("unit2").strip().lower():
+        return m.group(0)
+    return f"{m.group('new')}{m.group('unit2')}"
+
+
 def apply_self_corrections(message: str) -> str:
     """The message with the writer's own repairs applied: "valid 30 days — sorry, 14
-    days" reads "valid 14 days"; an "edit: 60 days, not 90" note replaces 90 days where
+    days" reads "valid 14 days", and so does "valid 30 days... sorry, no, that was the
+    old build. It's 14 days now"; an "edit: 60 days, not 90" note replaces 90 days where
     the message said it, and goes."""
+    message = _SENTENCE_REPAIR.sub(_sentence_repair, message)
     message = _PORT_REPAIR.sub(lambda m: f":{m.group('new')}", message)
     message = _WORDS_THEN_DIGITS.sub(lambda m: m.group("new"), message)
     text = message = _BARE_WORD_REPAIR.sub(_bare_word_repair,

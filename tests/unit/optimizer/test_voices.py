@@ -2509,3 +2509,16 @@ def test_an_i_have_seen_aside_before_a_semicolon_goes_and_the_rule_after_stays(
     assert "I have seen" not in ex.body, ex.body
     assert "the thermocouples drift; any work on the controllers goes through the KILN " \
         "queue" in ex.body, ex.body
+
+
+@pytest.mark.parametrize(("message", "repaired"), [
+    ("Lockers are cleared after 7 days... sorry, no, that was last season. It's 10 days "
+     "now, and lost property keeps them a month.",
+     "Lockers are cleared after 10 days now, and lost property keeps them a month."),
+    ("The pool closes at 21 hours - sorry, no; it is 22 hours.", "The pool closes at 22 hours."),
+    # (a value for someone else is no repair of the first)
+    ("Passes run 12 months - sorry, no, they are 6 months for students.",
+     "Passes run 12 months - sorry, no, they are 6 months for students."),
+])
+def test_a_value_taken_back_across_sentences_is_replaced(message: str, repaired: str) -> None:
+    assert apply_self_corrections(message) == repaired
