@@ -1430,6 +1430,16 @@ _GROUPED_KEY = re.compile(r"\b(?=[A-Z0-9-]*\d)(?=[A-Z0-9-]*[A-Z])[A-Z0-9]{4,}"
 # more, with "+" or "/" or "=" padding.
 _BASE64_KEY = re.compile(r"(?<![\w+/])(?=(?:[A-Za-z0-9+/]*\d){2})(?=(?:[A-Za-z0-9+/]*[A-Z]){2})"
                          r"(?=[A-Za-z0-9+/]*[a-z])[A-Za-z0-9+/]{32,}={0,2}(?![\w+/])")
+
+
+def _base64_key(text: str) -> bool:
+    """A run that looks like a base64 key and is not a path of words and numbers
+    ("lan/teams/Finance/Remittances/2024" in an smb:// address)."""
+    return any(not (len(parts := [p for p in m.group(0).rstrip("=").split("/") if p]) >= 3
+                    and all(re.fullmatch(r"[A-Za-z][a-z]+|[A-Z]+|\d+", p) for p in parts))
+               for m in _BASE64_KEY.finditer(text))
+
+
 # A password file line, host:port:database:user:password (.pgpass and the like).
 #: "RESTIC_PASSWORD=Gr1stMill-0x77", "PGPASSWORD='...'", "API_TOKEN: ...": a secret set as a
 #: variable.
@@ -1557,7 +1567,7 @@ def addressed_to_system(text: str) -> str:
         if not re.fullmatch(r"(?:~|\.{1,2})?/\S*|\$\{?\w+\}?|<[^>]*>|\*+|x+|\.\.\.|changeme",
                             m.group(1), re.IGNORECASE):
             return "a secret value (a credentials variable)"
-    if _BASE64_KEY.search(text) or _PGPASS_LINE.search(text) or _LABELLED_SECRET.search(
+    if _base64_key(text) or _PGPASS_LINE.search(text) or _LABELLED_SECRET.search(
             text) or any(_PASSWORD_LIKE.fullmatch(part.rstrip("."))
                          for part in re.split(r"[\s:;,=()\[\]\"'`]+", text)):
         return "a secret value (a key, password or credentials line)"

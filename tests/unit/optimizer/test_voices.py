@@ -2522,3 +2522,11 @@ def test_an_i_have_seen_aside_before_a_semicolon_goes_and_the_rule_after_stays(
 ])
 def test_a_value_taken_back_across_sentences_is_replaced(message: str, repaired: str) -> None:
     assert apply_self_corrections(message) == repaired
+
+
+def test_a_share_path_of_words_is_no_key_and_a_key_still_is() -> None:
+    assert addressed_to_system("Scans go to smb://nas01.clinic.lan/shares/Radiology/Archive/"
+                               "2025-26 and nowhere else.") == ""
+    assert addressed_to_system("the deploy key is AAAAC3NzaC1lZDI1NTE5AAAAIOMqqnkVzrm0SdG6UO"
+                               ) != ""
+    assert addressed_to_system("token: Zm9vYmFyYmF6cXV4/QUJDREVGR0hJSktMTU5PUFFSU1RV") != ""
