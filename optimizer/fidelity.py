@@ -147,7 +147,10 @@ def unsupported_text(title: str, body: str, feedback: str, query: str) -> list[s
     pieces = {p for w in support for p in re.split(r"[.\-_/]+", w) if p}
     out = []
     for part in [title, *split_sentences(body)]:
-        extra = sorted(w for w in content_stems(part) - support
+        # ("cannot" is "can not", two function words, as "can't" is: "Can staff X? No."
+        # said as "Staff cannot X" adds no content)
+        extra = sorted(w for w in content_stems(re.sub(r"(?i)\bcannot\b", "can not", part))
+                       - support
                        if not (any(c.isdigit() for c in w) and w in support_numbers)
                        and not (re.search(r"[.\-_/]", w) and all(
                            p in pieces for p in re.split(r"[.\-_/]+", w) if p)))

@@ -82,6 +82,12 @@ def test_unsupported_text_is_what_neither_the_feedback_nor_the_query_says() -> N
     assert len(template) == 1 and "concern" in template[0] and "inventory" in template[0]
 
 
+def test_cannot_is_two_function_words_and_adds_no_content() -> None:
+    said = "Can volunteers drive the van? No. Only staff with a D1 licence drive it."
+    assert unsupported_text("", "Volunteers cannot drive the van.", said, "van drivers") == []
+    assert unsupported_text("", "Volunteers cannot park the van.", said, "van drivers") != []
+
+
 def test_a_number_the_writer_spelled_out_supports_its_digits() -> None:
     said = "The cap is ninety, sorry, one hundred and twenty per group."
     assert unsupported_text("", "The cap is 120 per group.", said, "group cap") == []
