@@ -1499,7 +1499,8 @@ _SELF_INTRO = re.compile(r"(?:(?:[A-Z][\w-]*|(?i:hi|hello|hey)),\s+(?i:this)\s+i
                          r"(?:,\s*(?i:sorry))?)?\s*[.!]?|"
                          # a greeting and a name on a phone line: "Yeah hi it's Bernie down
                          # Fenwick Road.", "Hello, this is Maud over at the depot."
-                         r"(?:(?i:yeah|yes|ok|okay|right|so)[,\s]+)?(?i:hi|hello|hey|morning)"
+                         r"(?:(?i:yeah|yes|ok|okay|right|so)[,\s]+)?(?i:hi|hiya|hello|hey|morning|"
+                         r"afternoon|evening)"
                          r"[,!]?\s+(?i:it'?s|this\s+is)\s+[A-Z][\w'-]+(?:\s+[A-Z][\w'-]+)?"
                          r"(?:\s+(?i:down|up|over|out|from|at|in|on)\s+(?:(?i:at|in|on|by)\s+)?"
                          r"(?:the\s+)?(?:(?!\b(?:is|are|was|were|has|have|must|can|may|not|that|"
@@ -1511,7 +1512,11 @@ _SELF_INTRO = re.compile(r"(?:(?:[A-Z][\w-]*|(?i:hi|hello|hey)),\s+(?i:this)\s+i
                          r"(?:\s+(?:from|at|in|of|on)\s+(?:the\s+)?(?:(?!\b(?:is|are|was|were|has|"
                          r"have|must|can|may|not)\b)[^,.!?]){1,40}?)?,?\s+here"
                          r"(?:,?\s+(?:from|at|in|on)\s+(?:the\s+)?[^.!?]{1,40}|,\s+[^.!?]{1,30}|"
-                         r"\s*\([^()]{1,60}\))?\s*[.!]?")
+                         r"\s*\([^()]{1,60}\))?\s*[.!]?|"
+                         # a team in lower case: "support desk EU here", "night ops here"
+                         r"(?:(?i:hi|hiya|hello|hey)[,!]*\s+)?(?:[\w'-]+\s+){0,2}(?i:desk|team|"
+                         r"office|crew|shift|ops|support|helpdesk|department|dept|lab|unit)"
+                         r"(?:\s+[A-Z]{2,})?,?\s+(?i:here)\s*[.!]?")
 #: A stance the writer takes: "Honestly ...", "Tbh ...", "Personally ...", "IMO ...".
 STANCE_START = re.compile(r"(?:honestly|frankly|tbh|imo|imho|to\s+be\s+honest|personally|"
                           r"if\s+you\s+ask\s+me)\b", re.IGNORECASE)

@@ -161,7 +161,11 @@ _UPDATE_BOT = re.compile(r"\b(?:update|fix|correct|retrain|teach)\s+(?:the|your)
 #: update the assistant, it's sending people into Sharing").
 _TO_ASSISTANT = re.compile(r"^(?:just\s+|please\s+)?(?:give|show|tell|send|explain|write)"
                            r"\s+(?:me|us)\b|^(?:so\s+)?(?:please\s+)?(?:update|fix|correct|"
-                           r"retrain|teach)\s+(?:the|your)\s+(?:assistant|bot|ai|chatbot|model)\b",
+                           r"retrain|teach)\s+(?:the|your)\s+(?:assistant|bot|ai|chatbot|model)\b|"
+                           # "Please stop sending people to that panel": what the answers do
+                           r"^(?:so\s+)?(?:please\s+)?(?:stop|quit)\s+(?:telling|sending|pointing|"
+                           r"directing|recommending|suggesting)\s+(?:people|users|staff|everyone|"
+                           r"them|us)\b",
                            re.IGNORECASE)
 #: An order to tell a person or a team something, not the assistant: "tell the on-call in
 #: SEISOPS before you start", "inform your manager first".
@@ -1593,7 +1597,10 @@ def _status_note(text: str) -> bool:
     if _STATUS_NOTE.match(text):
         return True
     parts = [p for p in re.split(r",\s+|;\s+", text.strip().rstrip(".!")) if p]
-    return len(parts) >= 2 and all(len(tokens(p)) <= 5 and (_verbless(
+    # (a part that opens with a preposition is a condition: "After 23:00, fine." allows)
+    return len(parts) >= 2 and not any(re.match(
+        r"(?i)(?:after|before|until|till|from|on|at|during|outside|except|if|when|for|with|"
+        r"in)\b", p) for p in parts) and all(len(tokens(p)) <= 5 and (_verbless(
         re.sub(r"(?i)^no\s+", "", p)) or re.fullmatch(
             r"(?i)(?:\S+\s+){1,3}(?:fine|ok|okay|green|quiet|calm|smooth)", p))
         for p in parts) \

@@ -938,7 +938,9 @@ _DASH_NAME = re.compile(r"[—–-][ \t]*(?P<name>(?-i:[A-Z][\w'-]+)[ \t]+(?-i:[
 _BANNER_NAME = re.compile(r"^\s*\[[^\]\n]*?\bfrom\s+(?P<name>(?-i:[A-Z][\w'-]+)[ \t]+"
                           r"(?-i:[A-Z][\w'-]+))", re.IGNORECASE)
 #: "me" as the one who approves or is contacted: "approval from me", "a message to me".
-_AUTHORITY_ME = re.compile(r"\b(?P<prep>from|by|to|ping|ask|tell|call|ring|email|e-mail|contact|"
+# (not what befell the writer: "it happened to me already")
+_AUTHORITY_ME = re.compile(r"(?<!happened\s)(?<!happens\s)(?<!occurred\s)(?<!happen\s)"
+                           r"\b(?P<prep>from|by|to|ping|ask|tell|call|ring|email|e-mail|contact|"
                            r"message|with|cc)[ \t]+me\b", re.IGNORECASE)
 
 

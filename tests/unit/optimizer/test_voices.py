@@ -2530,3 +2530,23 @@ def test_a_share_path_of_words_is_no_key_and_a_key_still_is() -> None:
     assert addressed_to_system("the deploy key is AAAAC3NzaC1lZDI1NTE5AAAAIOMqqnkVzrm0SdG6UO"
                                ) != ""
     assert addressed_to_system("token: Zm9vYmFyYmF6cXV4/QUJDREVGR0hJSktMTU5PUFFSU1RV") != ""
+
+
+@pytest.mark.parametrize("intro", ["lab support here.", "night ops EU here!",
+                                   "Hiya, it's Ama in reception."])
+def test_a_team_or_a_phone_greeting_introduces_the_writer(intro: str) -> None:
+    from optimizer.claims import is_self_introduction
+    assert is_self_introduction(intro)
+
+
+def test_what_befell_the_writer_is_no_authority_and_an_order_to_the_answers_is_no_fact(
+        role: LocalActionability) -> None:
+    said = writer_named("If a locker is left over the weekend, security empties it, it "
+                        "happened to me already haha. Saludos, Inés")
+    assert "happened to me" in said, said
+    ex = role.extract(FeedbackContext(
+        "e1", "t", "how do I change the default browser?", "Use Default Applications.",
+        "You keep telling people to use Default Applications and it doesn't stick. The "
+        "browser default is locked by IT: Edge on office PCs, Firefox on the lab PCs. "
+        "Please stop sending people to that panel.", "down"), Meter())
+    assert "stop sending" not in ex.body.lower(), ex.body
