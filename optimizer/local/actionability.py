@@ -161,12 +161,13 @@ _UPDATE_BOT = re.compile(r"\b(?:update|fix|correct|retrain|teach)\s+(?:the|your)
 #: update the assistant, it's sending people into Sharing").
 _TO_ASSISTANT = re.compile(r"^(?:just\s+|please\s+)?(?:give|show|tell|send|explain|write)"
                            r"\s+(?:me|us)\b|^(?:so\s+)?(?:please\s+)?(?:update|fix|correct|"
-                           r"retrain|teach)\s+(?:the|your)\s+(?:assistant|bot|ai|chatbot|model)\b|"
-                           # "Please stop sending people to that panel": what the answers do
-                           r"^(?:so\s+)?(?:please\s+)?(?:stop|quit)\s+(?:telling|sending|pointing|"
-                           r"directing|recommending|suggesting)\s+(?:people|users|staff|everyone|"
-                           r"them|us)\b",
+                           r"retrain|teach)\s+(?:the|your)\s+(?:assistant|bot|ai|chatbot|model)\b",
                            re.IGNORECASE)
+#: "Please stop sending people to that panel": what the answers do, said to the assistant
+#: (with a named item it states the rule too: "Stop telling people to run VACUUM FULL").
+_STOP_TELLING = re.compile(r"^(?:so\s+)?(?:please\s+)?(?:stop|quit)\s+(?:telling|sending|pointing|"
+                           r"directing|recommending|suggesting)\s+(?:people|users|staff|everyone|"
+                           r"them|us)\b", re.IGNORECASE)
 #: An order to tell a person or a team something, not the assistant: "tell the on-call in
 #: SEISOPS before you start", "inform your manager first".
 _TELL_SOMEONE = re.compile(r"^(?:(?:oh\s+)?and\s+|also\s+|then\s+)?(?:tell|inform|notify|warn|"
@@ -1169,7 +1170,8 @@ class LocalActionability:
         if _CONFIRM.match(v.text) and not firm and not novel_items(
                 [*v.strong, *v.names], ctx.answer):
             return "praise"  # "yes exactly, X, that's how we do it": agreement
-        if _TO_ASSISTANT.match(v.text) or (_STYLE.search(v.text) and not (
+        if _TO_ASSISTANT.match(v.text) or (_STOP_TELLING.match(v.text) and not (
+                v.strong or v.names)) or (_STYLE.search(v.text) and not (
                 v.firm_modal or v.policy)):
             return "meta"  # "just give me the commands", "less lecturing please"
         if tokens(v.text)[:1] and tokens(v.text)[0] in POSITIVE and v.positive and not (

@@ -2550,3 +2550,9 @@ def test_what_befell_the_writer_is_no_authority_and_an_order_to_the_answers_is_n
         "browser default is locked by IT: Edge on office PCs, Firefox on the lab PCs. "
         "Please stop sending people to that panel.", "down"), Meter())
     assert "stop sending" not in ex.body.lower(), ex.body
+    # (naming what not to do, the order to the answers states the rule too)
+    ex = role.extract(FeedbackContext(
+        "e1", "t", "how do I free space on the lab database?", "Run VACUUM FULL.",
+        "Stop telling people to run VACUUM FULL on lims.samples. It locks the table for the "
+        "whole rewrite.", "down"), Meter())
+    assert "VACUUM FULL on lims.samples" in ex.body, ex.body
