@@ -17,7 +17,8 @@ from datetime import datetime
 
 import numpy as np
 
-from nuggetflow.errors import NotFoundError, ValidationError
+from nuggetflow.errors import BackendUnavailableError, NotFoundError, ValidationError
+from nuggetflow.logging import get_logger
 from nuggetflow.settings import Settings
 from query.embeddings import CachedVectors, Embedder, QueryEmbeddings, Vector
 from query.fusion import Fused, fuse
@@ -39,6 +40,8 @@ from query.text import query_terms
 
 MAX_K = 1000
 MAX_QUERY_CHARS = 2000  # default of NUGGETFLOW_GRPC_MAX_QUERY_CHARS
+
+log = get_logger(__name__)
 
 
 @dataclass(frozen=True)
@@ -265,8 +268,8 @@ class Retriever:
         if use_gate and vector is not None:
             t3 = time.perf_counter()
             top = fused[: self.settings.rerank_depth]
-            records = await self.store.fetch(req.tenant, [f.id for f in top
-                                                          if f.id not in added])
+            records = await self._records(req.tenant, [f.id for f in top
+                                                       if f.id not in added])
             floor = min((d.score for d in dense), default=0.0)
             stored = await self.store.statement_cosines(
                 req.tenant, [f.id for f in top if isinstance(records.get(f.id), Nugget)],
@@ -285,7 +288,7 @@ class Retriever:
             records = {}
         wanted = [f.id for f in chosen if f.id not in records and f.id not in added]
         if wanted:
-            records = {**records, **await self.store.fetch(req.tenant, wanted)}
+            records = {**records, **await self._records(req.tenant, wanted)}
         cap = self.settings.max_hit_chars
         hits = [dataclasses.replace(
                     _overlay_hit(f, added[f.id], cap) if f.id in added
@@ -298,6 +301,21 @@ class Retriever:
                               [(f.id, f.fused) for f in fused], use_gate and vector is not None,
                               items, [f.id for f in fused[: self.settings.rerank_depth]
                                       if f.type is ItemType.NUGGET and f.id not in added])
+
+    async def _records(self, tenant: str, ids: Sequence[str]) -> dict[str, Nugget | Passage]:
+        """The records of the candidates a search found; BackendUnavailableError when one
+        of them cannot be read (a search and a read that disagree, e.g. on a cluster whose
+        shards are still recovering, or a write being undone: an answer without them
+        would be a partial one, and a retry gets the whole)."""
+        records = await self.store.fetch(tenant, ids)
+        missing = [i for i in ids if i not in records]
+        if missing:
+            log.warning("records of search candidates not found", tenant=tenant,
+                        candidates=len(ids), missing=len(missing), first=missing[0])
+            raise BackendUnavailableError(
+                f"the index found {len(ids)} candidates but {len(missing)} of their records "
+                "could not be read; retry")
+        return records
 
     def _rerank_items(self, top: Sequence[Fused], records: dict[str, Nugget | Passage],
                       qvec: Vector, overlays: dict[str, Overlay],

@@ -1250,14 +1250,20 @@ def _transient(item: dict[str, Any]) -> bool:
 
 def partial_read(reply: Any) -> str:
     """Why a read's answer is partial ('' when whole): a search or count with failed shards
-    (no copy of a shard reachable, e.g. while a cluster loses nodes), or a multi-get with
-    documents it could not read. A write's ``_shards`` (replica copies) is not a read's."""
+    (no copy of a shard reachable, e.g. while a cluster loses nodes), fewer shards
+    answering than it went to, or one timed out; or a multi-get with documents it could
+    not read. A write's ``_shards`` (replica copies) is not a read's."""
     if not isinstance(reply, dict):
         return ""
     shards = reply.get("_shards")
-    if isinstance(shards, dict) and ("hits" in reply or "count" in reply) \
-            and shards.get("failed"):
-        return f"{shards['failed']} of {shards.get('total')} shards failed"
+    if isinstance(shards, dict) and ("hits" in reply or "count" in reply):
+        if shards.get("failed"):
+            return f"{shards['failed']} of {shards.get('total')} shards failed"
+        answered = shards.get("successful", 0) + shards.get("skipped", 0)
+        if isinstance(shards.get("total"), int) and answered < shards["total"]:
+            return f"{answered} of {shards['total']} shards answered"
+        if reply.get("timed_out") is True:
+            return "the search timed out on a shard"
     docs = reply.get("docs")
     if isinstance(docs, list):
         errors = [d for d in docs if isinstance(d, dict) and "error" in d]

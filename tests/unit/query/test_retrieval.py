@@ -152,3 +152,27 @@ async def test_a_hit_carries_a_bounded_nugget_record(tmp_path: Path, embedder: M
         assert len(full.provenance.feedback_text) == 200_000 and full.optimization
     finally:
         await idx.stop()
+
+
+@pytest.mark.parametrize("gate", [False, True])
+async def test_candidates_whose_records_cannot_be_read_make_the_answer_unavailable(
+        index: NuggetIndex, monkeypatch: pytest.MonkeyPatch, gate: bool) -> None:
+    """A search that finds candidates whose records the store then does not return (a
+    cluster whose copies disagree while it recovers) is no empty answer: the caller gets
+    BackendUnavailableError (UNAVAILABLE) and retries, never a partial list."""
+    from nuggetflow.errors import BackendUnavailableError
+
+    req = RetrieveRequest("acme", "who can reset another user's password",
+                          as_of=T0 + days(1), k=3, gate=gate)
+    whole = await index.retriever.retrieve(req)
+    assert whole.hits
+    fetch = index.store.fetch
+
+    async def without_the_first(tenant: str, ids: list[str]) -> dict[str, object]:
+        records = await fetch(tenant, ids)
+        records.pop(whole.hits[0].id, None)
+        return records
+
+    monkeypatch.setattr(index.store, "fetch", without_the_first)
+    with pytest.raises(BackendUnavailableError, match="could not be read"):
+        await index.retriever.retrieve(req)

@@ -58,6 +58,9 @@ class FlakyStore(SQLiteStore):
     cancelled = 0
     block_decide = 0.0  # seconds heads_by_key blocks the event loop (no await can cut in)
     write_delay = 0.0  # seconds write_nuggets waits (awaiting) before it writes
+    #: when set, write_nuggets sets ``writing`` and waits for the gate before it writes
+    write_gate: asyncio.Event | None = None
+    writing: asyncio.Event | None = None
 
     def _check(self) -> None:
         if self.down:
@@ -97,6 +100,9 @@ class FlakyStore(SQLiteStore):
                             anchor_vectors: Sequence[Vector | None] | None = None) -> None:
         if self.write_delay:
             await asyncio.sleep(self.write_delay)
+        if self.write_gate is not None and self.writing is not None:
+            self.writing.set()
+            await self.write_gate.wait()
         await super().write_nuggets(versions, vectors, anchor_vectors)
 
     async def lexical(self, terms: Sequence[str], flt: GovernanceFilter,
@@ -264,17 +270,22 @@ async def test_a_begun_write_is_finished_and_its_retry_applies_once(
     that was written instead of writing another."""
     service, store = flaky
     pending = seed_nuggets()["pending"].id
-    store.write_delay = 0.3
+    # (the write begins, then waits until the deadline has passed: no timing decides it)
+    store.writing, store.write_gate = asyncio.Event(), asyncio.Event()
     approve = qpb.ReviewRequest(tenant="acme", id=pending, action=qpb.ReviewRequest.APPROVE,
                                 request_id="req-slow")
-    await rpc_error(service.stub.Review(approve, metadata=bearer(TOKEN_ACME), timeout=0.1),
-                    grpc.StatusCode.DEADLINE_EXCEEDED)
+    call = asyncio.ensure_future(rpc_error(
+        service.stub.Review(approve, metadata=bearer(TOKEN_ACME), timeout=2.0),
+        grpc.StatusCode.DEADLINE_EXCEEDED))
+    await asyncio.wait_for(store.writing.wait(), 10)
+    await call  # the deadline passed while the write was under way
+    store.write_gate.set()
 
     async def written() -> bool:
         return await versions_of(service, pending) == 2
 
     await eventually(written)
-    store.write_delay = 0.0
+    store.write_gate = None
     retried = await service.stub.Review(approve, metadata=bearer(TOKEN_ACME), timeout=10)
     assert retried.version == 2 and retried.request_id == "req-slow"
     assert await versions_of(service, pending) == 2, "applied once"

@@ -21,6 +21,13 @@ PART_SEARCH = {"_shards": {"total": 3, "successful": 2, "skipped": 0, "failed": 
     (WHOLE_SEARCH, ""),
     (PART_SEARCH, "1 of 3 shards failed"),
     ({"_shards": {"total": 2, "failed": 2}, "count": 0}, "2 of 2 shards failed"),
+    # shards the search went to that neither answered nor failed, or a shard timed out
+    ({"_shards": {"total": 3, "successful": 2, "skipped": 0, "failed": 0},
+      "hits": {"hits": []}}, "2 of 3 shards answered"),
+    ({"_shards": {"total": 3, "successful": 1, "skipped": 2, "failed": 0},
+      "hits": {"hits": []}}, ""),
+    ({**WHOLE_SEARCH, "timed_out": True}, "the search timed out on a shard"),
+    ({**WHOLE_SEARCH, "timed_out": False}, ""),
     ({"_shards": {"total": 2, "successful": 1, "failed": 1}, "result": "created"}, ""),
     ({"docs": [{"_id": "a", "found": True}, {"_id": "b", "found": False}]}, ""),
     ({"docs": [{"_id": "a", "found": True}, {"_id": "b", "error": {"type": "no_shard"}}]},
