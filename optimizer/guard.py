@@ -12,12 +12,14 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from optimizer.claims import WORD_NUMBER, number_value
 from optimizer.lexicon import ROLE_WORDS, VERSION
 from optimizer.types import NuggetDraft
 from query.model import Nugget
 from query.text import words
 
-_NUMBER = re.compile(r"\b\d+(?:[.,]\d+)*\b")
+# (not a number that starts inside a version: "v4.2.0" holds no "2.0" of its own)
+_NUMBER = re.compile(r"(?<![\w.])\d+(?:[.,]\d+)*\b")
 _CAPWORD = re.compile(r"\b[A-Z][a-zA-Z0-9-]+\b")
 _SENT_START = re.compile(r"(?:^|[.!?:;(]\s*|\n)\s*$")
 
@@ -77,6 +79,10 @@ def check_revision(revision: NuggetDraft, context: str, obj: str,
     allowed = {v for w in re.findall(r"[a-z]+", context.lower())
                for v in (w, w.removesuffix("s"))}
     allowed |= set(_NUM.findall(context)) | set(re.findall(r"\d+", context))
+    # (a number the writer spelled out allows its digits: "thirty minutes" -> "30")
+    allowed |= {str(n) for m in re.finditer(r"\b" + WORD_NUMBER + r"\b", context,
+                                             re.IGNORECASE)
+                if (n := number_value(m.group(0))) is not None}
     violations: list[str] = []
     claims = f"{revision.title}\n{revision.body}"
     for tok in sorted(t for t in factual_tokens(claims) if _novel(t, allowed)):

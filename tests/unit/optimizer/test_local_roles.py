@@ -179,3 +179,18 @@ def test_reflector_does_not_move_a_sentence_that_points_back_to_the_front() -> N
                         (), "")
     rev = ROLES.reflector.revise(ReflectionInput(draft, ex, Q0, [failed], body), Meter())
     assert rev.draft.body == body
+
+
+def test_the_guard_reads_a_version_whole_and_a_spelled_number_as_its_digits() -> None:
+    """'v4.2.0' holds no '2.0' of its own, and 'thirty minutes' said by the writer allows
+    '30 minutes' (the reader writes spelled numbers as digits); another number or version
+    is still a new fact."""
+    from optimizer.guard import check_revision
+    from optimizer.types import NuggetDraft
+
+    notes = "Release notes of kiln-ctl, v3.1.0:\n- Firing logs are kept for thirty days."
+    ok = check_revision(NuggetDraft("Kiln logs", "From the release notes of kiln-ctl, "
+                                    "v3.1.0; firing logs are kept for 30 days.", ()), notes, "")
+    assert ok.ok, ok.violations
+    for body in ("Firing logs are kept for 31 days.", "Since v3.2.0 firing logs are kept."):
+        assert not check_revision(NuggetDraft("Kiln logs", body, ()), notes, "").ok, body
