@@ -143,9 +143,19 @@ class InOrderAcks:
 
     def received(self, event: EventT[Any],
                  ack: Callable[[EventT[Any]], Awaitable[Any]]) -> None:
-        """Note a delivered event and how to acknowledge it (call before any await, so
-        this is delivery order)."""
-        self._waiting.setdefault(event.message.tp, deque()).append(_Delivered(event, ack))
+        """Note a delivered event and how to acknowledge it (call before any await).
+
+        Events wait in offset order: after a rebalance rewinds a partition, an event
+        delivered again comes after later ones still in flight, and none of those is
+        acknowledged before it (an acknowledgement would commit past it)."""
+        queue = self._waiting.setdefault(event.message.tp, deque())
+        entry = _Delivered(event, ack)
+        offset = event.message.offset
+        if not queue or queue[-1].event.message.offset <= offset:
+            queue.append(entry)
+            return
+        at = next(i for i, d in enumerate(queue) if d.event.message.offset > offset)
+        queue.insert(at, entry)
 
     async def done(self, event: EventT[Any]) -> None:
         """Mark ``event`` finished; acknowledge its partition's finished prefix."""

@@ -137,6 +137,64 @@ async def test_in_order_acks_wait_for_the_events_delivered_before() -> None:
         await acks.done(delivered(0, 11))  # never noted: a bug, not a silent ack
 
 
+async def test_an_event_delivered_again_after_a_rewind_holds_back_later_acks() -> None:
+    """A rebalance rewinds the partition (its fetched events were cleared): 0 and 1 come
+    again while 2, delivered before the rewind, is still in flight. 2 finishing first
+    acknowledges nothing (that would commit past 0 and 1)."""
+    acked: list[int] = []
+
+    async def ack(done: Any) -> None:
+        acked.append(done.message.offset)
+
+    acks = InOrderAcks()
+    late = delivered(0, 2)
+    acks.received(late, ack)
+    again = [delivered(0, o) for o in (0, 1, 2)]
+    for one in again:
+        acks.received(one, ack)
+    await acks.done(late)
+    assert acked == []
+    await acks.done(again[0])
+    await acks.done(again[1])
+    assert acked == [0, 1, 2]  # the finished 2 (either delivery) follows 0 and 1
+    await acks.done(again[2])
+    assert acked == [0, 1, 2, 2] and len(acks) == 0
+
+
+async def test_a_partition_without_a_commit_is_rewound_to_its_start() -> None:
+    """Why the worker's consumer rewinds: aiokafka's seek_to_committed leaves a partition
+    without a committed offset where its last fetch ended, and the events Faust cleared
+    from its agents' buffers on the rebalance would never come again."""
+    from aiokafka import TopicPartition
+
+    from stream.transport import FromCommittedConsumer
+
+    fresh, kept = TopicPartition("corrections", 3), TopicPartition("corrections", 0)
+    sought: list[TopicPartition] = []
+
+    async def seek_to_committed() -> dict[TopicPartition, int | None]:
+        return {fresh: None, kept: 68}
+
+    async def seek_to_beginning(*tps: TopicPartition) -> None:
+        sought.extend(tps)
+
+    consumer = SimpleNamespace(_thread=SimpleNamespace(
+        seek_to_committed=seek_to_committed, seek_to_beginning=seek_to_beginning))
+    committed = await FromCommittedConsumer.seek_to_committed(consumer)  # type: ignore[arg-type]
+    assert sought == [fresh] and committed == {fresh: None, kept: 68}
+
+
+def test_aiokafka_does_not_rewind_a_partition_without_a_commit() -> None:
+    """The behaviour FromCommittedConsumer makes up for (if aiokafka starts seeking such a
+    partition to its reset position, this fails and the override could go)."""
+    import inspect
+
+    from aiokafka import AIOKafkaConsumer
+
+    source = inspect.getsource(AIOKafkaConsumer.seek_to_committed)
+    assert "if offset and offset > 0:" in source
+
+
 def test_faust_would_commit_past_an_event_in_flight() -> None:
     """Why the optimize agent acknowledges in order: Faust's commit takes the first run of
     acknowledged offsets even when the committed offset's event is still being processed
