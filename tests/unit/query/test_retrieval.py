@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from datetime import datetime
 from pathlib import Path
 
@@ -14,7 +14,7 @@ from query.backends.sqlite import SQLiteStore
 from query.embeddings import MiniLMEmbedder
 from query.fusion import fuse_minmax, fuse_rrf
 from query.index import NuggetIndex
-from query.model import ItemType, Publication, Validity
+from query.model import ItemType, Nugget, Passage, Publication, Validity
 from query.retrieval import RetrieveRequest
 from query.store import Scored
 from tests.helpers import T0, days, make_nugget, make_passage
@@ -168,7 +168,8 @@ async def test_candidates_whose_records_cannot_be_read_make_the_answer_unavailab
     assert whole.hits
     fetch = index.store.fetch
 
-    async def without_the_first(tenant: str, ids: list[str]) -> dict[str, object]:
+    async def without_the_first(tenant: str, ids: Sequence[str]
+                                ) -> dict[str, Nugget | Passage]:
         records = await fetch(tenant, ids)
         records.pop(whole.hits[0].id, None)
         return records
