@@ -229,8 +229,8 @@ def split_sentences(text: str) -> list[str]:
         start = 0
         for m in re.finditer(r"[.!?…]+[\"'”’)]*\s+(?=[^\W_]|[\"'“‘(`~/<\[@#\\])", line):
             if m.group().startswith("?") and m.start() and (
-                    line[m.start() - 1].isspace() or line[m.start() - 1] in "@#&|<>=-"):
-                continue  # "not the ? operator", "jsonpath @? / @@": an operator's "?"
+                    line[m.start() - 1].isspace() or line[m.start() - 1] in "@#&|<>=-("):
+                continue  # "not the ? operator", "jsonpath @? / @@", "key existence (?)"
             if m.group().rstrip() == "." and m.start() and line[m.start() - 1].isspace() and \
                     re.match(r"[a-z]", line[m.end():]):
                 continue  # "a name that starts with a . is hidden": the character itself

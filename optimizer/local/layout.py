@@ -584,7 +584,8 @@ def circled_numbers_as_bullets(text: str) -> str:
 #: Words that name what kind of document a header line heads ("Minutes", "changelog",
 #: "transcript", "review", "note(s)", "report", "handover", "write-up", "post-mortem").
 _GENRE = (r"(?:minutes|change-?\s?log|log|logbook|transcript|review|notes?|comments?|report|"
-          r"summary|digest|hand-?over|write-?up|post-?mortem|retro(?:spective)?)")
+          r"summary|digest|hand-?over|write-?up|post-?mortem|retro(?:spective)?|resolution|"
+          r"faq)")
 #: A document's header at the very start: an optional ticket id ("GDDB-4471 - "), up to two
 #: words, the genre word, then its particulars after a comma, dash, parenthesis, colon or
 #: "on/of/from/for/by" ("Image changelog, build 2024.09:", "Review on PR #318 (...), file
@@ -593,7 +594,8 @@ _GENRE = (r"(?:minutes|change-?\s?log|log|logbook|transcript|review|notes?|comme
 #: Information Governance Lead.", "From the OL wiki, page 'Signature pads':").
 _GENRE_HEAD = re.compile(
     # (an emoji or a mark before it; a bracketed banner is read by banner_removed)
-    r"(?:[^\w\s\[\](){}<>]{1,3}[ \t]*)?(?:[\w-]+[ \t]*#?\d+[ \t]*[-–—:][ \t]*)?"
+    r"(?:[^\w\s\[\](){}<>]{1,3}[ \t]*)?(?:(?:ticket|case|incident|request|change)[ \t]+)?"
+    r"(?:[\w-]+[ \t]*#?\d+[ \t]*[-–—:][ \t]*)?"
     r"(?:(?:[\w-]+[ \t]+){0,2}" + _GENRE + r"(?=[ \t]*(?:[,(:–—-]|[ \t](?:on|of|from|for|by)\b|"
     r"[.]?$))|" + SENDER_WORDS + r"[ \t]*(?:[—–]|-{1,2})?[ \t]*(?:from|by)[ \t]+(?!"
     + _FROM_A_DATE + r")|"
@@ -614,6 +616,14 @@ def _verbless(text: str) -> bool:
     return not _HEAD_VERB.search(re.sub(r"\([^()]*\)|'[^'\n]*'|\"[^\"\n]*\"", " ", text))
 
 
+#: A line that says a document changed, over the change: "Wiki page 'Storage layout' was
+#: updated today, diff:".
+_UPDATED_HEAD = re.compile(
+    r"(?:[\w'-]+[ \t]+){0,3}?(?:wiki|page|doc|document|runbook|handbook|policy|procedure|faq|"
+    r"readme|config|file|article)\b[^\n:]{0,60}?\b(?:was|has[ \t]+been|got)[ \t]+(?:updated|"
+    r"changed|edited|amended|revised)\b[^\n:.]{0,40}:[ \t]*", re.IGNORECASE)
+
+
 def genre_header_removed(text: str) -> str:
     """The message without the header that says what kind of document it is, who sends it
     or where it is copied from (``_GENRE_HEAD``, with no verb in it): its whole first line
@@ -624,6 +634,9 @@ def genre_header_removed(text: str) -> str:
     for _ in range(3):
         lead = text.lstrip()
         first, nl, rest = lead.partition("\n")
+        if nl and rest.strip() and _UPDATED_HEAD.fullmatch(first.strip()):
+            text = rest
+            continue
         if nl and rest.strip() and _GENRE_HEAD.match(first.strip()) and _verbless(first) \
                 and not _header_needed(first, rest):
             # (when it takes effect is the text's, not the header's: "Announcement from X -

@@ -327,7 +327,11 @@ _BYLINE = re.compile(r"^(?-i:[A-Z][a-z'-]+(?:\s+[A-Z][a-z'-]+){1,2})\s*\([^)]{2,
 _HELLO = (r"(?:hi|hello|hey|hiya|dear|greetings|good (?:morning|afternoon|evening)|morning|"
           r"afternoon|bonjour|bonsoir|salut|hola|buenos d[ií]as|buenas(?: tardes| noches)?|hallo|"
           r"guten (?:morgen|tag|abend)|moin|servus|hoi|goedemorgen|goedemiddag|ciao|buongiorno|"
-          r"ol[aá]|bom dia|boa tarde|hej|cze[sś][cć])")
+          r"ol[aá]|bom dia|boa tarde|hej|cze[sś][cć]|"
+          # greetings of other languages people mix into work English
+          r"ahoj|dobr[yý] den|szia|sziasztok|j[oó] napot|hei|moi|terve|bun[aă](?: ziua)?|"
+          r"xin ch[aà]o|ch[aà]o|jambo|habari|hujambo|kumusta|magandang (?:umaga|hapon)|"
+          r"marhaba|salam|ahlan|shalom|pryvit|vitayu|merhaba|selam|namaste|annyeong(?:haseyo)?)")
 _GREETING = re.compile(r"^" + _HELLO + r"\b(?:\s+[\w&.'-]+){0,3}$", re.IGNORECASE)
 # "hope everyone had a lovely Easter", "hope you're well", "sorry in advance".
 _WELL_WISHING = re.compile(r"^(?:i\s+)?(?:hope|trust)\s+(?:you|you're|everyone|everybody|all|"
@@ -1518,8 +1522,9 @@ def strip_frame(sentence: str) -> str:
 
 
 #: "Dear all, please be advised that X": a greeting before the first clause.
-_LEADING_GREETING = re.compile(r"^" + _HELLO + r"(?:\s+sir\s+or\s+madam|(?:\s+[\w.-]+){0,2})\s*,\s*"
-                               r"(?=\S)", re.IGNORECASE)
+# (its comma may be a dash: "Salut — Radu from Stackhaven here")
+_LEADING_GREETING = re.compile(r"^" + _HELLO + r"(?:\s+sir\s+or\s+madam|(?:\s+[\w.-]+){0,2})\s*"
+                               r"(?:,|[\u2014\u2013]|\s-(?=\s))\s*(?=\S)", re.IGNORECASE)
 
 
 def without_asides(sentence: str) -> str:

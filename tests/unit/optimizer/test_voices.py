@@ -2556,3 +2556,26 @@ def test_what_befell_the_writer_is_no_authority_and_an_order_to_the_answers_is_n
         "Stop telling people to run VACUUM FULL on lims.samples. It locks the table for the "
         "whole rewrite.", "down"), Meter())
     assert "VACUUM FULL on lims.samples" in ex.body, ex.body
+
+
+def test_headers_of_a_ticket_and_of_a_changed_page_and_a_dashed_greeting_go(
+        role: LocalActionability) -> None:
+    from optimizer.local.layout import genre_header_removed
+    from optimizer.local.residue import without_greeting
+
+    assert genre_header_removed("Case FAC-2210 — Resolution\nThe cold room door closes by "
+                                "itself since the hinge swap.").startswith("The cold room")
+    assert genre_header_removed("Handbook page 'Keys' was updated today, diff:\n- Keys at "
+                                "reception.\n+ Keys in the key safe.").startswith("- Keys")
+    assert without_greeting("Ahoj — Jana from the lab here.") == "Jana from the lab here."
+    ex = role.extract(FeedbackContext(
+        "e1", "t", "how do I find a sample's freezer?", "Search the LIMS.",
+        "Salut — Jana from Coldline here (contractor on the freezer move). Samples are in "
+        "freezer FZ-4 until May; ask Piet for the rack map.", "down"), Meter())
+    assert ex.body.startswith("Samples are in freezer FZ-4"), ex.body
+
+
+def test_an_operator_question_mark_in_brackets_ends_no_sentence() -> None:
+    assert split_sentences("Only @> lookups use the index; key existence (?) queries scan "
+                           "the table.") == ["Only @> lookups use the index; key existence "
+                                             "(?) queries scan the table."]
