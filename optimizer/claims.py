@@ -648,7 +648,10 @@ _ITS = re.compile(r"(?:^|(?<=[.!?;,:]\s)|(?<=\n))([Ii]t)s(?=\s+(?:in|on|at|under
 # (a bare "er" in lower case between two words too: "and er they're held"; between commas
 # it is a tag, see _TAG)
 _FILLER = re.compile(r"(?:[ \t]*,)?[ \t]*\b(?:u+h*m+|u+h+|e+r+m+|hmm+|mhm)\b[,.]?[ \t]*|"
-                     r"(?<=[a-z] )(?-i:e+r+) (?=[a-z])", re.IGNORECASE)
+                     r"(?<=[a-z] )(?-i:e+r+) (?=[a-z])|"
+                     # "... desktops. Er, thirty minutes": opening a sentence, with its comma
+                     # (not "ER," the department)
+                     r"(?:(?<=[.!?] )|^)(?-i:[Ee]r+),[ \t]*", re.IGNORECASE | re.MULTILINE)
 _FILLER_EDGES = re.compile(r"^\s*(?:(?:ok(?:ay)?|yeah|well|hi|hello)[\s,]+)*so\b[\s,]+|"
                            r"^\s*ok(?:ay)?\s*,?\s+(?=\w)|"
                            r"[\s,]+(?:so\s+yeah|yeah\s+so|you know|i guess so|(?:ok(?:ay)?\s+)?"

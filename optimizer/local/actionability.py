@@ -1602,11 +1602,17 @@ def _status_note(text: str) -> bool:
     # (a part that opens with a preposition is a condition: "After 23:00, fine." allows)
     return len(parts) >= 2 and not any(re.match(
         r"(?i)(?:after|before|until|till|from|on|at|during|outside|except|if|when|for|with|"
-        r"in)\b", p) for p in parts) and all(len(tokens(p)) <= 5 and (_verbless(
-        re.sub(r"(?i)^no\s+", "", p)) or re.fullmatch(
-            r"(?i)(?:\S+\s+){1,3}(?:fine|ok|okay|green|quiet|calm|smooth)", p))
-        for p in parts) \
-        and any(_STATUS_WORD.search(p) for p in parts)
+        r"in)\b", p) for p in parts) and all(_status_part(p) for p in parts) and any(
+        _STATUS_WORD.search(p) for p in parts)
+
+
+def _status_part(part: str) -> bool:
+    """A few words of a status list: no verb ("doors 19:30", "no scanner problems"), or
+    a thing and how it went ("show fine", "laptops are fine")."""
+    if len(tokens(part)) > 5:
+        return False
+    return _verbless(re.sub(r"(?i)^no\s+", "", part)) or bool(re.fullmatch(
+        r"(?i)(?:\S+\s+){1,3}(?:fine|ok|okay|green|quiet|calm|smooth)", part))
 
 
 def _ours_named(sentence: str) -> str:

@@ -631,6 +631,7 @@ def genre_header_removed(text: str) -> str:
     ("Contractor note (Tessellate IT, on site Weds): no staff account has admin" keeps
     what follows the colon). A ticket's id and state alone ("PSD-Network #5821 -
     resolved.") go the same way."""
+    original = text
     for _ in range(3):
         lead = text.lstrip()
         first, nl, rest = lead.partition("\n")
@@ -657,6 +658,12 @@ def genre_header_removed(text: str) -> str:
                 else rest
             continue
         break
+    # (what a transcript's header announces may come in quotation marks: "Voicemail
+    # transcript (07:42): 'Hi, it's Seun. ... Cheers.'" is Seun's text)
+    quoted = re.fullmatch(r"\s*(['\"“‘])(.+?)([’”'\"])([.!]?)\s*", text, re.DOTALL)
+    if text != original and quoted and {quoted[1], quoted[3]} in ({"'"}, {'"'}, {"“", "”"},
+                                                                   {"‘", "’"}):
+        return quoted[2] + quoted[4]
     return text
 
 

@@ -990,7 +990,7 @@ _REPAIR_WORDS = r"(?:sorry|i mean|i meant|correction|make that|no wait|wait|or r
 # "valid 30 days — sorry, 14 days": the writer corrects a value in passing.
 _INLINE_VALUE = r"\d(?:[\w.:/%+-]*[\w%])?"  # a value that does not end a sentence
 _INLINE_REPAIR = re.compile(r"\b(" + _INLINE_VALUE + r")((?:[ \t]+[a-z]+){1,2})?[ \t]*"
-                            r"(?:[-–—,(;][ \t]*)?"
+                            r"(?:(?:--|[-–—,(;])[ \t]*)?"
                             + r"(?:(?:no[ \t]*,?[ \t]*)?" + _REPAIR_WORDS
                             + r"[ \t]*[:,]?[ \t]*){1,2}(?<=[\s:,])("
                             + _INLINE_VALUE
@@ -1459,6 +1459,10 @@ def apply_self_corrections(message: str) -> str:
         # value was wrong goes with it, up to the dash that closes the aside)
         why = re.match(rf"[ \t]*,[ \t]*{re.escape(m.group(1))}[ \t]+(?:is|was|'s)\b[^.!?\n—–]*?"
                        r"[ \t]*[—–]+[ \t]*", rest)
+        if why is None and re.search(r"[ \t](?:[—–]|--)[ \t]*\D", m.group(0)):
+            # ("00:30 — sorry, 00:45, we moved it last year — and writes ...": a repair
+            # opened by a dash; the reason up to the dash that closes it goes too)
+            why = re.match(r"[ \t]*,[ \t]*[^.!?\n—–]{1,100}?[ \t]+(?:[—–]+|--)[ \t]*", rest)
         if why:
             rest = " " + rest[why.end():]
         text = head + f"{m.group(3)}{unit}" + rest

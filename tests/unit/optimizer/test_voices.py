@@ -2579,3 +2579,27 @@ def test_an_operator_question_mark_in_brackets_ends_no_sentence() -> None:
     assert split_sentences("Only @> lookups use the index; key existence (?) queries scan "
                            "the table.") == ["Only @> lookups use the index; key existence "
                                              "(?) queries scan the table."]
+
+
+def test_a_repair_opened_by_a_dash_loses_its_reason_up_to_the_closing_dash() -> None:
+    assert apply_self_corrections(
+        "The plasma freezer check runs at 06:00 -- sorry, 06:30, it moved when the early "
+        "shift did -- and logs to /srv/checks.") == \
+        "The plasma freezer check runs at 06:30 and logs to /srv/checks."
+    assert apply_self_corrections("Start it with --all -- and --verbose.") == \
+        "Start it with --all -- and --verbose."
+
+
+def test_a_transcript_in_quotation_marks_is_the_callers_text(role: LocalActionability) -> None:
+    from optimizer.claims import plain_voice
+    from optimizer.local.layout import genre_header_removed
+
+    assert genre_header_removed("Voicemail transcript (front desk, 08:10): 'Hi, it's Ola. "
+                                "The kennels lock at 19:00. Ta.'") == \
+        "Hi, it's Ola. The kennels lock at 19:00. Ta."
+    assert genre_header_removed("'Auto' is the mode, not 'Manual'") == \
+        "'Auto' is the mode, not 'Manual'"
+    assert plain_voice("Kennels lock at 19:00. Er, on Sundays at 17:00.") == \
+        "Kennels lock at 19:00. on Sundays at 17:00."
+    assert plain_voice("ER, triage and theatre PCs are locked.") == \
+        "ER, triage and theatre PCs are locked."
