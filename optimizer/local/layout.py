@@ -169,8 +169,11 @@ def code_comments_as_text(text: str) -> str:
 
 #: "Aileen Ward: ..." / "aileen.ward: ...": a speaker's name (two capitalised words, or a
 #: handle with a dot) before what they wrote, in a log without times.
-_SPEAKER_LINE = re.compile(r"^\s*(?P<who>(?-i:[A-Z][\w'-]+[ \t][A-Z][\w'-]+)|"
-                           r"[a-z][\w-]*\.[a-z][\w.-]*):[ \t]+(?=\S)")
+_SPEAKER_LINE = re.compile(r"^\s*(?:(?P<who>(?-i:[A-Z][\w'-]+[ \t][A-Z][\w'-]+)|"
+                           r"[a-z][\w-]*\.[a-z][\w.-]*):|"
+                           # "[Jun] but the upload isn't an anacron job": a name in brackets
+                           r"\[(?P<bracket>(?-i:[A-Z][\w.'-]*)(?:[ \t](?-i:[A-Z][\w.'-]*))?)\]:?)"
+                           r"[ \t]+(?=\S)")
 #: A chat reaction under a line: ":+1: 3", ":white_check_mark: 2".
 _REACTION_LINE = re.compile(r"^[ \t]*(?::[\w+-]+:[ \t]*\d*[ \t]*)+$")
 
@@ -181,7 +184,8 @@ def chat_as_lines(text: str) -> str:
     lines people wrote, each read on its own, without who and when; a log of lines
     stamped "0810 - ..." or "19:30 - ..." loses its stamps too."""
     lines = text.splitlines()
-    speakers = [m.group("who") for m in map(_SPEAKER_LINE.match, lines) if m]
+    speakers = [m.group("who") or m.group("bracket")
+                for m in map(_SPEAKER_LINE.match, lines) if m]
     if len(speakers) >= 3 and len(set(speakers)) < len(speakers) and len(set(speakers)) >= 2:
         lines = [_SPEAKER_LINE.sub("", line) for line in lines
                  if not _REACTION_LINE.match(line)]
@@ -743,10 +747,20 @@ _LEARNED = re.compile(r"(?:^|(?<=[.!?][ \t])|(?<=\n))[^.!?\n]*?\b(?:(?:the|one)[
                       r"(?=[a-zA-Z])", re.IGNORECASE)
 
 
+#: "the point Seun made, which I honestly didn't know, is that X": a point someone made,
+#: told as news (the fact is X).
+_POINT_MADE = re.compile(r"(?:^|(?<=[.!?][ \t])|(?<=\n))(?:(?:anyway|so|but|and)[ \t,]+)?the[ \t]+"
+                         r"(?:point|thing|bit)[ \t]+(?-i:[A-Z][\w'-]+)(?:[ \t]+(?-i:[A-Z][\w'-]+))?"
+                         r"[ \t]+(?:made|said|mentioned|raised|explained)[ \t]*"
+                         r"(?:,[^,.!?\n]{0,60},)?[ \t]*(?:is|was)[ \t]+that[ \t]+(?=[a-zA-Z])",
+                         re.IGNORECASE)
+
+
 def learned_fact_unframed(text: str) -> str:
     """The fact a sentence tells as news to the writer, without the telling ("... the
-    thing I didn't know is that X" -> "X")."""
-    return _LEARNED.sub("", text).replace("\n\n\n", "\n\n")
+    thing I didn't know is that X" -> "X"; "the point Seun made, which I didn't know, is
+    that X" -> "X")."""
+    return _POINT_MADE.sub("", _LEARNED.sub("", text)).replace("\n\n\n", "\n\n")
 
 
 #: Struck-through text: "~~5 minutes~~ 10 minutes" (markdown), "<s>old</s>", "<del>old</del>".

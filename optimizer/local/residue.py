@@ -1426,11 +1426,20 @@ def _sentence_repair(m: re.Match[str]) -> str:
     return f"{m.group('new')}{m.group('unit2')}"
 
 
+#: A word repaired after its preposition said again: "remapped to the sip snipping tool
+#: sorry to the Snip tool".
+_PREP_REPAIR = re.compile(r"\b(?P<prep>to|in|on|at|from|into|under|with)[ \t]+"
+                          r"(?P<old>(?:the[ \t]+)?[\w-]+(?:[ \t]+[\w-]+){0,3}?)[ \t]*,?[ \t]+"
+                          r"(?i:sorry|I[ \t]+mean)"
+                          r",?[ \t]+(?P=prep)[ \t]+(?=\S)", re.IGNORECASE)
+
+
 def apply_self_corrections(message: str) -> str:
     """The message with the writer's own repairs applied: "valid 30 days — sorry, 14
     days" reads "valid 14 days", and so does "valid 30 days... sorry, no, that was the
     old build. It's 14 days now"; an "edit: 60 days, not 90" note replaces 90 days where
     the message said it, and goes."""
+    message = _PREP_REPAIR.sub(lambda m: f"{m.group('prep')} ", message)
     message = _SENTENCE_REPAIR.sub(_sentence_repair, message)
     message = _PORT_REPAIR.sub(lambda m: f":{m.group('new')}", message)
     message = _WORDS_THEN_DIGITS.sub(lambda m: m.group("new"), message)

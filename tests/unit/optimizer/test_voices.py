@@ -2603,3 +2603,18 @@ def test_a_transcript_in_quotation_marks_is_the_callers_text(role: LocalActionab
         "Kennels lock at 19:00. on Sundays at 17:00."
     assert plain_voice("ER, triage and theatre PCs are locked.") == \
         "ER, triage and theatre PCs are locked."
+
+
+def test_a_chat_with_names_in_brackets_a_point_someone_made_and_a_repaired_place(
+        role: LocalActionability) -> None:
+    from optimizer.local.layout import chat_as_lines, learned_fact_unframed
+
+    chat = ("[Ama] vans: checked daily, like the answer says\n[Ama] but the fridge van is "
+            "checked twice a day\n[Piet] logs go to van-log01 only\n[Ama] yes")
+    assert "[Ama]" not in chat_as_lines(chat) and "[Piet]" not in chat_as_lines(chat)
+    assert learned_fact_unframed("Anyway the point Noor made, which I honestly didn't know, "
+                                 "is that the kennel doors lock at 19:00.") == \
+        "the kennel doors lock at 19:00."
+    assert apply_self_corrections("Spare keys hang in the store room sorry in the key "
+                                  "safe by the lift.") == "Spare keys hang in the key safe by " \
+        "the lift."
