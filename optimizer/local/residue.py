@@ -990,7 +990,8 @@ _REPAIR_WORDS = r"(?:sorry|i mean|i meant|correction|make that|no wait|wait|or r
 # "valid 30 days — sorry, 14 days": the writer corrects a value in passing.
 _INLINE_VALUE = r"\d(?:[\w.:/%+-]*[\w%])?"  # a value that does not end a sentence
 _INLINE_REPAIR = re.compile(r"\b(" + _INLINE_VALUE + r")((?:[ \t]+[a-z]+){1,2})?[ \t]*"
-                            r"(?:(?:--|[-–—,(;])[ \t]*)?"
+                            # ("00:30 -- sorry, 00:45": two hyphens for the dash)
+                            r"(?:(?:[-–—,(;]|--(?=[ \t]*sorry\b))[ \t]*)?"
                             + r"(?:(?:no[ \t]*,?[ \t]*)?" + _REPAIR_WORDS
                             + r"[ \t]*[:,]?[ \t]*){1,2}(?<=[\s:,])("
                             + _INLINE_VALUE

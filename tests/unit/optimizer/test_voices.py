@@ -2588,6 +2588,10 @@ def test_a_repair_opened_by_a_dash_loses_its_reason_up_to_the_closing_dash() -> 
         "The plasma freezer check runs at 06:30 and logs to /srv/checks."
     assert apply_self_corrections("Start it with --all -- and --verbose.") == \
         "Start it with --all -- and --verbose."
+    # (a hesitation after the repair is no reason to cut up to the next dash)
+    assert apply_self_corrections("The pharmacy opens at 08:00 -- no wait, 08:30 -- hm, let "
+                                  "me check the rota... yeah sorry, 08:30 is right. It shuts "
+                                  "at 18:00.").startswith("The pharmacy opens at 08:30.")
 
 
 def test_a_transcript_in_quotation_marks_is_the_callers_text(role: LocalActionability) -> None:
