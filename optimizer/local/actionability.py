@@ -1587,9 +1587,10 @@ _STATUS_NOTE = re.compile(r"^(?:ticket|case|incident|request)\s+\S+\s+(?:closed|
                           r"\s*[.!]?$", re.IGNORECASE)
 
 
-_STATUS_WORD = re.compile(r"\b(?:fine|ok|okay|green|quiet|calm|smooth|no\s+(?:\w+\s+)?(?:"
-                          r"problems?|issues?|alarms?|faults?|errors?|complaints?|incidents?))\b",
-                          re.IGNORECASE)
+#: How a thing went, in a handover's status item: "show fine", "night quiet".
+_WENT = r"(?:fine|ok|okay|green|quiet|calm|smooth)"
+_STATUS_WORD = re.compile(r"\b(?:" + _WENT + r"|no\s+(?:\w+\s+)?(?:problems?|issues?|alarms?|"
+                          r"faults?|errors?|complaints?|incidents?))\b", re.IGNORECASE)
 
 
 def _status_note(text: str) -> bool:
@@ -1612,7 +1613,7 @@ def _status_part(part: str) -> bool:
     if len(tokens(part)) > 5:
         return False
     return _verbless(re.sub(r"(?i)^no\s+", "", part)) or bool(re.fullmatch(
-        r"(?i)(?:\S+\s+){1,3}(?:fine|ok|okay|green|quiet|calm|smooth)", part))
+        r"(?i)(?:\S+\s+){1,3}" + _WENT, part))
 
 
 def _ours_named(sentence: str) -> str:
