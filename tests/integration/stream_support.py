@@ -216,6 +216,47 @@ async def read_topic(bootstrap: str, topic: str) -> list[Any]:
         await consumer.stop()
 
 
+async def trace_events(dep: Deployment, event_ids: Sequence[str],
+                       workers: Sequence[WorkerProcess] = ()) -> str:
+    """Where each event is: its records on the feedback and corrections topics (partition,
+    offset), the group's committed offset of those partitions, and the worker log lines
+    that name it. For the failure message of an event that never got its nugget."""
+    committed: dict[TopicPartition, int] = {}
+    admin = AIOKafkaAdminClient(bootstrap_servers=dep.bootstrap)
+    await admin.start()
+    try:
+        offsets = await admin.list_consumer_group_offsets(group_id(dep.settings))
+        committed = {tp: meta.offset for tp, meta in offsets.items()}
+    except Exception as err:  # a report: say what could not be read
+        committed = {}
+        lines = [f"committed offsets unread ({type(err).__name__}: {err})"]
+    else:
+        lines = []
+    finally:
+        await admin.close()
+    for kind in (TopicKind.EVENTS, TopicKind.CORRECTIONS):
+        topic = dep.topics.name(kind)
+        try:
+            records = await read_topic(dep.bootstrap, topic)
+        except Exception as err:
+            lines.append(f"{topic}: unread ({type(err).__name__}: {err})")
+            continue
+        for event_id in event_ids:
+            needle = f'"{event_id}"'.encode()
+            at = [(r.partition, r.offset) for r in records if needle in r.value]
+            marks = ", ".join(
+                f"p{p}@{o} (committed {committed.get(TopicPartition(topic, p), 'none')})"
+                for p, o in at)
+            lines.append(f"{event_id} on {kind.value}: {marks or 'absent'}")
+    for w in workers:
+        text = w.log.read_text(errors="replace") if w.log.exists() else ""
+        for event_id in event_ids:
+            named = [ln for ln in text.splitlines() if event_id in ln]
+            lines.append(f"{w.name} log lines naming {event_id}: {len(named)}")
+            lines.extend(f"  {ln[:300]}" for ln in named[:6])
+    return "\n".join(lines)
+
+
 async def wait_until(check: Callable[[], Awaitable[bool]], timeout: float,
                      what: str, on_timeout: Callable[[], str] = lambda: "") -> None:
     deadline = time.monotonic() + timeout

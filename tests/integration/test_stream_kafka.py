@@ -6,6 +6,7 @@ SQLite store with the portal corpus, and ``nuggetflow worker`` child processes.
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -29,6 +30,7 @@ from tests.integration.stream_support import (
     WorkerProcess,
     count_nuggets,
     nugget_state,
+    trace_events,
     wait_until,
     without_nugget,
 )
@@ -75,7 +77,14 @@ async def wait_done(dep: Deployment, embedder: MiniLMEmbedder, mix: EventMix,
                     f"letters, lag {seen['lag']} (-1: not sampled yet)")
         return "\n".join([progress, *(f"--- {w.name}\n{w.tail()}" for w in workers)])
 
-    await wait_until(done, timeout, "the stream to drain", report)
+    try:
+        await wait_until(done, timeout, "the stream to drain", report)
+    except AssertionError as err:  # say where the events without a nugget are
+        if not seen["missing"]:
+            raise
+        trace = await trace_events(dep, [e for _, e in seen["missing"][:10]], workers)
+        raise AssertionError(f"{err}\n--- where the events without a nugget are\n"
+                             f"{trace}") from None
 
 
 async def check_outcome(dep: Deployment, embedder: MiniLMEmbedder, mix: EventMix,
@@ -144,6 +153,27 @@ async def reference_state(dep: Deployment, embedder: MiniLMEmbedder, mix: EventM
     finally:
         await index.stop()
     return await nugget_state(settings, embedder, mix.actionable | mix.not_actionable)
+
+
+async def test_a_stream_that_does_not_drain_says_where_its_events_are(
+        kafka_bootstrap: str, tmp_path: Path, embedder: MiniLMEmbedder) -> None:
+    """The failure message of a wait for the stream names, for each event without a
+    nugget, its record on the feedback topic (partition, offset, the group's committed
+    offset) and on the corrections topic, and the worker log lines naming it: here no
+    worker runs, so every event is on the feedback topic and none on the corrections."""
+    dep = Deployment.create(kafka_bootstrap, tmp_path)
+    await dep.add_corpus(embedder)
+    mix = mixed_events(20, seed=5)
+    await publish(dep, mix.lines)
+    idle = dep.worker("idle")  # never started: its log does not exist
+    with pytest.raises(AssertionError) as failed:
+        await wait_done(dep, embedder, mix, [idle], timeout=2)
+    report = str(failed.value)
+    first = sorted(mix.actionable)[0][1]
+    assert "where the events without a nugget are" in report
+    assert re.search(rf"{first} on feedback\.events: p\d+@\d+ \(committed none\)", report)
+    assert f"{first} on feedback.corrections: absent" in report
+    assert f"idle log lines naming {first}: 0" in report
 
 
 async def test_kill_9_mid_stream_then_restart(kafka_bootstrap: str, tmp_path: Path,

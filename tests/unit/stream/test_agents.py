@@ -161,60 +161,6 @@ async def test_an_event_delivered_again_after_a_rewind_holds_back_later_acks() -
     assert acked == [0, 1, 2, 2] and len(acks) == 0
 
 
-async def test_a_partition_without_a_commit_is_rewound_to_its_start() -> None:
-    """Why the worker's consumer rewinds: aiokafka's seek_to_committed leaves a partition
-    without a committed offset where its last fetch ended, and the events Faust cleared
-    from its agents' buffers on the rebalance would never come again."""
-    from aiokafka import TopicPartition
-
-    from stream.transport import FromCommittedConsumer
-
-    fresh, kept = TopicPartition("corrections", 3), TopicPartition("corrections", 0)
-    sought: list[TopicPartition] = []
-
-    async def seek_to_committed() -> dict[TopicPartition, int | None]:
-        return {fresh: None, kept: 68}
-
-    async def seek_to_beginning(*tps: TopicPartition) -> None:
-        sought.extend(tps)
-
-    consumer = SimpleNamespace(_thread=SimpleNamespace(
-        seek_to_committed=seek_to_committed, seek_to_beginning=seek_to_beginning))
-    committed = await FromCommittedConsumer.seek_to_committed(consumer)  # type: ignore[arg-type]
-    assert sought == [fresh] and committed == {fresh: None, kept: 68}
-
-
-def test_aiokafka_does_not_rewind_a_partition_without_a_commit() -> None:
-    """The behaviour FromCommittedConsumer makes up for (if aiokafka starts seeking such a
-    partition to its reset position, this fails and the override could go)."""
-    import inspect
-
-    from aiokafka import AIOKafkaConsumer
-
-    source = inspect.getsource(AIOKafkaConsumer.seek_to_committed)
-    assert "if offset and offset > 0:" in source
-
-
-def test_faust_would_commit_past_an_event_in_flight() -> None:
-    """Why the optimize agent acknowledges in order: Faust's commit takes the first run of
-    acknowledged offsets even when the committed offset's event is still being processed
-    (if a Faust release stops doing that, this fails and InOrderAcks could go)."""
-    from collections import defaultdict
-
-    from faust.transport.consumer import Consumer
-    from faust.types import TP
-    from intervaltree import IntervalTree  # type: ignore[import-untyped]
-
-    tp = TP("feedback.corrections", 0)
-    consumer = SimpleNamespace(_acked=defaultdict(list), _acked_index=defaultdict(set),
-                               _gap=defaultdict(IntervalTree),
-                               _committed_offset=defaultdict(lambda: None))
-    consumer._committed_offset[tp] = 40  # the next offset to read; 40 is in flight
-    consumer._acked[tp] = [41, 42]
-    consumer._acked_index[tp] = {41, 42}
-    assert Consumer._new_offset(consumer, tp) == 43  # type: ignore[arg-type]
-
-
 async def test_keyed_locks_serialize_a_key_not_others() -> None:
     locks = KeyedLocks()
     done: list[str] = []
