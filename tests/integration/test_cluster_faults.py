@@ -99,11 +99,32 @@ def _get(url: str, path: str) -> Any:
     raise AssertionError(f"no node of {url} answers {path}")
 
 
-def _settled(url: str) -> None:
-    """Until the cluster is green with no shard moving (node 3 has taken its share)."""
-    health = _get(url, "/_cluster/health?wait_for_status=green&wait_for_no_relocating_shards"
-                       "=true&wait_for_no_initializing_shards=true&timeout=180s")
-    assert health["status"] == "green" and not health["timed_out"], health
+def _settled(url: str, budget: float = 600) -> None:
+    """Until the cluster is green with no shard moving (node 3 has taken its share, or the
+    restarted nodes have recovered their copies). A precondition of the phase after it,
+    not what is tested: the wait goes on while the cluster recovers (the health API
+    answers 408 after each 60 s round), up to ``budget``; then the failure names the
+    cluster's health and the shards not started."""
+    deadline = time.monotonic() + budget
+    path = ("/_cluster/health?wait_for_status=green&wait_for_no_relocating_shards=true"
+            "&wait_for_no_initializing_shards=true&timeout=60s")
+    while time.monotonic() < deadline:
+        for node in url.split(","):
+            try:
+                with urllib.request.urlopen(f"{node}{path}", timeout=90) as reply:
+                    health = json.loads(reply.read())
+            except OSError:  # 408 (not green yet), a node still starting
+                continue
+            if health["status"] == "green" and not health["timed_out"]:
+                return
+        time.sleep(1)
+    try:
+        shards = [r for r in _get(url, "/_cat/shards?format=json") if r["state"] != "STARTED"]
+        health = _get(url, "/_cluster/health")
+    except AssertionError as err:
+        raise AssertionError(f"the cluster is not green after {budget:.0f} s: {err}") from None
+    raise AssertionError(f"the cluster is not green after {budget:.0f} s: {health}; "
+                         f"shards not started: {shards}")
 
 
 def _holders(url: str, index: str, shard: int) -> list[str]:
