@@ -87,6 +87,7 @@ from optimizer.local.layout import (
     pointed_command_named,
     qa_pairs_as_statements,
     reminder_question_as_statement,
+    restated_code_removed,
     rhetorical_tail_as_statement,
     signature_removed,
     sql_statements_joined,
@@ -800,8 +801,9 @@ class LocalActionability:
         # (log output and a commit's bookkeeping before the lines lose their indentation)
         text = strip_quoted(plain_text(headings_as_labels(sql_statements_joined(
             commit_lines_removed(log_lines_removed(bookkeeping_removed(
-                code_in_sentence_joined(signature_removed(pointed_command_named(
-                    writer_named(ctx.comment))))))))),
+                code_in_sentence_joined(restated_code_removed(signature_removed(
+                    pointed_command_named(
+                    writer_named(ctx.comment)))))))))),
             keep_lines=True), f"{ctx.query}\n{ctx.answer}")
         text = announced_scope_joined(value_lists_joined(
             form_fields_as_lines(banner_removed(text), ctx.answer)))

@@ -1030,6 +1030,15 @@ _CODE_REPAIR_WHY = re.compile(r"(?<![\w.:/@-])(?P<old>" + _CODE_ARGS + r")[ \t]*
                               + r")(?![\w@/(])", re.IGNORECASE)
 
 
+#: A code taken back with what changed, then the new one: "CEN-CONSULT3-LJ... wait, no,
+#: the rooms were renamed last month, it's CEN-C3-LASER now".
+_CODE_REPAIR_REASON = re.compile(
+    r"(?<![\w.:/@-])(?P<old>" + _CODE_ARGS + r")[ \t]*(?:\.{2,}|\u2026|[-–—,(;])[ \t]*"
+    r"(?:(?:no|nope|wait|sorry|oops)\b[ \t]*[,!:]*[ \t]*){1,3}(?<=[\s,!:])"
+    r"[^,.;!?\n]{3,80}?,[ \t]*(?:it|that)(?:'s|[ \t]+is)[ \t]+(?:now[ \t]+)?"
+    r"(?P<new>" + _CODE_ARGS + r")(?![\w@/(])(?:[ \t]+now\b)?", re.IGNORECASE)
+
+
 def _skeleton(value: str) -> str:
     return re.sub(r"\d", "9", re.sub(r"[A-Z]", "A", re.sub(r"[a-z]", "a", value)))
 
@@ -1285,14 +1294,20 @@ def _checked_at_once(m: re.Match[str]) -> str:
 # "Power Saver is the default I think... no, sorry, Balanced is the default, just
 # checked": the writer takes back the clause before "no" and states the one after it.
 _RETRACTED = re.compile(
-    r"(?P<start>^|(?<=[.!?][ \t])|(?<=\n))(?P<old>[^.!?\n]{6,}?)"
+    r"(?P<start>^|(?<=[.!?][ \t])|(?<=\n))(?P<old>(?:[^.!?\n]|\.(?=\w)){6,}?)"
     r"(?:,?[ \t]+(?:i[ \t]+think|i[ \t]+guess|i[ \t]+believe|i[ \t]+thought))?[ \t]*"
-    r"(?:(?:\.{2,}|\u2026|[,;—–-])[ \t]*(?:no|nope|wait|hmm)\b[,!.]?[ \t]*"
+    # ("tick 'X'... no!! select Y": after a trailing-off, a "no" said loudly is enough)
+    # (or after "wait": "Use X, wait, no, Y")
+    r"(?:(?:(?:\.{2,}|\u2026)[ \t]*(?:wait[ \t]*[,!]*[ \t]*)?|[,;—–-][ \t]*wait[ \t]*[,!]*[ \t]*)"
+    r"(?P<loud>no|nope)[ \t]*[!,.;]+[ \t]*"
+    r"(?:(?:sorry|my[ \t]+bad|scratch[ \t]+that|actually|wait|i[ \t]+mean)\b[,!.]?[ \t]*)*"
+    r"|(?:\.{2,}|\u2026|[,;—–-])[ \t]*(?:no|nope|wait|hmm)\b[,!.]?[ \t]*"
     r"(?:(?:sorry|my[ \t]+bad|scratch[ \t]+that|actually|wait|i[ \t]+mean)\b[,!.]?[ \t]*)+"
     # ("every 15 minutes — sorry, every 30 minutes": a bare "sorry" after a dash, which
     # repairs only a value said again in the same words, see restate)
     r"|[ \t]*[—–-]+[ \t]*(?P<sorry>sorry)[,!.]?[ \t]*)"
-    r"(?P<new>[^.!?\n]+)", re.IGNORECASE)
+    # (a dot inside a name is no sentence end: "hvg-root-ca.pem", "/etc/ssl")
+    r"(?P<new>(?:[^.!?\n]|\.(?=\w))+)", re.IGNORECASE)
 #: Why the new value holds, after it: "..., we changed it in spring".
 _WHY_NEW = re.compile(r",[ \t]*(?:we|they|it|that|someone|ops|it's)[ \t]+(?:changed|moved|"
                       r"switched|raised|lowered|cut|shortened|extended|got)\b[^.!?\n]*$",
@@ -1327,8 +1342,43 @@ def _apply_scrapped(text: str) -> str:
     return text
 
 
+#: A clause asking (the "no" after it answers it: "Can guests print... no, only staff").
+_ASKING = re.compile(r"(?:can|could|does|do|did|is|are|was|were|should|will|would|may|must|"
+                     r"has|have)\b", re.IGNORECASE)
+
+
+def _said_again(old: str, new: str) -> str | None:
+    """What holds after "OLD... no, NEW" (None: read it as any retraction): not a question
+    the "no" answers; "The label is Zebra... no, it's a Brother QL now" keeps the old
+    clause's head; "Use Firefox... no, Chromium for the viewer" and "go to nas02.x.lan...
+    no, nas03.x.lan" put a name or code for the one the old clause ended with; "... no;
+    select X" says the clause again."""
+    if _ASKING.match(old):
+        return None
+    said = re.match(r"(?:it|that|they)(?:'s|'re|\s+is|\s+are)\s+", new, re.IGNORECASE)
+    head = _COPULA_HEAD.match(old)
+    if said and head:
+        return head.group(1) + " " + new[said.end():]
+    last = re.search(r"(?<![\w.:/@-])(?:" + _CODE + r")$", old)
+    first = re.match(_CODE, new)
+    if last and first and last.start() > 0 and not _FINITE.search(new) and (
+            _same_shape(last.group(0), first.group(0))
+            or (last.group(0)[0].isupper() and first.group(0)[0].isupper())):
+        return old[:last.start()] + new
+    if re.match(r"[a-z]+\s+\S", new):
+        return new[0].upper() + new[1:]
+    return None
+
+
 def _apply_retractions(text: str) -> str:
     def restate(m: re.Match[str]) -> str:
+        if m.group("loud"):
+            said = _said_again(m.group("old").strip(),
+                               _VOUCHED_TAIL.sub("", m.group("new").strip()))
+            if said is not None:
+                return m.group("start") + said
+            if _ASKING.match(m.group("old").strip()):
+                return m.group(0)
         new = _VOUCHED_TAIL.sub("", m.group("new").strip())
         why = _WHY_OLD.match(new)
         if why:
@@ -1477,8 +1527,9 @@ def apply_self_corrections(message: str) -> str:
             rest = " " + rest[why.end():]
         text = head + f"{m.group(3)}{unit}" + rest
     text = _ADDRESS_REPAIR.sub(lambda m: m.group("new"), text)
-    text = _CODE_REPAIR_WHY.sub(lambda m: m.group("new") if _same_shape(
-        m.group("old"), m.group("new")) else m.group(0), text)
+    for repair in (_CODE_REPAIR_WHY, _CODE_REPAIR_REASON):
+        text = repair.sub(lambda m: m.group("new") if _same_shape(
+            m.group("old"), m.group("new")) else m.group(0), text)
     for _ in range(3):  # ("2222 - no wait, 2202, sorry, 2202": a repair, then its echo)
         repaired = _CODE_REPAIR.sub(_code_repair, text)
         if repaired == text:

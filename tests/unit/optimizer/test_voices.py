@@ -2622,3 +2622,30 @@ def test_a_chat_with_names_in_brackets_a_point_someone_made_and_a_repaired_place
     assert apply_self_corrections("Spare keys hang in the store room sorry in the key "
                                   "safe by the lift.") == "Spare keys hang in the key safe by " \
         "the lift."
+
+
+@pytest.mark.parametrize(("message", "repaired"), [
+    # a clause trailing off, then a loud "no" and the clause said again
+    ("Pick 'Use system proxy'... no!! choose Manual and enter proxy.site.lan:3128.",
+     "Choose Manual and enter proxy.site.lan:3128."),
+    ("Put the samples in fridge B... no. Put them in the cold room, fridge B is for "
+     "reagents.", "Put them in the cold room, fridge B is for reagents."),
+    # a name or a code for the one the clause ended with; "it's" for the clause's subject
+    ("Use Firefox... wait, no, Chromium for the PACS viewer.",
+     "Use Chromium for the PACS viewer."),
+    ("Backups go to nas02.site.lan... no, nas03.site.lan since May.",
+     "Backups go to nas03.site.lan since May."),
+    ("The label is Zebra... no, it's a Brother QL now.", "The label is a Brother QL now."),
+    # a code taken back with what changed, then "it's" the new one
+    ("Deploys go through the runner tagged BUILD-OLD2... wait, no, the runners were "
+     "relabelled in June, it's BUILD-R7 now.", "Deploys go through the runner tagged BUILD-R7."),
+    ("Use Firefox, wait, no, Chromium for the PACS viewer.",
+     "Use Chromium for the PACS viewer."),
+    # a question the "no" answers is no take-back; nor a "no" after a comma alone
+    ("Can contractors badge in after 22:00... no, only staff can.",
+     "Can contractors badge in after 22:00... no, only staff can."),
+    ("Pedal bikes are checked weekly, no, never by the riders.",
+     "Pedal bikes are checked weekly, no, never by the riders."),
+])
+def test_a_clause_trailing_off_into_a_no_is_taken_back(message: str, repaired: str) -> None:
+    assert apply_self_corrections(message) == repaired
