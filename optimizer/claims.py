@@ -1448,7 +1448,9 @@ def _base64_key(text: str) -> bool:
 #: variable.
 _ENV_SECRET = re.compile(r"\b[A-Z][A-Z0-9_]*(?:PASSWORD|PASSWD|PASSPHRASE|SECRET|TOKEN|API_?KEY)"
                          r"[A-Z0-9_]*\s*[=:]\s*[\"']?([^\s\"']{4,})")
-_PGPASS_LINE = re.compile(r"\b[\w.-]+:(?:\d{2,5}|\*):[\w*.-]+:[\w.-]+:\S+")
+# (not a MAC or an IPv6 address: hex groups and colons alone, "3c:52:82:1a:9e:04")
+_PGPASS_LINE = re.compile(r"\b(?![0-9A-Fa-f]{1,4}(?::[0-9A-Fa-f]{0,4}){2,7}(?![\w:]))"
+                          r"[\w.-]+:(?:\d{2,5}|\*):[\w*.-]+:[\w.-]+:\S+")
 # A password-shaped word: eight or more characters with lower and upper case letters,
 # digits and a symbol ("N3bula#Feather2024"); no identifier, path or address mixes all four.
 # ("Brackw@ter!Spring26" too: an address has a dot, a password need not)

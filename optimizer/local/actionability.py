@@ -675,7 +675,8 @@ def _bare_answer(v: SentenceView, ctx: FeedbackContext) -> bool:
     """A message's opening value that answers the question asked ("what port does the
     primary listen on" -- "5433."; "what proxy settings should I use" -- "Automatic."):
     at most three words, no verb, and a number or a technical item, or an option the
-    answer names with a capital ("None, Manual or Automatic")."""
+    answer names with a capital ("None, Manual or Automatic"), or one capitalised word
+    when the message refuses another by its name ("Automatic. ... never Manual.")."""
     toks = tokens(v.text)
     # (not what the answer got wrong, "Not template1.", nor a status, "Ticket X closed.",
     # a verdict, "Step 1 fine.", a quoted phrase or a script's first line)
@@ -692,8 +693,16 @@ def _bare_answer(v: SentenceView, ctx: FeedbackContext) -> bool:
         return True
     offered = set(re.findall(r"(?<=[\w,;] )[A-Z][a-z]+\b", ctx.answer))
     words = re.findall(r"[A-Za-z]+", v.text)
+    if len(words) == 1 and re.fullmatch(r"[A-Z][a-z]+", words[0]) and \
+            words[0].lower() not in asked and _REFUSED_OPTION.search(ctx.comment):
+        return True  # "Automatic. ... never Manual.": the message names options itself
     return bool(words) and all(w[:1].upper() + w[1:].lower() in offered
                                and w.lower() not in asked for w in words)
+
+
+#: Another option the message refuses, by its capitalised name: "never Manual", "not Eco".
+_REFUSED_OPTION = re.compile(r"\b(?:never|not|avoid)\s+(?-i:[A-Z][a-z]+)\b(?!\s+(?-i:[A-Z]))",
+                             re.IGNORECASE)
 
 
 def _label_value(text: str) -> bool:

@@ -1359,9 +1359,21 @@ _RESTATED_CODE = re.compile(r"^[ \t]*(?P<fence>```|~~~)[^\n]*\n(?:(?![ \t]*(?P=f
                             re.MULTILINE | re.IGNORECASE)
 
 
+#: A fenced code block shown as an example, with the sentence that shows it: "For
+#: reference, this is what a correct reservation looks like in our DHCP config:".
+_EXAMPLE_CODE = re.compile(r"(?:(?<=[.!?])[ \t]+|^[ \t]*)[^.!?\n]*\b(?:for[ \t]+reference|"
+                           r"for[ \t]+example|e\.g\.|looks[ \t]+like|an?[ \t]+example|"
+                           r"a[ \t]+sample)\b[^.!?\n]*:[ \t]*\n(?:[ \t]*\n)*"
+                           r"[ \t]*(?P<fence>```|~~~)[^\n]*\n(?:(?![ \t]*(?P=fence))[^\n]*\n)*?"
+                           r"[ \t]*(?P=fence)[ \t]*(?:\n|$)", re.MULTILINE | re.IGNORECASE)
+
+
 def restated_code_removed(text: str) -> str:
     """A fenced code block the writer then says in words ("i.e. ...", "in other words,
-    ...") gives way to the words: they are the statement, the block is what they read."""
+    ...") gives way to the words: they are the statement, the block is what they read;
+    one shown as an example ("For reference, this is what X looks like:") goes with the
+    sentence that shows it (one host's lines are no rule)."""
+    text = _EXAMPLE_CODE.sub("\n", text)
     return _RESTATED_CODE.sub(lambda m: m.group("first").upper(), text)
 
 

@@ -1485,12 +1485,23 @@ _PREP_REPAIR = re.compile(r"\b(?P<prep>to|in|on|at|from|into|under|with)[ \t]+"
                           r",?[ \t]+(?P=prep)[ \t]+(?=\S)", re.IGNORECASE)
 
 
+#: A value repaired by starting the next sentence again with the new one: "Laptops are
+#: fine, twenty minutes on battery. Er, thirty, sorry, thirty minutes on battery, and
+#: never when plugged in." (what goes: the old value to the new one, said in full).
+_RESTARTED_VALUE = re.compile(
+    r"\b(?:" + WORD_NUMBER + r"|\d+(?:[.,]\d+)?)[ \t]+(?P<unit>[a-z]+)\b[^.!?\n]{0,60}[.!?][ \t]+"
+    r"(?:(?:er|erm|um|uh|oh)[,.]?[ \t]+)?(?:" + WORD_NUMBER + r"|\d+(?:[.,]\d+)?)[ \t]*,?[ \t]*"
+    r"(?:sorry|i[ \t]+mean|i[ \t]+meant)[ \t]*,?[ \t]*"
+    r"(?=(?:" + WORD_NUMBER + r"|\d+(?:[.,]\d+)?)[ \t]+(?P=unit)\b)", re.IGNORECASE)
+
+
 def apply_self_corrections(message: str) -> str:
     """The message with the writer's own repairs applied: "valid 30 days — sorry, 14
     days" reads "valid 14 days", and so does "valid 30 days... sorry, no, that was the
     old build. It's 14 days now"; an "edit: 60 days, not 90" note replaces 90 days where
     the message said it, and goes."""
     message = _PREP_REPAIR.sub(lambda m: f"{m.group('prep')} ", message)
+    message = _RESTARTED_VALUE.sub("", message)
     message = _SENTENCE_REPAIR.sub(_sentence_repair, message)
     message = _PORT_REPAIR.sub(lambda m: f":{m.group('new')}", message)
     message = _WORDS_THEN_DIGITS.sub(lambda m: m.group("new"), message)

@@ -296,3 +296,11 @@ def test_a_code_block_said_again_in_words_gives_way_to_the_words() -> None:
         "Our kiosks get this:\n\nKiosks log out after 5 minutes idle."
     shown = "Set this:\n```\nidle_logout = 300\n```\nThen reboot."  # not said again
     assert restated_code_removed(shown) == shown
+
+
+def test_a_code_block_shown_as_an_example_goes_with_the_sentence_showing_it() -> None:
+    text = ("Tills take their address from the router. For example, this is what till 3 "
+            "gets:\n\n```\nlease 192.168.8.43 {\n  binding state active;\n}\n```\n\n"
+            "Leases last 12 hours.")
+    assert restated_code_removed(text).split() == (
+        "Tills take their address from the router. Leases last 12 hours.").split()

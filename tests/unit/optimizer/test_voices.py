@@ -2649,3 +2649,39 @@ def test_a_chat_with_names_in_brackets_a_point_someone_made_and_a_repaired_place
 ])
 def test_a_clause_trailing_off_into_a_no_is_taken_back(message: str, repaired: str) -> None:
     assert apply_self_corrections(message) == repaired
+
+
+def test_one_capitalised_word_answers_when_the_message_refuses_another_by_name(
+        role: LocalActionability) -> None:
+    ex = role.extract(FeedbackContext(
+        "e1", "t", "Which finish do we order for the corridor walls?",
+        "Pick a finish that suits the room and the traffic it gets.",
+        "Satin. RAL 9010 from the trade counter. never Gloss.", "down"), Meter())
+    assert ex.body.startswith("Satin."), ex.body
+    # (without a refused option a lone capitalised word answers nothing)
+    ex = role.extract(FeedbackContext(
+        "e1", "t", "Which finish do we order for the corridor walls?",
+        "Pick a finish that suits the room and the traffic it gets.",
+        "Satin. RAL 9010 from the trade counter only.", "down"), Meter())
+    assert "Satin" not in ex.body, ex.body
+
+
+def test_a_mac_address_in_a_config_is_no_secret_and_a_pgpass_line_still_is() -> None:
+    assert addressed_to_system("host till-04 {\n  hardware ethernet a4:5e:60:0b:12:ff;\n"
+                               "  fixed-address 192.168.8.40;\n}") == ""
+    assert addressed_to_system("printers answer on fe80:0:0:0:2:3:4:5 only") == ""
+    assert addressed_to_system("pos-db:5432:sales:till:Qz7!pa55word") != ""
+
+
+@pytest.mark.parametrize(("message", "repaired"), [
+    ("Guests get two hours of parking. Er, three, sorry, three hours of parking, and none "
+     "at weekends.", "Guests get three hours of parking, and none at weekends."),
+    ("The van seats 9 people. Um, 8, I mean 8 people since the refit.",
+     "The van seats 8 people since the refit."),
+    # (two values in two sentences are no repair)
+    ("Runs take ten minutes. Twenty minutes is the limit.",
+     "Runs take ten minutes. Twenty minutes is the limit."),
+])
+def test_a_value_repaired_by_starting_the_next_sentence_again(message: str,
+                                                              repaired: str) -> None:
+    assert apply_self_corrections(message) == repaired
