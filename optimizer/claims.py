@@ -110,7 +110,10 @@ _INTERJECTION = (r"(?:no|nope|nah|yes|yeah|yep|ok|okay|(?:hi|hello|hey)(?:\s+the
                  r"lol|lmao|haha|hah|ha|ugh|meh|argh|welp|correction|update|"
                  # ("Note the change in X" is an order: "note" only before a mark or a
                  # clause, "Note it resets at logout")
-                 r"note(?=\s*[:,;.!-]|\s+(?:that|it|this|they|there|these|those|we|you)\b)|"
+                 # ("Note that it's run with X": a "that" before a clause goes with "note")
+                 r"note(?=\s*[:,;.!-]|\s+(?:that(?!\s+(?:it|it's|its|they|they're|we|we're|"
+                 r"you|you're|there|there's|he|she|i)\b)|it|this|they|there|these|those|we|"
+                 r"you)\b)|"
                  r"heads[- ]up|"
                  r"wrong|incorrect|nein|nee|não|nao|nie|nej|oui|sí|fam|mate|bro|dude|sir|"
                  r"madam|ma'am)")
@@ -1542,9 +1545,17 @@ ATTITUDE_START = re.compile(
     re.IGNORECASE)
 
 
+#: "it's Kofi from the DBA team" (what is left of "Hi, it's Kofi ..." after its greeting):
+#: a name and the team named as one ("It's Firefox on the kiosks" names none).
+_TEAM_INTRO = re.compile(r"(?i:it'?s|this\s+is)\s+[A-Z][\w'-]+(?:\s+[A-Z][\w'-]+)?\s+"
+                         r"(?i:from|in|at|on)\s+(?i:the\s+)?(?:[\w&-]+\s+){0,3}?(?i:team|desk|"
+                         r"department|dept|office|unit|crew|shift|squad|group)\s*[.!]?")
+
+
 def is_self_introduction(sentence: str) -> bool:
     """True when the whole sentence only says who writes ("Tom here, night shift.")."""
-    return bool(_SELF_INTRO.fullmatch(sentence.strip()))
+    return bool(_SELF_INTRO.fullmatch(sentence.strip()) or
+                _TEAM_INTRO.fullmatch(sentence.strip()))
 
 
 def addressed_to_system(text: str) -> str:

@@ -164,6 +164,12 @@ _TO_ASSISTANT = re.compile(r"^(?:just\s+|please\s+)?(?:give|show|tell|send|expla
                            r"\s+(?:me|us)\b|^(?:so\s+)?(?:please\s+)?(?:update|fix|correct|"
                            r"retrain|teach)\s+(?:the|your)\s+(?:assistant|bot|ai|chatbot|model)\b",
                            re.IGNORECASE)
+#: Whom the message is for: "this is for whoever looks after the assistant feedback".
+_FOR_WHOEVER = re.compile(r"^(?:so\s+)?(?:this|it)(?:'s|\s+is)\s+(?:(?:just|mainly|mostly)\s+)?"
+                          r"for\s+(?:whoever|whomever|anyone\s+who|the\s+(?:person|people|"
+                          r"team|folks)\s+(?:who|that)|those\s+who)\s+(?:looks?|runs?|"
+                          r"maintains?|handles?|reads?|owns?|manages?|looking|running)\b",
+                          re.IGNORECASE)
 #: "Please stop sending people to that panel": what the answers do, said to the assistant
 #: (with a named item it states the rule too: "Stop telling people to run VACUUM FULL").
 _STOP_TELLING = re.compile(r"^(?:so\s+)?(?:please\s+)?(?:stop|quit)\s+(?:telling|sending|pointing|"
@@ -1181,7 +1187,8 @@ class LocalActionability:
         if _CONFIRM.match(v.text) and not firm and not novel_items(
                 [*v.strong, *v.names], ctx.answer):
             return "praise"  # "yes exactly, X, that's how we do it": agreement
-        if _TO_ASSISTANT.match(v.text) or (_STOP_TELLING.match(v.text) and not (
+        if _TO_ASSISTANT.match(v.text) or _FOR_WHOEVER.match(v.text) or (
+                _STOP_TELLING.match(v.text) and not (
                 v.strong or v.names)) or (_STYLE.search(v.text) and not (
                 v.firm_modal or v.policy)):
             return "meta"  # "just give me the commands", "less lecturing please"

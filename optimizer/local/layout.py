@@ -1352,10 +1352,12 @@ def pointed_command_named(text: str) -> str:
 
 #: A code block the writer then says in words: "```yaml ... ```\n\ni.e. Firefox ESR is the
 #: default ..." (the words are the statement; the block is what they read).
-_RESTATED_CODE = re.compile(r"^[ \t]*(?P<fence>```|~~~)[^\n]*\n(?:(?![ \t]*(?P=fence))[^\n]*\n)*?"
-                            r"[ \t]*(?P=fence)[ \t]*\n(?:[ \t]*\n)*[ \t]*(?:i\.e\.|(?:ie|that[ \t]+is|"
-                            r"that[ \t]+means|meaning|in[ \t]+other[ \t]+words|in[ \t]+plain[ \t]+"
-                            r"(?:english|words)|translation)\b)[,:]?[ \t]+(?P<first>\w)",
+_RESTATED_CODE = re.compile(r"^[ \t]*(?P<fence>```|~~~)[^\n]*\n"
+                            r"(?:(?![ \t]*(?P=fence))[^\n]*\n)*?"
+                            r"[ \t]*(?P=fence)[ \t]*\n(?:[ \t]*\n)*[ \t]*"
+                            r"(?:i\.e\.|(?:ie|that[ \t]+is|that[ \t]+means|meaning|in[ \t]+other"
+                            r"[ \t]+words|in[ \t]+plain[ \t]+(?:english|words)|translation)\b)"
+                            r"[,:]?[ \t]+(?P<first>\w)",
                             re.MULTILINE | re.IGNORECASE)
 
 

@@ -1039,6 +1039,18 @@ _CODE_REPAIR_REASON = re.compile(
     r"(?P<new>" + _CODE_ARGS + r")(?![\w@/(])(?:[ \t]+now\b)?", re.IGNORECASE)
 
 
+#: A value taken back by saying it was moved to the new one: "at 01:00 — no wait, it was
+#: moved to 00:45 when the catalogue dump got earlier — written to ..." (why goes too, up
+#: to the dash that closes the aside).
+_MOVED_REPAIR = re.compile(
+    r"(?<![\w.:/@-])(?P<old>" + _CODE + r")[ \t]*(?:\.{2,}|\u2026|[-–—,(;])[ \t]*"
+    r"(?:(?:no|nope|wait|sorry|oops)\b[ \t]*[,!:]*[ \t]*){1,3}(?<=[\s,!:])"
+    r"(?:it|that|this|they)[ \t]+(?:was|were|has[ \t]+been|have[ \t]+been|got)[ \t]+"
+    r"(?:moved|changed|pushed|brought[ \t]+forward|put[ \t]+back|raised|lowered|cut|bumped|"
+    r"switched|shifted|renamed)[ \t]+to[ \t]+(?P<new>" + _CODE + r")(?![\w@/])"
+    r"(?P<why>[^—–\n.;]{0,80}?[ \t]*[—–]+[ \t]*|[^—–\n.;]{0,80}?(?=[.;]))?", re.IGNORECASE)
+
+
 def _skeleton(value: str) -> str:
     return re.sub(r"\d", "9", re.sub(r"[A-Z]", "A", re.sub(r"[a-z]", "a", value)))
 
@@ -1538,6 +1550,9 @@ def apply_self_corrections(message: str) -> str:
             rest = " " + rest[why.end():]
         text = head + f"{m.group(3)}{unit}" + rest
     text = _ADDRESS_REPAIR.sub(lambda m: m.group("new"), text)
+    text = _MOVED_REPAIR.sub(lambda m: m.group("new") + (", " if (m.group("why") or "").rstrip(
+        ).endswith(("—", "–")) else "") if _same_shape(m.group("old"), m.group("new"))
+        else m.group(0), text)
     for repair in (_CODE_REPAIR_WHY, _CODE_REPAIR_REASON):
         text = repair.sub(lambda m: m.group("new") if _same_shape(
             m.group("old"), m.group("new")) else m.group(0), text)

@@ -2685,3 +2685,25 @@ def test_a_mac_address_in_a_config_is_no_secret_and_a_pgpass_line_still_is() -> 
 def test_a_value_repaired_by_starting_the_next_sentence_again(message: str,
                                                               repaired: str) -> None:
     assert apply_self_corrections(message) == repaired
+
+
+@pytest.mark.parametrize(("message", "repaired"), [
+    ("The ferry sync runs every night at 02:00 — no wait, it was moved to 01:30 when the "
+     "timetable changed — and writes to /srv/ferry/.",
+     "The ferry sync runs every night at 01:30, and writes to /srv/ferry/."),
+    ("The shuttle leaves at 17:10, sorry, it was moved to 17:25 last month.",
+     "The shuttle leaves at 17:25."),
+    ("Forms go to room B12 — no, that was moved to B14.", "Forms go to room B14."),
+])
+def test_a_value_said_to_have_moved_replaces_the_one_taken_back(message: str,
+                                                                repaired: str) -> None:
+    assert apply_self_corrections(message) == repaired
+
+
+def test_whom_the_message_is_for_is_no_fact(role: LocalActionability) -> None:
+    ex = role.extract(FeedbackContext(
+        "e1", "t", "how do I book the minibus?", "Use the booking form.",
+        "Hi, it's Marta from the transport team, this is for whoever runs the assistant. The "
+        "minibus "
+        "is booked through the TRANSPORT queue, 48 hours ahead.", "down"), Meter())
+    assert "whoever" not in ex.body and "TRANSPORT queue, 48 hours ahead" in ex.body, ex.body
