@@ -707,7 +707,8 @@ def _bare_answer(v: SentenceView, ctx: FeedbackContext) -> bool:
 
 
 #: Another option the message refuses, by its capitalised name: "never Manual", "not Eco".
-_REFUSED_OPTION = re.compile(r"\b(?:never|not|avoid)\s+(?-i:[A-Z][a-z]+)\b(?!\s+(?-i:[A-Z]))",
+#: (the name alone: "not Internet site" refuses no option)
+_REFUSED_OPTION = re.compile(r"\b(?:never|not|avoid)\s+(?-i:[A-Z][a-z]+)\b(?=\s*(?:[.,;!]|$))",
                              re.IGNORECASE)
 
 

@@ -529,7 +529,7 @@ def strip_line_labels(text: str) -> str:
     # disabled" -> "Fingerprint login is disabled"; "pg_dump", "firefox-esr" keep their case)
     return _LINE_LABEL.sub(r"\1", re.sub(
         _LINE_LABEL.pattern + r"([a-z]+\b(?![-_.:/]\w))", lambda m: m.group(0)[:-len(
-            m.group(2))] + m.group(2)[:1].upper() + m.group(2)[1:], text,
+            m.group(2))] + _capital(m.group(2)[:1], m.group(2)[1:]) + m.group(2)[1:], text,
         flags=re.IGNORECASE | re.MULTILINE))
 
 
@@ -787,7 +787,19 @@ _RELAY = re.compile(r"(?:^|(?<=[.!?][ \t])|(?<=\n))(?:(?:so|just|please|pls)[ \t
                     r"(?:if[ \t]+(?:anyone|someone|people|they)[ \t]+asks?,?[ \t]+)?"
                     r"(?:(?:so|just|please|pls)[ \t,]+)?"
                     r"(?:tell|remind)[ \t]+(?:them|people|users|everyone|callers|folks|"
-                    r"whoever[ \t]+asks)[ \t,:]+(?:that[ \t]+)?(?P<first>[a-zA-Z])", re.IGNORECASE)
+                    # (not "tell them to use a cable": an order to them)
+                    r"whoever[ \t]+asks)[ \t,:]+(?!to\b)(?:that[ \t]+)?(?P<first>[a-zA-Z])",
+                    re.IGNORECASE)
+
+
+def _capital(first: str, after: str) -> str:
+    """The first letter of a word that now opens a sentence, in capitals when the word is
+    an English one ("kiosks", not "passwd", "postgis", "catalog.taxa")."""
+    tail = re.match(r"\w*", after)
+    word = first + (tail.group(0) if tail else "")
+    if english_word(word.lower()) and not re.match(r"[-_.:/]\w", after[len(word) - 1:]):
+        return first.upper()
+    return first
 
 
 def learned_fact_unframed(text: str) -> str:
@@ -795,7 +807,7 @@ def learned_fact_unframed(text: str) -> str:
     the telling ("... the thing I didn't know is that X" -> "X"; "the point Seun made,
     which I didn't know, is that X" -> "X"; "tell them X" -> "X")."""
     text = _POINT_MADE.sub("", _LEARNED.sub("", text))
-    text = _RELAY.sub(lambda m: m.group("first").upper(), text)
+    text = _RELAY.sub(lambda m: _capital(m.group("first"), text[m.end():]), text)
     return text.replace("\n\n\n", "\n\n")
 
 
@@ -1362,10 +1374,12 @@ _RESTATED_CODE = re.compile(r"^[ \t]*(?P<fence>```|~~~)[^\n]*\n"
 
 
 #: A fenced code block shown as an example, with the sentence that shows it: "For
-#: reference, this is what a correct reservation looks like in our DHCP config:".
-_EXAMPLE_CODE = re.compile(r"(?:(?<=[.!?])[ \t]+|^[ \t]*)[^.!?\n]*\b(?:for[ \t]+reference|"
-                           r"for[ \t]+example|e\.g\.|looks[ \t]+like|an?[ \t]+example|"
-                           r"a[ \t]+sample)\b[^.!?\n]*:[ \t]*\n(?:[ \t]*\n)*"
+#: reference, this is what a correct reservation looks like in our DHCP config:" (not
+#: "this is what ours looks like:", "our line looks like this:": the house's own lines).
+_EXAMPLE_CODE = re.compile(r"(?:(?<=[.!?])[ \t]+|^[ \t]*)[^.!?\n]*(?:\bfor[ \t]+example\b|"
+                           r"\be\.g\.|\ban?[ \t]+example\b|\ba[ \t]+sample\b|\bwhat[ \t]+an?"
+                           r"[ \t]+(?:[\w-]+[ \t]+){0,3}?looks[ \t]+like\b)[^.!?\n]*:[ \t]*\n"
+                           r"(?:[ \t]*\n)*"
                            r"[ \t]*(?P<fence>```|~~~)[^\n]*\n(?:(?![ \t]*(?P=fence))[^\n]*\n)*?"
                            r"[ \t]*(?P=fence)[ \t]*(?:\n|$)", re.MULTILINE | re.IGNORECASE)
 

@@ -1359,6 +1359,11 @@ _ASKING = re.compile(r"(?:can|could|does|do|did|is|are|was|were|should|will|woul
                      r"has|have)\b", re.IGNORECASE)
 
 
+_MOVED_TO = re.compile(r"(?:it|that|this|they)\s+(?:was|were|has\s+been|have\s+been|got)\s+"
+                       r"(?:moved|changed|cut|raised|lowered|shortened|extended|bumped|pushed|"
+                       r"switched|shifted)\s+to\s+", re.IGNORECASE)
+
+
 def _said_again(old: str, new: str) -> str | None:
     """What holds after "OLD... no, NEW" (None: read it as any retraction): not a question
     the "no" answers; "The label is Zebra... no, it's a Brother QL now" keeps the old
@@ -1367,6 +1372,13 @@ def _said_again(old: str, new: str) -> str | None:
     select X" says the clause again."""
     if _ASKING.match(old):
         return None
+    moved = _MOVED_TO.match(new)
+    value = re.match(r"['\"]?(" + _CODE + r")", new[moved.end():]) if moved else None
+    if value:  # "lock_timeout = '10s' at the top, wait no, it was cut to '3s' after X"
+        same = [t for t in re.finditer(r"(?<![\w.:/@-])(?:" + _CODE + r")", old)
+                if _same_shape(t.group(0), value.group(1))]
+        if same:
+            return old[:same[-1].start()] + value.group(1) + old[same[-1].end():]
     said = re.match(r"(?:it|that|they)(?:'s|'re|\s+is|\s+are)\s+", new, re.IGNORECASE)
     head = _COPULA_HEAD.match(old)
     if said and head:

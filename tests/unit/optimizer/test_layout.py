@@ -304,3 +304,14 @@ def test_a_code_block_shown_as_an_example_goes_with_the_sentence_showing_it() ->
             "Leases last 12 hours.")
     assert restated_code_removed(text).split() == (
         "Tills take their address from the router. Leases last 12 hours.").split()
+    # the house's own lines are no example
+    ours = "Our lease line looks like this:\n\n```\nlease 192.168.8.0/24 12h;\n```\n"
+    assert restated_code_removed(ours) == ours
+
+
+def test_a_command_opening_a_line_keeps_its_case_and_an_order_to_them_stays() -> None:
+    assert strip_line_labels("Cause: passwd -l only blocks passwords.\nFix: catalog.taxa "
+                             "is indexed.") == "passwd -l only blocks passwords.\n" \
+        "catalog.taxa is indexed."
+    assert learned_fact_unframed("tell them to use the side door.") == \
+        "tell them to use the side door."
