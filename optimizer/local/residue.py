@@ -1372,8 +1372,12 @@ def _said_again(old: str, new: str) -> str | None:
     select X" says the clause again."""
     if _ASKING.match(old):
         return None
-    moved = _MOVED_TO.match(new)
-    value = re.match(r"['\"]?(" + _CODE + r")", new[moved.end():]) if moved else None
+    # ("that was the old one, it was cut to '3s'": why the old value went, then the new)
+    told = re.sub(r"^(?:that|this|it)(?:'s|\s+(?:is|was|were))\s+[^,.;]{0,40}?\b(?:old|previous|"
+                  r"before|last\s+year|outdated|wrong)\b[^,.;]{0,20},\s*", "", new,
+                  flags=re.IGNORECASE)
+    moved = _MOVED_TO.match(told)
+    value = re.match(r"['\"]?(" + _CODE + r")", told[moved.end():]) if moved else None
     if value:  # "lock_timeout = '10s' at the top, wait no, it was cut to '3s' after X"
         same = [t for t in re.finditer(r"(?<![\w.:/@-])(?:" + _CODE + r")", old)
                 if _same_shape(t.group(0), value.group(1))]
