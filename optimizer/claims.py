@@ -110,7 +110,10 @@ _INTERJECTION = (r"(?:no|nope|nah|yes|yeah|yep|ok|okay|(?:hi|hello|hey)(?:\s+the
                  r"lol|lmao|haha|hah|ha|ugh|meh|argh|welp|correction|update|"
                  # ("Note the change in X" is an order: "note" only before a mark or a
                  # clause, "Note it resets at logout")
-                 r"note(?=\s*[:,;.!-]|\s+(?:that|it|this|they|there|these|those|we|you)\b)|"
+                 # ("Note that it's run with X": a "that" before a clause goes with "note")
+                 r"note(?=\s*[:,;.!-]|\s+(?:that(?!\s+(?:it|it's|its|they|they're|we|we're|"
+                 r"you|you're|there|there's|he|she|i)\b)|it|this|they|there|these|those|we|"
+                 r"you)\b)|"
                  r"heads[- ]up|"
                  r"wrong|incorrect|nein|nee|não|nao|nie|nej|oui|sí|fam|mate|bro|dude|sir|"
                  r"madam|ma'am)")
@@ -1448,7 +1451,9 @@ def _base64_key(text: str) -> bool:
 #: variable.
 _ENV_SECRET = re.compile(r"\b[A-Z][A-Z0-9_]*(?:PASSWORD|PASSWD|PASSPHRASE|SECRET|TOKEN|API_?KEY)"
                          r"[A-Z0-9_]*\s*[=:]\s*[\"']?([^\s\"']{4,})")
-_PGPASS_LINE = re.compile(r"\b[\w.-]+:(?:\d{2,5}|\*):[\w*.-]+:[\w.-]+:\S+")
+# (not a MAC or an IPv6 address: hex groups and colons alone, "3c:52:82:1a:9e:04")
+_PGPASS_LINE = re.compile(r"\b(?![0-9A-Fa-f]{1,4}(?::[0-9A-Fa-f]{0,4}){2,7}(?![\w:]))"
+                          r"[\w.-]+:(?:\d{2,5}|\*):[\w*.-]+:[\w.-]+:\S+")
 # A password-shaped word: eight or more characters with lower and upper case letters,
 # digits and a symbol ("N3bula#Feather2024"); no identifier, path or address mixes all four.
 # ("Brackw@ter!Spring26" too: an address has a dot, a password need not)
@@ -1540,9 +1545,17 @@ ATTITUDE_START = re.compile(
     re.IGNORECASE)
 
 
+#: "it's Kofi from the DBA team" (what is left of "Hi, it's Kofi ..." after its greeting):
+#: a name and the team named as one ("It's Firefox on the kiosks" names none).
+_TEAM_INTRO = re.compile(r"(?i:it'?s|this\s+is)\s+[A-Z][\w'-]+(?:\s+[A-Z][\w'-]+)?\s+"
+                         r"(?i:from|in|at|on)\s+(?i:the\s+)?(?:[\w&-]+\s+){0,3}?(?i:team|desk|"
+                         r"department|dept|office|unit|crew|shift|squad|group)\s*[.!]?")
+
+
 def is_self_introduction(sentence: str) -> bool:
     """True when the whole sentence only says who writes ("Tom here, night shift.")."""
-    return bool(_SELF_INTRO.fullmatch(sentence.strip()))
+    return bool(_SELF_INTRO.fullmatch(sentence.strip()) or
+                _TEAM_INTRO.fullmatch(sentence.strip()))
 
 
 def addressed_to_system(text: str) -> str:

@@ -87,6 +87,7 @@ from optimizer.local.layout import (
     pointed_command_named,
     qa_pairs_as_statements,
     reminder_question_as_statement,
+    restated_code_removed,
     rhetorical_tail_as_statement,
     signature_removed,
     sql_statements_joined,
@@ -163,6 +164,12 @@ _TO_ASSISTANT = re.compile(r"^(?:just\s+|please\s+)?(?:give|show|tell|send|expla
                            r"\s+(?:me|us)\b|^(?:so\s+)?(?:please\s+)?(?:update|fix|correct|"
                            r"retrain|teach)\s+(?:the|your)\s+(?:assistant|bot|ai|chatbot|model)\b",
                            re.IGNORECASE)
+#: Whom the message is for: "this is for whoever looks after the assistant feedback".
+_FOR_WHOEVER = re.compile(r"^(?:so\s+)?(?:this|it)(?:'s|\s+is)\s+(?:(?:just|mainly|mostly)\s+)?"
+                          r"for\s+(?:whoever|whomever|anyone\s+who|the\s+(?:person|people|"
+                          r"team|folks)\s+(?:who|that)|those\s+who)\s+(?:looks?|runs?|"
+                          r"maintains?|handles?|reads?|owns?|manages?|looking|running)\b",
+                          re.IGNORECASE)
 #: "Please stop sending people to that panel": what the answers do, said to the assistant
 #: (with a named item it states the rule too: "Stop telling people to run VACUUM FULL").
 _STOP_TELLING = re.compile(r"^(?:so\s+)?(?:please\s+)?(?:stop|quit)\s+(?:telling|sending|pointing|"
@@ -674,7 +681,8 @@ def _bare_answer(v: SentenceView, ctx: FeedbackContext) -> bool:
     """A message's opening value that answers the question asked ("what port does the
     primary listen on" -- "5433."; "what proxy settings should I use" -- "Automatic."):
     at most three words, no verb, and a number or a technical item, or an option the
-    answer names with a capital ("None, Manual or Automatic")."""
+    answer names with a capital ("None, Manual or Automatic"), or one capitalised word
+    when the message refuses another by its name ("Automatic. ... never Manual.")."""
     toks = tokens(v.text)
     # (not what the answer got wrong, "Not template1.", nor a status, "Ticket X closed.",
     # a verdict, "Step 1 fine.", a quoted phrase or a script's first line)
@@ -691,8 +699,17 @@ def _bare_answer(v: SentenceView, ctx: FeedbackContext) -> bool:
         return True
     offered = set(re.findall(r"(?<=[\w,;] )[A-Z][a-z]+\b", ctx.answer))
     words = re.findall(r"[A-Za-z]+", v.text)
+    if len(words) == 1 and re.fullmatch(r"[A-Z][a-z]+", words[0]) and \
+            words[0].lower() not in asked and _REFUSED_OPTION.search(ctx.comment):
+        return True  # "Automatic. ... never Manual.": the message names options itself
     return bool(words) and all(w[:1].upper() + w[1:].lower() in offered
                                and w.lower() not in asked for w in words)
+
+
+#: Another option the message refuses, by its capitalised name: "never Manual", "not Eco".
+#: (the name alone: "not Internet site" refuses no option)
+_REFUSED_OPTION = re.compile(r"\b(?:never|not|avoid)\s+(?-i:[A-Z][a-z]+)\b(?=\s*(?:[.,;!]|$))",
+                             re.IGNORECASE)
 
 
 def _label_value(text: str) -> bool:
@@ -800,8 +817,9 @@ class LocalActionability:
         # (log output and a commit's bookkeeping before the lines lose their indentation)
         text = strip_quoted(plain_text(headings_as_labels(sql_statements_joined(
             commit_lines_removed(log_lines_removed(bookkeeping_removed(
-                code_in_sentence_joined(signature_removed(pointed_command_named(
-                    writer_named(ctx.comment))))))))),
+                code_in_sentence_joined(restated_code_removed(signature_removed(
+                    pointed_command_named(
+                    writer_named(ctx.comment)))))))))),
             keep_lines=True), f"{ctx.query}\n{ctx.answer}")
         text = announced_scope_joined(value_lists_joined(
             form_fields_as_lines(banner_removed(text), ctx.answer)))
@@ -1170,7 +1188,8 @@ class LocalActionability:
         if _CONFIRM.match(v.text) and not firm and not novel_items(
                 [*v.strong, *v.names], ctx.answer):
             return "praise"  # "yes exactly, X, that's how we do it": agreement
-        if _TO_ASSISTANT.match(v.text) or (_STOP_TELLING.match(v.text) and not (
+        if _TO_ASSISTANT.match(v.text) or _FOR_WHOEVER.match(v.text) or (
+                _STOP_TELLING.match(v.text) and not (
                 v.strong or v.names)) or (_STYLE.search(v.text) and not (
                 v.firm_modal or v.policy)):
             return "meta"  # "just give me the commands", "less lecturing please"

@@ -61,10 +61,18 @@ def _cells(line: str) -> list[str] | None:
     return [c.strip() for c in re.split(r"\|{1,2}", m.group(1))]
 
 
+#: A cell that says what its row's first cell does: "opens VetPulse", "is locked".
+_PREDICATE_CELL = re.compile(r"(?!(?:yes|this|plus|less|alias|bus|gas|canvas)\b)"
+                             r"(?:is|are|was|can|cannot|must|may|will|should|has|does|"
+                             r"[a-z]{2,}(?<![su]s)s)\b[ \t]+\S")
+
+
 def _row_sentence(header: list[str], row: list[str]) -> str:
     if len(row) == 1:
         return row[0]
     head, rest = row[0], row[1:]
+    if len(rest) == 1 and _PREDICATE_CELL.match(rest[0]):
+        return f"{head} {rest[0].rstrip('.')}."  # "Super+V | opens VetPulse"
     names = header[1:] if len(header) == len(row) else [""] * len(rest)
     parts = [(f"{n} = {c}" if n.lower() not in _PLAIN_HEADERS else c).strip()
              for n, c in zip(names, rest, strict=True) if c]
@@ -490,7 +498,8 @@ _LINE_LABEL = re.compile(
     r"^(\s*)(?:nit|nitpick|blocking|blocker|suggestion|question|fyi|note|nb|ps|p\.s\.|"
     r"heads[- ]up|tl;?dr|short answer|long answer|short version|long version|in short|"
     r"bottom line|summary|update|root cause|cause|action items?|fix|workaround|resolution|"
-    r"impact|lesson learned|lessons learned|follow[- ]up|context|background)\s*:\s+(?=\S)",
+    r"impact|lesson learned|lessons learned|follow[- ]up|context|background|findings?|"
+    r"decision|outcome|conclusion)\s*:\s+(?=\S)",
     re.IGNORECASE | re.MULTILINE)
 
 
@@ -516,7 +525,12 @@ def state_labels_as_statements(text: str) -> str:
 def strip_line_labels(text: str) -> str:
     """Review labels, answer headings and report field names at the start of a line
     go ("nit: use /etc/cron.d" -> "use /etc/cron.d"); what they introduce stays."""
-    return _LINE_LABEL.sub(r"\1", text)
+    # (a plain word opening the line takes a capital: "Decision: fingerprint login is
+    # disabled" -> "Fingerprint login is disabled"; "pg_dump", "firefox-esr" keep their case)
+    return _LINE_LABEL.sub(r"\1", re.sub(
+        _LINE_LABEL.pattern + r"([a-z]+\b(?![-_.:/]\w))", lambda m: m.group(0)[:-len(
+            m.group(2))] + _capital(m.group(2)[:1], m.group(2)[1:]) + m.group(2)[1:], text,
+        flags=re.IGNORECASE | re.MULTILINE))
 
 
 _HEADING = re.compile(r"^\s{0,3}#{1,6}\s+(?P<text>[^#\n]*?)\s*#*\s*$")
@@ -596,12 +610,19 @@ _GENRE = (r"(?:minutes|change-?\s?log|log|logbook|transcript|review|notes?|comme
 #: x.sql:", "Voicemail transcript (auto) - from Dr X, 08:52:", "Post-incident review, Harrow
 #: Street outage (14 Feb)."); or the sender or source alone ("From Helen Achebe,
 #: Information Governance Lead.", "From the OL wiki, page 'Signature pads':").
+_FORWARDED = re.compile(r"(?:fwd?|forwarded)\b[: \t]+(?:[\w-]+[ \t]+){0,2}?from[ \t]+",
+                        re.IGNORECASE)
 _GENRE_HEAD = re.compile(
     # (an emoji or a mark before it; a bracketed banner is read by banner_removed)
     r"(?:[^\w\s\[\](){}<>]{1,3}[ \t]*)?(?:(?:ticket|case|incident|request|change)[ \t]+)?"
-    r"(?:[\w-]+[ \t]*#?\d+[ \t]*[-–—:][ \t]*)?"
+    # ("HelpPoint DESK-20931 — Resolution notes": the system's name before the id)
+    r"(?:(?:[\w-]+[ \t]+){0,2}?[\w-]+[ \t]*#?\d+[ \t]*[-–—:][ \t]*)?"
     r"(?:(?:[\w-]+[ \t]+){0,2}" + _GENRE + r"(?=[ \t]*(?:[,(:–—-]|[ \t](?:on|of|from|for|by)\b|"
-    r"[.]?$))|" + SENDER_WORDS + r"[ \t]*(?:[—–]|-{1,2})?[ \t]*(?:from|by)[ \t]+(?!"
+    # ("Post-incident review PIR-2024-03 (extract)": the document's own code after it)
+    r"[ \t]+(?-i:[A-Z][\w-]*\d[\w-]*)\b|[.]?$))|"
+    # ("Fwd SMS from Seun (on-call):": a forwarded message and whom it is from)
+    + _FORWARDED.pattern + r"|"
+    + SENDER_WORDS + r"[ \t]*(?:[—–]|-{1,2})?[ \t]*(?:from|by)[ \t]+(?!"
     + _FROM_A_DATE + r")|"
     # who it is for: "To all IT staff — a reminder ahead of the summer timetable."
     r"to[ \t]+all[ \t]+(?:[\w-]+[ \t]+){0,3}?(?:staff|teams?|users|colleagues|crews?|"
@@ -647,8 +668,10 @@ def genre_header_removed(text: str) -> str:
             # (when it takes effect is the text's, not the header's: "Announcement from X -
             # effective 1 March:" leaves "Effective 1 March: ...")
             when = _EFFECTIVE.search(first)
+            # (and a list's first mark goes: "Effective 1 October: Passwords must ...")
+            body = _LIST_MARK.sub("", rest.lstrip())
             text = f"{when[0].strip().rstrip(':')[:1].upper()}{when[0].strip().rstrip(':')[1:]}: " \
-                f"{rest.lstrip()}" if when else rest
+                f"{body}" if when else rest
             continue
         head = _first_clause(first)
         # (a note's sender before a colon on the line of its text may scope it: "Note from
@@ -683,7 +706,8 @@ def _header_needed(head: str, rest: str) -> bool:
     hosts = re.findall(r"\b[a-z][a-z0-9]*(?:[-.][a-z0-9]+)*[-.]?[a-z]*\d[\w.-]*\b", head)
     if any(h.lower() not in later for h in hosts if re.search(r"[a-z]", h)):
         return True
-    if re.search(r"\b(?:we|we'll|we're|we've|us|our)\b", rest, re.IGNORECASE):
+    if re.search(r"\b(?:we|we'll|we're|we've|us|our)\b", rest, re.IGNORECASE) and \
+            not _FORWARDED.match(head):  # (a forwarded text's "we" are its sender's)
         names = re.findall(r"\b[A-Z][\w&'-]+", head)
         return any(n.lower() not in later and n.lower() not in _MONTHS and
                    not re.fullmatch(_GENRE, n, re.IGNORECASE) for n in names)
@@ -708,8 +732,9 @@ def _first_clause(line: str) -> str:
 
 
 _EFFECTIVE = re.compile(r"\b(?:effective|as\s+of|starting|valid\s+from)\s+(?:[^,;:\n]{0,12}?)"
-                        r"(?:\d{1,4}|(?i:mon|tues|wednes|thurs|fri|satur|sun)day)[^,;:\n]{0,20}",
+                        r"(?:\d{1,4}|(?i:mon|tues|wednes|thurs|fri|satur|sun)day)[^,;:)\n]{0,20}",
                         re.IGNORECASE)
+_LIST_MARK = re.compile(r"^[-*•][ \t]+")
 _SENT_BY = re.compile(r"\s*(?:[^\w\s]{1,3}\s*)?" + SENDER_WORDS + r"\s*[—–-]?\s*(?:from|by)\b",
                       re.IGNORECASE)
 #: A ticket's id and state: "PSD-Network #5821 - resolved.", "REQ-2291 closed."
@@ -756,11 +781,34 @@ _POINT_MADE = re.compile(r"(?:^|(?<=[.!?][ \t])|(?<=\n))(?:(?:anyway|so|but|and)
                          re.IGNORECASE)
 
 
+#: "tell them we don't need the IP": what the writer wants passed on to those asking (the
+#: fact is what follows; not "tell the on-call in X ...", an order of its own).
+_RELAY = re.compile(r"(?:^|(?<=[.!?][ \t])|(?<=\n))(?:(?:so|just|please|pls)[ \t,]+)?"
+                    r"(?:if[ \t]+(?:anyone|someone|people|they)[ \t]+asks?,?[ \t]+)?"
+                    r"(?:(?:so|just|please|pls)[ \t,]+)?"
+                    r"(?:tell|remind)[ \t]+(?:them|people|users|everyone|callers|folks|"
+                    # (not "tell them to use a cable": an order to them)
+                    r"whoever[ \t]+asks)[ \t,:]+(?!to\b)(?:that[ \t]+)?(?P<first>[a-zA-Z])",
+                    re.IGNORECASE)
+
+
+def _capital(first: str, after: str) -> str:
+    """The first letter of a word that now opens a sentence, in capitals when the word is
+    an English one ("kiosks", not "passwd", "postgis", "catalog.taxa")."""
+    tail = re.match(r"\w*", after)
+    word = first + (tail.group(0) if tail else "")
+    if english_word(word.lower()) and not re.match(r"[-_.:/]\w", after[len(word) - 1:]):
+        return first.upper()
+    return first
+
+
 def learned_fact_unframed(text: str) -> str:
-    """The fact a sentence tells as news to the writer, without the telling ("... the
-    thing I didn't know is that X" -> "X"; "the point Seun made, which I didn't know, is
-    that X" -> "X")."""
-    return _POINT_MADE.sub("", _LEARNED.sub("", text)).replace("\n\n\n", "\n\n")
+    """The fact a sentence tells as news to the writer, or asks to be passed on, without
+    the telling ("... the thing I didn't know is that X" -> "X"; "the point Seun made,
+    which I didn't know, is that X" -> "X"; "tell them X" -> "X")."""
+    text = _POINT_MADE.sub("", _LEARNED.sub("", text))
+    text = _RELAY.sub(lambda m: _capital(m.group("first"), text[m.end():]), text)
+    return text.replace("\n\n\n", "\n\n")
 
 
 #: Struck-through text: "~~5 minutes~~ 10 minutes" (markdown), "<s>old</s>", "<del>old</del>".
@@ -818,8 +866,8 @@ def minutes_as_decisions(text: str) -> str:
 _PRESENT = re.compile(r"^\s*(?:present|attendees|attending|apologies|absent|in attendance)\s*:",
                       re.IGNORECASE)
 #: An action assigned to a person: "Actions: Priya to write the convention into RB-112."
-_TO_DO = re.compile(r"^\s*(?:\d{1,2}[.)]\s+)?actions?\s*:\s*(?-i:[A-Z])[\w'-]+(?:\s+(?:and|&)\s+"
-                    r"(?-i:[A-Z])[\w'-]+)?\s+to\s+\w+", re.IGNORECASE)
+_TO_DO = re.compile(r"^\s*(?:\d{1,2}[.)]\s+|[-*•]\s+)?actions?\s*:\s*(?-i:[A-Z])[\w'-]+"
+                    r"(?:\s+(?:and|&)\s+(?-i:[A-Z])[\w'-]+)?\s+to\s+\w+", re.IGNORECASE)
 #: An agenda item's title before what it says: "Item 3: fleet baseline. All six ..."
 _ITEM_SEP = r"\s*(?:[:.)]|-{1,2}|[—–])\s*"  # "Item 3:", "Item 3 -", "Item 4 --", "Item 2 —"
 _ITEM_TITLE = re.compile(r"^(\s*)(?:agenda\s+)?item\s*\d{1,2}" + _ITEM_SEP
@@ -827,18 +875,28 @@ _ITEM_TITLE = re.compile(r"^(\s*)(?:agenda\s+)?item\s*\d{1,2}" + _ITEM_SEP
 
 
 _ITEM_LABEL = re.compile(r"^\s*(?:agenda\s+)?item\s*\d{1,2}" + _ITEM_SEP, re.IGNORECASE)
+#: A record's labelled lines: "Finding:", "Decision:", "Action:", "Status:".
+_RECORD_LABEL = re.compile(r"^\s*(?:[-*•]\s+)?(?:findings?|decisions?|actions?|status|"
+                           r"outcome|root\s+cause|resolution)\s*:", re.IGNORECASE | re.MULTILINE)
+#: Who holds a record's item, or when it is due, alone on its line: "Owner: Priya Raman".
+_HOLDER = re.compile(r"^\s*(?:[-*•]\s+)?(?:owners?|assignee|assigned\s+to|due(?:\s+date)?|"
+                     r"deadline|next\s+review)\s*:\s*[^\n]{0,40}$", re.IGNORECASE)
 
 
 def minutes_residue_removed(text: str) -> str:
     """What minutes carry besides what they record, in any message of two lines or more:
     attendance lines ("Present: ..."), "AOB" items, actions assigned to people ("Actions:
-    Priya to ...") and an agenda item's own title ("Item 3: fleet baseline.", "Item 3:
-    Remote access" alone on its line)."""
+    Priya to ...", "- Action: Linh to update KB-0117."), an agenda item's own title ("Item
+    3: fleet baseline.", "Item 3: Remote access" alone on its line) and, in a record with
+    labelled lines ("Finding:", "Decision:"), who holds it or when it is due ("Owner:
+    Priya Raman")."""
     lines = text.split("\n")
     if len([ln for ln in lines if ln.strip()]) < 2:
         return text
+    record = _RECORD_LABEL.search(text) is not None
     kept = [ln for ln in lines if not (
         _PRESENT.match(ln) or _AOB.match(_ITEM_LABEL.sub("", ln)) or _TO_DO.match(ln) or (
+            record and _HOLDER.match(ln) and _verbless(ln)) or (
             _ITEM_LABEL.match(ln) and re.fullmatch(r"[^.\n]{1,60}", _ITEM_LABEL.sub("", ln))
             and _verbless(ln)))]
     return _ITEM_TITLE.sub(r"\1", "\n".join(kept))
@@ -1302,6 +1360,37 @@ def pointed_command_named(text: str) -> str:
         return (f"{m.group('lead')}`{m.group('cmd').strip('`')}`{m.group('rest')}:\n"
                 f"{m.group('gap')}{m.group('prompt')}")
     return _POINTED_COMMAND.sub(name, text)
+
+
+#: A code block the writer then says in words: "```yaml ... ```\n\ni.e. Firefox ESR is the
+#: default ..." (the words are the statement; the block is what they read).
+_RESTATED_CODE = re.compile(r"^[ \t]*(?P<fence>```|~~~)[^\n]*\n"
+                            r"(?:(?![ \t]*(?P=fence))[^\n]*\n)*?"
+                            r"[ \t]*(?P=fence)[ \t]*\n(?:[ \t]*\n)*[ \t]*"
+                            r"(?:i\.e\.|(?:ie|that[ \t]+is|that[ \t]+means|meaning|in[ \t]+other"
+                            r"[ \t]+words|in[ \t]+plain[ \t]+(?:english|words)|translation)\b)"
+                            r"[,:]?[ \t]+(?P<first>\w)",
+                            re.MULTILINE | re.IGNORECASE)
+
+
+#: A fenced code block shown as an example, with the sentence that shows it: "For
+#: reference, this is what a correct reservation looks like in our DHCP config:" (not
+#: "this is what ours looks like:", "our line looks like this:": the house's own lines).
+_EXAMPLE_CODE = re.compile(r"(?:(?<=[.!?])[ \t]+|^[ \t]*)[^.!?\n]*(?:\bfor[ \t]+example\b|"
+                           r"\be\.g\.|\ban?[ \t]+example\b|\ba[ \t]+sample\b|\bwhat[ \t]+an?"
+                           r"[ \t]+(?:[\w-]+[ \t]+){0,3}?looks[ \t]+like\b)[^.!?\n]*:[ \t]*\n"
+                           r"(?:[ \t]*\n)*"
+                           r"[ \t]*(?P<fence>```|~~~)[^\n]*\n(?:(?![ \t]*(?P=fence))[^\n]*\n)*?"
+                           r"[ \t]*(?P=fence)[ \t]*(?:\n|$)", re.MULTILINE | re.IGNORECASE)
+
+
+def restated_code_removed(text: str) -> str:
+    """A fenced code block the writer then says in words ("i.e. ...", "in other words,
+    ...") gives way to the words: they are the statement, the block is what they read;
+    one shown as an example ("For reference, this is what X looks like:") goes with the
+    sentence that shows it (one host's lines are no rule)."""
+    text = _EXAMPLE_CODE.sub("\n", text)
+    return _RESTATED_CODE.sub(lambda m: m.group("first").upper(), text)
 
 
 #: A code block that opens with a command at a shell prompt (not a file shown with cat):

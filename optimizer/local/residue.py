@@ -1030,6 +1030,27 @@ _CODE_REPAIR_WHY = re.compile(r"(?<![\w.:/@-])(?P<old>" + _CODE_ARGS + r")[ \t]*
                               + r")(?![\w@/(])", re.IGNORECASE)
 
 
+#: A code taken back with what changed, then the new one: "CEN-CONSULT3-LJ... wait, no,
+#: the rooms were renamed last month, it's CEN-C3-LASER now".
+_CODE_REPAIR_REASON = re.compile(
+    r"(?<![\w.:/@-])(?P<old>" + _CODE_ARGS + r")[ \t]*(?:\.{2,}|\u2026|[-–—,(;])[ \t]*"
+    r"(?:(?:no|nope|wait|sorry|oops)\b[ \t]*[,!:]*[ \t]*){1,3}(?<=[\s,!:])"
+    r"[^,.;!?\n]{3,80}?,[ \t]*(?:it|that)(?:'s|[ \t]+is)[ \t]+(?:now[ \t]+)?"
+    r"(?P<new>" + _CODE_ARGS + r")(?![\w@/(])(?:[ \t]+now\b)?", re.IGNORECASE)
+
+
+#: A value taken back by saying it was moved to the new one: "at 01:00 — no wait, it was
+#: moved to 00:45 when the catalogue dump got earlier — written to ..." (why goes too, up
+#: to the dash that closes the aside).
+_MOVED_REPAIR = re.compile(
+    r"(?<![\w.:/@-])(?P<old>" + _CODE + r")[ \t]*(?:\.{2,}|\u2026|[-–—,(;])[ \t]*"
+    r"(?:(?:no|nope|wait|sorry|oops)\b[ \t]*[,!:]*[ \t]*){1,3}(?<=[\s,!:])"
+    r"(?:it|that|this|they)[ \t]+(?:was|were|has[ \t]+been|have[ \t]+been|got)[ \t]+"
+    r"(?:moved|changed|pushed|brought[ \t]+forward|put[ \t]+back|raised|lowered|cut|bumped|"
+    r"switched|shifted|renamed)[ \t]+to[ \t]+(?P<new>" + _CODE + r")(?![\w@/])"
+    r"(?P<why>[^—–\n.;]{0,80}?[ \t]*[—–]+[ \t]*|[^—–\n.;]{0,80}?(?=[.;]))?", re.IGNORECASE)
+
+
 def _skeleton(value: str) -> str:
     return re.sub(r"\d", "9", re.sub(r"[A-Z]", "A", re.sub(r"[a-z]", "a", value)))
 
@@ -1285,14 +1306,20 @@ def _checked_at_once(m: re.Match[str]) -> str:
 # "Power Saver is the default I think... no, sorry, Balanced is the default, just
 # checked": the writer takes back the clause before "no" and states the one after it.
 _RETRACTED = re.compile(
-    r"(?P<start>^|(?<=[.!?][ \t])|(?<=\n))(?P<old>[^.!?\n]{6,}?)"
+    r"(?P<start>^|(?<=[.!?][ \t])|(?<=\n))(?P<old>(?:[^.!?\n]|\.(?=\w)){6,}?)"
     r"(?:,?[ \t]+(?:i[ \t]+think|i[ \t]+guess|i[ \t]+believe|i[ \t]+thought))?[ \t]*"
-    r"(?:(?:\.{2,}|\u2026|[,;—–-])[ \t]*(?:no|nope|wait|hmm)\b[,!.]?[ \t]*"
+    # ("tick 'X'... no!! select Y": after a trailing-off, a "no" said loudly is enough)
+    # (or after "wait": "Use X, wait, no, Y")
+    r"(?:(?:(?:\.{2,}|\u2026)[ \t]*(?:wait[ \t]*[,!]*[ \t]*)?|[,;—–-][ \t]*wait[ \t]*[,!]*[ \t]*)"
+    r"(?P<loud>no|nope)[ \t]*[!,.;]+[ \t]*"
+    r"(?:(?:sorry|my[ \t]+bad|scratch[ \t]+that|actually|wait|i[ \t]+mean)\b[,!.]?[ \t]*)*"
+    r"|(?:\.{2,}|\u2026|[,;—–-])[ \t]*(?:no|nope|wait|hmm)\b[,!.]?[ \t]*"
     r"(?:(?:sorry|my[ \t]+bad|scratch[ \t]+that|actually|wait|i[ \t]+mean)\b[,!.]?[ \t]*)+"
     # ("every 15 minutes — sorry, every 30 minutes": a bare "sorry" after a dash, which
     # repairs only a value said again in the same words, see restate)
     r"|[ \t]*[—–-]+[ \t]*(?P<sorry>sorry)[,!.]?[ \t]*)"
-    r"(?P<new>[^.!?\n]+)", re.IGNORECASE)
+    # (a dot inside a name is no sentence end: "hvg-root-ca.pem", "/etc/ssl")
+    r"(?P<new>(?:[^.!?\n]|\.(?=\w))+)", re.IGNORECASE)
 #: Why the new value holds, after it: "..., we changed it in spring".
 _WHY_NEW = re.compile(r",[ \t]*(?:we|they|it|that|someone|ops|it's)[ \t]+(?:changed|moved|"
                       r"switched|raised|lowered|cut|shortened|extended|got)\b[^.!?\n]*$",
@@ -1327,8 +1354,59 @@ def _apply_scrapped(text: str) -> str:
     return text
 
 
+#: A clause asking (the "no" after it answers it: "Can guests print... no, only staff").
+_ASKING = re.compile(r"(?:can|could|does|do|did|is|are|was|were|should|will|would|may|must|"
+                     r"has|have)\b", re.IGNORECASE)
+
+
+_MOVED_TO = re.compile(r"(?:it|that|this|they)\s+(?:was|were|has\s+been|have\s+been|got)\s+"
+                       r"(?:moved|changed|cut|raised|lowered|shortened|extended|bumped|pushed|"
+                       r"switched|shifted)\s+to\s+", re.IGNORECASE)
+
+
+def _said_again(old: str, new: str) -> str | None:
+    """What holds after "OLD... no, NEW" (None: read it as any retraction): not a question
+    the "no" answers; "The label is Zebra... no, it's a Brother QL now" keeps the old
+    clause's head; "Use Firefox... no, Chromium for the viewer" and "go to nas02.x.lan...
+    no, nas03.x.lan" put a name or code for the one the old clause ended with; "... no;
+    select X" says the clause again."""
+    if _ASKING.match(old):
+        return None
+    # ("that was the old one, it was cut to '3s'": why the old value went, then the new)
+    told = re.sub(r"^(?:that|this|it)(?:'s|\s+(?:is|was|were))\s+[^,.;]{0,40}?\b(?:old|previous|"
+                  r"before|last\s+year|outdated|wrong)\b[^,.;]{0,20},\s*", "", new,
+                  flags=re.IGNORECASE)
+    moved = _MOVED_TO.match(told)
+    value = re.match(r"['\"]?(" + _CODE + r")", told[moved.end():]) if moved else None
+    if value:  # "lock_timeout = '10s' at the top, wait no, it was cut to '3s' after X"
+        same = [t for t in re.finditer(r"(?<![\w.:/@-])(?:" + _CODE + r")", old)
+                if _same_shape(t.group(0), value.group(1))]
+        if same:
+            return old[:same[-1].start()] + value.group(1) + old[same[-1].end():]
+    said = re.match(r"(?:it|that|they)(?:'s|'re|\s+is|\s+are)\s+", new, re.IGNORECASE)
+    head = _COPULA_HEAD.match(old)
+    if said and head:
+        return head.group(1) + " " + new[said.end():]
+    last = re.search(r"(?<![\w.:/@-])(?:" + _CODE + r")$", old)
+    first = re.match(_CODE, new)
+    if last and first and last.start() > 0 and not _FINITE.search(new) and (
+            _same_shape(last.group(0), first.group(0))
+            or (last.group(0)[0].isupper() and first.group(0)[0].isupper())):
+        return old[:last.start()] + new
+    if re.match(r"[a-z]+\s+\S", new):
+        return new[0].upper() + new[1:]
+    return None
+
+
 def _apply_retractions(text: str) -> str:
     def restate(m: re.Match[str]) -> str:
+        if m.group("loud"):
+            said = _said_again(m.group("old").strip(),
+                               _VOUCHED_TAIL.sub("", m.group("new").strip()))
+            if said is not None:
+                return m.group("start") + said
+            if _ASKING.match(m.group("old").strip()):
+                return m.group(0)
         new = _VOUCHED_TAIL.sub("", m.group("new").strip())
         why = _WHY_OLD.match(new)
         if why:
@@ -1435,12 +1513,23 @@ _PREP_REPAIR = re.compile(r"\b(?P<prep>to|in|on|at|from|into|under|with)[ \t]+"
                           r",?[ \t]+(?P=prep)[ \t]+(?=\S)", re.IGNORECASE)
 
 
+#: A value repaired by starting the next sentence again with the new one: "Laptops are
+#: fine, twenty minutes on battery. Er, thirty, sorry, thirty minutes on battery, and
+#: never when plugged in." (what goes: the old value to the new one, said in full).
+_RESTARTED_VALUE = re.compile(
+    r"\b(?:" + WORD_NUMBER + r"|\d+(?:[.,]\d+)?)[ \t]+(?P<unit>[a-z]+)\b[^.!?\n]{0,60}[.!?][ \t]+"
+    r"(?:(?:er|erm|um|uh|oh)[,.]?[ \t]+)?(?:" + WORD_NUMBER + r"|\d+(?:[.,]\d+)?)[ \t]*,?[ \t]*"
+    r"(?:sorry|i[ \t]+mean|i[ \t]+meant)[ \t]*,?[ \t]*"
+    r"(?=(?:" + WORD_NUMBER + r"|\d+(?:[.,]\d+)?)[ \t]+(?P=unit)\b)", re.IGNORECASE)
+
+
 def apply_self_corrections(message: str) -> str:
     """The message with the writer's own repairs applied: "valid 30 days — sorry, 14
     days" reads "valid 14 days", and so does "valid 30 days... sorry, no, that was the
     old build. It's 14 days now"; an "edit: 60 days, not 90" note replaces 90 days where
     the message said it, and goes."""
     message = _PREP_REPAIR.sub(lambda m: f"{m.group('prep')} ", message)
+    message = _RESTARTED_VALUE.sub("", message)
     message = _SENTENCE_REPAIR.sub(_sentence_repair, message)
     message = _PORT_REPAIR.sub(lambda m: f":{m.group('new')}", message)
     message = _WORDS_THEN_DIGITS.sub(lambda m: m.group("new"), message)
@@ -1477,8 +1566,12 @@ def apply_self_corrections(message: str) -> str:
             rest = " " + rest[why.end():]
         text = head + f"{m.group(3)}{unit}" + rest
     text = _ADDRESS_REPAIR.sub(lambda m: m.group("new"), text)
-    text = _CODE_REPAIR_WHY.sub(lambda m: m.group("new") if _same_shape(
-        m.group("old"), m.group("new")) else m.group(0), text)
+    text = _MOVED_REPAIR.sub(lambda m: m.group("new") + (", " if (m.group("why") or "").rstrip(
+        ).endswith(("—", "–")) else "") if _same_shape(m.group("old"), m.group("new"))
+        else m.group(0), text)
+    for repair in (_CODE_REPAIR_WHY, _CODE_REPAIR_REASON):
+        text = repair.sub(lambda m: m.group("new") if _same_shape(
+            m.group("old"), m.group("new")) else m.group(0), text)
     for _ in range(3):  # ("2222 - no wait, 2202, sorry, 2202": a repair, then its echo)
         repaired = _CODE_REPAIR.sub(_code_repair, text)
         if repaired == text:

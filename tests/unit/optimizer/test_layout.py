@@ -14,10 +14,14 @@ from optimizer.local.layout import (
     code_comments_as_text,
     config_as_statements,
     diff_as_lines,
+    genre_header_removed,
     headings_as_labels,
+    learned_fact_unframed,
     minutes_as_decisions,
+    minutes_residue_removed,
     qa_pairs_as_statements,
     reminder_question_as_statement,
+    restated_code_removed,
     states_pairs,
     strip_line_labels,
     struck_through_removed,
@@ -112,9 +116,11 @@ def test_check_marks_say_allowed_and_not_allowed_and_an_arrow_leaves_its_target(
 
 def test_labels_of_reviews_answers_and_reports_go_and_what_they_introduce_stays() -> None:
     text = "nitpick: tabs, not spaces\nTL;DR: the mirror is apt.corp\nRoot cause: DNS\n" \
-        "Owner: Priya"
+        "Owner: Priya\nDecision: kiosks reboot at 04:00\nFix: pg_dump runs at 02:00"
+    # (the line's first plain word takes a capital; a command keeps its case)
     assert strip_line_labels(text).splitlines() == [
-        "tabs, not spaces", "the mirror is apt.corp", "DNS", "Owner: Priya"]
+        "Tabs, not spaces", "The mirror is apt.corp", "DNS", "Owner: Priya",
+        "Kiosks reboot at 04:00", "pg_dump runs at 02:00"]
 
 
 def test_a_heading_goes_in_parentheses_after_the_first_line_under_it() -> None:
@@ -229,3 +235,83 @@ def test_a_question_that_reminds_states_its_clause() -> None:
     for asking in ("Didn't anyone say why the dock at Pier 3 is offline?",
                    "Did you see the match last night?", "Hasn't anyone checked?"):
         assert reminder_question_as_statement(asking) == asking
+
+
+@pytest.mark.parametrize(("message", "kept"), [
+    # a system's name before the ticket id; the document's own code after its kind
+    ("Servicedesk PLT-5512 — Resolution notes (closed by M. Osei)\nForklift keys are signed "
+     "out at the gatehouse.", "Forklift keys are signed out at the gatehouse."),
+    ("Safety review SR-2025-07 (summary)\nFinding: a driver reversed without a banksman.\n"
+     "Decision: reversing needs a banksman in yard B.",
+     "Finding: a driver reversed without a banksman.\nDecision: reversing needs a banksman "
+     "in yard B."),
+    # a forwarded text: who it is from goes, its quoted words are the text
+    ("Fwd WhatsApp from Bogdan (night shift): 'the dock doors lock at 23:00, we open them "
+     "from the cabin'", "the dock doors lock at 23:00, we open them from the cabin"),
+    # when a sender's rules take effect stays, without the bracket or the list's first mark
+    ("MEMO from Ana Lima, Depot Manager (effective 3 March)\n• Hi-vis is worn in the yard."
+     "\n• Visitors sign in.", "Effective 3 March: Hi-vis is worn in the yard.\n• Visitors "
+     "sign in."),
+])
+def test_a_documents_header_goes_and_its_text_stays(message: str, kept: str) -> None:
+    assert genre_header_removed(message) == kept
+
+
+def test_a_records_holder_and_an_action_bullet_go_and_its_findings_stay() -> None:
+    record = "Finding: pallets blocked exit 4.\nDecision: exits stay clear.\nOwner: J. Ruiz"
+    assert minutes_residue_removed(record) == \
+        "Finding: pallets blocked exit 4.\nDecision: exits stay clear."
+    minutes = "Yard meeting 04/02:\n- Pallets go in bay 7.\n- Action: Tomas to paint bay 7."
+    assert minutes_residue_removed(minutes) == "Yard meeting 04/02:\n- Pallets go in bay 7."
+    # (an owner line outside a record may be the fact: who owns a thing)
+    assert minutes_residue_removed("Scales are calibrated monthly.\nOwner: QA lab") == \
+        "Scales are calibrated monthly.\nOwner: QA lab"
+
+
+@pytest.mark.parametrize(("message", "fact"), [
+    ("tell them we don't lend the ladders, the hire desk does.",
+     "We don't lend the ladders, the hire desk does."),
+    ("If anyone asks, just tell people that the canteen closes at 14:30.",
+     "The canteen closes at 14:30."),
+    # an order to tell someone named is an order of its own
+    ("Tell the duty manager before you open the loading bay.",
+     "Tell the duty manager before you open the loading bay."),
+])
+def test_what_the_writer_asks_to_pass_on_is_said_as_the_fact(message: str, fact: str) -> None:
+    assert learned_fact_unframed(message) == fact
+
+
+def test_a_row_whose_cell_says_what_the_first_does_is_one_sentence() -> None:
+    text = ("| Radio call | Meaning |\n|---|---|\n| Code Amber | means the yard is closed |\n"
+            "| Code Blue | calls first aid to gate 2 |\n| Channel 4 | yes |")
+    assert tables_as_statements(text).splitlines() == [
+        "Code Amber means the yard is closed.", "Code Blue calls first aid to gate 2.",
+        "Channel 4: Meaning = yes."]
+
+
+def test_a_code_block_said_again_in_words_gives_way_to_the_words() -> None:
+    text = ("Our kiosks get this:\n\n```ini\n[kiosk]\nidle_logout = 300\n```\n\n"
+            "in other words, kiosks log out after 5 minutes idle.")
+    assert restated_code_removed(text) == \
+        "Our kiosks get this:\n\nKiosks log out after 5 minutes idle."
+    shown = "Set this:\n```\nidle_logout = 300\n```\nThen reboot."  # not said again
+    assert restated_code_removed(shown) == shown
+
+
+def test_a_code_block_shown_as_an_example_goes_with_the_sentence_showing_it() -> None:
+    text = ("Tills take their address from the router. For example, this is what till 3 "
+            "gets:\n\n```\nlease 192.168.8.43 {\n  binding state active;\n}\n```\n\n"
+            "Leases last 12 hours.")
+    assert restated_code_removed(text).split() == (
+        "Tills take their address from the router. Leases last 12 hours.").split()
+    # the house's own lines are no example
+    ours = "Our lease line looks like this:\n\n```\nlease 192.168.8.0/24 12h;\n```\n"
+    assert restated_code_removed(ours) == ours
+
+
+def test_a_command_opening_a_line_keeps_its_case_and_an_order_to_them_stays() -> None:
+    assert strip_line_labels("Cause: passwd -l only blocks passwords.\nFix: catalog.taxa "
+                             "is indexed.") == "passwd -l only blocks passwords.\n" \
+        "catalog.taxa is indexed."
+    assert learned_fact_unframed("tell them to use the side door.") == \
+        "tell them to use the side door."

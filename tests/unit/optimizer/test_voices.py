@@ -2622,3 +2622,91 @@ def test_a_chat_with_names_in_brackets_a_point_someone_made_and_a_repaired_place
     assert apply_self_corrections("Spare keys hang in the store room sorry in the key "
                                   "safe by the lift.") == "Spare keys hang in the key safe by " \
         "the lift."
+
+
+@pytest.mark.parametrize(("message", "repaired"), [
+    # a clause trailing off, then a loud "no" and the clause said again
+    ("Pick 'Use system proxy'... no!! choose Manual and enter proxy.site.lan:3128.",
+     "Choose Manual and enter proxy.site.lan:3128."),
+    ("Put the samples in fridge B... no. Put them in the cold room, fridge B is for "
+     "reagents.", "Put them in the cold room, fridge B is for reagents."),
+    # a name or a code for the one the clause ended with; "it's" for the clause's subject
+    ("Use Firefox... wait, no, Chromium for the PACS viewer.",
+     "Use Chromium for the PACS viewer."),
+    ("Backups go to nas02.site.lan... no, nas03.site.lan since May.",
+     "Backups go to nas03.site.lan since May."),
+    ("The label is Zebra... no, it's a Brother QL now.", "The label is a Brother QL now."),
+    # a code taken back with what changed, then "it's" the new one
+    ("Deploys go through the runner tagged BUILD-OLD2... wait, no, the runners were "
+     "relabelled in June, it's BUILD-R7 now.", "Deploys go through the runner tagged BUILD-R7."),
+    ("Use Firefox, wait, no, Chromium for the PACS viewer.",
+     "Use Chromium for the PACS viewer."),
+    # a question the "no" answers is no take-back; nor a "no" after a comma alone
+    ("Can contractors badge in after 22:00... no, only staff can.",
+     "Can contractors badge in after 22:00... no, only staff can."),
+    ("Pedal bikes are checked weekly, no, never by the riders.",
+     "Pedal bikes are checked weekly, no, never by the riders."),
+])
+def test_a_clause_trailing_off_into_a_no_is_taken_back(message: str, repaired: str) -> None:
+    assert apply_self_corrections(message) == repaired
+
+
+def test_one_capitalised_word_answers_when_the_message_refuses_another_by_name(
+        role: LocalActionability) -> None:
+    ex = role.extract(FeedbackContext(
+        "e1", "t", "Which finish do we order for the corridor walls?",
+        "Pick a finish that suits the room and the traffic it gets.",
+        "Satin. RAL 9010 from the trade counter. never Gloss.", "down"), Meter())
+    assert ex.body.startswith("Satin."), ex.body
+    # (without a refused option a lone capitalised word answers nothing)
+    ex = role.extract(FeedbackContext(
+        "e1", "t", "Which finish do we order for the corridor walls?",
+        "Pick a finish that suits the room and the traffic it gets.",
+        "Satin. RAL 9010 from the trade counter only.", "down"), Meter())
+    assert "Satin" not in ex.body, ex.body
+
+
+def test_a_mac_address_in_a_config_is_no_secret_and_a_pgpass_line_still_is() -> None:
+    assert addressed_to_system("host till-04 {\n  hardware ethernet a4:5e:60:0b:12:ff;\n"
+                               "  fixed-address 192.168.8.40;\n}") == ""
+    assert addressed_to_system("printers answer on fe80:0:0:0:2:3:4:5 only") == ""
+    assert addressed_to_system("pos-db:5432:sales:till:Qz7!pa55word") != ""
+
+
+@pytest.mark.parametrize(("message", "repaired"), [
+    ("Guests get two hours of parking. Er, three, sorry, three hours of parking, and none "
+     "at weekends.", "Guests get three hours of parking, and none at weekends."),
+    ("The van seats 9 people. Um, 8, I mean 8 people since the refit.",
+     "The van seats 8 people since the refit."),
+    # (two values in two sentences are no repair)
+    ("Runs take ten minutes. Twenty minutes is the limit.",
+     "Runs take ten minutes. Twenty minutes is the limit."),
+])
+def test_a_value_repaired_by_starting_the_next_sentence_again(message: str,
+                                                              repaired: str) -> None:
+    assert apply_self_corrections(message) == repaired
+
+
+@pytest.mark.parametrize(("message", "repaired"), [
+    ("The ferry sync runs every night at 02:00 — no wait, it was moved to 01:30 when the "
+     "timetable changed — and writes to /srv/ferry/.",
+     "The ferry sync runs every night at 01:30, and writes to /srv/ferry/."),
+    ("The shuttle leaves at 17:10, sorry, it was moved to 17:25 last month.",
+     "The shuttle leaves at 17:25."),
+    ("Forms go to room B12 — no, that was moved to B14.", "Forms go to room B14."),
+    ("Every crate is weighed at 'BAY-2' on arrival, wait no, that was the old bay, it was "
+     "moved to 'BAY-5' in spring. Fragile crates skip it.",
+     "Every crate is weighed at 'BAY-5' on arrival. Fragile crates skip it."),
+])
+def test_a_value_said_to_have_moved_replaces_the_one_taken_back(message: str,
+                                                                repaired: str) -> None:
+    assert apply_self_corrections(message) == repaired
+
+
+def test_whom_the_message_is_for_is_no_fact(role: LocalActionability) -> None:
+    ex = role.extract(FeedbackContext(
+        "e1", "t", "how do I book the minibus?", "Use the booking form.",
+        "Hi, it's Marta from the transport team, this is for whoever runs the assistant. The "
+        "minibus "
+        "is booked through the TRANSPORT queue, 48 hours ahead.", "down"), Meter())
+    assert "whoever" not in ex.body and "TRANSPORT queue, 48 hours ahead" in ex.body, ex.body
