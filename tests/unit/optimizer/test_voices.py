@@ -2710,3 +2710,11 @@ def test_whom_the_message_is_for_is_no_fact(role: LocalActionability) -> None:
         "minibus "
         "is booked through the TRANSPORT queue, 48 hours ahead.", "down"), Meter())
     assert "whoever" not in ex.body and "TRANSPORT queue, 48 hours ahead" in ex.body, ex.body
+
+
+def test_a_note_of_fragments_answers_in_each_of_them(role: LocalActionability) -> None:
+    ex = role.extract(FeedbackContext(
+        "e1", "t", "Which DNS resolver should the kiosks use?", "Use your router's DNS.",
+        "unbound only. dns1.fleet.lan + dns2.fleet.lan. no DoH. port 53 out is blocked "
+        "anyway.", "down"), Meter())
+    assert "unbound only" in ex.body and "dns1.fleet.lan + dns2.fleet.lan" in ex.body, ex.body
