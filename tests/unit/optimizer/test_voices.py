@@ -2717,4 +2717,5 @@ def test_a_note_of_fragments_answers_in_each_of_them(role: LocalActionability) -
         "e1", "t", "Which DNS resolver should the kiosks use?", "Use your router's DNS.",
         "unbound only. dns1.fleet.lan + dns2.fleet.lan. no DoH. port 53 out is blocked "
         "anyway.", "down"), Meter())
-    assert "unbound only" in ex.body and "dns1.fleet.lan + dns2.fleet.lan" in ex.body, ex.body
+    assert "unbound only" in ex.body.lower() and "dns1.fleet.lan + dns2.fleet.lan" in ex.body, \
+        ex.body
