@@ -677,6 +677,9 @@ _WH_QUESTION = re.compile(r"^\s*(?:what|which|how\s+(?:many|much|long|often|big|
                           r"where|who(?:m|se)?)\b", re.IGNORECASE)
 
 
+#: Words that "only" follows without naming a thing: "If only.", "Me only?"
+_NOT_A_THING = frozenset("""if the a an not one me you us them it this that we i he she they
+yes no ok okay""".split())
 _ONLY = re.compile(r"\s+only\b", re.IGNORECASE)  # ("chrony only": no verb in "only")
 
 
@@ -708,7 +711,7 @@ def _bare_answer(v: SentenceView, ctx: FeedbackContext) -> bool:
     offered = set(re.findall(r"(?<=[\w,;] )[A-Z][a-z]+\b", ctx.answer))
     words = re.findall(r"[A-Za-z]+", v.text)
     if len(toks) == 2 and toks[1] == "only" and toks[0] not in asked and \
-            re.fullmatch(r"[a-z][\w.-]*", toks[0]):
+            toks[0] not in _NOT_A_THING and re.fullmatch(r"[a-z][\w.-]*", toks[0]):
         return True  # "chrony only.": the one thing that is used
     if len(words) == 1 and re.fullmatch(r"[A-Z][a-z]+", words[0]) and \
             words[0].lower() not in asked and _REFUSED_OPTION.search(ctx.comment):
@@ -951,8 +954,8 @@ class LocalActionability:
                 # writer only quotes ('the old wiki: "always use exclusive mode"') is as
                 # firm as the writer's doubt about it ("no idea if anyone still does that")
                 k = "opinion"
-            elif k == "chatter" and anchored and (i == 0 or all(
-                    _telegraphic(o.text) for _, o in views[:i])) and _bare_answer(v, ctx):
+            elif k == "chatter" and anchored and (i == 0 or (len(tokens(v.text)) >= 2 and all(
+                    _telegraphic(o.text) for _, o in views[:i]))) and _bare_answer(v, ctx):
                 # ("chrony only. ntp1.x.lan + ntp2.x.lan. no pool": a note of fragments
                 # answers in each of them)
                 k = "support"  # "5433. apps go thru pgbouncer on 6432": what was asked
