@@ -677,6 +677,17 @@ _WH_QUESTION = re.compile(r"^\s*(?:what|which|how\s+(?:many|much|long|often|big|
                           r"where|who(?:m|se)?)\b", re.IGNORECASE)
 
 
+#: Words that "only" follows without naming a thing: "If only.", "Me only?"
+_NOT_A_THING = frozenset("""if the a an not one me you us them it this that we i he she they
+yes no ok okay""".split())
+_ONLY = re.compile(r"\s+only\b", re.IGNORECASE)  # ("chrony only": no verb in "only")
+
+
+def _telegraphic(text: str) -> bool:
+    """A fragment of a note: at most four words and no verb ("chrony only.")."""
+    return 0 < len(tokens(text)) <= 4 and _verbless(_ONLY.sub("", text))
+
+
 def _bare_answer(v: SentenceView, ctx: FeedbackContext) -> bool:
     """A message's opening value that answers the question asked ("what port does the
     primary listen on" -- "5433."; "what proxy settings should I use" -- "Automatic."):
@@ -690,7 +701,7 @@ def _bare_answer(v: SentenceView, ctx: FeedbackContext) -> bool:
             ctx.query.rstrip().endswith("?") or _WH_QUESTION.match(ctx.query)) or \
             set(toks) <= _BARE_VALUES or is_greeting(v.text) or _FAREWELL.match(v.text) or \
             _THANKS_ONLY.fullmatch(v.text.strip()) or toks[0] in ("not", "no", "never") or \
-            not _verbless(v.text) or v.evaluative or v.about_answer or \
+            not _verbless(_ONLY.sub("", v.text)) or v.evaluative or v.about_answer or \
             v.text.lstrip().startswith(("#", "//", "--")):
         return False
     asked = ctx.query.lower()
@@ -699,6 +710,9 @@ def _bare_answer(v: SentenceView, ctx: FeedbackContext) -> bool:
         return True
     offered = set(re.findall(r"(?<=[\w,;] )[A-Z][a-z]+\b", ctx.answer))
     words = re.findall(r"[A-Za-z]+", v.text)
+    if len(toks) == 2 and toks[1] == "only" and toks[0] not in asked and \
+            toks[0] not in _NOT_A_THING and re.fullmatch(r"[a-z][\w.-]*", toks[0]):
+        return True  # "chrony only.": the one thing that is used
     if len(words) == 1 and re.fullmatch(r"[A-Z][a-z]+", words[0]) and \
             words[0].lower() not in asked and _REFUSED_OPTION.search(ctx.comment):
         return True  # "Automatic. ... never Manual.": the message names options itself
@@ -940,7 +954,10 @@ class LocalActionability:
                 # writer only quotes ('the old wiki: "always use exclusive mode"') is as
                 # firm as the writer's doubt about it ("no idea if anyone still does that")
                 k = "opinion"
-            elif k == "chatter" and i == 0 and anchored and _bare_answer(v, ctx):
+            elif k == "chatter" and anchored and (i == 0 or (len(tokens(v.text)) >= 2 and all(
+                    _telegraphic(o.text) for _, o in views[:i]))) and _bare_answer(v, ctx):
+                # ("chrony only. ntp1.x.lan + ntp2.x.lan. no pool": a note of fragments
+                # answers in each of them)
                 k = "support"  # "5433. apps go thru pgbouncer on 6432": what was asked
             elif k == "chatter" and anchored and (_support(v, ctx) or _label_value(v.text)) \
                     and not is_self_introduction(without_greeting(v.text)) \

@@ -2710,3 +2710,19 @@ def test_whom_the_message_is_for_is_no_fact(role: LocalActionability) -> None:
         "minibus "
         "is booked through the TRANSPORT queue, 48 hours ahead.", "down"), Meter())
     assert "whoever" not in ex.body and "TRANSPORT queue, 48 hours ahead" in ex.body, ex.body
+
+
+def test_a_note_of_fragments_answers_in_each_of_them(role: LocalActionability) -> None:
+    ex = role.extract(FeedbackContext(
+        "e1", "t", "Which DNS resolver should the kiosks use?", "Use your router's DNS.",
+        "unbound only. dns1.fleet.lan + dns2.fleet.lan. no DoH. port 53 out is blocked "
+        "anyway.", "down"), Meter())
+    assert "unbound only" in ex.body.lower() and "dns1.fleet.lan + dns2.fleet.lan" in ex.body, \
+        ex.body
+
+
+def test_if_only_and_a_list_label_answer_nothing(role: LocalActionability) -> None:
+    ex = role.extract(FeedbackContext(
+        "e1", "t", "Can I leave the lab PC on overnight?", "Yes, you can.",
+        "If only. Lab PCs are shut down at 19:00 by the building system.", "down"), Meter())
+    assert not ex.body.lower().startswith("if only"), ex.body
