@@ -129,7 +129,7 @@ _CONNECTIVE = (r"(?:(?:just\s+)?so\s+you\s+know(?:\s+for\s+(?:next\s+time|the\s+
                r"don't forget|do not forget|mind you)\s+that)")
 _DISCOURSE = re.compile(
     # ("nah dont use X", "yep works": these never open a noun phrase, whatever follows)
-    r"^(?:(?:nah|nope|yep|yeah|hmm|um|uh|ugh|meh|lol|haha)\s+(?=[a-z])|"
+    r"^(?:(?:nah|nope|yep|ugh|meh|lol|haha)\s+(?=[a-z])(?!(?:hi|hello|hey|hiya)\b)|"
     # (a hyphen before a letter is no pause: "no -d, no -s" are options, "No-one" a word)
     r"" + _INTERJECTION + r"\b(?:\s*(?:[,:;.!\u2014]|-(?!\w))+\s*|\s+(?=(?:that|this|it|"
     r"it's|you|your|the answer|the|i|we|not|so|but|and|then|actually|well|no|nope|nah|yes|yeah|ok|"
