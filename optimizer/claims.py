@@ -1317,8 +1317,9 @@ _BRACKET_ROLE = re.compile(
     # ("item 3 (assistant answers):" in minutes: a topic in brackets, no header)
     r"(?:system|admin|administrator|operator|developer|moderator|pipeline|"
     # (not an item's label: "(AI-1)", "(KB-12)")
-    r"extractor|assistant|ai|model|bot|llm|kb|knowledge base)\b(?![-_]?\d)[^\]>)\n]{0,80}[\]>)]",
-    re.IGNORECASE)
+    r"extractor|assistant|ai|model|bot|llm|kb|knowledge base)\b(?![-_]?\d)[^\]>)\n]{0,80}[\]>)]"
+    # (a placeholder inside a name is no tag: "the <system>_owner role", "tw_<system>_<env>")
+    r"(?![\w<])", re.IGNORECASE)
 _SYSTEM_NOUNS = (r"(?:instructions?|rules?|guidelines?|guardrails?|polic(?:y|ies)|system "
                  r"prompt|prompt|programming|directives?|constraints?|restrictions?|"
                  r"safety|filters?|review|previous|prior|above|earlier)")
