@@ -323,3 +323,12 @@ def test_an_aside_opening_the_message_goes_before_a_lower_case_word_unless_it_bo
         "hi it's Dara. saws are locked at 17:00."
     assert leading_asides_removed("(since March) saws are locked at 17:00.") == \
         "(since March) saws are locked at 17:00."
+
+
+def test_how_the_message_was_written_goes_from_its_start() -> None:
+    from optimizer.local.layout import leading_asides_removed
+    assert leading_asides_removed("this is dictated sorry for typos. in the cold store the "
+                                  "door alarm goes after 90 seconds.") == \
+        "in the cold store the door alarm goes after 90 seconds."
+    assert leading_asides_removed("Written rule: gloves in the cold store.") == \
+        "Written rule: gloves in the cold store."
