@@ -128,8 +128,10 @@ _CONNECTIVE = (r"(?:(?:just\s+)?so\s+you\s+know(?:\s+for\s+(?:next\s+time|the\s+
                r"(?:just\s+)?(?:remember|note|notice|keep in mind|bear in mind|be aware|"
                r"don't forget|do not forget|mind you)\s+that)")
 _DISCOURSE = re.compile(
+    # ("nah dont use X", "yep works": these never open a noun phrase, whatever follows)
+    r"^(?:(?:nah|nope|yep|ugh|meh|lol|haha)\s+(?=[a-z])(?!(?:hi|hello|hey|hiya)\b)|"
     # (a hyphen before a letter is no pause: "no -d, no -s" are options, "No-one" a word)
-    r"^(?:" + _INTERJECTION + r"\b(?:\s*(?:[,:;.!\u2014]|-(?!\w))+\s*|\s+(?=(?:that|this|it|"
+    r"" + _INTERJECTION + r"\b(?:\s*(?:[,:;.!\u2014]|-(?!\w))+\s*|\s+(?=(?:that|this|it|"
     r"it's|you|your|the answer|the|i|we|not|so|but|and|then|actually|well|no|nope|nah|yes|yeah|ok|"
     r"okay|lol|haha|ha|there|sorry|its|tbh|imo|ngl|fam|mate|bro|dude|theyre|thats|theres|"
     r"they|they're|that's|there's|ur|u)(?![\w'])\b)|\s*$)|" + _CONNECTIVE
@@ -1315,8 +1317,9 @@ _BRACKET_ROLE = re.compile(
     # ("item 3 (assistant answers):" in minutes: a topic in brackets, no header)
     r"(?:system|admin|administrator|operator|developer|moderator|pipeline|"
     # (not an item's label: "(AI-1)", "(KB-12)")
-    r"extractor|assistant|ai|model|bot|llm|kb|knowledge base)\b(?![-_]?\d)[^\]>)\n]{0,80}[\]>)]",
-    re.IGNORECASE)
+    r"extractor|assistant|ai|model|bot|llm|kb|knowledge base)\b(?![-_]?\d)[^\]>)\n]{0,80}[\]>)]"
+    # (a placeholder inside a name is no tag: "the <system>_owner role", "tw_<system>_<env>")
+    r"(?![\w<])", re.IGNORECASE)
 _SYSTEM_NOUNS = (r"(?:instructions?|rules?|guidelines?|guardrails?|polic(?:y|ies)|system "
                  r"prompt|prompt|programming|directives?|constraints?|restrictions?|"
                  r"safety|filters?|review|previous|prior|above|earlier)")

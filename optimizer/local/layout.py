@@ -948,6 +948,16 @@ _ANSWERED_QUESTION = re.compile(
 #: sorry for any weirdness) Passwords expire after 90 days."
 _LEADING_ASIDE = re.compile(r"(?:^|(?<=[.!?]\s)|(?<=\n))[ \t]*\((?P<aside>[^()\n]{3,200})\)"
                             r"[ \t]+(?=[A-Z0-9`\"'])")
+#: How the message came to be, opening it: "this is dictated sorry for typos." (the
+#: sentence after it may start in lower case).
+_HOW_WRITTEN = re.compile(r"^[ \t]*(?:(?:this|it)(?:'s|\s+is|\s+was)\s+)?(?:dictated|typed|written|"
+                          r"voice[- ]typed)(?:\s+(?:on|from|with|in)\s+(?:my|the|a)\s+\w+)?"
+                          r"(?:[ \t,;-]+(?:so\s+)?sorry\s+for\s+(?:the\s+|any\s+)?(?:typos|"
+                          r"mistakes|errors|weirdness))?[ \t]*[.!;:][ \t]*(?=\S)", re.IGNORECASE)
+_MESSAGE_ASIDE = re.compile(r"^[ \t]*\((?P<aside>[^()\n]{3,60})\)[ \t]+(?=[a-z])")
+#: An aside that bounds what follows in time or scope: "(since May)", "(except the tills)".
+_SCOPE_IN_ASIDE = re.compile(r"\b(?:since|until|till|from|after|before|effective|as\s+of|"
+                             r"starting|except|excluding)\b", re.IGNORECASE)
 _RULE_IN_ASIDE = re.compile(r"\b(?:must|mustn't|never|only|always|not|no|don't|required|"
                             r"mandatory|forbidden|policy|rule)\b", re.IGNORECASE)
 
@@ -960,10 +970,14 @@ def leading_asides_removed(text: str) -> str:
     "(on the kiosks only)") is part of what is said and stays."""
     def drop(m: re.Match[str]) -> str:
         aside = m.group("aside")
-        if any(i.kind in STRONG_KINDS for i in items(aside)) or _RULE_IN_ASIDE.search(aside):
+        if any(i.kind in STRONG_KINDS for i in items(aside)) or _RULE_IN_ASIDE.search(aside) \
+                or _SCOPE_IN_ASIDE.search(aside):
             return m.group(0)
         return ""
-    return _LEADING_ASIDE.sub(drop, text)
+    # (opening the message, the aside may come before a word in lower case: "(dictated)
+    # hi this is ...")
+    return _LEADING_ASIDE.sub(drop, _MESSAGE_ASIDE.sub(drop, _HOW_WRITTEN.sub("", text, count=1),
+                                                       count=1))
 
 
 def answered_questions_as_statements(text: str) -> str:

@@ -315,3 +315,20 @@ def test_a_command_opening_a_line_keeps_its_case_and_an_order_to_them_stays() ->
         "catalog.taxa is indexed."
     assert learned_fact_unframed("tell them to use the side door.") == \
         "tell them to use the side door."
+
+
+def test_an_aside_opening_the_message_goes_before_a_lower_case_word_unless_it_bounds() -> None:
+    from optimizer.local.layout import leading_asides_removed
+    assert leading_asides_removed("(voice note) hi it's Dara. saws are locked at 17:00.") == \
+        "hi it's Dara. saws are locked at 17:00."
+    assert leading_asides_removed("(since March) saws are locked at 17:00.") == \
+        "(since March) saws are locked at 17:00."
+
+
+def test_how_the_message_was_written_goes_from_its_start() -> None:
+    from optimizer.local.layout import leading_asides_removed
+    assert leading_asides_removed("this is dictated sorry for typos. in the cold store the "
+                                  "door alarm goes after 90 seconds.") == \
+        "in the cold store the door alarm goes after 90 seconds."
+    assert leading_asides_removed("Written rule: gloves in the cold store.") == \
+        "Written rule: gloves in the cold store."
