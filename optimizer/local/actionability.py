@@ -67,6 +67,7 @@ from optimizer.local.layout import (
     banner_removed,
     bare_answer_as_subject,
     bookkeeping_removed,
+    boxed_lines_unboxed,
     chat_as_lines,
     checkmarks_as_statements,
     circled_numbers_as_bullets,
@@ -833,7 +834,7 @@ class LocalActionability:
             commit_lines_removed(log_lines_removed(bookkeeping_removed(
                 code_in_sentence_joined(restated_code_removed(signature_removed(
                     pointed_command_named(
-                    writer_named(ctx.comment)))))))))),
+                    writer_named(boxed_lines_unboxed(ctx.comment))))))))))),
             keep_lines=True), f"{ctx.query}\n{ctx.answer}")
         text = announced_scope_joined(value_lists_joined(
             form_fields_as_lines(banner_removed(text), ctx.answer)))

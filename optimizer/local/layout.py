@@ -742,6 +742,34 @@ _TICKET_STATE = re.compile(r"[\w-]+[ \t]*#?\d+[ \t]*[-–—:]?[ \t]*(?:resolved
                            r"merged|completed)[.!]?", re.IGNORECASE)
 
 
+_BOX_BORDER = re.compile(r"^[ \t]*\+[-=+]{3,}\+[ \t]*$")
+_BOX_LINE = re.compile(r"^[ \t]*\|[ \t]*(?P<text>.*?)[ \t]*\|[ \t]*$")
+
+
+def boxed_lines_unboxed(text: str) -> str:
+    """Text drawn in a box of "+---+" borders and "| ... |" sides (a label or sticker typed
+    out) as its plain lines: "| PRINTER: STORES-ZEBRA-1 |" reads "PRINTER: STORES-ZEBRA-1"
+    (not a table row)."""
+    lines = text.split("\n")
+    out: list[str] = []
+    i = 0
+    while i < len(lines):
+        if _BOX_BORDER.match(lines[i]):
+            j = i + 1
+            inner: list[str] = []
+            while j < len(lines) and (m := _BOX_LINE.match(lines[j])) and \
+                    not _BOX_BORDER.match(lines[j]):
+                inner.append(m.group("text"))
+                j += 1
+            if inner and j < len(lines) and _BOX_BORDER.match(lines[j]):
+                out.extend(line for line in inner if line.strip())
+                i = j + 1
+                continue
+        out.append(lines[i])
+        i += 1
+    return "\n".join(out)
+
+
 def banner_removed(text: str) -> str:
     """The message without a bracketed note that opens it ("[Voicemail transcript,
     00:47] Hi, ..."): a banner about the message, not part of it. Notes inside it

@@ -332,3 +332,18 @@ def test_how_the_message_was_written_goes_from_its_start() -> None:
         "in the cold store the door alarm goes after 90 seconds."
     assert leading_asides_removed("Written rule: gloves in the cold store.") == \
         "Written rule: gloves in the cold store."
+
+
+def test_a_boxed_label_reads_as_its_lines() -> None:
+    from optimizer.local.layout import boxed_lines_unboxed
+    text = ("+--------------------------+\n"
+            "| COLD STORE 2             |\n"
+            "| ALARM: -15 C             |\n"
+            "|                          |\n"
+            "| CALL: facilities ext 220 |\n"
+            "+--------------------------+\n"
+            "that sticker is on the door.")
+    assert boxed_lines_unboxed(text) == \
+        "COLD STORE 2\nALARM: -15 C\nCALL: facilities ext 220\nthat sticker is on the door."
+    table = "| site | door |\n|---|---|\n| A | 3 |"  # a table is no box
+    assert boxed_lines_unboxed(table) == table
