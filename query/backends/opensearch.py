@@ -78,6 +78,12 @@ from query.usage import ReviewFlag, UsageRow, UsageTotals
 
 log = get_logger(__name__)
 
+#: How often a read answered in part (failed or missing shards, unreadable documents) is
+#: asked in all, and the first pause between (doubling): a node that dies while a search
+#: is on it fails its shard for that search only.
+PARTIAL_READ_ATTEMPTS = 3
+PARTIAL_READ_BACKOFF_SECONDS = 0.25
+
 MAX_RESULTS = 10_000
 FLAG_ATTEMPTS = 50  # review-flags updates tried before giving up under contention
 # Recorded in the index mapping's _meta: how documents are addressed (tenant-scoped _id).
@@ -371,6 +377,22 @@ class OpenSearchStore:
                 await self.stop()
 
     async def _call(self, fn: Any, **kwargs: Any) -> Any:
+        """One request; a read answered in part is asked again a few times (a node that
+        died while the search was on it: the next attempt goes to a live copy), then is
+        an error (``BackendUnavailableError``), never taken as the whole answer."""
+        for attempt in range(1, PARTIAL_READ_ATTEMPTS + 1):
+            reply = await self._request(fn, **kwargs)
+            why = partial_read(reply)
+            if not why:
+                return reply
+            if attempt < PARTIAL_READ_ATTEMPTS:
+                log.warning("opensearch read answered in part, asking again", why=why,
+                            attempt=attempt)
+                await asyncio.sleep(PARTIAL_READ_BACKOFF_SECONDS * 2 ** (attempt - 1))
+        # (a head read as absent would fork a lineage: the caller retries or fails)
+        raise BackendUnavailableError(f"OpenSearch answered in part: {why}")
+
+    async def _request(self, fn: Any, **kwargs: Any) -> Any:
         from opensearchpy import exceptions as exc
 
         if self._client is None:
@@ -387,9 +409,6 @@ class OpenSearchStore:
                 raise BackendUnavailableError(f"OpenSearch refuses writes for now: {err}"
                                               ) from err
             raise
-        why = partial_read(reply)
-        if why:  # a partial answer is wrong (a head read as absent forks a lineage): retry
-            raise BackendUnavailableError(f"OpenSearch answered in part: {why}")
         return reply
 
     # --- writes -----------------------------------------------------------------------

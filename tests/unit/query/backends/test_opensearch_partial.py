@@ -39,19 +39,32 @@ def test_partial_read(reply: Any, why: str) -> None:
     assert partial_read(reply) == why
 
 
-async def test_a_partial_search_raises_unavailable() -> None:
+async def test_a_partial_search_is_asked_again_then_raises_unavailable(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A node that died while a search was on it fails its shard for that search: the read
+    is asked again (here the second answer is whole); one that stays partial is an error
+    after the last attempt, never the answer."""
+    import query.backends.opensearch as module
+
+    monkeypatch.setattr(module, "PARTIAL_READ_BACKOFF_SECONDS", 0.0)
     store = OpenSearchStore("http://127.0.0.1:1", index="partial")
     store._client = object()  # _call only checks it is set
+    asked: list[str] = []
 
     async def search(**_: Any) -> Any:
+        asked.append("part")
         return PART_SEARCH
 
-    async def whole(**_: Any) -> Any:
-        return WHOLE_SEARCH
+    async def then_whole(**_: Any) -> Any:
+        asked.append("then")
+        return PART_SEARCH if len(asked) == 1 else WHOLE_SEARCH
 
+    assert await store._call(then_whole, index="partial", body={}) == WHOLE_SEARCH
+    assert asked == ["then", "then"]
+    asked.clear()
     with pytest.raises(BackendUnavailableError, match="1 of 3 shards failed"):
         await store._call(search, index="partial", body={})
-    assert await store._call(whole, index="partial", body={}) == WHOLE_SEARCH
+    assert asked == ["part"] * module.PARTIAL_READ_ATTEMPTS
 
 
 def _bulk_reply(*items: tuple[int, str]) -> dict[str, Any]:
