@@ -1406,9 +1406,10 @@ def pointed_command_named(text: str) -> str:
 
 #: A code block the writer then says in words: "```yaml ... ```\n\ni.e. Firefox ESR is the
 #: default ..." (the words are the statement; the block is what they read).
-_RESTATED_CODE = re.compile(r"^[ \t]*(?P<fence>```|~~~)[^\n]*\n"
-                            r"(?:(?![ \t]*(?P=fence))[^\n]*\n)*?"
-                            r"[ \t]*(?P=fence)[ \t]*\n(?:[ \t]*\n)*[ \t]*"
+#: A fenced code block, from its opening fence to its closing one (end of line not taken).
+_FENCED_BLOCK = (r"[ \t]*(?P<fence>```|~~~)[^\n]*\n(?:(?![ \t]*(?P=fence))[^\n]*\n)*?"
+                 r"[ \t]*(?P=fence)[ \t]*")
+_RESTATED_CODE = re.compile(r"^" + _FENCED_BLOCK + r"\n(?:[ \t]*\n)*[ \t]*"
                             r"(?:i\.e\.|(?:ie|that[ \t]+is|that[ \t]+means|meaning|in[ \t]+other"
                             r"[ \t]+words|in[ \t]+plain[ \t]+(?:english|words)|translation)\b)"
                             r"[,:]?[ \t]+(?P<first>\w)",
@@ -1421,9 +1422,8 @@ _RESTATED_CODE = re.compile(r"^[ \t]*(?P<fence>```|~~~)[^\n]*\n"
 _EXAMPLE_CODE = re.compile(r"(?:(?<=[.!?])[ \t]+|^[ \t]*)[^.!?\n]*(?:\bfor[ \t]+example\b|"
                            r"\be\.g\.|\ban?[ \t]+example\b|\ba[ \t]+sample\b|\bwhat[ \t]+an?"
                            r"[ \t]+(?:[\w-]+[ \t]+){0,3}?looks[ \t]+like\b)[^.!?\n]*:[ \t]*\n"
-                           r"(?:[ \t]*\n)*"
-                           r"[ \t]*(?P<fence>```|~~~)[^\n]*\n(?:(?![ \t]*(?P=fence))[^\n]*\n)*?"
-                           r"[ \t]*(?P=fence)[ \t]*(?:\n|$)", re.MULTILINE | re.IGNORECASE)
+                           r"(?:[ \t]*\n)*" + _FENCED_BLOCK + r"(?:\n|$)",
+                           re.MULTILINE | re.IGNORECASE)
 
 
 def restated_code_removed(text: str) -> str:
