@@ -988,11 +988,16 @@ def _tag_question(m: re.Match[str]) -> str:
 
 #: A dictated name or path said as words, then written out: "id dot lantern hill dot org,
 #: I mean https://id.lanternhill.org", "slash var slash log, I mean /var/log/postgresql/".
-_I_MEAN_WRITTEN = re.compile(r",?[ \t]+i[ \t]+mean[ \t]+(?P<w>[^\s,]*[./:\d][^\s,]*)",
-                             re.IGNORECASE)
+_I_MEAN_WRITTEN = re.compile(r"(?:,|[ \t]+[—–-]+)?[ \t]+(?:i[ \t]+mean|that's|that[ \t]+is)[ \t]+"
+                             r"(?P<w>[^\s,]*[./:\d][^\s,]*?)(?=[\s,]|[.;!?]?$|[.;!?]\s)"
+                             r"(?:[ \t]*[—–]+(?=[ \t]))?", re.IGNORECASE)
 _SPOKEN_MARKS = frozenset({"dot", "slash", "dash", "colon", "underscore"})
 _DIGIT_WORDS = {"zero": "0", "oh": "0", "one": "1", "two": "2", "three": "3", "four": "4",
                 "five": "5", "six": "6", "seven": "7", "eight": "8", "nine": "9"}
+#: Letters said by their names, as a dictating writer spells a host's name.
+_LETTER_NAMES = dict(pair.split(":", 1) for pair in (
+    "ay:a bee:b see:c dee:d ee:e ef:f gee:g aitch:h eye:i jay:j kay:k el:l em:m en:n oh:o "
+    "pee:p cue:q ar:r ess:s tee:t you:u vee:v ex:x why:y zed:z zee:z").split())
 
 
 def _spoken_then_written(text: str) -> str:
@@ -1009,10 +1014,14 @@ def _spoken_then_written(text: str) -> str:
             if head[run[-1].end():].strip():
                 break  # (only words right before "I mean")
             said = [w.group(0).lower() for w in run]
-            letters = "".join(re.sub(r"[^a-z0-9]", "", w) for w in said
-                              if w not in _SPOKEN_MARKS)
-            if any(w in _SPOKEN_MARKS for w in said) and letters and written.startswith(
-                    letters) and len(letters) >= 0.6 * len(written):
+            # ("en tee pee zero one dot corrie dash aero": letters and digits by their
+            # names; "oh" may be either)
+            spelled = ["".join(names.get(w, re.sub(r"[^a-z0-9]", "", w)) for w in said
+                               if w not in _SPOKEN_MARKS)
+                       for names in (_LETTER_NAMES | _DIGIT_WORDS, _DIGIT_WORDS | _LETTER_NAMES)]
+            if any(w in _SPOKEN_MARKS for w in said) and any(
+                    letters and written.startswith(letters) and len(letters) >= 0.6 * len(
+                        written) for letters in spelled):
                 best = run[0].start()
             elif all(w in _DIGIT_WORDS for w in said) and "".join(
                     _DIGIT_WORDS[w] for w in said) == written:
@@ -1031,7 +1040,9 @@ def _said_as_digits(m: re.Match[str]) -> str:
 
 def _spoken_marks(text: str) -> str:
     if len(_SPOKEN_MARK.findall(text)) < 2:
-        return text
+        # ("chrony everywhere, not ntpd full stop": one, where the message ends)
+        return re.sub(r"[ \t]*,?[ \t]+full[ \t]+stop[ \t]*[.!]?[ \t]*$", ".", text,
+                      flags=re.IGNORECASE)
     text = _SPOKEN_MARK.sub(lambda m: _MARKS[" ".join(m.group(1).lower().split())], text)
     # "period" too, in a message that dictates its marks, where it ends a sentence ("600
     # seconds period"; not "the grace period")

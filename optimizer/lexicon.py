@@ -45,6 +45,16 @@ INJECTION = re.compile(
     r"(?:mark|label|classify|treat|rate) (?:this|it|every|all|each)\b.{0,40}\bas\b|"
     r"you are now|system prompt|new instructions|act as (?:an?|the)|output (?:the )?json)",
     re.IGNORECASE)
+#: Verbs that open the steps of an instruction ("drag one icon onto another").
+INSTRUCTION_VERBS = frozenset("""go click double-click right-click open close use select
+choose press hold drag drop move set type tap run install uninstall restart reboot sign log
+add remove delete create rename enable disable turn switch toggle plug unplug connect
+disconnect mount unmount copy paste save export import upload download share print scan
+sync update upgrade configure edit change check uncheck tick untick search find look
+navigate scroll expand collapse pick attach detach pair unpair lock unlock reset restore
+start stop launch quit exit enter leave join call email contact raise file submit request
+ask book visit put keep write fill follow list cancel show view grow extend resize apply
+reload clear rotate kill ping""".split())
 IMPERATIVE = frozenset("""go click open use select choose press navigate enable disable set
 type tap run install restart sign log""".split())
 

@@ -59,8 +59,10 @@ from optimizer.claims import (
     tokens,
     view,
 )
+from optimizer.lexicon import INSTRUCTION_VERBS
 from optimizer.local.layout import (
     advice_as_instruction,
+    analogy_as_statement,
     announced_scope_joined,
     answered_questions_as_statements,
     arrows_as_values,
@@ -68,6 +70,7 @@ from optimizer.local.layout import (
     bare_answer_as_subject,
     bookkeeping_removed,
     boxed_lines_unboxed,
+    broken_lines_joined,
     chat_as_lines,
     checkmarks_as_statements,
     circled_numbers_as_bullets,
@@ -87,9 +90,11 @@ from optimizer.local.layout import (
     negative_question_as_claim,
     pointed_command_named,
     qa_pairs_as_statements,
+    records_read,
     reminder_question_as_statement,
     restated_code_removed,
     rhetorical_tail_as_statement,
+    rota_removed,
     signature_removed,
     sql_statements_joined,
     state_labels_as_statements,
@@ -129,16 +134,6 @@ RELEVANCE_MIN = 0.15  # cosine a message needs to the conversation when no word 
 # Words every support conversation uses; sharing only these is not sharing a topic.
 _GENERIC = frozenset(content_stems("""use get make go see need want work try thing way
 time new one also just still really please thank thanks help question answer know""") )
-#: Verbs that open the steps of an instruction ("drag one icon onto another").
-INSTRUCTION_VERBS = frozenset("""go click double-click right-click open close use select
-choose press hold drag drop move set type tap run install uninstall restart reboot sign log
-add remove delete create rename enable disable turn switch toggle plug unplug connect
-disconnect mount unmount copy paste save export import upload download share print scan
-sync update upgrade configure edit change check uncheck tick untick search find look
-navigate scroll expand collapse pick attach detach pair unpair lock unlock reset restore
-start stop launch quit exit enter leave join call email contact raise file submit request
-ask book visit put keep write fill follow list cancel show view grow extend resize apply
-reload clear rotate kill ping""".split())
 #: Thanks, or a success said of the answer or the asker ("that worked", "fixed it",
 #: "saved me"): with no rule next to it, the sentence is praise.
 _PRAISE = re.compile(
@@ -460,6 +455,8 @@ _CONDITION_HEAD = re.compile(r"^\s*(?:if|when|whenever|unless|while|once|during)
 #: "LV first (`lvresize ...`), then `resize2fs`": an order of steps.
 _ORDER = re.compile(r"\bfirst\b[^.]{0,80}?,?\s*then\b", re.IGNORECASE)
 _COMMAND_ONLY = re.compile(r"^`[^`\n]{2,}`[.!]?$")
+_QUANTIFIERS = frozenset("""every per two three four five six seven eight nine ten twelve
+twenty""".split())
 _HOLDINGS = re.compile(r"^(?:we|i)(?:'ve\s+got|\s+have\s+got|\s+have|\s+got|\s+own)\s+"
                        r"(?:\d+|a few|several|some|many|lots|loads|two|three|four|five|six|"
                        r"seven|eight|nine|ten|dozens?)\b|^i(?:'ve\s+got|\s+have\s+got|"
@@ -533,6 +530,11 @@ _SARCASM = re.compile(r"\bwhat could (?:possibly )?go wrong\b|"
                       r"\bhave\s+fun\s+(?:with\s+that|watching)\b|"
                       # "Sure, and then watch ansible quietly undo it"
                       r"^(?:oh\s+)?sure\s*,\s*and\s+then\s+watch\b|"
+                      # "Lovely idea, and so is juggling chainsaws": an ironic comparison
+                      r",\s*and\s+so\s+(?:is|are|was|were)\s+\w+ing\b|"
+                      # "Technically yes, and then the DMX drops out ...": granted, then mocked
+                      r"^(?:technically|in\s+theory|theoretically)\s*,?\s+(?:yes|yeah|you\s+can|it\s+"
+                      r"works)\b[^.!?]*\band\s+then\b|"
                       r"^(?:oh\s+)?(?:sure|yeah right|"
                       r"great idea)\s*,\s*(?:because|let's|just|go\s+ahead)\b|^oh sure\b|"
                       # "Lovely weather for it, not.", "Revolutionary stuff."
@@ -834,11 +836,11 @@ class LocalActionability:
             commit_lines_removed(log_lines_removed(bookkeeping_removed(
                 code_in_sentence_joined(restated_code_removed(signature_removed(
                     pointed_command_named(
-                    writer_named(boxed_lines_unboxed(ctx.comment))))))))))),
+                    writer_named(broken_lines_joined(boxed_lines_unboxed(ctx.comment)))))))))))),
             keep_lines=True), f"{ctx.query}\n{ctx.answer}")
         text = announced_scope_joined(value_lists_joined(
-            form_fields_as_lines(banner_removed(text), ctx.answer)))
-        for step in (struck_through_removed, learned_fact_unframed,
+            form_fields_as_lines(banner_removed(records_read(rota_removed(text))), ctx.answer)))
+        for step in (struck_through_removed, learned_fact_unframed, analogy_as_statement,
                      minutes_as_decisions, minutes_residue_removed,
                      qa_pairs_as_statements, answered_questions_as_statements,
                      leading_asides_removed,
@@ -1188,7 +1190,9 @@ class LocalActionability:
                     t in POLICY for t in tokens(v.text)[3:]))):
             # (the habit's own verb may be a policy word: "I use it all day")
             return "chatter"  # "we've got 14 of them", "I print them out for volunteers"
-        if v.words >= 4 and not v.strong and not set(tokens(v.text)) & STOPWORDS and \
+        # ("Two registered staff sign every CD entry.": a quantifier is a function word)
+        if v.words >= 4 and not v.strong and not set(tokens(v.text)) & (
+                STOPWORDS | _QUANTIFIERS) and \
                 not (_BLANKET.search(v.text) or v.negation or v.policy
                      or re.search(r"\w[ \t]+=[ \t]+\w", v.text)):
             # ("X don't query Y" reads: a negated verb is English however terse, and so
@@ -1346,8 +1350,12 @@ class LocalActionability:
         default = bool(_DEFAULT_VALUE.search(v.text)) and bool(
             new_words - {"default", "defaults"}) and v.words >= 3 and not (
             v.personal or re.search(r"\b(?:was|were|used\s+to)\b", v.text, re.IGNORECASE))
+        # "Clients use sssd.": a policy verb between a subject and a name that is no
+        # English word, a rule however terse
+        terse = v.policy and v.words == 3 and len(new_words) >= 2 and any(
+            t.isalpha() and not english_word(t) for t in tokens(v.text))
         rule_claim = rule_claim or limited or prohibition or blanket or command or order or \
-            redefined or default or (
+            redefined or default or terse or (
             v.words >= 4 and _overturns(v, ctx.answer)) or _denies_answer(v, ctx.answer)
         if not (concrete_claim or rule_claim or instruction or restriction) or \
                 (personal_only and not concrete_claim):
@@ -2133,7 +2141,9 @@ _LEAD_EVAL = re.compile(
     r"^(?P<pp>(?:(?:for|on|in|at|with)\s+[^,:;]{2,40}?)\s*,?\s*)?"
     r"(?:(?:that|this|it|the answer|your answer|which)(?:'s|\s+is|\s+was)?\s+"
     r"(?:\w+\s+){0,2}?|(?:that|this)\s+\w+\s+|(?:is|was)\s+)?"  # ("Is correct, but X")
-    r"(?:" + _EVAL_WORDS + r")\b(?P<pp2>\s+(?:for|on|in|at|with)\s+[^,:;]{2,40}?)?"
+    # ("right about logrotate doing the rotating, but X": what it is right about goes)
+    r"(?:" + _EVAL_WORDS + r")\b(?:\s+about\s+[^,:;]{2,60}?(?=\s*,?\s+but\b))?"
+    r"(?P<pp2>\s+(?:for|on|in|at|with)\s+[^,:;]{2,40}?)?"
     # ("kind of right on the mechanics but — X": what is right goes with the "but")
     r"(?:(?P<but>\s*,?\s+but)\s*(?:[,:;]|[\u2014\u2013-])?|\s*(?:[,:;]|\s[\u2014\u2013-]))"
     r"\s+(?=\S)", re.IGNORECASE)

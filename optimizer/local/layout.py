@@ -27,6 +27,7 @@ from optimizer.claims import (
     split_sentences,
     tokens,
 )
+from optimizer.lexicon import INSTRUCTION_VERBS
 from optimizer.local.residue import CLOSING, SECOND_PERSON, SENDER_WORDS
 
 _ROW = re.compile(r"^\s*\|{1,2}(.*?)\|{1,2}\s*$")
@@ -178,6 +179,8 @@ def code_comments_as_text(text: str) -> str:
 #: "Aileen Ward: ..." / "aileen.ward: ...": a speaker's name (two capitalised words, or a
 #: handle with a dot) before what they wrote, in a log without times.
 _SPEAKER_LINE = re.compile(r"^\s*(?:(?P<who>(?-i:[A-Z][\w'-]+[ \t][A-Z][\w'-]+)|"
+                           # ("BO1: ticket printer jammed", "DM: negative, ...": call signs)
+                           r"(?-i:[A-Z]{1,4}\d{0,2})|"
                            r"[a-z][\w-]*\.[a-z][\w.-]*):|"
                            # "[Jun] but the upload isn't an anacron job": a name in brackets
                            r"\[(?P<bracket>(?-i:[A-Z][\w.'-]*)(?:[ \t](?-i:[A-Z][\w.'-]*))?)\]:?)"
@@ -195,8 +198,17 @@ def chat_as_lines(text: str) -> str:
     speakers = [m.group("who") or m.group("bracket")
                 for m in map(_SPEAKER_LINE.match, lines) if m]
     if len(speakers) >= 3 and len(set(speakers)) < len(speakers) and len(set(speakers)) >= 2:
-        lines = [_SPEAKER_LINE.sub("", line) for line in lines
-                 if not _REACTION_LINE.match(line)]
+        # (the transcript's own header, "Ch 2 FOH radio, 19:12", and notes on it in
+        # brackets, "(transcribed by Kofi, duty manager)", are no one's turn)
+        first = next((i for i, line in enumerate(lines) if line.strip()), 0)
+        if not _SPEAKER_LINE.match(lines[first]) and _verbless(lines[first]) and (
+                re.search(r"\b\d{1,2}:\d{2}\b", lines[first]) or re.search(
+                    _GENRE, lines[first], re.IGNORECASE)) and len(lines[first].split()) <= 8:
+            lines = lines[first + 1:]
+        lines = [_OVER_RADIO.sub("", _SPEAKER_LINE.sub("", line)) for line in lines
+                 if not _REACTION_LINE.match(line)
+                 and not re.fullmatch(r"[ \t]*\([^()\n]+\)[ \t]*", line)]
+        lines = [line for line in lines if not _ACKNOWLEDGED.match(line)]
         text = "\n".join(lines)
     if sum(1 for line in lines if _LOG_STAMP.match(line)) >= 2:
         lines = [_LOG_STAMP.sub("", line) for line in lines]
@@ -204,6 +216,15 @@ def chat_as_lines(text: str) -> str:
     if sum(1 for line in lines if _CHAT_LINE.match(line)) < 2:
         return text
     return "\n".join(_CHAT_LINE.sub("", line) for line in lines)
+
+
+#: A turn that only acknowledges the one before: "copy, calling Priya", "roger", "will do".
+_ACKNOWLEDGED = re.compile(r"^[ \t]*(?:copy(?:[ \t]+that)?|roger|wilco|received|understood|"
+                           r"affirm(?:ative)?|ok|okay|will[ \t]+do|standing[ \t]+by|on[ \t]+it|"
+                           r"thanks|cheers|ta)\b[ \t]*(?:[,.!-][ \t]*[^.!?\n]{0,30})?[.!]?[ \t]*$",
+                           re.IGNORECASE)
+#: What a radio turn opens with for "no" and "yes": "negative, do not open the BOCA".
+_OVER_RADIO = re.compile(r"^([ \t]*)(?:negative|affirmative)[ \t]*[,.!][ \t]*(?=\S)", re.IGNORECASE)
 
 
 _LOG_STAMP = re.compile(r"^[ \t]*(?:[01]\d|2[0-3]):?[0-5]\d[ \t]*[-\u2013\u2014:][ \t]+(?=\S)")
@@ -221,6 +242,14 @@ _NEGATIVE_QUESTION = re.compile(
     r"^(?P<lead>\s*)(?:isn't|is not|wasn't|aren't)\s+(?P<subj>it|that|this|they)\s+"
     r"(?P<rest>(?:just\s+|simply\s+|actually\s+)?[^?\n]{1,60}?)\s*\?+[ \t]+(?=[A-Z])",
     re.IGNORECASE)
+#: The same asked of a named subject: "Isn't the billing run the one job that's
+#: SERIALIZABLE, with 3 retries?", "Aren't the kiosks locked to the harbour image?" (the
+#: subject ends where its predicate begins: an article, a particle or a participle).
+_NEGATIVE_QUESTION_OF = re.compile(
+    r"^(?P<lead>\s*)(?P<aux>isn't|is\s+not|aren't|are\s+not)\s+(?P<subj>(?:the|our|all|every|"
+    r"each)\s+(?:[\w'-]+\s+){0,3}?[\w'-]+)\s+(?P<rest>(?:the|a|an|one|only|just|always|never|"
+    r"still|already|on|in|at|under|behind|supposed|meant|\d|[a-z]+ed\b)[^?\n]{1,200}?)"
+    r"\s*\?+[ \t]+(?=[A-Z])", re.IGNORECASE)
 _UNSURE_TAIL = re.compile(r"\b(?:not sure|no idea|i think|maybe|perhaps|probably|i guess|"
                           r"might|could be|or (?:is|was) it|dunno|can't remember)\b|\?",
                           re.IGNORECASE)
@@ -232,15 +261,18 @@ def negative_question_as_claim(text: str) -> str:
     grid.") states the value: "It's just Super+A. That jumps ...". A question followed
     by doubt or another question stays a question, and so does one that names nothing
     concrete (a key, number, path, version)."""
-    m = _NEGATIVE_QUESTION.match(text)
+    m = _NEGATIVE_QUESTION.match(text) or _NEGATIVE_QUESTION_OF.match(text)
     if not m or not any(i.kind in STRONG_KINDS for i in items(m.group("rest"))):
         return text
     tail = text[m.end():]
     first = re.split(r"(?<=[.!?])\s+|\n", tail, maxsplit=1)[0]
     if _UNSURE_TAIL.search(first) or _UNSURE_TAIL.search(text[m.end():m.end() + 200]):
         return text
-    subj = m.group("subj").lower()
-    verb = "They're" if subj == "they" else subj.capitalize() + "'s"
+    subj = m.group("subj")
+    if "aux" in m.groupdict():
+        verb = "are" if m.group("aux").lower().startswith("are") else "is"
+        return f"{m.group('lead')}{subj[:1].upper()}{subj[1:]} {verb} {m.group('rest')}. {tail}"
+    verb = "They're" if subj.lower() == "they" else subj.lower().capitalize() + "'s"
     return f"{m.group('lead')}{verb} {m.group('rest')}. {tail}"
 
 
@@ -255,12 +287,16 @@ _REMINDER_QUESTION = re.compile(
     r"[ \t]+(?:(?:ever|already|even|actually|really)[ \t]+)?"
     r"(?:tell|told|mention|mentioned|notice|noticed|know|read|see|seen|hear|heard|say|said|"
     r"realise|realised|realize|realized|remember|inform|informed|warn|warned|announce|"
-    r"announced|explain|explained|get[ \t]+the[ \t]+memo|been[ \t]+told)"
+    r"announced|explain|explained|get[ \t]+the[ \t]+memo|been[ \t]+told|"
+    # ("Didn't we agree at CAB that X?": what was agreed)
+    r"agree|agreed|decide|decided|settle|settled)"
     r"(?:[ \t]+(?:you|us|them|anyone|everyone|anybody))?"
     r"(?:[ \t]+(?:yet|already|before))?"
+    r"(?:[ \t]+(?:at|in|on|during)[ \t]+(?:the[ \t]+)?[\w-]+(?:[ \t]+[\w-]+)?(?=[ \t]+that\b))?"
     r"[ \t]+(?:that[ \t]+)?"
     r"(?P<clause>(?!(?:why|how|where|when|what|which|who|whether|if|about)\b)"
-    r"[^?.!\n]{12,}?)[ \t]*\?", re.IGNORECASE)
+    # (a dot inside a name ends nothing: "/etc/nftables.d/*.nft")
+    r"(?:[^?.!\n]|\.(?=[\w*/])){12,}?)[ \t]*\?", re.IGNORECASE)
 
 
 #: "Did you know that X?", "Were you aware that X?": the same, asked the other way round;
@@ -603,7 +639,7 @@ def circled_numbers_as_bullets(text: str) -> str:
 #: "transcript", "review", "note(s)", "report", "handover", "write-up", "post-mortem").
 _GENRE = (r"(?:minutes|change-?\s?log|log|logbook|transcript|review|notes?|comments?|report|"
           r"summary|digest|hand-?over|write-?up|post-?mortem|retro(?:spective)?|resolution|"
-          r"faq)")
+          r"faq|radio)")
 #: A document's header at the very start: an optional ticket id ("GDDB-4471 - "), up to two
 #: words, the genre word, then its particulars after a comma, dash, parenthesis, colon or
 #: "on/of/from/for/by" ("Image changelog, build 2024.09:", "Review on PR #318 (...), file
@@ -930,6 +966,177 @@ def minutes_residue_removed(text: str) -> str:
     return _ITEM_TITLE.sub(r"\1", "\n".join(kept))
 
 
+#: A labelled line of a record: "Observation: ...", "Agreed management action (owner: P.
+#: Raghunathan): ...", "- Risk rating: Medium". The label is one to five words opening
+#: the line with a capital, with no verb, and an aside in brackets may follow it.
+_RECORD_LINE = re.compile(
+    r"^(?P<lead>[ \t]*(?:[-*•][ \t]+)?)(?P<label>[A-Z][\w'/&.-]*(?:[ \t]+[\w'/&.-]+){0,4}?)"
+    r"(?P<aside>[ \t]*\([^()\n]{1,80}\))?[ \t]*:[ \t]*(?P<value>(?!//)[^\n]*)$")
+#: What a record keeps about itself, not about the world: its state, who owns, approved,
+#: audited or worked it, when it is due, how it is filed and rated, and how a change is
+#: undone ("Status: closed", "Approver: S. Kearney", "Risk rating: Medium", "Backout: ...").
+_RECORD_BOOKKEEPING = frozenset((
+    "status", "state", "owner", "owners", "approver", "approvers", "approved by", "auditor",
+    "auditors", "technician", "assignee", "assigned to", "reported by", "raised by",
+    "requested by", "logged by", "opened by", "closed by", "reviewer", "reviewers",
+    "reviewed by", "author", "authors", "date", "due", "due date", "closure due",
+    "closure date", "target date", "deadline", "priority", "severity", "risk", "risk rating",
+    "rating", "level", "category", "area", "component", "ticket", "ref", "refs", "reference",
+    "references", "evidence", "backout", "backout plan", "rollback plan", "version", "rev",
+    "revision", "classification", "attendees", "present", "cc", "signed off by", "sign off",
+    "caller", "called by", "re", "subject", "regarding", "shift", "logged", "resolved by",
+    "handled by", "taken by"))
+#: What a record saw once, before what it asks for: "Observation: two md5 lines were
+#: found", "Issue: ..." (the standing rule is in the requirement it led to).
+_RECORD_OBSERVED = frozenset((
+    "observation", "observations", "finding", "findings", "what happened", "what we found",
+    "detail of finding", "audit observation", "evidence found"))
+#: What an audit asks for after what it observed (a ticket's "Rule:" or an ADR's
+#: "Decision:" follows no observation: its "Issue:" may be the fact).
+_RECORD_REQUIRES = frozenset((
+    "requirement", "requirements", "action required", "required action", "agreed action",
+    "management action", "agreed management action", "corrective action",
+    "corrective actions", "preventive action", "recommendation", "recommendations"))
+#: What a record asks for or decides: the standing rule the record carries.
+#: (not "Action:" alone: "Action: Pieter to remove ..." assigns a task, see
+#: ``minutes_residue_removed``)
+_RECORD_RULE = _RECORD_REQUIRES | frozenset((
+    "decision", "decisions", "resolution", "resolution note", "resolution notes", "rule",
+    "rules", "policy", "standard", "change", "summary", "implementation", "process",
+    "procedure", "outcome", "conclusion", "note", "notes", "details", "description",
+    "advised", "advice", "advice given", "instruction", "instructions", "guidance"))
+#: A record's header names the record: an id with letters and digits ("IA-2024-07",
+#: "CR-0219", "SOP-DB-011"), or the kind of record and nothing that states anything.
+_RECORD_CODE = re.compile(r"(?<![\w/.@-])[A-Z][A-Z0-9]*(?:-[A-Z0-9]+)*-[A-Z0-9]*\d[A-Z0-9]*\b")
+_RECORD_KIND = re.compile(
+    r"\b(?:finding|audit|checklist|template|sop|adr|change(?:\s+request)?|request|ticket|"
+    r"incident|procedure|policy|standard|excerpt|extract|section|clause|record|register|"
+    r"description|decision|review|notice|memo|minutes|report|note|form|specification|"
+    r"work\s+instruction|bulletin|directive|advisory|log|call|report)\b", re.IGNORECASE)
+#: Documents whose rules stand on their own authority: a policy, a standard, a notice, an
+#: SOP, a procedure, an architecture decision record ("SEC-POL-07", "SOP-DB-011").
+_CITED_KIND = re.compile(r"\b(?:polic(?:y|ies)|standards?(?![ \t]+changes?\b)|notices?|sops?|"
+                         r"procedures?|work\s+"
+                         r"instructions?|directives?|bulletins?|advisory|specifications?|adrs?|"
+                         r"decision\s+records?|handbook|manual|runbook|guidelines?|pol)\b",
+                         re.IGNORECASE)
+#: A record's line that files it: "Raised HD-20533.", "Logged as INC-88".
+_FILED = re.compile(r"^[ \t]*(?:[-*•][ \t]+)?(?:raised|logged|opened|created|filed)[ \t]+"
+                    r"(?:(?:as|a|ticket|incident|case)[ \t]+){0,2}[A-Z][A-Z0-9]*-\d+[ \t]*\.?"
+                    r"[ \t]*$", re.IGNORECASE)
+
+
+#: A clause's or an item's number opening its line: "4.2.1 Clients use sssd.", "[ ] 7b.
+#: Then DROP ...", "AI-2: Jobs that run in one transaction ...".
+_CLAUSE_NUMBER = re.compile(r"^(?P<lead>[ \t]*(?:\[[ xX]\][ \t]*)?)(?:\d{1,2}(?:\.\d{1,2}){1,3}\.?|"
+                            r"\d{1,2}[a-z][.)]|[A-Z]{1,3}-\d{1,2}:?)[ \t]+(?=\S)")
+
+
+def _record_label(m: re.Match[str]) -> str:
+    return " ".join(m.group("label").lower().replace("-", " ").split()) \
+        if _verbless(m.group("label")) else ""
+
+
+def records_read(text: str) -> str:
+    """A record pasted as it is filed (an audit finding, a change request, a ticket, a
+    checklist, an SOP's clauses) read for the rules it carries. Its first line goes when
+    it only names the document ("AUDIT FINDING IA-2024-07 (Halden & Rowe)", "Server build
+    checklist IT-CHK-03 (excerpt):", "ADR-017: Cross-cluster access from billing to
+    SCADA"); a record's id before a rule loses only itself ("CR-0219 (approved 12/02):
+    Disable Bluetooth file transfer ..." -> "Disable Bluetooth file transfer ...").
+    Clause numbers opening two lines or more go ("4.2.1 Clients use sssd.", "7a. ...").
+    When two lines or more after the first are "Label: value" lines and they are half of
+    them or more, the lines that keep the record's own bookkeeping go ("Status: closed",
+    "Risk rating: Medium", "Approver: ..."), and, when the record states a requirement or
+    a decision, so does the observation that led to it ("Observation: ... were found set
+    to Europe/London"); a requirement's or decision's label goes from its line ("Agreed
+    management action (owner: ...): scram-sha-256 is ..." -> "scram-sha-256 is ..."); any
+    other label stays, it says what its value is ("Retention: 25 months")."""
+    lines = text.split("\n")
+    filled = [i for i, ln in enumerate(lines) if ln.strip()]
+    if len(filled) < 3 or _ticket_form(text):
+        return text  # (a ticket's form is read field by field: form_fields_as_lines)
+    if sum(bool(_CLAUSE_NUMBER.match(ln)) for ln in lines) >= 2:
+        lines = [_CLAUSE_NUMBER.sub(r"\g<lead>", ln) for ln in lines]
+    fields = {i: m for i in filled if (m := _RECORD_LINE.match(lines[i])) and _record_label(m)}
+    labelled = len([i for i in fields if i != filled[0]])
+    record = labelled >= 2 and 2 * labelled >= len(filled) - 1
+    head = _record_head(lines[filled[0]], fields.get(filled[0]),
+                        "\n".join(lines[filled[0] + 1:]), record)
+    if head is not None and head.startswith("\0"):
+        # the document's code goes after the first line it heads: "All profiles run in
+        # enforce mode on production (SEC-POL-07)."
+        fields.pop(filled[0], None)
+        lines[filled[0]] = ""
+        at = next((i for i in filled[1:] if lines[i].strip()), None)
+        if at is not None:
+            body = lines[at].rstrip()
+            end = body[-1] if body[-1] in ".!:;" else ""
+            lines[at] = f"{body[:len(body) - len(end)]} ({head[1:]}){end or '.'}"
+        head = ""
+    elif head is not None:
+        fields.pop(filled[0], None)
+        lines[filled[0]] = head
+    if not record or (len(fields) < 3 and head != ""):
+        return "\n".join(ln for i, ln in enumerate(lines) if ln or i != filled[0])
+    labels = {i: _record_label(m) for i, m in fields.items()}
+    ruled = any(lb in _RECORD_REQUIRES for lb in labels.values())
+    out: list[str] = []
+    for i, line in enumerate(lines):
+        m = fields.get(i)
+        if m is None:
+            if (line or i != filled[0]) and not _FILED.match(line):
+                out.append(line)
+            continue
+        label, value = labels[i], m.group("value").strip()
+        # (a version or a path in it is the record's fact: "Status: done (image 2025.03.2)")
+        if label in _RECORD_BOOKKEEPING and (_verbless(value) or len(value.split()) <= 3) \
+                and not (label in ("status", "state") and re.search(r"\d+\.\d+|(?:^|\s)/\w|://",
+                                                                  value)):
+            continue
+        if label in _RECORD_OBSERVED and ruled:
+            continue
+        if label in _RECORD_RULE and value:
+            out.append(m.group("lead") + _capital(value[:1], value[1:]) + value[1:])
+            continue
+        out.append(line)
+    return "\n".join(out)
+
+
+def _record_head(line: str, m: re.Match[str] | None, rest: str, record: bool) -> str | None:
+    """The record's first line as it is read: "" when it names the document and states
+    nothing the rest needs ("Internal audit finding IA-2024-07 (PCI DSS), status: open",
+    "ADR-017: Cross-cluster access from billing to SCADA", "SOP-ST-04 Surtitles (Corn
+    Exchange), extract:", over labelled lines "CR-0412 - Internal package repository"),
+    its rule alone when only an id labels it ("CR-0219 (approved 12/02, CAB): Disable
+    ..."), None when it stays as it is."""
+    head = line.strip()
+    if m is not None and m.group("value").strip():
+        value = m.group("value").strip()
+        label = m.group("label").split()
+        if not _RECORD_CODE.fullmatch(label[0]):
+            return None
+        # (a title is short and names no value: "Cross-cluster access from billing to
+        # SCADA"; "Store hop pellets at 2-4 °C in cold room B" is a rule)
+        if _verbless(value) and value.split()[0].lower() not in INSTRUCTION_VERBS and \
+                len(value.split()) <= 8 and not re.search(r"\d", value) and \
+                not _header_needed(head, rest):
+            return ""
+        return m.group("lead") + value if len(label) <= 2 else None
+    named = bool(_RECORD_CODE.search(head)) or head.lower().startswith("from ")
+    # (one name, no sentence before it: "Good summary. From the PIR ...:" is the writer's)
+    sentence = re.search(r"[.!?]\s", re.sub(r"\([^()]*\)|'[^'\n]*'|\"[^\"\n]*\"", "", head))
+    # (over labelled lines the kind alone names it: "PHONE LOG - IT on-call - 02:47")
+    kind = bool(_RECORD_KIND.search(head))
+    if ((named and (record or kind)) or (record and kind)) and _verbless(head) and \
+            len(head.split()) <= 16 and not sentence and not _header_needed(head, rest):
+        code = _RECORD_CODE.search(head)
+        # (a policy's or a procedure's code is where the rules come from; a finding's,
+        # a ticket's or a change's is its filing)
+        return f"\0{code.group(0)}" if code and _CITED_KIND.search(head) else ""
+    return None
+
+
 #: "Q: how long ...? A: 14 characters": a question and its answer, in the writer's words.
 _QA_PAIR = re.compile(r"(?:^|(?<=\s))Q\s*[:.]\s*(?P<q>[^?\n]{3,200}\?)\s*A\s*[:.]\s*"
                       r"(?P<a>.+?)(?=\s*(?:^|(?<=\s))Q\s*[:.]\s|\n|$)", re.MULTILINE)
@@ -1141,6 +1348,22 @@ def _field_role(label: str, whose: str, value: str, answer: str) -> str:
     return role
 
 
+def _form_fields(text: str) -> tuple[list[re.Match[str]], list[str], bool]:
+    """A form's fields, what each holds, and whether the form is a ticket: three fields or
+    more that open their lines, two of them its bookkeeping ("TICKET: DBA-4471", "TYPE:
+    correction", "RULE: ...", "STATUS: closed")."""
+    fields = [m for m in _FORM_FIELD.finditer(text)
+              if m.group("label")[0].isupper() or m.start() == 0 or text[m.start() - 1] == "\n"]
+    labelled = [_FORM_ROLES[" ".join(m.group("label").lower().split())] for m in fields]
+    ticket = sum(m.start() == 0 or text[m.start() - 1] == "\n" for m in fields) >= 3 and \
+        labelled.count("meta") >= 2
+    return fields, labelled, ticket
+
+
+def _ticket_form(text: str) -> bool:
+    return _form_fields(text)[2]
+
+
 def form_fields_as_lines(text: str, answer: str = "") -> str:
     """A report written as a form ("Component: Screen lock Expected: ... Actual: ...
     Notes: ...", on one line or several) read field by field: what the answer said
@@ -1150,13 +1373,7 @@ def form_fields_as_lines(text: str, answer: str = "") -> str:
     held (host obs-07)."). A field that opens its line ends with that line. Only a
     message with two or more such fields, one of them an expected or actual one, is a
     form; or a ticket: three fields or more at line starts, two of them bookkeeping."""
-    fields = [m for m in _FORM_FIELD.finditer(text)
-              if m.group("label")[0].isupper() or m.start() == 0 or text[m.start() - 1] == "\n"]
-    labelled = [_FORM_ROLES[" ".join(m.group("label").lower().split())] for m in fields]
-    # (or a ticket: three fields or more that open their lines, two of them its
-    # bookkeeping: "TICKET: DBA-4471", "TYPE: correction", "RULE: ...", "STATUS: closed")
-    ticket = sum(m.start() == 0 or text[m.start() - 1] == "\n" for m in fields) >= 3 and \
-        labelled.count("meta") >= 2
+    fields, labelled, ticket = _form_fields(text)
     if len(fields) < 2 or not ({"answer", "expected"} & set(labelled) or ticket):
         return text
     roles = []
@@ -1538,13 +1755,28 @@ def commit_lines_removed(text: str) -> str:
         # (a commit body is hard-wrapped at 72 columns: its lines are read as sentences;
         # what comes before the header, "From the config repo's log:", stays)
         head = text[:log.start()].strip()
-        body = wrapped_lines_joined(textwrap.dedent(text[log.end():]).strip("\n"))
+        body = wrapped_lines_joined(textwrap.dedent(text[log.end():]).strip("\n"),
+                                    at_width=True)
         text = f"{head}\n\n{body}" if head else body
-    if not re.match(r"^[ \t]*(?:fix|feat|chore|docs|refactor|style|test|perf|build|ci|revert)"
-                    r"(?:\([^)\n]*\))?!?:[ \t]", text, re.IGNORECASE):
+    subject = re.match(r"^[ \t]*(?:fix|feat|chore|docs|refactor|style|test|perf|build|ci|revert)"
+                       r"(?:\([^)\n]*\))?!?:[ \t]+(?P<says>[^\n]*)", text, re.IGNORECASE)
+    if not subject:
         return text
     rest = _COMMIT_LINE.sub("", text).strip()
+    says = subject.group("says").strip()
+    # (a subject that states how things are, "docs(pki): internal certs come from the
+    # internal CA only", is the rule in short; one that says what the commit does, "fix:
+    # stop suggesting X", is about the commit)
+    if rest and says and says.split()[0].lower() not in INSTRUCTION_VERBS | _COMMIT_VERBS \
+            and len(says.split()) >= 4:
+        rest = f"{_capital(says[:1], says[1:])}{says[1:].rstrip('.')}.\n\n{rest}"
     return rest or text
+
+
+#: What a commit's subject says it does: "fix: stop ...", "docs: clarify ...".
+_COMMIT_VERBS = frozenset("""fix fixes fixed bump bumps stop make makes document documents
+note notes say says tell mention clarify correct drop revert rework refactor tweak tidy
+explain improve rewrite reword mark allow prefer pin unpin adjust""".split())
 
 
 _LIST_START = re.compile(r"^[ \t]*(?:[-*+>\u2022|#]|\d{1,2}[.)]|[A-Za-z][.)][ \t])")
@@ -1553,21 +1785,114 @@ _LONE_PAIR = re.compile(r"^[ \t]*[\w.-]+[ \t]*[=:][ \t]*(?:'[^'\n]*'|\"[^\"\n]*\
                         r"[ \t]*(?:(?:#|//|--|;)[^\n]*)?$")
 
 
-def wrapped_lines_joined(text: str) -> str:
+def wrapped_lines_joined(text: str, at_width: bool = False) -> str:
     """Prose hard-wrapped at a fixed width (a commit body, a mail from a text client) as
     the sentences it is: a long line that does not end a sentence, followed by a line that
     goes on in lower case, is one line with it. List items, quoted lines and lone
-    settings stay lines."""
+    settings stay lines. Text known to be wrapped (``at_width``: a commit body from ``git
+    log``) goes on whatever the case of the next line ("... and the" / "ACME client must
+    not ..."), and after a colon ("Root cert:" / "/usr/local/...")."""
     lines = text.split("\n")
     out: list[str] = []
+    goes_on = r"^[ \t]*(?:[a-z]|[A-Z0-9/~*'\"(])" if at_width else r"^[ \t]*[a-z]"
+    ends = r"[\w,):]$" if at_width else r"[\w,)]$"
     for line in lines:
         prev = out[-1] if out else ""
-        if (len(prev.strip()) >= 40 and re.search(r"[\w,)]$", prev.rstrip())
-                and re.match(r"^[ \t]*[a-z]", line) and not _LIST_START.match(line)
+        if (len(prev.strip()) >= 40 and re.search(ends, prev.rstrip())
+                and re.match(goes_on, line) and not _LIST_START.match(line)
                 and not re.match(r"^[ \t]*[\w.@-]{1,24}:[ \t]", line)  # ("sam: ...")
                 and not _CHAT_LINE.match(line) and not _SPEAKER_LINE.match(line)
                 and not _LIST_START.match(prev) and not _LONE_PAIR.match(line)
                 and not _LONE_PAIR.match(prev)):
+            out[-1] = prev.rstrip() + " " + line.strip()
+        else:
+            out.append(line)
+    return "\n".join(out)
+
+
+#: A line that cannot end a sentence: it ends with a comma or with a word that needs what
+#: follows ("... which took ages because the door code had changed again" / "and nobody
+#: told nights").
+_GOES_ON = re.compile(r"(?:,|\b(?:and|or|but|the|a|an|to|of|with|which|that|because|from|"
+                      r"in|on|at|for|so|then|when|where|who|is|are|was|were)\b)[ \t]*$",
+                      re.IGNORECASE)
+
+
+#: A line of a rota: a day or a date, then who works it ("Sat 11 - Hamza", "Mon  tech
+#: DSM: Inês  ASM: Kofi", "4 May: Tomasz").
+_ROTA_LINE = re.compile(r"^[ \t]*(?:[-*•][ \t]+)?(?:(?:mon|tue|tues|wed|thu|thur|thurs|fri|sat|"
+                        r"sun)(?:day|nesday|sday|urday|rsday)?\.?|\d{1,2}(?:st|nd|rd|th)?[ \t]+"
+                        r"[A-Za-z]{3,9}|\d{1,2}[/.]\d{1,2}(?:[/.]\d{2,4})?)\b[^\n]{1,80}$",
+                        re.IGNORECASE)
+#: The title over a rota: "Weekend DBA rota, May", "SM rota wk 37 (Playhouse)".
+_ROTA_TITLE = re.compile(r"\b(?:rota|roster|duty\s+list|on-?call\s+(?:list|plan)|cover\s+plan)\b",
+                         re.IGNORECASE)
+
+
+def rota_removed(text: str) -> str:
+    """A rota pasted over a rule (its title line, then two lines or more of a day and who
+    works it) goes: who is on which Saturday in May is no standing fact; the note under it
+    stays ("Note at the bottom of the rota page: reindexing is done only by the weekend
+    DBA")."""
+    lines = text.split("\n")
+    out: list[str] = []
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        j = i + 1
+        while j < len(lines) and _ROTA_LINE.match(lines[j]) and _verbless(lines[j]) and \
+                not re.search(r"\b(?:only|always|never|must|every)\b", lines[j], re.IGNORECASE):
+            j += 1
+        if _ROTA_TITLE.search(line) and _verbless(line) and j - i - 1 >= 2 and \
+                len(line.split()) <= 12:
+            i = j
+            continue
+        out.append(line)
+        i += 1
+    return "\n".join(out)
+
+
+#: An analogy that says what holds: "Chromium is to our workstations what WD-40 is to an
+#: oxygen system: not approved."
+_ANALOGY = re.compile(r"(?P<lead>^|(?<=[.!?][ \t])|(?<=\n))(?P<a>[^.!?:\n]{2,60}?)[ \t]+(?:is|are)"
+                      r"[ \t]+to[ \t]+(?P<b>[^.!?:\n]{2,60}?)[ \t]+what[ \t]+[^.!?:\n]{2,60}?[ \t]+"
+                      r"(?:is|are)[ \t]+to[ \t]+[^.!?:\n]{2,60}?[ \t]*:[ \t]*(?P<p>[^.!?\n]+)",
+                      re.IGNORECASE)
+
+
+def analogy_as_statement(text: str) -> str:
+    """"A is to B what C is to D: P" says "A is P for B" ("Chromium is to our
+    workstations what WD-40 is to an oxygen system: not approved." reads "Chromium is not
+    approved for our workstations."); the comparison is the writer's colour."""
+    return _ANALOGY.sub(lambda m: f"{m.group('a')} is {m.group('p').strip()} for "
+                        f"{m.group('b')}", text)
+
+
+#: A line that goes on from the one before: "and nobody told nights."
+_GOES_ON_FROM = re.compile(r"^[ \t]*(?:and|or|but|which|because|so|then|who|whose|where)\b")
+
+
+def broken_lines_joined(text: str) -> str:
+    """Prose broken into short lines (typed on a phone, pasted from a narrow window) as
+    the sentences it is: a line that ends with a comma or a word that needs what follows,
+    and a next line that goes on in lower case, are one line. List items, chat lines and
+    settings stay lines."""
+    out: list[str] = []
+    fenced = False
+    for line in text.split("\n"):
+        prev = out[-1] if out else ""
+        fence = line.lstrip().startswith(("```", "~~~"))
+        fenced ^= fence
+        # (never in a code block or at its fence; a data row, "eos-main,10.40.0.10,", is no
+        # prose: prose has words)
+        if not fenced and not fence and len(prev.split()) >= 3 and \
+                not prev.lstrip().startswith(("```", "~~~")) and \
+                (_GOES_ON.search(prev) or (_GOES_ON_FROM.match(line) and not re.search(
+                r"[.!?:;][ \t]*$", prev))) and re.match(r"^[ \t]*[a-z]", line) \
+                and not _LIST_START.match(line) and not _LIST_START.match(prev) \
+                and not re.match(r"^[ \t]*[\w.@-]{1,24}:[ \t]", line) \
+                and not _CHAT_LINE.match(line) and not _SPEAKER_LINE.match(line) \
+                and not _LONE_PAIR.match(line) and not _LONE_PAIR.match(prev):
             out[-1] = prev.rstrip() + " " + line.strip()
         else:
             out.append(line)

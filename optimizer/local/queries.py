@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from optimizer.accounting import Meter, estimate_tokens
 from optimizer.claims import items
 from optimizer.lexicon import (
+    INSTRUCTION_VERBS,
     PERSON_WORDS,
     ROLE_WORDS,
     THESAURUS,
@@ -22,7 +23,6 @@ from optimizer.lexicon import (
     near_duplicate,
     stem,
 )
-from optimizer.local.actionability import INSTRUCTION_VERBS
 from optimizer.local.titles import task_of
 from optimizer.types import Extraction, NuggetDraft, Vocabulary
 from query.embeddings import CachedVectors, Embedder

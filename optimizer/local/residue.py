@@ -43,6 +43,7 @@ from optimizer.claims import (
     scrapped_spans,
     strip_discourse,
     tokens,
+    value_unit,
 )
 from optimizer.lexicon import IMPERATIVE
 from query.text import STOPWORDS
@@ -627,14 +628,19 @@ _SELF_INTRO = re.compile(r"^(?:i'm|i am)\s+(?:only|just|still|new|from|visiting|
                          re.IGNORECASE)
 
 
+#: Words that count, not name: "Two registered staff sign ...", "Several ... ".
+_COUNTS = frozenset("""one two three four five six seven eight nine ten eleven twelve twenty
+several many most few every""".split())
+
+
 def _named_story(clause: str) -> bool:
     """A person, named, did something once: "Magnus swore the box was haunted",
     "Gethin tried pairing it for an hour" (a change the person made, "Priya moved the
     backups", is a fact; so is a rule in the present)."""
     words = clause.split()
     if len(words) < 3 or not re.fullmatch(r"[A-Z][a-z]+", words[0]) or words[0].lower() in (
-            IMPERATIVE | STOPWORDS):
-        return False  # ("Choose Protected EAP": an instruction)
+            IMPERATIVE | STOPWORDS | _COUNTS):
+        return False  # ("Choose Protected EAP": an instruction; "Two trained staff ...")
     verb = words[1].lower().strip(",.")
     past = (verb in IRREGULAR_PAST and verb not in _BASE_FORMS) or (
         verb.endswith("ed") and len(verb) > 4)
@@ -816,11 +822,19 @@ _OWN_PASTE = re.compile(r"\b(?:past(?:e|ed|ing)|copy(?:ing)?|cop(?:y|ied)\s+over
                         re.IGNORECASE)
 
 
+#: A line that forwards the reply quoted under it as what holds: "Forwarding Priya's reply
+#: for the assistant, this is the agreed setup."
+_FORWARDS = re.compile(r"\bforward(?:ing|ed)\b[^\n]{0,80}?\b(?:reply|answer|mail|e-?mail|"
+                       r"message|note|response)\b", re.IGNORECASE)
+
+
 def strip_quoted(message: str, answer: str = "") -> str:
     """The writer's own text of a reply: what follows a forwarded-message or "On ...
     wrote:" line goes, and so do lines quoted with ">" (a short value answering a quoted
     line replaces that line's value: see ``_answer_to_quote``), but for a block the line
-    before announces as the writer's own, pasted again ("pasting it here too:"), and,
+    before announces as the writer's own, pasted again ("pasting it here too:"), or
+    forwards as what holds ("Forwarding Priya's reply for the assistant", without its
+    "From:" line), and,
     given the ``answer`` (with the query), a block that does not quote it: a runbook or a
     handbook quoted with ">" is what the writer brings, read as text."""
     m = _QUOTED_START.search(message)
@@ -834,9 +848,11 @@ def strip_quoted(message: str, answer: str = "") -> str:
         if line.lstrip().startswith(">"):
             if not quoted and not own:
                 before = next((ln for ln in reversed(out) if ln.strip()), "")
-                own = bool(_OWN_PASTE.search(before)) and before.rstrip().endswith(":")
+                own = (bool(_OWN_PASTE.search(before)) and before.rstrip().endswith(":")) or \
+                    bool(_FORWARDS.search(before))
             if own:
-                out.append(line.lstrip().lstrip(">").strip())
+                if not _THREAD_LINE.search(line.lstrip().lstrip(">")):
+                    out.append(line.lstrip().lstrip(">").strip())
                 continue
             quoted.append(line.lstrip().lstrip(">").strip())
             continue
@@ -1265,18 +1281,6 @@ _CHECKED_AT_ONCE = re.compile(
     r"(?:right|correct)\b", re.IGNORECASE)
 
 
-# "ca dot rotamo dot example — I mean ca.rotamo.example": a name said aloud, then written.
-_SPOKEN_NAME = re.compile(r"\b(?P<spoken>[\w-]+(?:[ \t]+dot[ \t]+[\w-]+)+)[ \t]*"
-                          r"(?:[—–,-]+[ \t]*)?(?:i[ \t]+mean|that's|that[ \t]+is)[ \t]+"
-                          r"(?P<written>[\w-]+(?:\.[\w-]+)+)(?:[ \t]*[—–]+(?=[ \t]))?",
-                          re.IGNORECASE)
-
-
-def _spoken_name(m: re.Match[str]) -> str:
-    said = re.sub(r"[ \t]+dot[ \t]+", ".", m.group("spoken"), flags=re.IGNORECASE)
-    return m.group("written") if said.lower() == m.group("written").lower() else m.group(0)
-
-
 # "Default is TY-LBL - no hang on, that's the label printer. Default is TY-MFP.": the
 # writer takes the sentence back and says it again; the first one goes.
 _RESTATED = re.compile(r"(?:^|(?<=[.!?][ \t])|(?<=\n))(?P<head>[A-Z][\w'-]*)\b(?P<said>[^.!?\n]*?)"
@@ -1344,6 +1348,54 @@ _COPULA_HEAD = re.compile(r"^(.{0,40}?\b(?:is|are|was|were|'s|runs?|opens?|close
 #: A new value that can only be a complement (when, how often, where), never a subject.
 _COMPLEMENT = re.compile(r"(?:every|each|at|on|in|from|since|until|after|before|once|twice|"
                          r"daily|weekly|nightly|hourly|monthly|\d+)\b", re.IGNORECASE)
+
+
+#: A value as a later sentence gives it again: a number with its unit ("30 GB", "14
+#: days"), or a number in words ("one thousand").
+_AGAIN_VALUE = (r"(?:\d[\w.:%/+-]*(?:[ \t]+(?-i:[A-Za-z]{1,8})\b(?![ \t]+(?:is|are)\b))?|"
+                + WORD_NUMBER + r"(?![\w-]))")
+#: A later sentence that says a value said before has changed: "Actually I just checked
+#: the script and hard is 30 GB now, it was raised last year.", "Actually scratch that,
+#: it was raised to one thousand after X was added; five hundred was the old value."
+_GIVEN_AGAIN = re.compile(
+    r"(?:^|(?<=[.!?])[ \t]+|(?<=\n))(?:actually|correction|update|wait)[ \t]*[,:]?[ \t]+"
+    r"(?:(?:no|sorry|scratch[ \t]+that|scrap[ \t]+that)[ \t]*[,;:]?[ \t]+)*"
+    r"(?:(?:i|we)[ \t]+(?:just[ \t]+)?(?:checked|looked|verified)\b[^.!?\n]{0,60}?[ \t]+and"
+    r"[ \t]+)?(?:(?P<key>[a-z][\w-]*(?:[ \t]+[a-z][\w-]*)?)[ \t]+(?:is|are|'s)[ \t]+"
+    r"(?:now[ \t]+)?|"
+    r"(?:it|that|this)[ \t]+(?:was|has[ \t]+been|got)[ \t]+(?:raised|lowered|changed|moved|"
+    r"cut|bumped|increased|reduced|set|put)[ \t]+to[ \t]+)(?P<new>" + _AGAIN_VALUE + r")"
+    r"(?:[ \t]+now)?(?P<why>[ \t]*(?:[,;][ \t]*|[ \t]+(?:after|since|when|because|in|on|"
+    r"last|this)\b)"
+    r"[^.!?\n]*)?(?:[.!]+|$)", re.IGNORECASE)
+
+
+def _values_given_again(text: str) -> str:
+    """A value said again, changed, in a later sentence replaces the one said before, and
+    that sentence goes with why it changed ("soft 20 GB, hard 25 GB. Actually I just
+    checked ... and hard is 30 GB now, it was raised last year." reads "soft 20 GB, hard
+    30 GB."): with a key, the last value after that key; without one ("it was raised to
+    one thousand"), the last value of the same kind in the sentence before."""
+    for m in list(_GIVEN_AGAIN.finditer(text))[::-1]:
+        head, new = text[:m.start()], m.group("new")
+        spelled = number_value(new) is not None and not new[0].isdigit()
+        if m.group("key") and m.group("key").lower() not in ("it", "that", "this", "they"):
+            key = re.escape(m.group("key"))
+            olds = list(re.finditer(rf"\b{key}\b[ \t:=]*(?:(?:is|of)[ \t]+)?(?:set[ \t]+to[ \t]+)?"
+                                    rf"(?P<old>{_AGAIN_VALUE})", head, re.IGNORECASE))
+        else:
+            start = max(head.rstrip().rstrip(".!?").rfind(c) for c in ".!?\n") + 1
+            olds = [o for o in re.finditer(rf"(?<![\w.-])(?P<old>{_AGAIN_VALUE})", head)
+                    if o.start() >= start]
+        olds = [o for o in olds if o.group("old") != new and (
+            (number_value(o.group("old")) is not None and not o.group("old")[0].isdigit())
+            == spelled) and (spelled or value_unit(o.group("old")) == value_unit(new))]
+        if not olds:
+            continue
+        old = olds[-1]
+        text = head[:old.start("old")] + new + head[old.end("old"):].rstrip() + " " + \
+            text[m.end():].lstrip()
+    return text
 
 
 def _apply_scrapped(text: str) -> str:
@@ -1578,8 +1630,8 @@ def apply_self_corrections(message: str) -> str:
             break
         text = repaired
     text = _CHECKED_AT_ONCE.sub(_checked_at_once, _SELF_CONFIRMED.sub("", text))
-    text = _SPOKEN_NAME.sub(_spoken_name, _RESTATED.sub(_restated, text))
-    text = _apply_retractions(_apply_scrapped(text))
+    text = _RESTATED.sub(_restated, text)
+    text = _apply_retractions(_apply_scrapped(_values_given_again(text)))
     text = _apply_repair_sentences(_apply_edit_sentences(text))
     for m in list(_EDIT_NOTE.finditer(text)):
         new, unit, old = m.group(1), (m.group(2) or "").strip(), m.group(3)
@@ -1823,6 +1875,7 @@ def strip_residue(sentence: str) -> str:
     out = re.sub(r"^[-\u2013\u2014]+\s+", "", "".join(sep + clause for sep, clause in kept)
                  .strip(" ,;:"))
     out = _EMOJI_RUN.sub("", out)
+    out = re.sub(r"\s*\([ \t]*[!?.]+[ \t]*\)", "", out)  # ("... photos on it (!!)": a gasp)
     out = re.sub(r"\s*(?:!{2,}|\?{2,}[!?]*)", ".", out).strip()  # ("... anymore??": a statement)
     out = _LEAD.sub("", out)
     if _COMPLEMENTIZER.match(out):
