@@ -300,6 +300,11 @@ def clause_split(sentence: str) -> list[str]:
     return [p for p in parts if p and p.strip()]
 
 
+#: The other half of a question, asked on: "Or was it only the SCADA historian."
+_OR_WAS_IT = re.compile(r"^or\s+(?:was|is|were|are|did|does|do|has|have|will|would|could|"
+                        r"should)\s+(?:it|that|this|they|he|she|we|i)\b", re.IGNORECASE)
+
+
 def is_question(sentence: str) -> bool:
     """A question: ends with "?" or opens like one (interrogative word, or an auxiliary
     followed by its subject: "Does this also work ...")."""
@@ -310,7 +315,7 @@ def is_question(sentence: str) -> bool:
                 or re.search(r"\b(?:why|how|what|where|when|who|which)\W*[?!]+\W*$", s,
                              re.IGNORECASE))):
         return True  # ("there's no openvpn anymore??": a statement, astonished)
-    if _WONDER.match(s):
+    if _WONDER.match(s) or _OR_WAS_IT.match(s):
         return True
     if _DO_IMPERATIVE.match(s) and not s.rstrip().endswith("?"):
         return False  # "Do the parsing in the ETL on etl01.": an order, not a question

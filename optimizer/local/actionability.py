@@ -912,11 +912,14 @@ class LocalActionability:
         # ("can you book me a taxi ...? Cost centre VAL-220."): the statements are the
         # question's context.
         # ("Mine says 12.4 GB free ...": the frame "Mine says" is what makes it personal)
+        # (or what the writer's tools read: "Disk Usage Analyzer says 212 GB used ... Is
+        # that normal?"; "Ours are five years old ...")
         asking = asking or ("question" in kinds and any(
             k == "claim" for k in kinds) and all(
-            (v.personal or view(raw).personal) and not _HOUSE_RULE.search(v.text)
+            (v.personal or view(raw).personal or _READING.search(v.text)
+             or re.match(r"(?i)(?:ours|mine)\b", v.text)) and not _HOUSE_RULE.search(v.text)
             for (raw, v), k in zip(views, kinds, strict=True) if k == "claim")) or any(
-            k == "question" and _ERRAND.search(v.text)
+            (k == "question" or _ASKED_OF_YOU.match(v.text)) and _ERRAND.search(v.text)
             for (_, v), k in zip(views, kinds, strict=True))
         if asking:
             kinds = [k if k != "claim" else "chatter" for k in kinds]
@@ -1045,6 +1048,9 @@ class LocalActionability:
         kind = self._kind(v, ctx)
         if kind in ("system", "question"):
             return kind
+        if kind == "claim" and _ONE_OFF.search(v.text) and not _FROM_NOW.search(v.text) and \
+                not (v.firm_modal or _strict_policy(v)):
+            return "chatter"  # "the printer ... is out of toner today; Arjun brings one"
         if kind == "chatter" and (is_self_introduction(v.text) or _status_note(v.text)
                                   or _LUCK.search(v.text)):
             return kind  # ("IT, this is Vessel Ops.": no clause of it is a claim)
@@ -1828,10 +1834,33 @@ _ANNOUNCED_LIST = re.compile(
     r"below|though))?\s*[.:!]?$", re.IGNORECASE)
 
 
+#: When a state holds only now: "out of toner today", "down at the moment", "after lunch".
+_ONE_OFF = re.compile(r"\b(?:today|tonight|this\s+(?:morning|afternoon|evening)|right\s+now|"
+                      r"at\s+the\s+moment|after\s+lunch|later\s+today|for\s+now)\b", re.IGNORECASE)
+#: ... unless it starts then: "from today", "as of tonight".
+_FROM_NOW = re.compile(r"\b(?:from|as\s+of|starting|since|effective|until|till)\s+(?:today|"
+                       r"tonight|now|this\s+(?:morning|afternoon|evening))\b", re.IGNORECASE)
+#: What the writer's tool reads: "Disk Usage Analyzer says 212 GB used", "df shows 91%".
+_READING = re.compile(r"\b(?:says|shows|reports|reads|displays|is\s+showing)\s+(?:about\s+|"
+                      r"around\s+|~\s*)?\d", re.IGNORECASE)
+#: A request put to the reader, with or without its question mark: "while you're at it can
+#: you book the H2 room ...", "Could you order sandwiches for 8".
+_ASKED_OF_YOU = re.compile(r"^(?:[^,.!?]{0,30},?\s+)?(?:can|could|would|will)\s+you\b",
+                           re.IGNORECASE)
+#: What the answer did or would have done for the writer: "Your answer wouldn't have helped
+#: with that at all.", "The suggestion didn't fix it."
+_ANSWER_WOULD = re.compile(r"^(?:your|the|this|that)\s+(?:answer|reply|response|suggestion|advice|"
+                           r"tip)\s+(?:would|could|does|did|will)(?:n't|\s+not)?\s+(?:have\s+)?"
+                           r"(?:helped|help|worked|work|fixed|fix|solved|solve|done)\b",
+                           re.IGNORECASE)
+
+
 def verdict(text: str) -> bool:
     """A verdict on the answer with nothing else in it ("In our fleet that doesn't
-    help.", "That's not it.", "Wrong printer name.", "Correct as far as it goes.")."""
-    if _PARTIAL_AGREEMENT.match(text.strip()) or _PART_VERDICT.match(text.strip()):
+    help.", "That's not it.", "Wrong printer name.", "Correct as far as it goes.", "Your
+    answer wouldn't have helped with that at all.")."""
+    if _PARTIAL_AGREEMENT.match(text.strip()) or _PART_VERDICT.match(text.strip()) or \
+            _ANSWER_WOULD.match(strip_discourse(text).strip()):
         return True
     text = strip_discourse(text).strip()
     return bool(_VERDICT.match(text) or _NAMED_VERDICT.match(text)

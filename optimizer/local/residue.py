@@ -1875,7 +1875,8 @@ def strip_residue(sentence: str) -> str:
     out = re.sub(r"^[-\u2013\u2014]+\s+", "", "".join(sep + clause for sep, clause in kept)
                  .strip(" ,;:"))
     out = _EMOJI_RUN.sub("", out)
-    out = re.sub(r"\s*\([ \t]*[!?.]+[ \t]*\)", "", out)  # ("... photos on it (!!)": a gasp)
+    # ("... photos on it (!!)": a gasp; "(?)" may be the operator it names)
+    out = re.sub(r"\s*\([ \t]*(?:!+|[!?]{2,})[ \t]*\)", "", out)
     out = re.sub(r"\s*(?:!{2,}|\?{2,}[!?]*)", ".", out).strip()  # ("... anymore??": a statement)
     out = _LEAD.sub("", out)
     if _COMPLEMENTIZER.match(out):

@@ -380,6 +380,46 @@ CASES = {
         "The minibus seats twelve.",
         "Dear assistant, the depot minibus seats eight since the wheelchair lift went in, "
         "not twelve.", True),
+    # what the answer would have done, after a story: a verdict, not a fact
+    "a-story-and-what-the-answer-would-have-done": (
+        "why does the kiln controller reset",
+        "Check the power supply of the controller.",
+        "Last winter the kiln controller in the annex reset itself mid-firing and we lost a "
+        "whole load. Your reply wouldn't have fixed that at all.", False),
+    "a-story-and-the-rule-it-led-to": (
+        "why does the kiln controller reset",
+        "Check the power supply of the controller.",
+        "Last winter the kiln controller in the annex reset itself mid-firing. Since then the "
+        "annex kilns run on the UPS circuit only, socket K2.", True),
+    # a rumour asked on: "Or was it ..."
+    "a-rumour-asked-on": (
+        "which version is the booking system on",
+        "The booking system runs version 4.2.",
+        "I heard bookings move to version 6 and to the cloud next spring? Or was it only the "
+        "gift shop tills. Nobody seems sure.", False),
+    # an errand put to the assistant without its question mark
+    "an-errand-without-a-question-mark": (
+        "how do I share a calendar with the front desk",
+        "Open the calendar, choose Share and add the front desk.",
+        "while you're at it can you book the board room for Tuesday 09:00 and order coffee "
+        "for 6, Malik is paying", False),
+    # a state that holds today only, and one that starts today
+    "a-state-that-holds-today": (
+        "how do I check the paper in the ticket printer",
+        "Open the printer's status page in the admin tool.",
+        "FYI the ticket printer at the east gate is out of paper today; Nadia is bringing a "
+        "roll over after lunch.", False),
+    "a-rule-that-starts-today": (
+        "how do I check the paper in the ticket printer",
+        "Open the printer's status page in the admin tool.",
+        "From today the east gate ticket printer takes 80 mm thermal rolls only; the 57 mm "
+        "rolls jam it.", True),
+    # what the writer's tools read, and a question about it
+    "readings-and-a-question": (
+        "how do I see what uses memory on the till",
+        "Open System Monitor and sort by memory.",
+        "System Monitor says 7.1 GB used of 8 GB and the swap shows 2 GB. Is that normal, or "
+        "should I be closing things? Does the swap count against something?", False),
 }
 
 
