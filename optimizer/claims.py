@@ -1121,6 +1121,27 @@ def other_script_openings_removed(text: str) -> str:
     return _OTHER_SCRIPT_RUN.sub(lambda m: "" if _other_script(m["run"]) else m[0], text)
 
 
+# (in the writer's word: "control" is written "Control", so every word of it is theirs)
+_MODIFIER_KEYS = {"super": "Super", "ctrl": "Ctrl", "control": "Control", "alt": "Alt",
+                  "shift": "Shift"}
+#: A key combination said aloud: "Super plus T", "control alt T", "control plus shift plus
+#: escape" (two modifiers, or one joined by "plus", then the key).
+_SPOKEN_KEYS = re.compile(
+    r"\b(?P<mods>(?:(?:super|ctrl|control|alt|shift)[ \t]+(?:plus[ \t]+)?){1,3})"
+    r"(?P<key>[a-z0-9]|f\d{1,2}|tab|enter|space|escape|esc|delete|page[ \t]+up|page[ \t]+down|"
+    r"home|end|up|down|left|right)\b",
+    re.IGNORECASE)
+
+
+def _keys_written(m: re.Match[str]) -> str:
+    mods = re.findall(r"super|ctrl|control|alt|shift", m.group("mods"), re.IGNORECASE)
+    if len(mods) < 2 and "plus" not in m.group("mods").lower():
+        return m.group(0)  # ("shift T" may be words; "Super plus T" is a key)
+    key = m.group("key")
+    key = key.upper() if len(key) == 1 else " ".join(w.capitalize() for w in key.split())
+    return "+".join([*(_MODIFIER_KEYS[x.lower()] for x in mods), key])
+
+
 def plain_voice(text: str) -> str:
     """A chatty, dictated or shouted message read as written English: fillers ("um",
     "uh", "okay so ... so yeah") go (between two clauses, one stands for a comma), chat
@@ -1131,6 +1152,7 @@ def plain_voice(text: str) -> str:
     common misspellings of English words are mended ("teh", "becuase")."""
     text = other_script_openings_removed(_TAG_QUESTION.sub(_tag_question, text))
     text = _spoken_then_written(text)
+    text = _SPOKEN_KEYS.sub(_keys_written, text)
     text = re.sub(r"\b(" + WORD_NUMBER + r")[ \t]+([a-z]+),[ \t]+(\d+)\b(?=[ \t]*[.,;])",
                   _said_as_digits, text, flags=re.IGNORECASE)
     text = _EMOTICON.sub(_face, _CARET.sub("", _FOOTNOTE_MARK.sub("", _spoken_marks(
@@ -1294,9 +1316,10 @@ def past_tense(text: str) -> bool:
         if i > 0 and toks[i - 1] in _REDUCED_CONDITION:
             continue  # "Reboots, if needed, happen at 03:15": a condition, not the past
         if (t in IRREGULAR_PAST or (t.endswith("ed") and len(t) > 4)) and not after_be and \
-                not re.search(rf"(?i)\b{re.escape(t)}-\w|\w-{re.escape(t)}\b", text):
+                not re.search(rf"(?i)\b{re.escape(t)}[-/]|[\w/]-{re.escape(t)}\b|"
+                              rf"/{re.escape(t)}\b", text):
             # (a word of a hyphenated name or compound is no verb: "Unattended-Upgrade",
-            # "password-protected")
+            # "password-protected"; nor is a folder's name: "hand edits in generated/")
             return True
         if t in ("was", "were") and i + 1 < len(toks) and toks[i + 1].endswith("ing") and \
                 len(toks[i + 1]) > 4:

@@ -265,9 +265,10 @@ _WIKI_QUOTE = re.compile(r"\{quote\}(.*?)\{quote\}", re.DOTALL)
 _WIKI_HEADING = re.compile(r"^[ \t]*h[1-6]\.[ \t]+", re.MULTILINE)
 _WIKI_BQ = re.compile(r"^[ \t]*bq\.[ \t]+", re.MULTILINE)
 _WIKI_MONO = re.compile(r"\{\{([^{}\n]+?)\}\}")
-# (the starred text has a letter or digit: "OnCalendar=*-*-* 00:30" is a value, not bold)
-_WIKI_STRONG = re.compile(r"(?<![\w*`])\*(?=[^\s*])(?=[^*`\n]*?[A-Za-z0-9][^*`\n]*?\*)"
-                          r"([^*`\n]+?)(?<=[^\s*])\*(?![\w*])")
+# (the starred text has a letter or digit: "OnCalendar=*-*-* 00:30" is a value, not bold;
+# nor is a glob, "kf-*-desk-*": stars next to "-", "." or "/" are wildcards)
+_WIKI_STRONG = re.compile(r"(?<![\w*`/.-])\*(?=[^\s*./-])(?=[^*`\n]*?[A-Za-z0-9][^*`\n]*?\*)"
+                          r"([^*`\n]+?)(?<=[^\s*./-])\*(?![\w*/.-])")
 _WIKI_MENTION = re.compile(r"\[~([\w.-]+)\]")
 _WIKI_LINK = re.compile(r"\[([^\[\]|\n]+)\|((?:https?|mailto):[^\[\]\s]+)\]")
 _CODE_SPAN = re.compile(r"(`+)[^`\n]*?\1")

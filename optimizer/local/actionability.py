@@ -68,6 +68,7 @@ from optimizer.local.layout import (
     arrows_as_values,
     banner_removed,
     bare_answer_as_subject,
+    before_after_read,
     bookkeeping_removed,
     boxed_lines_unboxed,
     broken_lines_joined,
@@ -80,6 +81,7 @@ from optimizer.local.layout import (
     config_as_statements,
     dashed_pairs_as_labels,
     diff_as_lines,
+    does_question_as_claim,
     form_fields_as_lines,
     headings_as_labels,
     leading_asides_removed,
@@ -98,6 +100,7 @@ from optimizer.local.layout import (
     signature_removed,
     sql_statements_joined,
     state_labels_as_statements,
+    statement_before_question_split,
     states_pairs,
     strip_line_labels,
     struck_through_removed,
@@ -839,8 +842,10 @@ class LocalActionability:
                     writer_named(broken_lines_joined(boxed_lines_unboxed(ctx.comment)))))))))))),
             keep_lines=True), f"{ctx.query}\n{ctx.answer}")
         text = announced_scope_joined(value_lists_joined(
-            form_fields_as_lines(banner_removed(records_read(rota_removed(text))), ctx.answer)))
+            form_fields_as_lines(banner_removed(records_read(rota_removed(before_after_read(text)))),
+                         ctx.answer)))
         for step in (struck_through_removed, learned_fact_unframed, analogy_as_statement,
+                     statement_before_question_split,
                      minutes_as_decisions, minutes_residue_removed,
                      qa_pairs_as_statements, answered_questions_as_statements,
                      leading_asides_removed,
@@ -850,7 +855,8 @@ class LocalActionability:
                      checkmarks_as_statements,
                      config_as_statements, tables_as_statements,
                      strip_line_labels, arrows_as_values, plain_voice, apply_self_corrections,
-                     strip_sign_off, bare_answer_as_subject, negative_question_as_claim,
+                     strip_sign_off, bare_answer_as_subject, does_question_as_claim,
+                     negative_question_as_claim,
                      reminder_question_as_statement,
                      rhetorical_tail_as_statement, advice_as_instruction):
             text = step(text)
@@ -1051,6 +1057,9 @@ class LocalActionability:
         if kind == "claim" and _ONE_OFF.search(v.text) and not _FROM_NOW.search(v.text) and \
                 not (v.firm_modal or _strict_policy(v)):
             return "chatter"  # "the printer ... is out of toner today; Arjun brings one"
+        if kind == "claim" and _we_did(v.text) and _told_in_past(v.text) and not (
+                v.modal or v.policy or _strict_policy(v)):
+            return "chatter"  # "Anyway we made it in 25 minutes late, the cars got off fine."
         if kind == "chatter" and (is_self_introduction(v.text) or _status_note(v.text)
                                   or _LUCK.search(v.text)):
             return kind  # ("IT, this is Vessel Ops.": no clause of it is a claim)
@@ -1358,8 +1367,9 @@ class LocalActionability:
             v.personal or re.search(r"\b(?:was|were|used\s+to)\b", v.text, re.IGNORECASE))
         # "Clients use sssd.": a policy verb between a subject and a name that is no
         # English word, a rule however terse
-        terse = v.policy and v.words == 3 and len(new_words) >= 2 and any(
-            t.isalpha() and not english_word(t) for t in tokens(v.text))
+        terse = (v.policy and v.words == 3 and len(new_words) >= 2 and any(
+            t.isalpha() and not english_word(t) for t in tokens(v.text))) or bool(
+            _NAMED_VALUE.match(v.text))  # ("the command is tidewater-desk.")
         rule_claim = rule_claim or limited or prohibition or blanket or command or order or \
             redefined or default or terse or (
             v.words >= 4 and _overturns(v, ctx.answer)) or _denies_answer(v, ctx.answer)
@@ -1834,6 +1844,34 @@ _ANNOUNCED_LIST = re.compile(
     r"below|though))?\s*[.:!]?$", re.IGNORECASE)
 
 
+#: What a named thing is called, as an identifier: "the command is tidewater-desk", "our
+#: queue is dock_labels".
+_NAMED_VALUE = re.compile(r"^(?:the|our|its)\s+(?:[a-z][\w-]*\s+){0,2}?[a-z][\w-]*\s+(?:is|are)\s+"
+                          r"`?[A-Za-z0-9][\w.-]*[-_.][\w.-]*\w`?\.?$", re.IGNORECASE)
+#: The writer's own story, told in the first person: "Anyway we made it in 25 minutes late"
+#: (its first verb in the past; not a change the writer made to the world, "we switched
+#: off the daily updatedb", whose state is the fact).
+_WE_DID = re.compile(r"^(?:(?:anyway|so|and|then|in\s+the\s+end)[,]?\s+)?(?:we|i)\s+(?:\w+ly\s+)?"
+                     r"(?P<verb>[a-z]+)\b", re.IGNORECASE)
+_CHANGED = frozenset("""moved renamed replaced changed switched migrated upgraded downgraded
+raised lowered increased decreased reduced extended shortened added removed disabled enabled
+installed uninstalled set configured retired dropped blocked opened closed merged split
+rotated reset ripped turned made""".split())
+
+
+def _we_did(text: str) -> bool:
+    """A sentence of the writer's own story: "we"/"I", then a verb in the past that
+    changed nothing in the world ("we made it in 25 minutes late" arrived; "we made it
+    non-executable" and "we switched off updatedb" changed what holds, ``_CHANGED``)."""
+    m = _WE_DID.match(text)
+    if m is None:
+        return False
+    verb = m.group("verb").lower()
+    if verb == "made" and re.match(r"\s+it\s+(?:in|back|home|through|out)\b", text[m.end():],
+                                   re.IGNORECASE):
+        return True  # "we made it in 25 minutes late": arrived, a story
+    past = verb in IRREGULAR_PAST or (verb.endswith("ed") and len(verb) > 4)
+    return past and verb not in _CHANGED
 #: When a state holds only now: "out of toner today", "down at the moment", "after lunch".
 _ONE_OFF = re.compile(r"\b(?:today|tonight|this\s+(?:morning|afternoon|evening)|right\s+now|"
                       r"at\s+the\s+moment|after\s+lunch|later\s+today|for\s+now)\b", re.IGNORECASE)
@@ -1951,7 +1989,8 @@ def _support(v: SentenceView, ctx: FeedbackContext) -> bool:
                     _when(v.text) and not _RECURRING.search(v.text))) and not (
                     v.firm_modal or _strict_policy(v))) or (
                 _PERSONAL_WORD.search(first) and past_tense(first) and not (
-                    v.firm_modal or _strict_policy(v))) or _incident(v):
+                    v.firm_modal or _strict_policy(v))) or _incident(v) or (
+                _we_did(v.text) and _told_in_past(v.text) and not v.modal):
         return False  # also a label, "@Kenji this bit you", "I went through all of that"
     if v.words < 6:
         # A short statement counts only when it negates something ("It doesn't always
@@ -2292,6 +2331,12 @@ def _quotation_unwrapped(sentences: list[str]) -> list[str]:
     return out
 
 
+#: Why the writer says it, before what they say: "to make it explicit for the assistant,",
+#: "just to be clear,".
+_MADE_EXPLICIT = re.compile(r"^(?:and\s+|so\s+)?(?:just\s+)?to\s+(?:make\s+(?:it|this|that)\s+"
+                            r"(?:explicit|clear|official)|be\s+(?:clear|explicit|precise))"
+                            r"(?:\s+(?:for|to)\s+(?:the\s+)?(?:assistant|bot|model|ai|everyone|"
+                            r"record|team))?\s*[,:]\s*", re.IGNORECASE)
 #: Thanks that open a sentence with more after them: "Thank you for answer, it is mostly
 #: correct but X" (the verdict and the thanks go, X stays).
 _THANKS_LEAD = re.compile(r"^(?:thanks?|thank\s+you|many\s+thanks)(?:\s+(?:a\s+lot|so\s+much|"
@@ -2314,6 +2359,9 @@ def _clean_sentence(sentence: str, context: str = "", topic: str = "") -> str:
     # ("Hi po, sorry but X": X; "okay so the thing is we X": we X)
     s = _RUN_UP.sub("", strip_discourse(_THANKS_LEAD.sub("", without_greeting(
         _unwrapped(_ours_named(sentence))))))
+    explicit = _MADE_EXPLICIT.match(s)
+    if explicit and len(tokens(s[explicit.end():])) >= 3:
+        s = sentence_case(s[explicit.end():])  # ("To make it explicit for the assistant, X")
     if _ELLIPTIC_ONLY.match(s):
         return ""  # "No you can't, not here.": the reply, the rest of the message says why
     elliptic = _ELLIPTIC_LEAD.match(s)
@@ -2401,9 +2449,34 @@ def _clean_sentence(sentence: str, context: str = "", topic: str = "") -> str:
         s = "; ".join(p.strip() for p in kept if p.strip())
     s = re.sub(r"\s+[-\u2013\u2014]+$", "", _TRAILING_CHATTER.sub("", s).strip(" ,;"))
     s = strip_residue(s)
+    explicit = _MADE_EXPLICIT.match(s)  # (again, once the agreement before it is gone)
+    if explicit and len(tokens(s[explicit.end():])) >= 3:
+        s = s[explicit.end():]
+    vocative = _VOCATIVE.match(s)
+    # (what follows is a clause of its own: "Gregor, Tweaks isn't available"; not "Tilde,
+    # so the next update wins" nor "Automatic, URL http://...")
+    if vocative and len(tokens(s[vocative.end():])) >= 4 and not (
+            vocative.group("name").lower() in _NOT_ADDRESSED or
+            vocative.group("name").lower().endswith(("s", "ly")) or
+            re.match(r"(?i)(?:so|and|but|or|because|which|then|if|when|not)\b",
+                     s[vocative.end():]) or _verbless(s[vocative.end():vocative.end() + 80])):
+        s = s[vocative.end():]  # ("Gregor, Tweaks isn't available on KF laptops")
     if not s or len(tokens(s)) < 2:
         return ""
     return sentence_case(s, context)
+
+
+#: Capitalised words before a comma that address nobody: "Otherwise, ...", "Yes, ...".
+_NOT_ADDRESSED = frozenset("""otherwise however also then yes yeah yep no nope sure note still
+again instead so well now anyway besides meanwhile finally first second third next last
+here there today tomorrow yesterday tonight currently normally usually generally basically
+actually honestly seriously frankly ok okay right correct true fine good great thanks please
+sorry hi hello hey dear update edit correction important warning caution reminder fyi""".split())
+#: A first name alone before a comma, naming whom the reply is to: "Gregor, Tweaks isn't
+#: available" (not a list, "Chromium, Firefox and Edge are ...", nor a name the clause is
+#: about, "Priya, our DBA, ...").
+_VOCATIVE = re.compile(r"^(?P<name>(?-i:[A-Z][a-z]{2,})),[ \t]+(?![\w'-]+(?:[ \t]+[\w'-]+)?[ \t]*"
+                       r"(?:,|\b(?:and|or)\b))(?=\S)")
 
 
 #: The subject of a yes/no question: "Doesn't Airplane Mode kill Bluetooth too?"

@@ -266,14 +266,58 @@ def negative_question_as_claim(text: str) -> str:
         return text
     tail = text[m.end():]
     first = re.split(r"(?<=[.!?])\s+|\n", tail, maxsplit=1)[0]
-    if _UNSURE_TAIL.search(first) or _UNSURE_TAIL.search(text[m.end():m.end() + 200]):
+    # (doubt in the next sentences too; a question further on is another matter: "... So
+    # why would anyone run it by hand?")
+    if _UNSURE_TAIL.search(first) or _UNSURE_TAIL.search(
+            text[m.end():m.end() + 200].replace("?", " ")):
         return text
     subj = m.group("subj")
+    purpose = re.fullmatch(r"(?:exactly|just|precisely)?\s*what\s+(?P<x>.+?)\s+(?P<be>is|are)\s+"
+                           r"(?:there\s+)?for", m.group("rest"), re.IGNORECASE)
+    if purpose and subj.lower() in ("that", "this", "it"):
+        # "Isn't that exactly what the 'XID age' panel is for?" says what the panel is for
+        x = purpose.group("x")
+        return f"{m.group('lead')}{x[:1].upper()}{x[1:]} {purpose.group('be')} for exactly " \
+            f"that. {tail}"
     if "aux" in m.groupdict():
         verb = "are" if m.group("aux").lower().startswith("are") else "is"
         return f"{m.group('lead')}{subj[:1].upper()}{subj[1:]} {verb} {m.group('rest')}. {tail}"
     verb = "They're" if subj.lower() == "they" else subj.lower().capitalize() + "'s"
     return f"{m.group('lead')}{verb} {m.group('rest')}. {tail}"
+
+
+#: "And doesn't it page the DBA on call once X passes 400 million?": a question put so that
+#: it states what the thing does.
+_DOES_NT_QUESTION = re.compile(
+    r"(?P<lead>^|(?<=[.!?][ \t])|(?<=\n))(?:(?:and|but|so)[ \t]+)?(?P<aux>doesn't|does[ \t]+not|"
+    r"don't|do[ \t]+not)[ \t]+(?P<subj>it|that|this|they|we)[ \t]+(?!you\b|know\b|think\b|"
+    r"remember\b|see\b|mean\b)(?P<verb>[a-z]+)\b(?P<rest>[^?\n]*)\?", re.IGNORECASE)
+
+
+def _third_person(verb: str) -> str:
+    if re.search(r"(?:s|sh|ch|x|z|o)$", verb):
+        return verb + "es"
+    if re.search(r"[^aeiou]y$", verb):
+        return verb[:-1] + "ies"
+    return verb + "s"
+
+
+def does_question_as_claim(text: str) -> str:
+    """"And doesn't it page the DBA on call once mxid_age passes 400 million?" states "It
+    pages the DBA on call once mxid_age passes 400 million." when the question names a
+    number, a name or a path (a question about something vague stays one), and nothing
+    around it says the writer is unsure."""
+    def say(m: re.Match[str]) -> str:
+        rest = m.group("rest")
+        if not any(i.kind in STRONG_KINDS for i in items(rest)) or _UNSURE_TAIL.search(
+                rest.replace("?", "")):
+            return m.group(0)
+        subj = m.group("subj")
+        verb = m.group("verb")
+        if m.group("aux").lower().startswith("does"):
+            verb = _third_person(verb)
+        return f"{m.group('lead')}{subj[:1].upper()}{subj[1:]} {verb}{rest}."
+    return _DOES_NT_QUESTION.sub(say, text)
 
 
 #: "Didn't anyone tell you that X?", "Has nobody noticed X?", "Don't you know X?": a
@@ -869,10 +913,20 @@ def _capital(first: str, after: str) -> str:
 def learned_fact_unframed(text: str) -> str:
     """The fact a sentence tells as news to the writer, or asks to be passed on, without
     the telling ("... the thing I didn't know is that X" -> "X"; "the point Seun made,
-    which I didn't know, is that X" -> "X"; "tell them X" -> "X")."""
+    which I didn't know, is that X" -> "X"; "... rang back and the point is X" -> "X";
+    "tell them X" -> "X")."""
     text = _POINT_MADE.sub("", _LEARNED.sub("", text))
+    text = _THE_POINT_IS.sub(lambda m: _capital(m.group("first"), text[m.end():]), text)
     text = _RELAY.sub(lambda m: _capital(m.group("first"), text[m.end():]), text)
     return text.replace("\n\n\n", "\n\n")
+
+
+#: "Anyway I got hold of Priya this morning and the point is you're not meant to X": what
+#: the sentence comes to, after the story of how the writer learnt it.
+_THE_POINT_IS = re.compile(r"(?:^|(?<=[.!?][ \t])|(?<=\n))[^.!?\n]{0,160}?\b(?:the[ \t]+(?:point|"
+                           r"upshot|gist|short[ \t]+version)[ \t]+(?:is|was)|long[ \t]+story[ \t]+"
+                           r"short|bottom[ \t]+line(?:[ \t]+is)?)[ \t]*[,:]?[ \t]+(?:that[ \t]+)?"
+                           r"(?P<first>[a-zA-Z])", re.IGNORECASE)
 
 
 #: Struck-through text: "~~5 minutes~~ 10 minutes" (markdown), "<s>old</s>", "<del>old</del>".
@@ -1850,6 +1904,66 @@ def rota_removed(text: str) -> str:
         out.append(line)
         i += 1
     return "\n".join(out)
+
+
+#: Lines labelled with the state before a change and the state after it: "BEFORE: hand-written
+#: host files", "AFTER: hosts are generated from the inventory".
+_BEFORE_LINE = re.compile(r"^[ \t]*(?:[-*•][ \t]+)?(?:before|old|previously|was)[ \t]*:[ \t]*",
+                          re.IGNORECASE)
+_AFTER_LINE = re.compile(r"^[ \t]*(?:[-*•][ \t]+)?(?:after|new|now)[ \t]*:[ \t]*(?=\S)",
+                         re.IGNORECASE)
+
+
+def before_after_read(text: str) -> str:
+    """A change told as "BEFORE:" and "AFTER:" lines leaves what holds after it: the
+    before lines state what the change overturned and go (a nugget says only the
+    writer's words, and none of them says the old way is gone), the after lines lose
+    their label, and a title line that announces the pair ("Before / after, since
+    INK-4410:") goes. A message with only one of the two labels is left alone."""
+    lines = text.split("\n")
+    if not (any(_BEFORE_LINE.match(ln) for ln in lines) and
+            any(_AFTER_LINE.match(ln) for ln in lines)):
+        return text
+    out = []
+    for line in lines:
+        if _BEFORE_LINE.match(line):
+            continue
+        if re.search(r"\bbefore\b", line, re.IGNORECASE) and re.search(
+                r"\bafter\b", line, re.IGNORECASE) and line.rstrip().endswith(":") and \
+                _verbless(line):
+            continue
+        m = _AFTER_LINE.match(line)
+        if m:
+            line = line[:m.start()] + _capital(line[m.end()], line[m.end() + 1:]) + \
+                line[m.end() + 1:]
+        out.append(line)
+    return "\n".join(out)
+
+
+#: A statement that runs on into a question: "The CA line sits in ssh_known_hosts on every
+#: laptop - so if you still see the prompt, isn't it just that ...?" (the statement stands
+#: on its own; the question after the dash is the writer's guess).
+_RUNS_ON_INTO = re.compile(r"(?P<lead>^|(?<=[.!?][ \t])|(?<=\n))"
+                           r"(?P<stmt>(?:[^.!?\n]|\.(?=\w)){40,}?)[ \t]+(?:[—–]|-{1,2})[ \t]+"
+                           r"(?P<q>(?:so|and|but)\b[^.!?\n]*\?)")
+_QUESTION_START = re.compile(r"(?:who|what|when|where|why|how|which|is|are|was|were|do|does|did|"
+                             r"can|could|should|would|will|has|have|had|isn't|aren't|doesn't|"
+                             r"don't|didn't|hasn't|haven't|won't|wouldn't|shouldn't|can't)\b",
+                             re.IGNORECASE)
+
+
+def statement_before_question_split(text: str) -> str:
+    """A long statement that runs on into a question after a dash ends where the dash is:
+    "X sits in Y on every laptop - so if you still see the prompt, isn't it just Z?" reads
+    "X sits in Y on every laptop. So if ... Z?" (a sentence that opens as a question stays
+    whole)."""
+    def split(m: re.Match[str]) -> str:
+        stmt = m.group("stmt").strip()
+        if _QUESTION_START.match(stmt) or len(stmt.split()) < 8:
+            return m.group(0)
+        q = m.group("q")
+        return f"{m.group('lead')}{stmt}. {q[:1].upper()}{q[1:]}"
+    return _RUNS_ON_INTO.sub(split, text)
 
 
 #: An analogy that says what holds: "Chromium is to our workstations what WD-40 is to an

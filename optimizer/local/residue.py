@@ -900,7 +900,8 @@ _MAIL_HEADER = re.compile(r"^\s*(?:from|date|sent|subject|to|cc)\s*:", re.IGNORE
 def forwarded_message(message: str) -> tuple[str, str] | None:
     """(the writer's own text, the forwarded message's text) of a message that forwards
     one, or None: the forwarded text without its header lines (From:, Date:, Subject:,
-    ...), up to a thread quoted inside it (``>`` lines or another quote marker)."""
+    ...) and the question it answers quoted above it, up to a thread quoted inside it
+    (``>`` lines or another quote marker)."""
     m = _FORWARD_MARK.search(message)
     if m is None:
         # a reply whose own text points at the message it quotes ("Short answer: no. See
@@ -910,6 +911,8 @@ def forwarded_message(message: str) -> tuple[str, str] | None:
             return None
     body: list[str] = []
     for line in message[m.end():].splitlines():
+        if not body and line.lstrip().startswith(">"):
+            continue  # (the question the forwarded reply answers, quoted above it)
         if line.lstrip().startswith(">") or _QUOTED_START.match(line):
             break
         if not body and (_MAIL_HEADER.match(line) or not line.strip()):
@@ -1360,12 +1363,16 @@ _AGAIN_VALUE = (r"(?:\d[\w.:%/+-]*(?:[ \t]+(?-i:[A-Za-z]{1,8})\b(?![ \t]+(?:is|a
 _GIVEN_AGAIN = re.compile(
     r"(?:^|(?<=[.!?])[ \t]+|(?<=\n))(?:actually|correction|update|wait)[ \t]*[,:]?[ \t]+"
     r"(?:(?:no|sorry|scratch[ \t]+that|scrap[ \t]+that)[ \t]*[,;:]?[ \t]+)*"
-    r"(?:(?:i|we)[ \t]+(?:just[ \t]+)?(?:checked|looked|verified)\b[^.!?\n]{0,60}?[ \t]+and"
-    r"[ \t]+)?(?:(?P<key>[a-z][\w-]*(?:[ \t]+[a-z][\w-]*)?)[ \t]+(?:is|are|'s)[ \t]+"
+    r"(?:(?:i|we)(?:'ve|[ \t]+have)?[ \t]+(?:just[ \t]+)?(?:checked|looked|verified)\b"
+    r"[^.!?\n]{0,60}?[ \t]+and"
+    r"[ \t]+)?(?:(?P<key>[a-z][\w-]*(?:[ \t]+[a-z][\w-]*)?)(?:[ \t]+(?:is|are)|'s)[ \t]+"
     r"(?:now[ \t]+)?|"
     r"(?:it|that|this)[ \t]+(?:was|has[ \t]+been|got)[ \t]+(?:raised|lowered|changed|moved|"
     r"cut|bumped|increased|reduced|set|put)[ \t]+to[ \t]+)(?P<new>" + _AGAIN_VALUE + r")"
-    r"(?:[ \t]+now)?(?P<why>[ \t]*(?:[,;][ \t]*|[ \t]+(?:after|since|when|because|in|on|"
+    # ("it's 90 days for editorial staff": whom the new value holds for stays with it)
+    r"(?:[ \t]+now)?(?P<scope>[ \t]+for[ \t]+(?!now\b)[^,;.!?\n]{2,40}?"
+    r"(?=[ \t]+because\b|[,;.!]|$))?"
+    r"(?P<why>[ \t]*(?:[,;][ \t]*|[ \t]+(?:after|since|when|because|in|on|"
     r"last|this)\b)"
     r"[^.!?\n]*)?(?:[.!]+|$)", re.IGNORECASE)
 
@@ -1393,6 +1400,7 @@ def _values_given_again(text: str) -> str:
         if not olds:
             continue
         old = olds[-1]
+        new += m.group("scope") or ""
         text = head[:old.start("old")] + new + head[old.end("old"):].rstrip() + " " + \
             text[m.end():].lstrip()
     return text
@@ -1464,6 +1472,15 @@ def _apply_retractions(text: str) -> str:
         if why:
             new = new[why.end():]
         old = m.group("old").strip()
+        # ("sets Pin-Priority: 100 - no sorry, -10 - for backports": a number for the one
+        # the clause ended with, the sign included, and the clause goes on after it)
+        value = re.match(r"(?P<v>[-+]?\d[\w.:%/]*)(?P<rest>(?:[ \t]*[—–-]+[ \t]+|[ \t]*$|,)"
+                         r"[^\n]*)$", new)
+        last = re.search(r"(?<![\w.-])[-+]?\d[\w.:%/]*$", old)
+        if value and last and value_unit(value.group("v").lstrip("-+")) == value_unit(
+                last.group(0).lstrip("-+")):
+            rest = re.sub(r"^[ \t]*[—–-]+[ \t]*", " ", value.group("rest"))
+            return m.group("start") + old[:last.start()] + value.group("v") + rest
         lead = re.match(r"[A-Za-z]+\b", new)
         at = [w for w in re.finditer(rf"\b{lead.group(0)}\b", old, re.IGNORECASE)] \
             if lead and _COMPLEMENT.match(new) else []

@@ -2890,3 +2890,120 @@ def test_a_rota_over_a_rule_goes_and_the_rule_stays() -> None:
                                   "start of the shift.")
     plan = "Backup plan\nMon: full backup\nTue-Sat: incremental"
     assert rota_removed(plan) == plan  # (no rota: a schedule of what runs)
+
+
+@pytest.mark.parametrize(("message", "repaired"), [
+    # a signed number for the one the clause ended with, between dashes
+    ("The kiln cools at a ramp of 50 - no sorry, -40 - degrees per hour below 600.",
+     "The kiln cools at a ramp of -40 degrees per hour below 600."),
+    # a value given again with whom it holds for, after the writer checked
+    ("Badges are kept on file for 6 months. Actually I've just checked the HR page and it's "
+     "24 months for contractors because of the audit; the 6 was the old figure. Lost badges "
+     "are blocked at once.",
+     "Badges are kept on file for 24 months for contractors. Lost badges are blocked at once."),
+])
+def test_a_repair_keeps_the_sign_and_the_scope_of_the_new_value(message: str,
+                                                                repaired: str) -> None:
+    assert apply_self_corrections(message) == repaired
+
+
+def test_a_statement_that_runs_on_into_a_guess_stands_alone() -> None:
+    from optimizer.local.layout import statement_before_question_split
+    text = ("The signing key for the kiosks sits on the offline laptop in the safe at the "
+            "quay office, and new kiosks get their cert from the build job on first boot - "
+            "so if yours still warns, isn't it just that it hasn't booted on the network "
+            "yet?")
+    first = statement_before_question_split(text).split(". ")[0]
+    assert first.endswith("on first boot") and "?" not in first, first
+    asked = "Is the signing key on the offline laptop in the safe - or was it moved?"
+    assert statement_before_question_split(asked) == asked
+
+
+def test_before_and_after_lines_leave_what_holds_after() -> None:
+    from optimizer.local.layout import before_after_read
+    text = ("Before / after, since the March change:\nBEFORE: labels printed from any PC\n"
+            "AFTER: labels print only from the dock PC\nOLD: rolls of 57 mm\n"
+            "NEW: rolls of 80 mm\nJams are logged on the dock sheet.")
+    assert before_after_read(text).split("\n") == [
+        "Labels print only from the dock PC", "Rolls of 80 mm",
+        "Jams are logged on the dock sheet."]
+    single = "Now: labels print from the dock PC."
+    assert before_after_read(single) == single
+
+
+@pytest.mark.parametrize(("sentence", "cleaned"), [
+    ("Agreed, and to make it explicit for the assistant, quay kiosks run only the signed "
+     "harbour image.", "Quay kiosks run only the signed harbour image."),
+    ("Marek, the dock printer isn't on the office queue and never will be.",
+     "The dock printer isn't on the office queue and never will be."),
+    ("Otherwise, the dock printer falls back to the office queue at night.",
+     "Otherwise, the dock printer falls back to the office queue at night."),
+    ("Forklifts, pallet jacks and scanners are charged in bay C.",
+     "Forklifts, pallet jacks and scanners are charged in bay C."),
+])
+def test_why_it_is_said_and_whom_it_is_said_to_go(sentence: str, cleaned: str) -> None:
+    from optimizer.local.actionability import clean_sentence
+    assert clean_sentence(sentence) == cleaned
+
+
+def test_a_folder_named_like_a_past_verb_is_no_story() -> None:
+    from optimizer.claims import past_tense
+    assert not past_tense("Hand edits in archived/ are overwritten at 02:00.")
+    assert past_tense("The archive job failed at 02:00.")
+
+
+def test_a_forwarded_reply_under_the_question_it_answers_is_read(
+        role: LocalActionability) -> None:
+    comment = ("Forwarding Ines's reply from the stores list, it covers what the bot left out."
+               "\n\n---------- Forwarded message ----------\nFrom: Ines Duarte\nTo: stores-all\n"
+               "Subject: Re: cold store temperatures\n\n> Could someone confirm the limits?\n\n"
+               "Yes. The cold store is kept between 2 and 4 C, logged every 15 minutes by the "
+               "probe CS-1. Above 6 C the duty manager is paged.")
+    ex = role.extract(FeedbackContext("e1", "t", "What temperature is the cold store kept at?",
+                                      "Keep chilled goods below 8 C.", comment, "down"), Meter())
+    assert ex.can_produce_nugget, ex.reason
+    assert "between 2 and 4 C" in ex.body and "probe CS-1" in ex.body, ex.body
+
+
+@pytest.mark.parametrize(("said", "written"), [
+    ("the scanner app opens with Super plus S", "the scanner app opens with Super+S"),
+    ("people kept pressing control alt delete on the kiosk",
+     "people kept pressing Control+Alt+Delete on the kiosk"),
+    ("hold shift and click the first row", "hold shift and click the first row"),
+])
+def test_a_key_combination_said_aloud_is_written_as_keys(said: str, written: str) -> None:
+    assert plain_voice(said) == written
+
+
+def test_what_a_thing_is_called_as_an_identifier_is_a_claim(role: LocalActionability) -> None:
+    ex = role.extract(FeedbackContext(
+        "e1", "t", "How do I open the tide tables app?", "Search for it in Activities.",
+        "the launcher entry is already set by IT. the command is tide-tables-desk. don't make "
+        "your own shortcut.", "down"), Meter())
+    assert "tide-tables-desk" in ex.body, ex.body
+
+
+def test_what_a_story_comes_to_stays_and_how_it_ended_goes(role: LocalActionability) -> None:
+    comment = ("So on Friday the pallet wrapper jammed twice and the night lead blamed the film. "
+               "Anyway I rang Dunya this morning and the point is nobody resets the wrapper "
+               "controller themselves: only the maintenance fitter resets it, from the key "
+               "panel. In the end we shipped 40 minutes late, the lorries left fine.")
+    ex = role.extract(FeedbackContext("e1", "t", "How do I reset the pallet wrapper?",
+                                      "Hold the reset button for five seconds.", comment,
+                                      "down"), Meter())
+    assert ex.body.startswith("Nobody resets the wrapper controller themselves"), ex.body
+    assert "only the maintenance fitter resets it" in ex.body, ex.body
+    assert "40 minutes late" not in ex.body and "rang" not in ex.body, ex.body
+
+
+def test_rhetorical_questions_that_state_what_a_thing_does_read_as_claims() -> None:
+    from optimizer.local.layout import does_question_as_claim, negative_question_as_claim
+    text = ("Isn't that exactly what the 'Cold chain' board on dash-02 is for? It already "
+            "shows the probe readings for every store. And doesn't it page the duty manager "
+            "once a probe passes 6 C for 15 minutes? So why would anyone check by hand?")
+    read = negative_question_as_claim(does_question_as_claim(text))
+    assert read.startswith("The 'Cold chain' board on dash-02 is for exactly that."), read
+    assert "It pages the duty manager once a probe passes 6 C for 15 minutes." in read, read
+    # a question about something vague, or one the writer is unsure of, stays a question
+    vague = "Doesn't it do that anyway?"
+    assert does_question_as_claim(vague) == vague

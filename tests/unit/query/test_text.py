@@ -105,3 +105,10 @@ def test_a_tag_name_glued_to_a_hyphen_is_a_placeholder_not_markup() -> None:
     assert plain_text(text) == "Bays print to <SITE>-BAY-2 and the dock to dock-<ID>; mind the gap."
     assert not has_markup("trucks report to <CODE>-GATE-1")
     assert has_markup("<b>mind</b> the gap")
+
+
+def test_stars_of_a_glob_are_wildcards_not_bold() -> None:
+    assert plain_text("Not tracked on till-*-front-* machines; *only* the back office.") == \
+        "Not tracked on till-*-front-* machines; only the back office."
+    assert plain_text("Logs go to /var/log/*/app and *.gz files are pruned.") == \
+        "Logs go to /var/log/*/app and *.gz files are pruned."
