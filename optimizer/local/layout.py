@@ -72,6 +72,9 @@ def _row_sentence(header: list[str], row: list[str]) -> str:
     if len(row) == 1:
         return row[0]
     head, rest = row[0], row[1:]
+    if re.match(r"\d", head) and header and re.fullmatch(r"[A-Za-z][\w -]{0,20}", header[0]) \
+            and header[0].lower() not in _PLAIN_HEADERS and len(header) == len(row):
+        head = f"{header[0]} {head}"  # ("VLAN | ..." over "30 newsroom | ...": VLAN 30)
     if len(rest) == 1 and _PREDICATE_CELL.match(rest[0]):
         return f"{head} {rest[0].rstrip('.')}."  # "Super+V | opens VetPulse"
     names = header[1:] if len(header) == len(row) else [""] * len(rest)

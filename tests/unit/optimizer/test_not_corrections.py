@@ -420,6 +420,36 @@ CASES = {
         "Open System Monitor and sort by memory.",
         "System Monitor says 7.1 GB used of 8 GB and the swap shows 2 GB. Is that normal, or "
         "should I be closing things? Does the swap count against something?", False),
+    # a complaint whose dismay is in words that are not negative, with symptoms named
+    "symptoms-and-the-old-one-was-better": (
+        "how do I print on both sides from the office PC",
+        "Choose Two-sided in the print dialog.",
+        "The Brother in the site office has been patchy since the day it came, and the label "
+        "app on Ubuntu 22.04 still can't find tray 2 half the time. Honestly the old Canon "
+        "was better.", False),
+    "symptoms-then-the-rule": (
+        "how do I print on both sides from the office PC",
+        "Choose Two-sided in the print dialog.",
+        "The Brother in the site office can't do duplex at all; two-sided jobs go to "
+        "SITE-MFP-2 only, which is set to Long Edge by IT.", True),
+    "not-impressed-with-named-products": (
+        "is the new dispatch screen ready",
+        "Yes, it was rolled out last week.",
+        "Dispatch on the old Dell towers is sluggish next to the tablets, and RouteMaster "
+        "keeps dropping the map layer in the exports. Honestly not impressed with any of it.",
+        False),
+    # an observation with its subject left out, and a question about it
+    "an-observation-without-its-subject-and-a-question": (
+        "how long should the handheld scanner battery last",
+        "A full charge lasts about a shift.",
+        "Dropped from 100% to 41% in 3h20 on the early shift with the screen at 70% and "
+        "Bluetooth on. Is that normal for a two-year-old battery or is it on its way out?",
+        False),
+    "a-change-and-a-question-after-it": (
+        "how long should the handheld scanner battery last",
+        "A full charge lasts about a shift.",
+        "Scanner batteries are swapped at every break now; spares charge in rack R2 by dock "
+        "4, 12 at a time. Is that in the handbook yet?", True),
 }
 
 

@@ -3007,3 +3007,12 @@ def test_rhetorical_questions_that_state_what_a_thing_does_read_as_claims() -> N
     # a question about something vague, or one the writer is unsure of, stays a question
     vague = "Doesn't it do that anyway?"
     assert does_question_as_claim(vague) == vague
+
+
+def test_a_numbered_first_column_keeps_its_header_as_its_name() -> None:
+    from optimizer.local.layout import tables_as_statements
+    text = ("| Dock | Hours | Forklifts |\n|---|---|---|\n| 3 chilled | 05:00-14:00 | 2 |\n"
+            "| 4 ambient | 06:00-22:00 | 3 |")
+    assert tables_as_statements(text).split("\n") == [
+        "Dock 3 chilled: Hours = 05:00-14:00, Forklifts = 2.",
+        "Dock 4 ambient: Hours = 06:00-22:00, Forklifts = 3."]
