@@ -802,10 +802,18 @@ def _calm_capitals(text: str) -> frozenset[str]:
     return frozenset(kept)
 
 
+#: A line of a configuration file or a command, whose capitals are its syntax: a sudoers
+#: rule ("%grp ALL=(root) NOPASSWD: ..."), "KEY=VALUE" settings, a shell prompt.
+_CONFIG_LINE = re.compile(r"^[ \t]*(?:[%@]?[\w.-]+[ \t]+[A-Z]+=\(|[A-Z][A-Z0-9_]{2,}=\S|"
+                          r"\$[ \t]+\S)")
+
+
 def _unshout_line(line: str, keep: frozenset[str] = frozenset()) -> str:
     """The line's shouted runs in lower case, sentence by sentence (a shouted sentence
     next to a calm one is still shouted); the capitals in ``keep`` stay."""
     sql = bool(_SQL_LINE.search(line))
+    if _CONFIG_LINE.match(line):
+        return line  # ("%grp-web ALL=(root) NOPASSWD: /usr/bin/...": a file's own line)
     out = "".join(_unshout_sentence(part, sql)
                   for part in re.split(r"(?<=[^.][.!?;])(?=\s+[A-Z])", line))
     if keep and len(out) == len(line):  # (lower-casing keeps every word where it was)

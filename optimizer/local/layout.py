@@ -218,7 +218,25 @@ def chat_as_lines(text: str) -> str:
         text = "\n".join(lines)
     if sum(1 for line in lines if _CHAT_LINE.match(line)) < 2:
         return text
-    return "\n".join(_CHAT_LINE.sub("", line) for line in lines)
+    return "\n".join(_CHAT_LINE.sub("", _me_named(line)) for line in lines)
+
+
+#: Who wrote a chat line, by first name: "[09:13] Callum (IT): ...".
+_CHAT_SPEAKER = re.compile(r"^\s*(?:\[[^\]\n]{3,12}\]|\d{1,2}:\d{2})\s*(?P<who>(?-i:[A-Z][\w'-]+))"
+                           r"(?:\s(?-i:[A-Z][\w'-]+))?(?:\s\([^()\n]{1,24}\))?:")
+#: "ring me on ext 214": the writer as whom to contact.
+_CONTACT_ME = re.compile(r"\b(?P<verb>ring|call|phone|ask|e-?mail|message|ping|contact|tell|see)"
+                         r"\s+me\b", re.IGNORECASE)
+
+
+def _me_named(line: str) -> str:
+    """A chat line that says to contact "me" names its writer: "[09:13] Callum (IT): ...
+    ring me on ext 214" reads "... ring Callum on ext 214" (the line loses who wrote it)."""
+    m = _CHAT_SPEAKER.match(line)
+    if m is None:
+        return line
+    return line[:m.end()] + _CONTACT_ME.sub(lambda c: f"{c.group('verb')} {m.group('who')}",
+                                            line[m.end():])
 
 
 #: A turn that only acknowledges the one before: "copy, calling Priya", "roger", "will do".

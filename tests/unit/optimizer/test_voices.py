@@ -3016,3 +3016,17 @@ def test_a_numbered_first_column_keeps_its_header_as_its_name() -> None:
     assert tables_as_statements(text).split("\n") == [
         "Dock 3 chilled: Hours = 05:00-14:00, Forklifts = 2.",
         "Dock 4 ambient: Hours = 06:00-22:00, Forklifts = 3."]
+
+
+def test_me_in_a_chat_line_is_the_one_who_wrote_it() -> None:
+    from optimizer.local.layout import chat_as_lines
+    text = ("[14:02] Dana: the label printer is jammed again\n"
+            "[14:03] Oskar (Stores): don't open the cover, call me on ext 310 instead\n"
+            "[14:04] Dana: ok thanks")
+    assert "don't open the cover, call Oskar on ext 310 instead" in chat_as_lines(text)
+
+
+def test_a_configuration_line_keeps_its_capitals() -> None:
+    assert plain_voice("%dock-team ALL=(root) NOPASSWD: /usr/bin/systemctl restart labeld") == \
+        "%dock-team ALL=(root) NOPASSWD: /usr/bin/systemctl restart labeld"
+    assert plain_voice("DO NOT restart labeld by hand.") == "do not restart labeld by hand."
