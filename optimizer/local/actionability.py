@@ -1021,6 +1021,11 @@ class LocalActionability:
                 _instruction(head) or states_pairs(tail):
             return [(sentence, "")]
         hv = view(head)
+        # (a short noun phrase, no aside or list in it: not "nit (review habit, sorry)")
+        if _verbless(head) and not hv.personal and not re.search(r"[(,]", head) and len(
+                tokens(head)) <= 5 and not _LABEL_WORD.match(head) and re.match(
+                r"(?i)(?:no|not|never|none|only|always|nobody)\b", tail.strip()):
+            return [(sentence, "")]  # ("exam office staff: NO VPN, policy": whom it binds)
         story = hv.personal and past_tense(head) and not hv.about_answer
         kind = self._kind(hv, ctx)
         if kind not in ("chatter", "praise", "meta") and not story:
@@ -1904,6 +1909,9 @@ def _subjectless_past(text: str) -> bool:
         first[0].endswith("ed") and len(first[0]) > 4)) and past_tense(text)
 
 
+#: A label that frames what follows, not a subject: "nit:", "note:", "update:".
+_LABEL_WORD = re.compile(r"(?i)(?:nit|nitpick|note|nb|ps|fyi|update|edit|correction|reminder|"
+                         r"heads[- ]up|tl;?dr|summary|answer|reply|short answer)\b")
 #: When a state holds only now: "out of toner today", "down at the moment", "after lunch".
 _ONE_OFF = re.compile(r"\b(?:today|tonight|this\s+(?:morning|afternoon|evening)|right\s+now|"
                       r"at\s+the\s+moment|after\s+lunch|later\s+today|for\s+now)\b", re.IGNORECASE)

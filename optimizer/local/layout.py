@@ -121,6 +121,8 @@ def config_as_statements(text: str) -> str:
         pairs: list[str] = []
         while j < len(lines) and (m := _PAIR.match(lines[j])):
             value = m.group("value").strip().rstrip(",;")
+            if value.endswith(".") and not value.endswith(".."):
+                value = value[:-1]  # (a line's own full stop: "passwd: files sss.")
             if m.group("sep") == ":" and (value.startswith("//") or len(value.split()) > 3):
                 break  # "note: ..." prose or a URL's scheme, not a setting
             pairs.append(f"{m.group('key')} = {value}")
@@ -503,12 +505,20 @@ def diff_as_lines(text: str) -> str:
     return "\n".join(out)
 
 
+#: A command's verb after the program's name: "apt install", "systemctl enable".
+_SUBCOMMANDS = frozenset("""install remove purge upgrade update enable disable start stop
+restart reload mask unmask add del delete create drop set get run exec pull push clone
+commit""".split())
+
+
 def _setting_line(text: str) -> str:
     """ "MaxSessions 4" -> "MaxSessions = 4." ("key = value" and "key: value" stay)."""
     t = text.strip().rstrip(".;")
     if re.search(r"[=:]", t):
         return t + "."
     key, _, value = t.partition(" ")
+    if value.split()[:1] and value.split()[0].lower() in _SUBCOMMANDS:
+        return f"`{t}`."  # ("apt install sssd-ldap libnss-sss": a command, not a setting)
     return f"{key} = {value.strip()}." if value.strip() else t + "."
 
 
@@ -1854,7 +1864,7 @@ note notes say says tell mention clarify correct drop revert rework refactor twe
 explain improve rewrite reword mark allow prefer pin unpin adjust""".split())
 
 
-_LIST_START = re.compile(r"^[ \t]*(?:[-*+>\u2022|#]|\d{1,2}[.)]|[A-Za-z][.)][ \t])")
+_LIST_START = re.compile(r"^[ \t]*(?:[-*+>\u2022|#]|\d{1,2}[.)](?=[ \t]|$)|[A-Za-z][.)][ \t])")
 # a setting, with its comment: "cron.timezone = 'Europe/London'   # schedules are local"
 _LONE_PAIR = re.compile(r"^[ \t]*[\w.-]+[ \t]*[=:][ \t]*(?:'[^'\n]*'|\"[^\"\n]*\"|[^\s,]*)"
                         r"[ \t]*(?:(?:#|//|--|;)[^\n]*)?$")

@@ -3030,3 +3030,21 @@ def test_a_configuration_line_keeps_its_capitals() -> None:
     assert plain_voice("%dock-team ALL=(root) NOPASSWD: /usr/bin/systemctl restart labeld") == \
         "%dock-team ALL=(root) NOPASSWD: /usr/bin/systemctl restart labeld"
     assert plain_voice("DO NOT restart labeld by hand.") == "do not restart labeld by hand."
+
+
+def test_a_commit_bodys_wrapped_value_is_not_a_list_item() -> None:
+    from optimizer.local.layout import commit_lines_removed
+    text = ("commit 7c1e9b2 (netops/dhcp)\n\n    Add till-ws3 reservation\n\n"
+            "    Leases are only edited in this repo, never on dhcp1. The reverse zone for\n"
+            "    the shop floor is\n    2.16.172.in-addr.arpa.")
+    assert commit_lines_removed(text).endswith(
+        "Leases are only edited in this repo, never on dhcp1. The reverse zone for the shop "
+        "floor is 2.16.172.in-addr.arpa.")
+
+
+def test_a_label_that_names_whom_a_ban_binds_stays_with_it(role: LocalActionability) -> None:
+    ex = role.extract(FeedbackContext(
+        "e1", "t", "How do staff connect to the VPN?", "Install OpenVPN and import a profile.",
+        "VPN = vpn.harbour.example on UDP 443. profiles come from https://it.harbour.example/vpn, "
+        "no hand-made configs. night porters: NO VPN, policy.", "down"), Meter())
+    assert "night porters: no vpn" in ex.body.lower(), ex.body
