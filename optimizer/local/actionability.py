@@ -109,7 +109,9 @@ from optimizer.local.layout import (
 )
 from optimizer.local.message_check import MessageCheck, may_veto, shipped_check
 from optimizer.local.residue import (
+    CHANGE_VERBS,
     CONDITION_ONLY,
+    COUNT_WORDS,
     DANGLING_CONDITION,
     announces,
     apply_self_corrections,
@@ -458,8 +460,6 @@ _CONDITION_HEAD = re.compile(r"^\s*(?:if|when|whenever|unless|while|once|during)
 #: "LV first (`lvresize ...`), then `resize2fs`": an order of steps.
 _ORDER = re.compile(r"\bfirst\b[^.]{0,80}?,?\s*then\b", re.IGNORECASE)
 _COMMAND_ONLY = re.compile(r"^`[^`\n]{2,}`[.!]?$")
-_QUANTIFIERS = frozenset("""every per two three four five six seven eight nine ten twelve
-twenty""".split())
 _HOLDINGS = re.compile(r"^(?:we|i)(?:'ve\s+got|\s+have\s+got|\s+have|\s+got|\s+own)\s+"
                        r"(?:\d+|a few|several|some|many|lots|loads|two|three|four|five|six|"
                        r"seven|eight|nine|ten|dozens?)\b|^i(?:'ve\s+got|\s+have\s+got|"
@@ -1219,7 +1219,7 @@ class LocalActionability:
             return "chatter"  # "we've got 14 of them", "I print them out for volunteers"
         # ("Two registered staff sign every CD entry.": a quantifier is a function word)
         if v.words >= 4 and not v.strong and not set(tokens(v.text)) & (
-                STOPWORDS | _QUANTIFIERS) and \
+                STOPWORDS | COUNT_WORDS) and \
                 not (_BLANKET.search(v.text) or v.negation or v.policy
                      or re.search(r"\w[ \t]+=[ \t]+\w", v.text)):
             # ("X don't query Y" reads: a negated verb is English however terse, and so
@@ -1865,10 +1865,9 @@ _NAMED_VALUE = re.compile(r"^(?:the|our|its)\s+(?:[a-z][\w-]*\s+){0,2}?[a-z][\w-
 #: off the daily updatedb", whose state is the fact).
 _WE_DID = re.compile(r"^(?:(?:anyway|so|and|then|in\s+the\s+end)[,]?\s+)?(?:we|i)\s+(?:\w+ly\s+)?"
                      r"(?P<verb>[a-z]+)\b", re.IGNORECASE)
-_CHANGED = frozenset("""moved renamed replaced changed switched migrated upgraded downgraded
-raised lowered increased decreased reduced extended shortened added removed disabled enabled
-installed uninstalled set configured retired dropped blocked opened closed merged split
-rotated reset ripped turned made""".split())
+# (besides the changes the residue reader knows: "we ripped all enums out", "we turned it
+# off", "we made it non-executable" changed what holds too)
+_CHANGED = CHANGE_VERBS | frozenset({"ripped", "turned", "made"})
 
 
 def _we_did(text: str) -> bool:

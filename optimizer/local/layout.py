@@ -1094,10 +1094,10 @@ _RECORD_RULE = _RECORD_REQUIRES | frozenset((
 #: "CR-0219", "SOP-DB-011"), or the kind of record and nothing that states anything.
 _RECORD_CODE = re.compile(r"(?<![\w/.@-])[A-Z][A-Z0-9]*(?:-[A-Z0-9]+)*-[A-Z0-9]*\d[A-Z0-9]*\b")
 _RECORD_KIND = re.compile(
-    r"\b(?:finding|audit|checklist|template|sop|adr|change(?:\s+request)?|request|ticket|"
+    r"\b(?:finding|audit|checklist|template|sop|adr|change|request|ticket|"
     r"incident|procedure|policy|standard|excerpt|extract|section|clause|record|register|"
     r"description|decision|review|notice|memo|minutes|report|note|form|specification|"
-    r"work\s+instruction|bulletin|directive|advisory|log|call|report)\b", re.IGNORECASE)
+    r"work\s+instruction|bulletin|directive|advisory|log|call)\b", re.IGNORECASE)
 #: Documents whose rules stand on their own authority: a policy, a standard, a notice, an
 #: SOP, a procedure, an architecture decision record ("SEC-POL-07", "SOP-DB-011").
 _CITED_KIND = re.compile(r"\b(?:polic(?:y|ies)|standards?(?![ \t]+changes?\b)|notices?|sops?|"

@@ -618,7 +618,7 @@ _BE = frozenset("""is are was were be been being stays stay remain remains get g
 
 #: Verbs that report a change to the world ("We moved to nginx", "Priya renamed it"):
 #: past tense, but the state they leave is the fact.
-_CHANGE_VERBS = frozenset("""moved renamed replaced changed switched migrated upgraded
+CHANGE_VERBS = frozenset("""moved renamed replaced changed switched migrated upgraded
 downgraded raised lowered increased decreased reduced extended shortened added removed
 disabled enabled installed uninstalled set configured retired dropped blocked opened
 closed merged split rotated reset""".split())
@@ -629,8 +629,8 @@ _SELF_INTRO = re.compile(r"^(?:i'm|i am)\s+(?:only|just|still|new|from|visiting|
 
 
 #: Words that count, not name: "Two registered staff sign ...", "Several ... ".
-_COUNTS = frozenset("""one two three four five six seven eight nine ten eleven twelve twenty
-several many most few every""".split())
+COUNT_WORDS = frozenset("""one two three four five six seven eight nine ten eleven twelve
+twenty several many most few every per""".split())
 
 
 def _named_story(clause: str) -> bool:
@@ -639,14 +639,14 @@ def _named_story(clause: str) -> bool:
     backups", is a fact; so is a rule in the present)."""
     words = clause.split()
     if len(words) < 3 or not re.fullmatch(r"[A-Z][a-z]+", words[0]) or words[0].lower() in (
-            IMPERATIVE | STOPWORDS | _COUNTS):
+            IMPERATIVE | STOPWORDS | COUNT_WORDS):
         return False  # ("Choose Protected EAP": an instruction; "Two trained staff ...")
     verb = words[1].lower().strip(",.")
     past = (verb in IRREGULAR_PAST and verb not in _BASE_FORMS) or (
         verb.endswith("ed") and len(verb) > 4)
     if words[2].lower() in _PREPOSITIONS:
         return False  # "Repos located under /backup": a participle, telegraphic
-    return past and verb not in _CHANGE_VERBS and not _states_rule(clause) and not (
+    return past and verb not in CHANGE_VERBS and not _states_rule(clause) and not (
         set(tokens(clause)) & _PRESENT)
 
 
