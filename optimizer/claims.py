@@ -421,6 +421,66 @@ def scrapped_spans(text: str) -> list[tuple[int, int]]:
     return out
 
 
+#: A value named again to take it back, its replacement later in the same sentence:
+#: "Sorry, I said 60 - that was before the audit, the retention is 90 days now.",
+#: "Actually scratch the 04:00, the window ... ends at 03:30 now." (the value the cue
+#: names, not "scratch that", which :data:`_SCRAP_THAT` reads).
+_NAMED_BACK = re.compile(
+    r"(?:^|(?<=[.!?])[ \t]+|(?<=\n))(?P<cue>[^.!?\n]{0,40}?\b(?:"
+    r"(?P<scratch>scratch|scrap|forget|ignore|disregard|strike)[ \t]+(?:the[ \t]+|my[ \t]+)?|"
+    r"(?:i|we)[ \t]+(?:said|wrote|typed|put|gave(?:[ \t]+you)?|told[ \t]+you|quoted)"
+    r"[ \t]+(?:the[ \t]+)?))"
+    r"(?P<old>\d(?:[\w:%/+-]|[.,]\d)*)(?![\w.,]\w)"
+    r"(?P<rest>(?:[^.!?\n]|[.,](?=\d))*)(?:[.!?]+|$)", re.IGNORECASE | re.MULTILINE)
+#: Words that make "I said X" a take-back and not a reminder ("as I said, 60").
+_OWNED_ERROR = re.compile(r"\b(?:sorry|oops|wrong|mistake|my\s+bad|typo|before|old|"
+                          r"outdated|previous|last\s+year|changed|not\s+right|now)\b",
+                          re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class NamedTakeBack:
+    """A value the writer names again to take it back ("I said 60 - ... it's 90 days
+    now"): the sentence that does (``start``, ``end``), where the value was said before
+    (``said``, a span of the text), the value taken back and the one given for it."""
+
+    start: int
+    end: int
+    said: tuple[int, int]
+    old: str
+    new: str
+
+
+def named_take_backs(text: str) -> list[NamedTakeBack]:
+    """Each value ``text`` names again only to take it back, with the value of the same
+    kind the same sentence gives after it (a clock time for a clock time; a number for a
+    number, in the unit the value was first said with), and where it was said before;
+    a cue with no such value after it, or a value not said before, is no take-back."""
+    out = []
+    for m in _NAMED_BACK.finditer(text):
+        old, rest = m.group("old"), m.group("rest")
+        if not m.group("scratch") and not _OWNED_ERROR.search(m.group("cue") + rest):
+            continue
+        # (a range's second end counts: "01:00-04:00")
+        said = [s for s in re.finditer(rf"(?<![\w.:/@])(?<![A-Za-z_]-){re.escape(old)}"
+                                       r"(?![\w:/@+]|[.,]\d)", text[:m.start()])]
+        if not said:
+            continue
+        first = said[-1]
+        unit = value_unit(old) or value_unit(
+            re.match(r"[ \t]*([A-Za-z%]*)", text[first.end():]).group(1))  # type: ignore[union-attr]
+        clock = re.fullmatch(r"\d{1,2}:\d{2}", old) is not None
+        news = [n for n in re.finditer(r"(?<![\w.:/@-])(\d(?:[\w:%/+-]|[.,]\d)*)"
+                                       r"(?:[ \t]+([A-Za-z%]+))?", rest)
+                if n.group(1) != old
+                and (re.fullmatch(r"\d{1,2}:\d{2}", n.group(1)) is not None) == clock
+                and (value_unit(n.group(1)) or (n.group(2) or "").lower()) == unit.lower()]
+        if news:
+            out.append(NamedTakeBack(m.start("cue"), m.end(), first.span(), old,
+                                     news[0].group(1)))
+    return out
+
+
 def number_value(text: str) -> int | None:
     """120 for "a hundred and twenty", 24 for "twenty-four", 7 for "7"; None otherwise."""
     if text.isdigit():
@@ -1051,7 +1111,21 @@ def _said_as_digits(m: re.Match[str]) -> str:
         else m.group(0)
 
 
+#: Brackets and quotes a dictating writer speaks, in pairs: "English open bracket UK close
+#: bracket", "AT TIME ZONE quote Europe/Oslo unquote".
+_SPOKEN_PAIR = re.compile(r"[ \t]+(?:(?P<bracket>open[ \t]+(?:bracket|paren(?:thesis)?))|"
+                          r"(?P<quote>quote))[ \t]+(?P<inside>[^\n]{1,60}?)[ \t]+"
+                          r"(?(bracket)close[ \t]+(?:bracket|paren(?:thesis)?)|"
+                          r"(?:unquote|end[ \t]+quote|close[ \t]+quote))\b", re.IGNORECASE)
+
+
+def _spoken_pair(m: re.Match[str]) -> str:
+    inside = m.group("inside")
+    return f" ({inside})" if m.group("bracket") else f" '{inside}'"
+
+
 def _spoken_marks(text: str) -> str:
+    text = _SPOKEN_PAIR.sub(_spoken_pair, text)
     if len(_SPOKEN_MARK.findall(text)) < 2:
         # ("chrony everywhere, not ntpd full stop": one, where the message ends)
         return re.sub(r"[ \t]*,?[ \t]+full[ \t]+stop[ \t]*[.!]?[ \t]*$", ".", text,

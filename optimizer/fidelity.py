@@ -44,6 +44,7 @@ from optimizer.claims import (
     is_negated,
     is_self_introduction,
     items,
+    named_take_backs,
     normalize,
     number_value,
     repaired_value,
@@ -381,8 +382,9 @@ def stale_claims(title: str, body: str, answer: str, facts: Sequence[str],
     said of that value (cosine >= ``RESTATES`` with an answer sentence naming it): the
     value named with another predicate ("passwd -l alone still lets them in") is the
     correction speaking of it, not the stale claim."""
+    # (a range's second end counts: "01:00-04:00")
     out: set[str] = {f"{v} (taken back by the writer)" for v in taken_back(feedback)
-                      if re.search(rf"(?<![\w.:/@-]){re.escape(v)}(?![\w@/+])",
+                      if re.search(rf"(?<![\w.:/@])(?<![A-Za-z_]-){re.escape(v)}(?![\w@/+])",
                                    f"{title}\n{body}")}
     stale = overturned_values(answer, facts, feedback)
     if not stale:
@@ -443,12 +445,16 @@ _TAKEN_BACK_UNIT = re.compile(r"(?<![\w.:/@-])(?P<value>\d[\w.:/%+-]*)[ \t]+[a-z
 def taken_back(feedback: str) -> list[str]:
     """The values (with a digit, or a code in capitals) the feedback names only to take
     them back at once, or takes back in a repair sent after them ("... '5s'" then "sorry,
-    '3s'"); a value it also names elsewhere is not one of them."""
+    '3s'"), or names again to take it back ("I said 60 - ... it's 90 days now"); a value
+    it also names elsewhere is not one of them."""
     scrapped = [i.text for begin, end in scrapped_spans(feedback)
                 for i in items(feedback[begin:end]) if i.kind in STRONG_KINDS]
-    out = [v for v in [*_repaired_after(feedback), *scrapped,
-                       *(m.group("value") for m in _TAKEN_BACK_UNIT.finditer(feedback))]
-           if len(re.findall(rf"(?<![\w.:/@-]){re.escape(v)}(?![\w@/+])", feedback)) == 1]
+    # (a value named again to take it back is named twice: "kept for 60 days. Sorry, I
+    # said 60 - ..., the retention is 90 days now.")
+    out = [b.old for b in named_take_backs(feedback)]
+    out += [v for v in [*_repaired_after(feedback), *scrapped,
+                        *(m.group("value") for m in _TAKEN_BACK_UNIT.finditer(feedback))]
+            if len(re.findall(rf"(?<![\w.:/@-]){re.escape(v)}(?![\w@/+])", feedback)) == 1]
     for m in _TAKEN_BACK.finditer(feedback):
         value = m.group("value")
         if not (any(c.isdigit() for c in value) or sum(c.isupper() for c in value) >= 2):

@@ -252,8 +252,11 @@ def has_markup(text: str) -> bool:
 
 
 _MD_STRONG = re.compile(r"(\*\*|__)(?=\S)(.+?)(?<=\S)\1")
-# _emphasis_ (not snake_case: the underscores stand apart from words)
-_MD_EM = re.compile(r"(?<![\w_])_(?=[^\s_])([^_\n]+?)(?<=[^\s_])_(?![\w_])")
+# _emphasis_ (not snake_case: the underscores stand apart from words; nor a name's parts
+# around a placeholder, "grp_<db>_owner", "<db>_retired_<YYYYMMDD>": an opening
+# underscore follows a space or an opening mark, a closing one comes before one)
+_MD_EM = re.compile(r"(?<![^\s(\[\"'“‘])_(?=[^\s_])([^_\n]+?)(?<=[^\s_])_"
+                    r"(?![^\s.,;:!?)\]\"'”’])")
 _MD_FENCE = re.compile(r"^[ \t]*(?:```|~~~)[\w+-]*[ \t]*$", re.MULTILINE)
 _MD_HEADING = re.compile(r"^[ \t]*#{1,6}[ \t]+", re.MULTILINE)
 _MD_TASK = re.compile(r"^([ \t]*(?:[-*+][ \t]+)?)\[[ xX✓✔]\][ \t]+", re.MULTILINE)

@@ -83,7 +83,9 @@ from optimizer.local.layout import (
     diff_as_lines,
     does_question_as_claim,
     form_fields_as_lines,
+    handover_status_removed,
     headings_as_labels,
+    joke_removed,
     leading_asides_removed,
     learned_fact_unframed,
     log_lines_removed,
@@ -455,8 +457,11 @@ _SCOPE_HEAD = re.compile(r"^\s*(?:(?:on|for|in|at|with)\s+)?(?:the\s+|all\s+|our
                          r"(?:\s+[\w-]+){0,3}\s+only\s*$|^\s*(?:on|in|at)\s+(?:the\s+|all\s+|"
                          r"our\s+)?[\w-]+(?:\s+[\w-]+){0,3}\s*$", re.IGNORECASE)
 #: "If you're on board:", "When growing:": the condition the rule after the colon holds in.
-_CONDITION_HEAD = re.compile(r"^\s*(?:if|when|whenever|unless|while|once|during)\b[^:]{0,60}$",
-                             re.IGNORECASE)
+_CONDITION_HEAD = re.compile(r"^\s*(?:if|when|whenever|unless|while|once|during)\b[^:]{0,60}$|"
+                             # ("Only exception:", "Exceptions:", "Except:": what follows
+                             # is the rule's exception, not the rule)
+                             r"^\s*(?:the\s+)?(?:only\s+|one\s+)?(?:exceptions?|except(?:ion)?s?|"
+                             r"excluding|exempt(?:ions?)?)\s*$", re.IGNORECASE)
 #: "LV first (`lvresize ...`), then `resize2fs`": an order of steps.
 _ORDER = re.compile(r"\bfirst\b[^.]{0,80}?,?\s*then\b", re.IGNORECASE)
 _COMMAND_ONLY = re.compile(r"^`[^`\n]{2,}`[.!]?$")
@@ -842,13 +847,14 @@ class LocalActionability:
                     writer_named(broken_lines_joined(boxed_lines_unboxed(ctx.comment)))))))))))),
             keep_lines=True), f"{ctx.query}\n{ctx.answer}")
         text = announced_scope_joined(value_lists_joined(
-            form_fields_as_lines(banner_removed(records_read(rota_removed(before_after_read(text)))),
+            form_fields_as_lines(banner_removed(records_read(rota_removed(before_after_read(
+                handover_status_removed(text))))),
                          ctx.answer)))
         for step in (struck_through_removed, learned_fact_unframed, analogy_as_statement,
                      statement_before_question_split,
                      minutes_as_decisions, minutes_residue_removed,
                      qa_pairs_as_statements, answered_questions_as_statements,
-                     leading_asides_removed,
+                     leading_asides_removed, joke_removed,
                      code_comments_as_text,
                      chat_as_lines, diff_as_lines, dashed_pairs_as_labels,
                      state_labels_as_statements, circled_numbers_as_bullets,
@@ -974,11 +980,13 @@ class LocalActionability:
                 # firm as the writer's doubt about it ("no idea if anyone still does that")
                 k = "opinion"
             elif k == "chatter" and anchored and (i == 0 or (len(tokens(v.text)) >= 2 and all(
-                    _telegraphic(o.text) for _, o in views[:i]))) and _bare_answer(v, ctx):
+                    _telegraphic(o.text) for _, o in views[:i]))) and _bare_answer(v, ctx) \
+                    and not _status_note(v.text):
                 # ("chrony only. ntp1.x.lan + ntp2.x.lan. no pool": a note of fragments
                 # answers in each of them)
                 k = "support"  # "5433. apps go thru pgbouncer on 6432": what was asked
-            elif k == "chatter" and anchored and (_support(v, ctx) or _label_value(v.text)) \
+            elif k == "chatter" and anchored and (_support(v, ctx) or (
+                    _label_value(v.text) and not _status_note(v.text))) \
                     and not is_self_introduction(without_greeting(v.text)) \
                     and not _FAREWELL.match(v.text) and not _FAREWELL.match(
                         strip_discourse(raw)) and not _ANNOUNCED_LIST.match(v.text) \
@@ -1642,7 +1650,15 @@ _STATUS_NOTE = re.compile(r"^(?:ticket|case|incident|request)\s+\S+\s+(?:closed|
                           # a handover's items: "Hensley shoot done, 212/400 frames, rest
                           # Tues", "Light 2 flickering, DESK-HW ticket logged", "Tea's gone,
                           # sorry"
-                          r"^(?:[\w'/-]+\s+){1,5}(?:done|finished|completed|wrapped\s+up)\b"
+                          # ("Resolution DBA-4471: PITR done for billing.": a record's
+                          # id before it, what it was done for after it)
+                          # (no auxiliary nor negation before it: "Restores are never done
+                          # on pg-orders-01" is a rule)
+                          r"^(?:[\w ]{0,20}\b[A-Z][A-Z0-9]*-\d+:\s+)?"
+                          r"(?!(?:[\w'/-]+\s+){0,5}(?:is|are|was|were|be|been|never|not|"
+                          r"always|only|if|when)\s)"
+                          r"(?:[\w'/-]+\s+){1,5}(?:done|finished|completed|wrapped\s+up)\b"
+                          r"(?:\s+(?:for|on|in|at)\s+[\w-]+(?:\s+[\w-]+)?)?"
                           r"(?:,[^.;!?]{0,40})?[.!]?$|"
                           r"^[^.;!?]{0,40}\b(?:ticket|call)\s+(?:logged|raised|opened|filed)\b"
                           r"[.!]?$|^(?:\S+\s+){0,3}\S+,\s*sorry[.!]?$|"
@@ -1810,7 +1826,11 @@ _BOOKKEEPING_HEAD = re.compile(
 #: review.", "Small remark from asset management.", "Dictated from the floor, sorry for the
 #: typos."
 _NOTE_RUN_UP = re.compile(
-    r"(?:(?:hi|hello|hey)\s+\w+\s*,?\s*)?" + _REMARK + r"[^.!?:;]{0,60}[.!:]?|"
+    # (not across a dash: "Quick one from stores — pallets over 800 kg go to bay 4")
+    r"(?:(?:hi|hello|hey)\s+\w+\s*,?\s*)?" + _REMARK + r"[^.!?:;—–]{0,60}[.!:]?|"
+    # ("Quick one following Tuesday's huddle.": what it follows, no clause after it)
+    r"(?:(?:hi|hello|hey)\s+\w+\s*,?\s*)?(?:a\s+)?quick\s+one\b(?:\s+(?:from|following|"
+    r"since|after|about|re|regarding|for|on)\b[^.!?:;,—–]{0,50})?[.!:]?|"
     r"(?:sorry,?\s+)?(?:dictated|dictating|typed|typing|written|writing)"
     r"\s+(?:this\s+)?(?:from|on|while|in)\b[^.!?]{0,50}?(?:,?\s+sorry\b[^.!?]{0,40})?[.!]?",
     re.IGNORECASE)

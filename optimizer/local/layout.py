@@ -742,6 +742,12 @@ _GENRE_HEAD = re.compile(
     r"[^\n,:]{0,40}?\b(?:wiki|handbook|runbook|intranet|manual|guide|faq|page|sheet|docs|"
     r"minutes|meeting|weekly|monthly|stand-?up|notes)\b))",
     re.IGNORECASE)
+#: A notice's title on its own line, over the notice: "NOTICE — CHEESE PLANT PCs", "Memo:
+#: Kiln Room" (a few words in capitals that name no value: "Notice - tills closed 14:00"
+#: and "Notice: nobody logs in as root" say something).
+_NOTICE_TITLE = re.compile(r"(?:[^\w\s]{1,3}[ \t]*)?(?:notice|memo|bulletin|circular|"
+                           r"announcement|poster|sign)[ \t]*[-–—:|][ \t]*"
+                           r"(?P<title>[^\W\d_][^\d\n]{0,40}?)[ \t]*[^\w\s]{0,3}", re.IGNORECASE)
 #: A word that makes a header a sentence: be, have, do, the modals, a negation.
 _HEAD_VERB = re.compile(r"\b(?:is|are|was|were|be|been|has|have|had|do|does|did|don't|doesn't|"
                         r"can|cannot|can't|must|should|shall|will|won't|(?-i:may)|might|need|needs|"
@@ -784,6 +790,11 @@ def genre_header_removed(text: str) -> str:
             text = f"{when[0].strip().rstrip(':')[:1].upper()}{when[0].strip().rstrip(':')[1:]}: " \
                 f"{body}" if when else rest
             continue
+        title = _NOTICE_TITLE.fullmatch(first.strip())
+        if nl and rest.strip() and title and _verbless(first) and all(
+                w[0].isupper() for w in re.findall(r"[^\W\d_][\w'-]{2,}", title.group("title"))):
+            text = rest  # ("NOTICE — CHEESE PLANT PCs" over the notice's rules)
+            continue
         head = _first_clause(first)
         # (a note's sender before a colon on the line of its text may scope it: "Note from
         # the yard: trailers are washed daily" stays)
@@ -814,7 +825,9 @@ def _header_needed(head: str, rest: str) -> bool:
     ("CHANGELOG: wardrobe-pc1 image 2024.09"), or the organisation a "we"/"us" in the text
     stands for ("Contractor note (ClearView Imaging, ...): calibrated by us only")."""
     later = rest.lower()
-    hosts = re.findall(r"\b[a-z][a-z0-9]*(?:[-.][a-z0-9]+)*[-.]?[a-z]*\d[\w.-]*\b", head)
+    # (a document's version is no host: "Logging Standard v3")
+    hosts = [h for h in re.findall(r"\b[a-z][a-z0-9]*(?:[-.][a-z0-9]+)*[-.]?[a-z]*\d[\w.-]*\b",
+                                   head) if not re.fullmatch(r"v\d+(?:\.\d+)*", h)]
     if any(h.lower() not in later for h in hosts if re.search(r"[a-z]", h)):
         return True
     if re.search(r"\b(?:we|we'll|we're|we've|us|our)\b", rest, re.IGNORECASE) and \
@@ -1098,12 +1111,17 @@ _RECORD_KIND = re.compile(
     r"incident|procedure|policy|standard|excerpt|extract|section|clause|record|register|"
     r"description|decision|review|notice|memo|minutes|report|note|form|specification|"
     r"work\s+instruction|bulletin|directive|advisory|log|call)\b", re.IGNORECASE)
+#: A revision or a version, which names a controlled document next to its code ("IT-PR-03
+#: Secure Printing, rev 4", "ITS-STD-014 Logging Standard v3"; a changelog's "v4.2.0"
+#: without one says since when).
+_REVISION = re.compile(r"\b(?:rev(?:ision)?\.?[ \t]*\d+|v\d+(?:\.\d+)*)\b", re.IGNORECASE)
 #: Documents whose rules stand on their own authority: a policy, a standard, a notice, an
 #: SOP, a procedure, an architecture decision record ("SEC-POL-07", "SOP-DB-011").
 _CITED_KIND = re.compile(r"\b(?:polic(?:y|ies)|standards?(?![ \t]+changes?\b)|notices?|sops?|"
                          r"procedures?|work\s+"
                          r"instructions?|directives?|bulletins?|advisory|specifications?|adrs?|"
-                         r"decision\s+records?|handbook|manual|runbook|guidelines?|pol)\b",
+                         r"decision\s+records?|handbook|manual|runbook|guidelines?|pol|"
+                         r"rev(?:ision)?\.?[ \t]*\d+|v\d+(?:\.\d+)*)\b",
                          re.IGNORECASE)
 #: A record's line that files it: "Raised HD-20533.", "Logged as INC-88".
 _FILED = re.compile(r"^[ \t]*(?:[-*•][ \t]+)?(?:raised|logged|opened|created|filed)[ \t]+"
@@ -1120,6 +1138,51 @@ _CLAUSE_NUMBER = re.compile(r"^(?P<lead>[ \t]*(?:\[[ xX]\][ \t]*)?)(?:\d{1,2}(?:
 def _record_label(m: re.Match[str]) -> str:
     return " ".join(m.group("label").lower().replace("-", " ").split()) \
         if _verbless(m.group("label")) else ""
+
+
+#: The header of a shift's handover or a status log: "Handover – depot, nights → days, Tue",
+#: "Shift log 14/03", "Status update (Tuesday)".
+_HANDOVER_HEAD = re.compile(r"^[ \t]*(?:[^\w\s]{1,3}[ \t]*)?(?:(?:shift|night|day|late|early)"
+                            r"[ \t]+)?(?:hand-?over|shift[ \t]+(?:log|notes?|report)|status[ \t]+"
+                            r"(?:update|report)|end[ \t]+of[ \t]+(?:shift|day)[ \t]+(?:notes?|"
+                            r"report))\b[^\n]{0,60}$", re.IGNORECASE)
+_LIST_ITEM = re.compile(r"^[ \t]*(?:[-*•+]|\d{1,2}[.)])[ \t]+(?P<item>\S[^\n]*)$")
+
+
+def handover_status_removed(text: str) -> str:
+    """A handover note's items that only report how things stand this shift ("- tanker 14
+    late, in at 05:40", "- weighbridge printer low on dockets, box in the store") go; an
+    item that states a rule (a modal, "never", "only", "stay", a ban, an instruction:
+    "- kiosk1: Large Text stays ON ... Leave it.") stays, and so does everything outside
+    the list."""
+    lines = text.split("\n")
+    first = next((i for i, ln in enumerate(lines) if ln.strip()), None)
+    if first is None or not _HANDOVER_HEAD.match(lines[first]) or not _verbless(lines[first]):
+        return text
+    out = []
+    for line in lines:
+        m = _LIST_ITEM.match(line)
+        item = m.group("item") if m else ""
+        # (an item that names a command, a host, a path or a setting tells how things are
+        # done: "- our probe runs `pg_isready -h cat1 ...` from mon2 every minute")
+        if m and _verbless(item) and not _RULE_IN_ASIDE.search(item) and not re.search(
+                r"\b(?:stays?|keep|leave|always|ask|ring|call|use)\b", item, re.IGNORECASE) \
+                and not re.match(r"[ \t]*[A-Z]?[a-z'-]+[ \t]*$", item) and "`" not in item \
+                and not re.match(r"(?i)(?:if|when|whenever|unless|before|after)\b", item) \
+                and not set(tokens(item)) & INSTRUCTION_VERBS \
+                and not any(i.kind in ("dotted", "path", "url", "menu", "keys", "quoted")
+                            for i in items(item)):
+            continue
+        out.append(line)
+    return "\n".join(out)
+
+
+#: A line that cites a controlled document before its text: "From DP-STD-07 \"Database
+#: code standard\", rev 4, section 3.2:".
+_CITATION = re.compile(r"^[ \t]*(?:(?:from|per|excerpt\s+from|extract\s+from|source)\b[ \t:]*)?"
+                       r"(?=[^\n]*(?<![\w/.@-])[A-Z][A-Z0-9]*(?:-[A-Z0-9]+)*-[A-Z0-9]*\d)"
+                       r"[^\n]*?(?:\b(?:section|clause|§)[ \t]*(?P<section>\d+(?:\.\d+)*)"
+                       r"[^\n]*?)?:[ \t]*$", re.IGNORECASE)
 
 
 def records_read(text: str) -> str:
@@ -1139,8 +1202,15 @@ def records_read(text: str) -> str:
     other label stays, it says what its value is ("Retention: 25 months")."""
     lines = text.split("\n")
     filled = [i for i, ln in enumerate(lines) if ln.strip()]
-    if len(filled) < 3 or _ticket_form(text):
+    if (len(filled) < 3 and not (len(filled) == 2 and _CITATION.match(lines[filled[0]]))) \
+            or _ticket_form(text):
         return text  # (a ticket's form is read field by field: form_fields_as_lines)
+    section = _CITATION.match(lines[filled[0]])
+    if section and section.group("section") and len(filled) > 1:
+        # ("From DP-STD-07 ..., section 3.2:" over '"3.2 SECURITY DEFINER functions must
+        # ...': the section's number opening its text is said)
+        lines[filled[1]] = re.sub(rf"^([ \t]*[\"'“]?){re.escape(section.group('section'))}"
+                                  r"\.?[ \t]+(?=\S)", r"\1", lines[filled[1]])
     if sum(bool(_CLAUSE_NUMBER.match(ln)) for ln in lines) >= 2:
         lines = [_CLAUSE_NUMBER.sub(r"\g<lead>", ln) for ln in lines]
     fields = {i: m for i in filled if (m := _RECORD_LINE.match(lines[i])) and _record_label(m)}
@@ -1156,8 +1226,13 @@ def records_read(text: str) -> str:
         at = next((i for i in filled[1:] if lines[i].strip()), None)
         if at is not None:
             body = lines[at].rstrip()
-            end = body[-1] if body[-1] in ".!:;" else ""
-            lines[at] = f"{body[:len(body) - len(end)]} ({head[1:]}){end or '.'}"
+            # (a quotation's source goes inside its marks, before its full stop: '"... in
+            # the merge request (DP-STD-07 section 3.2)."')
+            end = re.search(r"[.!:;]?[\"'”’]?$", body).group(0)  # type: ignore[union-attr]
+            source = head[1:] + (f" section {section.group('section')}"
+                                 if section and section.group("section") else "")
+            close = end if end[:1] in ".!:;" else "." + end
+            lines[at] = f"{body[:len(body) - len(end)]} ({source}){close}"
         head = ""
     elif head is not None:
         fields.pop(filled[0], None)
@@ -1212,7 +1287,8 @@ def _record_head(line: str, m: re.Match[str] | None, rest: str, record: bool) ->
     # (one name, no sentence before it: "Good summary. From the PIR ...:" is the writer's)
     sentence = re.search(r"[.!?]\s", re.sub(r"\([^()]*\)|'[^'\n]*'|\"[^\"\n]*\"", "", head))
     # (over labelled lines the kind alone names it: "PHONE LOG - IT on-call - 02:47")
-    kind = bool(_RECORD_KIND.search(head))
+    kind = bool(_RECORD_KIND.search(head)) or bool(
+        _RECORD_CODE.search(head) and _REVISION.search(head))
     if ((named and (record or kind)) or (record and kind)) and _verbless(head) and \
             len(head.split()) <= 16 and not sentence and not _header_needed(head, rest):
         code = _RECORD_CODE.search(head)
@@ -1298,6 +1374,31 @@ def leading_asides_removed(text: str) -> str:
     # hi this is ...")
     return _LEADING_ASIDE.sub(drop, _MESSAGE_ASIDE.sub(drop, _HOW_WRITTEN.sub("", text, count=1),
                                                        count=1))
+
+
+#: The writer turning from a joke to the rule: "Joking aside:", "But seriously,".
+_JOKE_ENDS = re.compile(r"(?:^|(?<=[.!?])[ \t]+|(?<=\n))(?:(?:all[ \t]+)?(?:joking|jokes|kidding|"
+                        r"humou?r)[ \t]+aside|(?:but[ \t]+)?seriously(?:[ \t]+though)?|"
+                        r"on[ \t]+a[ \t]+(?:more[ \t]+)?serious[ \t]+note)[ \t]*[,:;.!—–-]+[ \t]*",
+                        re.IGNORECASE)
+
+
+def joke_removed(text: str) -> str:
+    """What the writer says before turning to the rule with "Joking aside:" or "But
+    seriously," is the joke ("The last person who tried it wore the Vest of Shame at the
+    post-mortem. Joking aside: X is banned." reads "X is banned."): the sentences of its
+    paragraph before the turn go, up to one that states a rule (a modal, "never",
+    "only", a ban), which stays."""
+    m = _JOKE_ENDS.search(text)
+    if not m:
+        return text
+    start = text.rfind("\n", 0, m.start()) + 1
+    kept = split_sentences(text[start:m.start()])
+    while kept and not _RULE_IN_ASIDE.search(kept[-1]):
+        kept.pop()
+    rest = text[m.end():]
+    head = " ".join(kept)
+    return text[:start] + (head + " " if head else "") + rest[:1].upper() + rest[1:]
 
 
 def answered_questions_as_statements(text: str) -> str:

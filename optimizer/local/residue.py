@@ -36,6 +36,7 @@ from optimizer.claims import (
     content_stems,
     english_word,
     items,
+    named_take_backs,
     negated,
     number_value,
     past_tense,
@@ -922,7 +923,9 @@ def forwarded_message(message: str) -> tuple[str, str] | None:
     return (message[:m.start()].strip(), text) if text else None
 
 
-_DASH_SIGNATURE = re.compile(r"(?:^|(?<=[.!?])|\s)[ \t]*--[ \t]+(?=[A-Z])[^\n.!?]{1,60}$")
+_DASH_SIGNATURE = re.compile(r"(?:^|(?<=[.!?])|\s)[ \t]*--[ \t]+(?=[A-Z])[^\n.!?]{1,60}$|"
+                             # (initials after a dash: "... policy. -T", "— JK")
+                             r"(?:(?<=[.!?])|\n)[ \t]*[-–—~][ \t]*(?-i:[A-Z]{1,3})\.?[ \t]*$")
 
 
 #: A name with an initial closing the message, with a role: "... in SEC-OPS. Eleni P., IT
@@ -1406,6 +1409,43 @@ def _values_given_again(text: str) -> str:
     return text
 
 
+#: Why the old value was said, after it where the writer takes it back: "- that was
+#: before the audit,", "I gave you,".
+_WHY_SAID = re.compile(r"^[ \t]*(?:[A-Za-z%]+\b)?[ \t]*(?:(?:i|we)[ \t]+(?:gave|said|wrote|"
+                       r"quoted)(?:[ \t]+you)?)?[ \t]*[—–,;:-]*[ \t]*(?:(?:that|this|it)(?:'s|"
+                       r"[ \t]+(?:is|was|were))[ \t]+[^,;—–\n]{0,60}?[ \t]*[—–,;-]+[ \t]*)?")
+
+
+#: A clause that tells how things were or changed: "the window was cut back last quarter".
+_HISTORY = re.compile(r"\b(?:was|were|used[ \t]+to|ago|last[ \t]+(?:year|quarter|month|week|"
+                      r"spring|summer|autumn|fall|winter|time))\b", re.IGNORECASE)
+
+
+def _named_back(text: str) -> str:
+    """A value the writer names again to take it back gives way to the one given for it
+    where it was said ("kept for 60 days. Sorry, I said 60 - that was before the audit,
+    the retention is 90 days now." reads "kept for 90 days."); the sentence that took it
+    back goes when all it says beyond that is the new value again, and otherwise keeps
+    what follows the take-back ("..., the window ends at 03:30 now and needs a CHG")."""
+    for back in named_take_backs(text)[::-1]:
+        sentence = text[back.start:back.end]
+        at = sentence.find(back.old, len(sentence) - len(sentence.lstrip()))
+        cue_end = sentence.rfind(back.old, 0, sentence.find(back.new, at + len(back.old)))
+        rest = sentence[cue_end + len(back.old):]
+        rest = rest[_WHY_SAID.match(rest).end():]  # type: ignore[union-attr]
+        # (the clause that says the new value again goes, and so does one that tells how
+        # it changed, "the window was cut back last quarter"; the others stay)
+        clauses = [c for c in re.split(r",[ \t]+|[ \t]+and[ \t]+", rest.strip().rstrip(".!?"))
+                   if not re.search(rf"(?<![\w.:/@-]){re.escape(back.new)}(?![\w:/@+])", c)
+                   and not _HISTORY.search(c) and not past_tense(c) and c.strip()]
+        keep = ", ".join(clauses) + "." if clauses else ""
+        keep = keep[:1].upper() + keep[1:]
+        start, end = back.said
+        text = (text[:start] + back.new + text[end:back.start] + keep
+                + text[back.end:]).replace("  ", " ")
+    return text
+
+
 def _apply_scrapped(text: str) -> str:
     """The message without statements the writer took back whole ("..., scrap that"):
     see :func:`optimizer.claims.scrapped_spans`."""
@@ -1597,7 +1637,7 @@ def apply_self_corrections(message: str) -> str:
     days" reads "valid 14 days", and so does "valid 30 days... sorry, no, that was the
     old build. It's 14 days now"; an "edit: 60 days, not 90" note replaces 90 days where
     the message said it, and goes."""
-    message = _PREP_REPAIR.sub(lambda m: f"{m.group('prep')} ", message)
+    message = _PREP_REPAIR.sub(lambda m: f"{m.group('prep')} ", _named_back(message))
     message = _RESTARTED_VALUE.sub("", message)
     message = _SENTENCE_REPAIR.sub(_sentence_repair, message)
     message = _PORT_REPAIR.sub(lambda m: f":{m.group('new')}", message)

@@ -114,7 +114,8 @@ def role(embedder: MiniLMEmbedder) -> LocalActionability:
      "2.2 The time servers are time1.ward.example and time2.ward.example.",
      ("Workstations use chronyd.",
       "The time servers are time1.ward.example and time2.ward.example."),
-     ("2.1", "section", "'Ward workstations'")),
+     # (the SOP and its section stay as the source: "(IT-SOP-31 section 2)")
+     ("2.1", "section 2:", "'Ward workstations'")),
 ])
 def test_a_pasted_record_becomes_a_nugget_of_its_rules(
         role: LocalActionability, query: str, answer: str, comment: str,
@@ -157,3 +158,48 @@ def test_a_policy_keeps_its_code_as_the_source_of_its_first_rule() -> None:
     assert "2025.03.2" in records_read("Incident INC-9 summary\nSummary: kiosks rebooted.\n"
                                        "Action item: reboot at 02:00 is off.\n"
                                        "Status: done (image 2025.03.2)")
+
+
+@pytest.mark.parametrize(("text", "read"), [
+    # a controlled document's code, title and revision over its clauses
+    ("LAB-QP-11 Sample Handling, rev 6\n"
+     "2.1 Blood samples are spun within 30 minutes of arrival.\n"
+     "2.2 Spun samples wait in fridge F2 until the 16:00 courier.\n"
+     "That is why the 17:00 run is empty.",
+     "Blood samples are spun within 30 minutes of arrival (LAB-QP-11).\n"
+     "Spun samples wait in fridge F2 until the 16:00 courier.\n"
+     "That is why the 17:00 run is empty."),
+    # two lines: the citation with its section and version over the quoted text, whose
+    # first number is the section's (the source goes inside the quotation marks)
+    ("Per HR-POL-04 Leave Policy v2, section 5.1:\n"
+     "\"5.1 Annual leave is booked in StaffHub at least 14 days ahead.\"",
+     "\"Annual leave is booked in StaffHub at least 14 days ahead (HR-POL-04 section 5.1).\""),
+])
+def test_a_cited_document_line_goes_and_its_code_stays_as_the_source(text: str,
+                                                                      read: str) -> None:
+    assert records_read(text) == read
+
+
+def test_a_notice_title_in_capitals_goes_and_a_notice_that_says_something_stays() -> None:
+    from optimizer.local.layout import genre_header_removed
+    assert genre_header_removed("MEMO — KILN ROOM\nThe kiln stays locked after 18:00.") == \
+        "The kiln stays locked after 18:00."
+    for kept in ("Notice: nobody opens the kiln after 18:00\nAsk Priya.",
+                 "Notice - kiln closed 14:00 Fridays\nAsk Priya."):
+        assert genre_header_removed(kept) == kept
+
+
+def test_a_handover_keeps_its_standing_items_and_drops_this_shifts_state() -> None:
+    from optimizer.local.layout import handover_status_removed
+    text = ("Shift handover - ward 4, late to night\n"
+            "- bed 6 discharge delayed, transport at 21:30\n"
+            "- drugs fridge door sticky\n"
+            "- nurses' station kiosk stays logged in as WARD4-KIOSK, never as a person\n"
+            "- Ola")
+    assert handover_status_removed(text).split("\n") == [
+        "Shift handover - ward 4, late to night",
+        "- nurses' station kiosk stays logged in as WARD4-KIOSK, never as a person",
+        "- Ola"]
+    # a list that is no handover keeps its items
+    listed = "Kit list\n- two torches\n- spare batteries"
+    assert handover_status_removed(listed) == listed

@@ -2763,6 +2763,40 @@ def test_a_value_given_again_in_a_later_sentence_replaces_the_first(message: str
     assert apply_self_corrections(message) == repaired
 
 
+@pytest.mark.parametrize(("message", "repaired"), [
+    # "I said X" with the error owned, the new value later in the same sentence
+    ("Greenhouse vents open at 24 degrees. Oops, I said 24 - that was the summer setting, "
+     "they open at 27 degrees from October. Log it in GrowBook.",
+     "Greenhouse vents open at 27 degrees. Log it in GrowBook."),
+    # "strike the X": a range's second end, and a clause that adds something stays
+    ("The kennel quiet hours are 13:00-15:00. Strike the 15:00, quiet hours stop at 14:30 "
+     "and the radio stays off.",
+     "The kennel quiet hours are 13:00-14:30. The radio stays off."),
+    # a reminder is no take-back: the value holds
+    ("Samples stay frozen 48 hours. As I said, 48 hours is the minimum; 72 hours is better.",
+     "Samples stay frozen 48 hours. As I said, 48 hours is the minimum; 72 hours is better."),
+    # a value of another kind after the cue repairs nothing
+    ("Bench 3 seats 6 people. Forget the 6 people thing, bench 3 is 2 m long.",
+     "Bench 3 seats 6 people. Forget the 6 people thing, bench 3 is 2 m long."),
+])
+def test_a_value_named_again_to_take_it_back_gives_way_to_the_new_one(message: str,
+                                                                     repaired: str) -> None:
+    assert apply_self_corrections(message) == repaired
+
+
+@pytest.mark.parametrize(("feedback", "values"), [
+    ("Vents open at 24 degrees. Oops, I said 24 - they open at 27 degrees now.", ["24"]),
+    ("Quiet hours are 13:00-15:00. Strike the 15:00, they stop at 14:30.", ["15:00"]),
+    ("Samples stay frozen 48 hours. As I said, 48 hours is the minimum.", []),
+])
+def test_the_judge_knows_a_value_named_again_to_be_taken_back(feedback: str,
+                                                             values: list[str]) -> None:
+    assert taken_back(feedback) == values
+    if values:
+        assert stale_claims("", f"It is {values[0]} here.", "", [], feedback) == \
+            [f"{values[0]} (taken back by the writer)"]
+
+
 def test_a_commit_from_git_log_reads_as_its_subject_and_unwrapped_body() -> None:
     from optimizer.local.layout import commit_lines_removed
     text = ("commit 9ab41f0\nAuthor: Oona Lind\n\n"
@@ -3048,3 +3082,60 @@ def test_a_label_that_names_whom_a_ban_binds_stays_with_it(role: LocalActionabil
         "VPN = vpn.harbour.example on UDP 443. profiles come from https://it.harbour.example/vpn, "
         "no hand-made configs. night porters: NO VPN, policy.", "down"), Meter())
     assert "night porters: no vpn" in ex.body.lower(), ex.body
+
+
+def test_dictated_brackets_and_quotes_are_written_as_marks() -> None:
+    said = ("the badge printer profile is Cards open bracket CR80 close bracket comma the "
+            "title field reads quote Staff Only unquote full stop")
+    assert plain_voice(said).strip() == \
+        "the badge printer profile is Cards (CR80), the title field reads 'Staff Only'."
+
+
+@pytest.mark.parametrize(("query", "comment", "rule", "joke"), [
+    ("Can I keep the cold room door propped open while loading?",
+     "Ha. The last driver who propped it open got to defrost the whole room with a "
+     "hairdryer, and we still call him Frosty. Joking aside: the cold room door is never "
+     "propped open, loading goes through the strip curtain.",
+     "The cold room door is never propped open, loading goes through the strip curtain.",
+     "Frosty"),
+    ("May I bring my own mixing desk to the studio?",
+     "Our chief engineer once tried to plug a 1970s desk into the patchbay and we lost a "
+     "whole afternoon to the smoke alarm. But seriously, only the two house desks are "
+     "patched in, and outside kit needs a PAT sticker first.",
+     "Only the two house desks are patched in, and outside kit needs a PAT sticker first.",
+     "smoke alarm"),
+])
+def test_what_comes_before_joking_aside_is_the_joke(role: LocalActionability, query: str,
+                                                    comment: str, rule: str,
+                                                    joke: str) -> None:
+    ex = role.extract(FeedbackContext("e1", "t", query, "Yes, that is fine.", comment, "down"),
+                      Meter())
+    assert ex.can_produce_nugget, ex.reason
+    assert fact_coverage(rule, ex.body).covered, ex.body
+    assert joke not in ex.body, ex.body
+
+
+def test_initials_after_a_dash_sign_the_message_and_go() -> None:
+    assert strip_sign_off("Tills lock at 22:00, no overrides. -JK") == \
+        "Tills lock at 22:00, no overrides."
+    assert strip_sign_off("Use ports 8000-8010.\n— RB") == "Use ports 8000-8010."
+    # a range or a minus inside a sentence is no signature
+    assert strip_sign_off("Offsets run -5 to -3") == "Offsets run -5 to -3"
+
+
+def test_the_label_of_an_exception_stays_with_it(role: LocalActionability) -> None:
+    comment = ("Phones stay in the lockers on the packing floor. Only exception: the shift "
+               "lead's radio handset RH-4, issued by security.")
+    ex = role.extract(FeedbackContext("e1", "t", "Can I take my phone onto the packing floor?",
+                                      "Yes, keep it on silent.", comment, "down"), Meter())
+    assert "Only exception: the shift lead's radio handset RH-4" in ex.body, ex.body
+
+
+def test_a_records_line_that_a_task_was_done_is_no_rule(role: LocalActionability) -> None:
+    comment = ("Resolution SD-3310: restore done for payroll. For next time: restores "
+               "always go to the scratch host scratch-02 first, never straight onto live.")
+    ex = role.extract(FeedbackContext("e1", "t", "How do I restore the payroll database?",
+                                      "Use pg_restore onto the server.", comment, "down"),
+                      Meter())
+    assert "restore done" not in ex.body and "SD-3310" not in ex.body, ex.body
+    assert "scratch-02" in ex.body, ex.body

@@ -112,3 +112,11 @@ def test_stars_of_a_glob_are_wildcards_not_bold() -> None:
         "Not tracked on till-*-front-* machines; only the back office."
     assert plain_text("Logs go to /var/log/*/app and *.gz files are pruned.") == \
         "Logs go to /var/log/*/app and *.gz files are pruned."
+
+
+def test_underscores_around_a_placeholder_are_parts_of_a_name_not_emphasis() -> None:
+    text = ("Jobs run as the ops_<site>_runner user, logs go to a named log_ folder; "
+            "archives become <team>_old_<date>. This is _not_ optional (_ever_).")
+    assert plain_text(text) == (
+        "Jobs run as the ops_<site>_runner user, logs go to a named log_ folder; "
+        "archives become <team>_old_<date>. This is not optional (ever).")
