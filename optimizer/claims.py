@@ -84,7 +84,8 @@ unhelpful poor worse worst weird strange stupid silly ridiculous painful painful
 frustrating broken buggy mess messy garbage laggy sluggish unusable unstable flaky
 unreliable crappy lousy clunky wrong nonsense pointless needless futile worthless rubbish
 pathetic hopeless dreadful abysmal atrocious junk lame mediocre dumb disaster exhausting
-tiring infuriating maddening unbearable shocking irritating tedious miserable""".split())
+tiring infuriating maddening unbearable shocking irritating tedious miserable nightmare
+dinosaur relic""".split())
 
 #: Evaluative words that praise.
 POSITIVE = frozenset("""good great nice perfect awesome excellent helpful useful clear best
@@ -417,8 +418,17 @@ def scrapped_spans(text: str) -> list[tuple[int, int]]:
         head = text[:m.start()].rstrip()
         if head.endswith((".", "!", "?")) and not head.endswith(".."):
             head = head[:-1]  # ("X. Scratch that.": the sentence before goes)
-        out.append((max(head.rfind(c) for c in ".!?\n") + 1, m.end()))
+        # ("ignore that, 25 got shut off last spring, it's 587 with STARTTLS now.": what
+        # holds instead stays)
+        instead = list(_SAID_INSTEAD.finditer(text, m.start(), m.end()))
+        end = instead[-1].start() + 1 if instead else m.end()
+        out.append((max(head.rfind(c) for c in ".!?\n") + 1, end))
     return out
+
+
+#: What holds instead, said after a statement taken back: ", it's 587 with STARTTLS now".
+_SAID_INSTEAD = re.compile(r",[ \t]*(?=(?:it's|it\s+is|it\s+now|now\s+it's|we\s+(?:now\s+)?use|"
+                           r"they're|they\s+are)\b[^,.!?\n]*\d)", re.IGNORECASE)
 
 
 #: A value named again to take it back, its replacement later in the same sentence:
@@ -449,6 +459,62 @@ class NamedTakeBack:
     said: tuple[int, int]
     old: str
     new: str
+    rest: int = -1  # where what the sentence says after the take-back begins
+
+
+#: A pointer back at the value said before, the new value after it in the same sentence:
+#: "Actually I've just checked with Priya and that was the old build - it's 15 minutes
+#: now."
+_OLD_POINTER = re.compile(
+    r"(?:^|(?<=[.!?])[ \t]+|(?<=\n))[^.!?\n]{0,80}?\b(?:that|this)(?:'s|[ \t]+(?:was|is))[ \t]+"
+    r"(?:the[ \t]+|an?[ \t]+)?(?:old|previous|outdated|last[ \t]+year's|wrong|before)\b"
+    r"[^.!?\n—–-]{0,40}?"
+    r"[ \t]*(?:[—–,;:]|[ \t]-+)[ \t]*(?P<rest>(?:[^.!?\n]|[.,](?=\d))*)(?:[.!?]+|$)",
+    re.IGNORECASE | re.MULTILINE)
+_VALUE_WITH_UNIT = re.compile(r"(?<![\w.:/@-])(\d(?:[\w:%/+-]|[.,]\d)*)(?:[ \t]+([A-Za-z%]+))?")
+
+
+def _unit_word(word: str | None) -> str:
+    """The word after a number as its unit ("" for a function word: "25 now", "40 and")."""
+    return "" if not word or word.lower() in STOPWORDS or word.lower() in ("now", "then") \
+        else word.lower()
+
+
+def _same_kind(value: str, word: str | None, old: str, unit: str) -> bool:
+    """``value`` (with the word after it) is of the kind of ``old``, said in ``unit``: a
+    clock time for a clock time, else the same unit ("" for a bare number)."""
+    clock = re.fullmatch(r"\d{1,2}:\d{2}", old) is not None
+    return (re.fullmatch(r"\d{1,2}:\d{2}", value) is not None) == clock and \
+        (value_unit(value) or _unit_word(word)) == unit.lower()
+
+
+def _pointed_back(text: str) -> list[NamedTakeBack]:
+    """"set to 10 minutes. ... that was the old build - it's 15 minutes now": the last value
+    of the new one's kind in the sentence before is taken back."""
+    out = []
+    for m in _OLD_POINTER.finditer(text):
+        # (a number with its unit, a clock time, or a bare number said as what it is now:
+        # "it's 25 now")
+        rest = m.group("rest")
+        new = next((n for n in _VALUE_WITH_UNIT.finditer(rest) if _unit_word(n.group(2))
+                    or ":" in n.group(1) or re.search(r"\b(?:it's|it\s+is|now)\s+$",
+                                                      rest[:n.start()], re.IGNORECASE)),
+                   None)
+        if new is None:
+            continue
+        head = text[:m.start()].rstrip()
+        start = max(head.rstrip(".!?").rfind(c) for c in ".!?\n") + 1
+        unit = value_unit(new.group(1)) or _unit_word(new.group(2))
+        # (a bare "it's 45 now" stands for the last number before it, in whatever unit:
+        # "allows 60 clients")
+        olds = [o for o in _VALUE_WITH_UNIT.finditer(head, start)
+                if o.group(1) != new.group(1) and (_same_kind(
+                    o.group(1), o.group(2), new.group(1), unit) or (not unit and _same_kind(
+                        o.group(1), None, new.group(1), value_unit(o.group(1)))))]
+        if olds:
+            out.append(NamedTakeBack(m.start(), m.end(), olds[-1].span(1), olds[-1].group(1),
+                                     new.group(1), m.start("rest")))
+    return out
 
 
 def named_take_backs(text: str) -> list[NamedTakeBack]:
@@ -467,18 +533,17 @@ def named_take_backs(text: str) -> list[NamedTakeBack]:
         if not said:
             continue
         first = said[-1]
-        unit = value_unit(old) or value_unit(
+        unit = value_unit(old) or _unit_word(
             re.match(r"[ \t]*([A-Za-z%]*)", text[first.end():]).group(1))  # type: ignore[union-attr]
-        clock = re.fullmatch(r"\d{1,2}:\d{2}", old) is not None
-        news = [n for n in re.finditer(r"(?<![\w.:/@-])(\d(?:[\w:%/+-]|[.,]\d)*)"
-                                       r"(?:[ \t]+([A-Za-z%]+))?", rest)
-                if n.group(1) != old
-                and (re.fullmatch(r"\d{1,2}:\d{2}", n.group(1)) is not None) == clock
-                and (value_unit(n.group(1)) or (n.group(2) or "").lower()) == unit.lower()]
+        news = [n for n in _VALUE_WITH_UNIT.finditer(rest)
+                if n.group(1) != old and _same_kind(n.group(1), n.group(2), old, unit)]
         if news:
             out.append(NamedTakeBack(m.start("cue"), m.end(), first.span(), old,
-                                     news[0].group(1)))
-    return out
+                                     news[0].group(1), m.start("rest")))
+    # (one sentence, one take-back: "I said 60 - that was before the audit, ..." is named)
+    return sorted(out + [b for b in _pointed_back(text)
+                         if not any(b.start < o.end and o.start < b.end for o in out)],
+                  key=lambda b: b.start)
 
 
 def number_value(text: str) -> int | None:
@@ -796,15 +861,37 @@ and or but so my our your this that because since if when unless as""".split())
 #: Chat shorthand written out ("w/ no input", "b/c of shared use", "pls").
 SHORTHAND = {"w/": "with", "w/o": "without", "b/c": "because", "pls": "please",
              "plz": "please", "ppl": "people", "thx": "thanks", "atm": "at the moment",
-             "cuz": "because", "tho": "though", "abt": "about", "u": "you", "ur": "your"}
+             "cuz": "because", "tho": "though", "abt": "about", "u": "you", "ur": "your",
+             "r": "our", "4": "for", "frm": "from", "b4": "before"}
 #: After "ur", words that make it "you're": "till ur on a job", "ur not allowed".
 _YOU_ARE_NEXT = frozenset("""on in at not going done off out away back here there the a an
 allowed supposed meant welcome right wrong""".split())
 # ("u" and "ur" only between words, in lower case: "ps -u root", "chmod u+x", "press u"
 # stay)
 _SHORTHAND = re.compile(r"(?<![\w/.-])(?:(?i:w/o|w/|b/c|pls|plz|ppl|thx|atm|cuz|tho|abt)|"
+                        # (in lower case before a word: "frm cron", "b4 then"; "cabinet B4"
+                        # stays)
+                        r"(?:frm|b4)(?=[ \t]+[a-z])|"
                         r"(?<=\s)(?<!press )(?<!type )(?<!hit )(?<!key )(?:u|ur)(?=\s+[a-z]))"
-                        r"(?![\w/.+=-])")
+                        r"(?![\w/.+=-])|"
+                        # ("on r laptops", "4 the route app": "our" after a preposition,
+                        # "for" before an article, between lower-case words)
+                        r"(?:(?<=\bon )|(?<=\bin )|(?<=\bat )|(?<=\bto )|(?<=\bfor )|"
+                        r"(?<=\bfrom )|(?<=\bwith )|(?<=\bof ))r(?= [a-z]{2,})|"
+                        # (not a number after a noun that counts: "page 4 the", "bay 4 a")
+                        r"(?<=[a-z] )"
+                        + "".join(rf"(?<!\b{w} )" for w in (
+                            "page", "step", "room", "bay", "line", "floor", "level", "version",
+                            "port", "ext", "item", "table", "figure", "section", "chapter",
+                            "gate", "door", "platform", "lane", "zone", "unit", "box", "shelf",
+                            "row", "column", "ward", "desk", "till", "stand", "dock", "slot",
+                            "phase", "stage", "week", "day", "year", "level", "tier", "grade",
+                            "class", "type", "model", "no", "number", "and", "or", "to", "of",
+                            "than", "about", "over", "under", "only", "just", "every", "at",
+                            "by", "until", "till", "from", "around", "after", "before", "past",
+                            "on", "in", "since", "the", "last", "next", "first"))
+                        # (not a time: "at 4 a.m.")
+                        + r"4(?= (?:the|a|an|my|your|our|their|you|me|us)\b(?![.:]))")
 #: Words shouted in capitals that read the same in lower case ("DO NOT", "DISABLED",
 #: "STOP"); two-letter words that are also acronyms (IT, US, OR, ON, ID) stay.
 # (not a part of a name: "DO-Jet", "HR-7", "LAB-ADMIN")
@@ -1038,8 +1125,15 @@ _TAG_QUESTION = re.compile(r"(?P<body>(?:^|(?<=[.!?\n]))[ \t]*(?![ \t])"
                            r"why|how|which|whose|whom|isn't|aren't|don't|doesn't|can't|won't)\b)"
                            r"(?:[^.!?\n,]+,){0,6}[^.!?\n,]{12,}?)"
                            r"[ \t]*,[ \t]*(?:ja|jah|right|ok|okay|yes|yeah|eh|hm+|hein|oder|né|nè|"
-                           r"tamam|innit|isn't\s+it|no|nee|si|sí|ne|na|yaar|hai\s+na|got\s+it)"
+                           r"tamam|innit|isn't\s+it|no|nee|si|sí|ne|na|yaar|hai\s+na|got\s+it|"
+                           # ("..., don't they?": a tag the writer answers, "Yes. They do.")
+                           r"(?P<neg>(?:don't|doesn't|isn't|aren't|won't|can't|wasn't|weren't|"
+                           r"didn't|haven't|hasn't|shouldn't|wouldn't)[ \t]+(?:they|it|we|you|he|"
+                           r"she|there|i)))"
                            r"[ \t]*\?+", re.IGNORECASE | re.MULTILINE)
+#: The writer answering their own tag: "Yes. They do.", "Yes, it is."
+_TAG_ANSWERED = re.compile(r"^[ \t]*(?:yes|yep|yeah|they\s+do|it\s+does|it\s+is|we\s+do)\b"
+                           r"[^?\n]{0,30}$", re.IGNORECASE)
 
 
 _RHETORICAL_TAG = re.compile(r",[ \t]*(?:ja|jah|innit|hai\s+na|yaar|na|né|nè|oder|tamam|eh|"
@@ -1053,6 +1147,8 @@ def _tag_question(m: re.Match[str]) -> str:
     never a real question ("ja?", "innit?"), or a firm statement ("never do X, right?"),
     with no other question after it ("So 900000 is 15 minutes, right? Or would ...?" asks)."""
     rest = m.string[m.end():]
+    if m.group("neg"):  # (a negative tag states only when the writer answers it)
+        return m.group("body") + "." if _TAG_ANSWERED.match(rest) else m.group(0)
     if "?" in rest or not (_RHETORICAL_TAG.search(m.group(0)) or _FIRM_WORD.search(
             m.group("body"))):
         return m.group(0)
@@ -1382,6 +1478,10 @@ _SET_OFF_PARTICIPLE = re.compile(
     r"automatically|centrally|separately)\b)")
 
 
+# (not "this"/"that", which may be the subject: "this burned us in the audit")
+_ARTICLES = frozenset("the a an our their your my its every each".split())
+
+
 def past_tense(text: str) -> bool:
     """A verb in the past tense that is not a participle after "is/are/be/been/get/have"
     (with "not", "never", "still" ... between them: "is not regenerated" is a passive in
@@ -1397,6 +1497,9 @@ def past_tense(text: str) -> bool:
             continue  # "the form called 'Restore Request'": a participle naming a noun
         if i > 0 and toks[i - 1] in _REDUCED_CONDITION:
             continue  # "Reboots, if needed, happen at 03:15": a condition, not the past
+        if i > 0 and toks[i - 1] in _ARTICLES and t.endswith("ed") and i + 1 < len(toks) \
+                and toks[i + 1] not in STOPWORDS:
+            continue  # "we use the shared account": a participle before its noun
         if (t in IRREGULAR_PAST or (t.endswith("ed") and len(t) > 4)) and not after_be and \
                 not re.search(rf"(?i)\b{re.escape(t)}[-/]|[\w/]-{re.escape(t)}\b|"
                               rf"/{re.escape(t)}\b", text):
@@ -1581,8 +1684,9 @@ _PGPASS_LINE = re.compile(r"\b(?![0-9A-Fa-f]{1,4}(?::[0-9A-Fa-f]{0,4}){2,7}(?![\
 # A password-shaped word: eight or more characters with lower and upper case letters,
 # digits and a symbol ("N3bula#Feather2024"); no identifier, path or address mixes all four.
 # ("Brackw@ter!Spring26" too: an address has a dot, a password need not)
+# (not a Windows share path or a %VARIABLE% in one: "\\files-hr1\home\%USERNAME%")
 _PASSWORD_LIKE = re.compile(r"(?=\S*[a-z])(?=\S*[A-Z])(?=\S*\d)(?=\S*[#$%&!*^~?@])"
-                            r"[^\s/.]{8,}")
+                            r"(?!\S*%[A-Z_]+%)[^\s/.\\]{8,}")
 
 # A value given as a password, passphrase, PIN or Wi-Fi key ("pass Rv7qp2Kx9m", "wifi key is
 # MLCr0ver-2291", "password: hunter22"): letters and digits in one word, not a host name
@@ -1623,6 +1727,9 @@ _SELF_INTRO = re.compile(r"(?:(?:[A-Z][\w-]*|(?i:hi|hello|hey)),\s+(?i:this)\s+i
                          r"(?i:it's|it\s+is)\s+[A-Z][A-Za-z'-]+(?:\s+[A-Z][A-Za-z'-]+)?\s+"
                          r"(?i:on\s+(?:nights|earlies|lates|days|weekends|call|duty|the\s+desk|"
                          r"the\s+phones|the\s+\w+\s+shift))\s*[.!]?|"
+                         # ("hi its Jo (CN)": a name with the team in brackets)
+                         r"(?i:(?:hi|hey|hello)[,\s]+)?(?i:it's|its|it\s+is)\s+[A-Z][A-Za-z'-]+"
+                         r"\s*\([^()\n]{1,20}\)|"
                          r"(?i:this\s+is)\s+[A-Z][A-Za-z'-]+"
                          r"(?:\s+[A-Z][A-Za-z'-]+)?\s+(?:on|from|at|in|of)\s+(?:the\s+)?"
                          r"[^,.!?]{1,30})(?:,\s*over)?"

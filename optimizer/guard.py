@@ -64,13 +64,17 @@ def _novel(token: str, allowed: set[str]) -> bool:
     """A token is new when a word or a whole number in it is not allowed.
 
     "middle-click" is known when "middle" and "click" are; "version 46" and "v46" when
-    "46" is (a whole number: "8.3" is not allowed by "8.2" and "3").
+    "46" is (a whole number: "8.3" is not allowed by "8.2" and "3"; "10.20.0" is by
+    "10.20.0.1", whose leading parts it is).
     """
     low = token.lower()
     numbers = _NUM.findall(low)
     letters = re.findall(r"[a-z]+", _NUM.sub(" ", low))
     letters = [w for w in letters if w not in ("v", "version")]
-    return any(n not in allowed for n in numbers) or any(w not in allowed for w in letters)
+    # (the leading parts of a dotted number the context has are its: "10.20.0" read out of
+    # "10.20.0.1NN", a placeholder address, where the context's reader took "10.20.0.1")
+    return any(n not in allowed and not any(a.startswith(n + ".") for a in allowed)
+               for n in numbers) or any(w not in allowed for w in letters)
 
 
 def check_revision(revision: NuggetDraft, context: str, obj: str,

@@ -54,7 +54,7 @@ sync update upgrade configure edit change check uncheck tick untick search find 
 navigate scroll expand collapse pick attach detach pair unpair lock unlock reset restore
 start stop launch quit exit enter leave join call email contact raise file submit request
 ask book visit put keep write fill follow list cancel show view grow extend resize apply
-reload clear rotate kill ping""".split())
+reload clear rotate kill ping mute unmute""".split())
 IMPERATIVE = frozenset("""go click open use select choose press navigate enable disable set
 type tap run install restart sign log""".split())
 

@@ -88,17 +88,21 @@ from optimizer.local.layout import (
     joke_removed,
     leading_asides_removed,
     learned_fact_unframed,
+    list_lead_trimmed,
     log_lines_removed,
     minutes_as_decisions,
     minutes_residue_removed,
     negative_question_as_claim,
+    plain_version_read,
     pointed_command_named,
     qa_pairs_as_statements,
+    quiz_answer_read,
     records_read,
     reminder_question_as_statement,
     restated_code_removed,
     rhetorical_tail_as_statement,
     rota_removed,
+    shell_comments_as_text,
     signature_removed,
     sql_statements_joined,
     state_labels_as_statements,
@@ -456,8 +460,14 @@ _SCOPE_FRAGMENT = re.compile(r"^(?:on|in|at|for|across)\s+(?:every|all|each|our)
 _SCOPE_HEAD = re.compile(r"^\s*(?:(?:on|for|in|at|with)\s+)?(?:the\s+|all\s+|our\s+)?[\w-]+"
                          r"(?:\s+[\w-]+){0,3}\s+only\s*$|^\s*(?:on|in|at)\s+(?:the\s+|all\s+|"
                          r"our\s+)?[\w-]+(?:\s+[\w-]+){0,3}\s*$", re.IGNORECASE)
+#: A head that names what the values after it are: "then the team code: IPU, DH, CN".
+_VALUE_KIND_HEAD = re.compile(r"\b(?:codes?|names?|prefix(?:es)?|suffix(?:es)?|formats?|"
+                              r"numbers?|ids?|tags?|labels?|extensions?|ports?|hosts?)\s*$",
+                              re.IGNORECASE)
 #: "If you're on board:", "When growing:": the condition the rule after the colon holds in.
-_CONDITION_HEAD = re.compile(r"^\s*(?:if|when|whenever|unless|while|once|during)\b[^:]{0,60}$|"
+_CONDITION_HEAD = re.compile(r"^\s*(?:if|when|whenever|unless|while|once|during|before|after|"
+                             # ("End of shift: log out, don't just lock.": when it holds)
+                             r"(?:at\s+)?(?:the\s+)?(?:end|start|close)\s+of)\b[^:]{0,60}$|"
                              # ("Only exception:", "Exceptions:", "Except:": what follows
                              # is the rule's exception, not the rule)
                              r"^\s*(?:the\s+)?(?:only\s+|one\s+)?(?:exceptions?|except(?:ion)?s?|"
@@ -540,6 +550,10 @@ _SARCASM = re.compile(r"\bwhat could (?:possibly )?go wrong\b|"
                       r"^(?:oh\s+)?sure\s*,\s*and\s+then\s+watch\b|"
                       # "Lovely idea, and so is juggling chainsaws": an ironic comparison
                       r",\s*and\s+so\s+(?:is|are|was|were)\s+\w+ing\b|"
+                      # "... they let devs install whatever they like and look where that got
+                      # them": another place's way, mocked
+                      r"\b(?:and\s+)?look\s+(?:where|how)\s+(?:that|it)\s+(?:got|left|ended\s+up)\b|"
+                      r"\bwe\s+all\s+know\s+how\s+(?:that|it)\s+(?:went|ended)\b|"
                       # "Technically yes, and then the DMX drops out ...": granted, then mocked
                       r"^(?:technically|in\s+theory|theoretically)\s*,?\s+(?:yes|yeah|you\s+can|it\s+"
                       r"works)\b[^.!?]*\band\s+then\b|"
@@ -840,21 +854,22 @@ class LocalActionability:
         field against the answer (``form_fields_as_lines``); dictation and chat habits as
         written English (``plain_voice``)."""
         # (log output and a commit's bookkeeping before the lines lose their indentation)
-        text = strip_quoted(plain_text(headings_as_labels(sql_statements_joined(
-            commit_lines_removed(log_lines_removed(bookkeeping_removed(
-                code_in_sentence_joined(restated_code_removed(signature_removed(
-                    pointed_command_named(
-                    writer_named(broken_lines_joined(boxed_lines_unboxed(ctx.comment)))))))))))),
-            keep_lines=True), f"{ctx.query}\n{ctx.answer}")
+        text = sql_statements_joined(commit_lines_removed(log_lines_removed(bookkeeping_removed(
+            code_in_sentence_joined(restated_code_removed(signature_removed(pointed_command_named(
+                writer_named(broken_lines_joined(boxed_lines_unboxed(ctx.comment)))))))))))
+        text = strip_quoted(plain_text(headings_as_labels(shell_comments_as_text(text)),
+                                       keep_lines=True), f"{ctx.query}\n{ctx.answer}")
         text = announced_scope_joined(value_lists_joined(
             form_fields_as_lines(banner_removed(records_read(rota_removed(before_after_read(
-                handover_status_removed(text))))),
+                handover_status_removed(quiz_answer_read(list_lead_trimmed(text))))))),
                          ctx.answer)))
-        for step in (struck_through_removed, learned_fact_unframed, analogy_as_statement,
+        for step in (struck_through_removed, plain_version_read, joke_removed,
+                     learned_fact_unframed,
+                     analogy_as_statement,
                      statement_before_question_split,
                      minutes_as_decisions, minutes_residue_removed,
                      qa_pairs_as_statements, answered_questions_as_statements,
-                     leading_asides_removed, joke_removed,
+                     leading_asides_removed,
                      code_comments_as_text,
                      chat_as_lines, diff_as_lines, dashed_pairs_as_labels,
                      state_labels_as_statements, circled_numbers_as_bullets,
@@ -881,11 +896,35 @@ class LocalActionability:
         kinds = ["opinion" if k == "claim" and _LAUGH.match(raw.strip()) and _verbless(
             _LAUGH.sub("", raw.strip())) and not _RULE_WORD.search(raw) else k
                  for k, (raw, _) in zip(kinds, views, strict=True)]
+        # ("I'm off until Monday 3 June. For urgent DB issues contact Priya Nair.": whom to
+        # ask while the writer is away belongs to the away notice)
+        aside = {i for i, (_, v) in enumerate(views) if i > 0 and _AWAY.match(
+            views[i - 1][1].text) and _URGENT_CONTACT.match(v.text)}
+        kinds = ["chatter" if i in aside else k for i, k in enumerate(kinds)]
+        # ("Lessons learned from incident INC-0412 (April): a personal Google account was
+        # added ... and its reminders showed ...": what happened in the incident; "Then
+        # Fiona came in and ... so I never got round to it": the story's next event, where
+        # "never" told in the past is no rule)
+        for i, (raw, v) in enumerate(views):
+            told = _INCIDENT_TOLD.match(raw)
+            if _ASSIGNED.match(raw):
+                aside.add(i)  # ("Action: Priya to add a check ...", "ACTION Wen: add till-2.")
+            if kinds[i] == "claim" and ((told and past_tense(told.group("tail")) and not re.search(
+                    r"\b(?:must|never|always|only|is|are|now|can|may|should)\b",
+                    told.group("tail"), re.IGNORECASE)) or (
+                    _THEN_PAST.match(raw) and past_tense(v.text) and not (
+                        _present_rule(v) or re.search(
+                            r"\b(?:must|can|cannot|can't|may|should|need\s+to|has\s+to|"
+                            r"have\s+to|always|only|is|are)\b|\bnever\b.*\bagain\b",
+                            v.text, re.IGNORECASE)))):
+                aside.add(i)
+        kinds = ["chatter" if i in aside else k for i, k in enumerate(kinds)]
         on_topic = self._on_topic([v.text for _, v in views], ctx)
         # "apt-cache policy showed the old pin and it works now on login02": a report
         # that the answer worked, whatever it names
-        kinds = ["praise" if k == "claim" and _WORKED.search(v.text) and not (
-            v.firm_modal or v.policy or _denies(v.text)) else k
+        # ("The help page itself says '...' so that matches.": the answer confirmed)
+        kinds = ["praise" if k == "claim" and (_WORKED.search(v.text) or _MATCHES.search(
+            v.text)) and not (v.firm_modal or v.policy or _denies(v.text)) else k
                  for k, (_, v) in zip(kinds, views, strict=True)]
         # (a closing "Thank you!" under a correction praises nothing)
         # (unless the message says it worked: "Yes, that was it ... it works now. Thanks!")
@@ -946,7 +985,7 @@ class LocalActionability:
         out = []
         translated = _translations([v for _, v in views])
         for i, ((raw, v), k) in enumerate(zip(views, kinds, strict=True)):
-            if i in translated:
+            if i in translated or i in aside:
                 k = "chatter"  # the same fact again in another language
             elif k == "claim" and not on_topic:
                 k = "offtopic"
@@ -1026,8 +1065,8 @@ class LocalActionability:
         if not sep or _SCOPE_HEAD.match(head) or _CONDITION_HEAD.match(head) or any(
                 i.kind in STRONG_KINDS for i in items(head)) or \
                 len(tokens(head)) < 3 or len(tokens(_without_items(tail))) < 3 or \
-                _instruction(head) or states_pairs(tail):
-            return [(sentence, "")]
+                _instruction(head) or states_pairs(tail) or _VALUE_KIND_HEAD.search(head):
+            return [(sentence, "")]  # ("then the team code: IPU, DH, CN": what they are)
         hv = view(head)
         # (a short noun phrase, no aside or list in it: not "nit (review habit, sorry)")
         if _verbless(head) and not hv.personal and not re.search(r"[(,]", head) and len(
@@ -1055,6 +1094,8 @@ class LocalActionability:
             return "chatter"
         if _SARCASM.search(v.text) and not v.system:
             return "opinion"  # the whole sentence mocks, whatever its clauses name
+        if _DISMAYED.search(v.text) and not (v.modal or v.policy or v.negation or v.system):
+            return "opinion"  # "psql is a museum piece.", "Honestly I miss Lotus 1-2-3."
         if _UPDATE_BOT.search(v.text) and not v.strong and not v.system:
             return "meta"  # "Please update the assistant, it's sending people into Sharing."
         if _ANSWER_IS_ABOUT.match(without_greeting(v.text)) and not (v.policy or re.search(
@@ -1229,7 +1270,9 @@ class LocalActionability:
         if v.words >= 4 and not v.strong and not set(tokens(v.text)) & (
                 STOPWORDS | COUNT_WORDS) and \
                 not (_BLANKET.search(v.text) or v.negation or v.policy
-                     or re.search(r"\w[ \t]+=[ \t]+\w", v.text)):
+                     or re.search(r"\w[ \t]+=[ \t]+\w", v.text)
+                     # ("Office PCs stay user choice.": a verb of state reads)
+                     or re.search(r"\b(?:stays?|remains?)\b", v.text, re.IGNORECASE)):
             # ("X don't query Y" reads: a negated verb is English however terse, and so
             # does a policy verb: "Design review rejects serial columns"; and "X = Y" is
             # "X is Y": "lift PLCs + humans = Europe/Zurich")
@@ -1389,7 +1432,9 @@ class LocalActionability:
         # English word, a rule however terse
         terse = (v.policy and v.words == 3 and len(new_words) >= 2 and any(
             t.isalpha() and not english_word(t) for t in tokens(v.text))) or bool(
-            _NAMED_VALUE.match(v.text))  # ("the command is tidewater-desk.")
+            _NAMED_VALUE.match(v.text)) or bool(  # ("the command is tidewater-desk.")
+            (called := _CALLED.match(v.text)) and not english_word(called.group("name").lower()))
+        # ("the superuser is called emsadmin.": a name no English word is)
         rule_claim = rule_claim or limited or prohibition or blanket or command or order or \
             redefined or default or terse or (
             v.words >= 4 and _overturns(v, ctx.answer)) or _denies_answer(v, ctx.answer)
@@ -1585,6 +1630,18 @@ _PAST_ANCHOR = re.compile(r"^(?:(?:so|and|but|also)\s+)?(?:last\s+(?:year|week|m
                           r"between\s+\d{1,2}:\d{2}\s+and\s+\d{1,2}:\d{2}|"
                           r"on\s+\d{4}-\d{2}-\d{2}|a\s+(?:few|couple\s+of)\s+"
                           r"(?:days|weeks|months)\s+ago)\b", re.IGNORECASE)
+#: An action given to a person: "Action: Priya to add a check to the lint.", "ACTION Wen:
+#: add till-2."
+_ASSIGNED = re.compile(r"^\s*(?i:actions?)\s*(?::\s*[A-Z][\w'-]+(?:\s+(?:and|&)\s+[A-Z][\w'-]+)?"
+                       r"\s+to\s+\w|\s+[A-Z][\w'-]+\s*:\s*\S)")
+#: An incident's story under its name: "Lessons learned from incident INC-0412 (April): ...".
+_INCIDENT_TOLD = re.compile(r"^[^:\n]{0,60}\b(?:lessons?\s+learn(?:ed|t)|post-?mortem|incident|"
+                            r"outage|root\s+cause|what\s+happened)\b[^:\n]{0,40}:\s*(?P<tail>\S.*)$",
+                            re.IGNORECASE)
+#: The next event of a story: "Then Fiona came in and we had a long chat ...".
+_THEN_PAST = re.compile(r"^\s*(?i:(?:and\s+)?then)\s+(?:[A-Z][a-z]+|i|we|he|she|they|it|"
+                        r"the\s+\w+)\s+(?:\w+ed|came|went|had|got|said|told|saw|took|made|ran|left|gave|"
+                        r"found|rang|sent|broke|fell|froze)\b")
 
 
 def _present_rule(v: SentenceView) -> bool:
@@ -1604,6 +1661,10 @@ _WORKED = re.compile(r"\bworks?\s+now\b|\b(?:it|that|this)\s+worked\b|\bworked\s
                      r"perfectly|first\s+time|like\s+a\s+charm|a\s+treat)\b|\b(?:fixed|solved)\s+"
                      r"it\b|\bdid\s+the\s+trick\b|\bthat\s+was\s+it\b|\b(?:all\s+)?sorted\s+now\b",
                      re.IGNORECASE)  # ("What actually worked was \\copy ...": a fact, no thanks)
+#: The answer confirmed against a source: "... so that matches", "that checks out".
+_MATCHES = re.compile(r"\b(?:so\s+)?(?:that|it|this|which)\s+(?:matches|checks\s+out|lines\s+up|"
+                      r"agrees)(?:\s+(?:what\s+you\s+said|your\s+answer|the\s+answer))?[.!]*$",
+                      re.IGNORECASE)
 #: Praise that turns to what the answer lacks: "ok but you forget", "fine, except that".
 _PRAISE_TURNS = re.compile(r"\b(?:but|however|except|though|although|yet)\b[^.!?]*\b(?:you|it|"
                            r"the\s+answer)\s+(?:forg[eo]t|miss(?:es|ed)?|left\s+out|leaves?\s+"
@@ -1647,6 +1708,16 @@ _NAMED_VERDICT = re.compile(r"^(?:wrong|incorrect|outdated|obsolete|inaccurate|b
 #: green, no faults".
 _STATUS_NOTE = re.compile(r"^(?:ticket|case|incident|request)\s+\S+\s+(?:closed|resolved|done|"
                           r"fixed)\b[.!]?$|"  # "Ticket IT-DESK-4471 closed."
+                          r"^(?:closing|closed|resolving|resolved)(?:\s+(?:the\s+|this\s+)?"
+                          r"(?:ticket|case|call|incident|request))?(?:\s+now)?[.!]?$|"
+                          # ("MD-4471 RESOLVED (leaver: k.mills).": a ticket's state)
+                          r"^[A-Z][A-Z0-9]*-\d+\s+(?:resolved|closed|done|fixed)\b(?:\s*\([^()]*\))?"
+                          r"[.!]?$|"
+                          # ("The kettle in the dye house is broken, if anyone has a spare.",
+                          # "The coffee machine on floor 2 is fixed, before anyone asks.")
+                          r"^(?:also\s+)?the\s+(?:[\w'-]+\s+){1,6}(?:is|are)\s+(?:broken|fixed|"
+                          r"repaired|working\s+again|back\s+up|out\s+of\s+order|leaking)(?:\s+again)?"
+                          r"(?:\s*,\s*(?:if\s+anyone|before\s+anyone|in\s+case)[^.!?]*)?[.!]?$|"
                           # a handover's items: "Hensley shoot done, 212/400 frames, rest
                           # Tues", "Light 2 flickering, DESK-HW ticket logged", "Tea's gone,
                           # sorry"
@@ -1735,6 +1806,10 @@ _AWAY = re.compile(r"^(?:(?:automatic|auto)[\s-]*reply\s*:\s*|out\s+of\s+(?:the\
                    r"(?:the\s+)?office|on\s+(?:annual\s+|parental\s+|sick\s+)?(?:leave|holiday|"
                    r"vacation|pto)|away|travell?ing|off)\b[^.!?]*\b(?:until|till|til|from|between|"
                    r"through|returning|back)\b[^.!?]*[.!]?$", re.IGNORECASE)
+#: Whom to ask while someone is away: "For urgent DB issues contact Priya Nair (on-call)."
+_URGENT_CONTACT = re.compile(r"^(?:for|in\s+case\s+of|with)\s+(?:anything\s+|any\s+)?(?:urgent|"
+                             r"emergenc)[^.!?]{0,60}?\b(?:contact|call|ring|e-?mail|ask|page|"
+                             r"message)\b", re.IGNORECASE)
 _SEASONAL = re.compile(r"^(?:(?:anyway|and|oh|so)[,\s]+)?(?:happy|merry)\s+(?:\w+day|weekend|"
                        r"holidays?|new\s+year|easter|christmas|eid|diwali|hanukkah)\b",
                        re.IGNORECASE)
@@ -1880,6 +1955,10 @@ _ANNOUNCED_LIST = re.compile(
 #: queue is dock_labels".
 _NAMED_VALUE = re.compile(r"^(?:the|our|its)\s+(?:[a-z][\w-]*\s+){0,2}?[a-z][\w-]*\s+(?:is|are)\s+"
                           r"`?[A-Za-z0-9][\w.-]*[-_.][\w.-]*\w`?\.?$", re.IGNORECASE)
+#: "the superuser is called emsadmin": what a thing of the site is named.
+_CALLED = re.compile(r"^(?:the|our|its)\s+(?:[a-z][\w-]*\s+){0,2}?[a-z][\w-]*\s+(?:is|are)\s+"
+                     r"(?:called|named)\s+[`'\"]?(?P<name>[A-Za-z0-9][\w.-]*\w)[`'\"]?\.?$",
+                     re.IGNORECASE)
 #: The writer's own story, told in the first person: "Anyway we made it in 25 minutes late"
 #: (its first verb in the past; not a change the writer made to the world, "we switched
 #: off the daily updatedb", whose state is the fact).
@@ -1906,6 +1985,10 @@ def _we_did(text: str) -> bool:
 #: Dismay in words that are not negative ones: "not impressed with any of it", "the old HP
 #: LaserJet was better" (the new one is worse).
 _DISMAYED = re.compile(r"\bnot\s+(?:impressed|happy|pleased|convinced|a\s+fan)\b|"
+                       # ("psql is a museum piece", "Honestly I miss Lotus 1-2-3")
+                       r"\b(?:is|are)\s+(?:such\s+)?an?\s+(?:museum\s+piece|relic|dinosaur)\b|"
+                       r"\bi\s+(?:really\s+|still\s+)?miss\s+(?:the\s+old\s+|my\s+old\s+)?"
+                       r"(?-i:[A-Z])|"
                        r"\b(?:the|our|my)\s+old\s+[^.!?]{0,40}?\b(?:was|were)\s+(?:much\s+|way\s+|"
                        r"far\s+|a\s+lot\s+)?(?:better|nicer|easier|faster|less\s+hassle)\b",
                        re.IGNORECASE)
@@ -2462,7 +2545,9 @@ def _clean_sentence(sentence: str, context: str = "", topic: str = "") -> str:
         # new starter accounts are requested in IT-ACCESS"
         s = sentence_case(tail)
         head, colon, tail = s.partition(": ")
+    # (a head whose value follows an "=" is what the value is of: "S: = \\files-hr1\staff")
     if colon and len(tokens(head)) <= 3 and len(tokens(tail)) >= 4 and not items(head) and \
+            not tail.lstrip().startswith("=") and not _VALUE_KIND_HEAD.search(head) and \
             not _SCOPE_HEAD.match(head) and not _CONDITION_HEAD.match(head) and \
             not states_pairs(tail) and not _noun_label(head, tail) and \
             not (content_stems(head) & content_stems(topic) - _GENERIC
@@ -2672,7 +2757,11 @@ got goes go""".split())
 _STORY_TAIL = re.compile(r",\s+(?:which|as)\s+(?:is|was)\s+(?:exactly\s+)?what\s+happened\b|"
                          # ", which is why the diff was so massive": what it caused once
                          r",\s+which\s+(?:is|was)\s+why\b(?=[^.!?]*\b(?:was|were|had|did|got|"
-                         r"went|came|happened|broke|failed)\b)", re.IGNORECASE)
+                         r"went|came|happened|broke|failed)\b)|"
+                         # (", it ate the RAM on loom-05 last time": why, told as what
+                         # happened once; "AND LAST TIME SOMEONE REUSED IT ...")
+                         r"(?:,|\s+and)\s+(?=[^.!?;]*\blast\s+time\b)(?:it|that|this|they|"
+                         r"someone|somebody|we|last\s+time)\b", re.IGNORECASE)
 #: "The endpoint is gw-1, UDP 51821, we moved it last year": when what holds came to hold,
 #: after it (the sentence states what holds; the tail stays in the body as its history).
 _CHANGE_TAIL = re.compile(r",\s+(?:we|they|i|he|she|it|someone|ops)\s+(?:only\s+|just\s+)?"

@@ -24,11 +24,13 @@ from optimizer.claims import (
     english_word,
     is_question,
     items,
+    past_tense,
     split_sentences,
     tokens,
 )
 from optimizer.lexicon import INSTRUCTION_VERBS
 from optimizer.local.residue import CLOSING, SECOND_PERSON, SENDER_WORDS
+from query.text import STOPWORDS
 
 _ROW = re.compile(r"^\s*\|{1,2}(.*?)\|{1,2}\s*$")
 _RULE_ROW = re.compile(r"^\s*\|?[\s:|+-]*-{2,}[\s:|+-]*\|?\s*$")
@@ -273,6 +275,11 @@ _NEGATIVE_QUESTION_OF = re.compile(
     r"each)\s+(?:[\w'-]+\s+){0,3}?[\w'-]+)\s+(?P<rest>(?:the|a|an|one|only|just|always|never|"
     r"still|already|on|in|at|under|behind|supposed|meant|\d|[a-z]+ed\b)[^?\n]{1,200}?)"
     r"\s*\?+[ \t]+(?=[A-Z])", re.IGNORECASE)
+#: With a modal: "Shouldn't it be print-kl1, like every other box: role, then campus code,
+#: then number?" says what it should be.
+_NEGATIVE_MODAL_QUESTION = re.compile(
+    r"^(?P<lead>\s*)(?P<modal>shouldn't|should\s+not|wouldn't|mustn't)\s+(?P<subj>it|that|"
+    r"this|they)\s+be\s+(?P<rest>[^?\n]{1,200}?)\s*\?+[ \t]+(?=[A-Z])", re.IGNORECASE)
 _UNSURE_TAIL = re.compile(r"\b(?:not sure|no idea|i think|maybe|perhaps|probably|i guess|"
                           r"might|could be|or (?:is|was) it|dunno|can't remember)\b|\?",
                           re.IGNORECASE)
@@ -284,7 +291,8 @@ def negative_question_as_claim(text: str) -> str:
     grid.") states the value: "It's just Super+A. That jumps ...". A question followed
     by doubt or another question stays a question, and so does one that names nothing
     concrete (a key, number, path, version)."""
-    m = _NEGATIVE_QUESTION.match(text) or _NEGATIVE_QUESTION_OF.match(text)
+    m = _NEGATIVE_QUESTION.match(text) or _NEGATIVE_QUESTION_OF.match(text) or \
+        _NEGATIVE_MODAL_QUESTION.match(text)
     if not m or not any(i.kind in STRONG_KINDS for i in items(m.group("rest"))):
         return text
     tail = text[m.end():]
@@ -302,6 +310,10 @@ def negative_question_as_claim(text: str) -> str:
         x = purpose.group("x")
         return f"{m.group('lead')}{x[:1].upper()}{x[1:]} {purpose.group('be')} for exactly " \
             f"that. {tail}"
+    if "modal" in m.groupdict():
+        modal = "must" if m.group("modal").lower().startswith("must") else \
+            m.group("modal").lower().split("n")[0].rstrip()
+        return f"{m.group('lead')}{subj[:1].upper()}{subj[1:]} {modal} be {m.group('rest')}. {tail}"
     if "aux" in m.groupdict():
         verb = "are" if m.group("aux").lower().startswith("are") else "is"
         return f"{m.group('lead')}{subj[:1].upper()}{subj[1:]} {verb} {m.group('rest')}. {tail}"
@@ -357,7 +369,8 @@ _REMINDER_QUESTION = re.compile(
     r"announced|explain|explained|get[ \t]+the[ \t]+memo|been[ \t]+told|"
     # ("Didn't we agree at CAB that X?": what was agreed)
     r"agree|agreed|decide|decided|settle|settled)"
-    r"(?:[ \t]+(?:you|us|them|anyone|everyone|anybody))?"
+    r"(?:[ \t]+(?:you|us|them|anyone|everyone|anybody|him|her|the[ \t]+(?:bot|assistant|model|"
+    r"ai|chatbot)))?"
     r"(?:[ \t]+(?:yet|already|before))?"
     r"(?:[ \t]+(?:at|in|on|during)[ \t]+(?:the[ \t]+)?[\w-]+(?:[ \t]+[\w-]+)?(?=[ \t]+that\b))?"
     r"[ \t]+(?:that[ \t]+)?"
@@ -378,20 +391,29 @@ _AND_THAT = re.compile(r"(?P<lead>(?<=\.)[ \t]+)and[ \t]+that[ \t]+(?P<clause>[^
                        r"[ \t]*\?", re.IGNORECASE)
 
 
+#: "Why would the looms go out to pool.ntp.org when VLAN 20 has no internet and warp runs
+#: chrony for the site?": the "when" clause is what the writer states.
+_WHY_WHEN = re.compile(r"(?P<lead>^|(?<=[.!?]\s)|(?<=\n))[ \t]*why[ \t]+(?:would|should|do|does|"
+                       r"did|is|are)(?:n't)?[ \t]+(?:[^?.!\n]|\.(?=\w)){3,120}?[ \t]+when[ \t]+"
+                       r"(?P<clause>[^?!\n]{12,}?)[ \t]*\?(?=[ \t]+[A-Z][^?\n]*[.!](?:\s|$))",
+                       re.IGNORECASE)
+
+
 def reminder_question_as_statement(text: str) -> str:
     """"Didn't anyone tell you that staff passwords can't be changed here?" states that
     staff passwords can't be changed here; "Hasn't anyone noticed the default printer is
     set per branch?" that the default printer is set per branch; "Did you know that X?
-    And that Y?" states X and Y. A question of this shape about a wh-clause ("Didn't
-    anyone say why ...?") asks, and stays."""
+    And that Y?" states X and Y; "Why would X when Y?" before a statement states Y. A
+    question of this shape about a wh-clause ("Didn't anyone say why ...?") asks, and
+    stays."""
     def statement(m: re.Match[str]) -> str:
         clause = m.group("clause").strip()
         if len(tokens(clause)) < 3:
             return m.group(0)
         return f"{m.group('lead')}{clause[0].upper()}{clause[1:]}."
-    text = _REMINDER_QUESTION.sub(statement, text)
-    known = _KNOW_QUESTION.sub(statement, text)
-    if known != text:
+    reminded = _WHY_WHEN.sub(statement, _REMINDER_QUESTION.sub(statement, text))
+    known = _KNOW_QUESTION.sub(statement, reminded)
+    if known != text:  # ("... that X? And that Y?": Y is stated the same way)
         known = _AND_THAT.sub(statement, known)
     return known
 
@@ -494,9 +516,16 @@ def diff_as_lines(text: str) -> str:
             out.extend(scope + _setting_line(t) for t in added)
             i = j
             continue
-        if len(added) >= 2 and removed:
+        gone = [t for sign, t in block if sign == "-"]
+        paired = bool(added) and len(gone) == len(added) and \
+            [sign for sign, _ in block] == ["-"] * len(gone) + ["+"] * len(added) and all(
+                len(set(tokens(a)) & set(tokens(b)) - STOPWORDS) >= 2
+                for a, b in zip(gone, added, strict=True))
+        if (len(added) >= 2 and removed) or paired:
             # A runbook or a text changed as a diff: the removed lines are what no longer
-            # holds (the answer's version), the added ones are the text now.
+            # holds (the answer's version), the added ones are the text now; so too a line
+            # replaced by one that shares its words ("- charge money NOT NULL," then
+            # "+ charge_pence integer NOT NULL,")
             out.extend(t.strip() for t in added)
             i = j
             continue
@@ -647,6 +676,35 @@ def strip_line_labels(text: str) -> str:
 _HEADING = re.compile(r"^\s{0,3}#{1,6}\s+(?P<text>[^#\n]*?)\s*#*\s*$")
 
 
+_SHELL_COMMENT = re.compile(r"^[ \t]*#(?![#!])[ \t]?(?P<said>[^\n]*)$")
+
+
+def shell_comments_as_text(text: str) -> str:
+    """A pasted script's comments read as what they say, not as Markdown headings: in a
+    message that opens with "#!" or has three comment lines in a row, the "#!" line goes,
+    each "# " loses its mark, and a comment wrapped onto the next line is joined to it
+    ("lv_designs is only ever" / "grown with `lvresize -r -L +20G`")."""
+    lines = text.split("\n")
+    marked = [bool(_SHELL_COMMENT.match(ln)) for ln in lines]
+    runs = any(all(marked[i:i + 3]) for i in range(max(0, len(lines) - 2)))
+    if not (text.lstrip().startswith("#!") or runs):
+        return text
+    out: list[str] = []
+    comment: list[bool] = []  # whether each line of out was a comment
+    for line, mark in zip(lines, marked, strict=True):
+        if line.lstrip().startswith("#!"):
+            continue
+        m = _SHELL_COMMENT.match(line) if mark else None
+        said = m.group("said").strip() if m else line
+        if m and out and comment[-1] and out[-1] and not out[-1].rstrip().endswith(
+                (".", "!", "?", ":")) and re.match(r"[a-z`]", said):
+            out[-1] = f"{out[-1].rstrip()} {said}"
+            continue
+        out.append(said)
+        comment.append(bool(m))
+    return "\n".join(out)
+
+
 def headings_as_labels(text: str) -> str:
     """A markdown heading scopes the lines under it ("## Ropewalk rooms" then "- Projector
     input is the HDMI plate by the door"): the heading goes in parentheses after the first
@@ -713,6 +771,7 @@ def circled_numbers_as_bullets(text: str) -> str:
 #: Words that name what kind of document a header line heads ("Minutes", "changelog",
 #: "transcript", "review", "note(s)", "report", "handover", "write-up", "post-mortem").
 _GENRE = (r"(?:minutes|change-?\s?log|log|logbook|transcript|review|notes?|comments?|report|"
+          r"poster|sticker|quiz|checklist|glossary|"
           r"summary|digest|hand-?over|write-?up|post-?mortem|retro(?:spective)?|resolution|"
           r"faq|radio)")
 #: A document's header at the very start: an optional ticket id ("GDDB-4471 - "), up to two
@@ -728,7 +787,8 @@ _GENRE_HEAD = re.compile(
     r"(?:[^\w\s\[\](){}<>]{1,3}[ \t]*)?(?:(?:ticket|case|incident|request|change)[ \t]+)?"
     # ("HelpPoint DESK-20931 — Resolution notes": the system's name before the id)
     r"(?:(?:[\w-]+[ \t]+){0,2}?[\w-]+[ \t]*#?\d+[ \t]*[-–—:][ \t]*)?"
-    r"(?:(?:[\w-]+[ \t]+){0,2}" + _GENRE + r"(?=[ \t]*(?:[,(:–—-]|[ \t](?:on|of|from|for|by)\b|"
+    r"(?:(?:[\w-]+[ \t]+){0,2}" + _GENRE + r"(?=[ \t]*(?:[,(:–—-]|[ \t](?:on|of|from|for|by|"
+    r"above|below|beside|next[ \t]+to)\b|"
     # ("Post-incident review PIR-2024-03 (extract)": the document's own code after it)
     r"[ \t]+(?-i:[A-Z][\w-]*\d[\w-]*)\b|[.]?$))|"
     # ("Fwd SMS from Seun (on-call):": a forwarded message and whom it is from)
@@ -740,6 +800,7 @@ _GENRE_HEAD = re.compile(
     r"employees|hands|managers|drivers|agents)\b|"
     r"from[ \t]+(?:(?-i:[A-Z][\w'-]+)[ \t]+(?-i:[A-Z][\w'-]+)(?=,)|(?:(?:the|our)[ \t]+)?"
     r"[^\n,:]{0,40}?\b(?:wiki|handbook|runbook|intranet|manual|guide|faq|page|sheet|docs|"
+    r"glossary|checklist|quiz|"
     r"minutes|meeting|weekly|monthly|stand-?up|notes)\b))",
     re.IGNORECASE)
 #: A notice's title on its own line, over the notice: "NOTICE — CHEESE PLANT PCs", "Memo:
@@ -748,6 +809,12 @@ _GENRE_HEAD = re.compile(
 _NOTICE_TITLE = re.compile(r"(?:[^\w\s]{1,3}[ \t]*)?(?:notice|memo|bulletin|circular|"
                            r"announcement|poster|sign)[ \t]*[-–—:|][ \t]*"
                            r"(?P<title>[^\W\d_][^\d\n]{0,40}?)[ \t]*[^\w\s]{0,3}", re.IGNORECASE)
+#: The headers of an incident's story.
+_INCIDENT_GENRE = re.compile(r"\b(?:post-?mortem|incident|outage|lessons?\s+learn(?:ed|t)|"
+                             r"root\s+cause|retro(?:spective)?|what\s+happened)\b", re.IGNORECASE)
+#: A word that says how things are now, not how they went.
+_PRESENT_RULE_WORD = re.compile(r"\b(?:must|never|always|only|is|are|now|can|may|should)\b",
+                                re.IGNORECASE)
 #: A word that makes a header a sentence: be, have, do, the modals, a negation.
 _HEAD_VERB = re.compile(r"\b(?:is|are|was|were|be|been|has|have|had|do|does|did|don't|doesn't|"
                         r"can|cannot|can't|must|should|shall|will|won't|(?-i:may)|might|need|needs|"
@@ -802,6 +869,12 @@ def genre_header_removed(text: str) -> str:
                 _verbless(head) and not _SENT_BY.match(head) and not _header_needed(
                     head, lead[len(head):]):
             rest = lead[len(head):].lstrip(" \t")
+            told = re.match(r"[^.!?\n]*[.!?]+[ \t]*", rest)
+            if told and _INCIDENT_GENRE.search(head) and past_tense(told.group(0)) and \
+                    not _PRESENT_RULE_WORD.search(told.group(0)) and rest[told.end():].strip():
+                # ("Post-mortem of INC-771 (May): a charger was left on and the breaker
+                # tripped twice. Chargers are switched off ...": what happened goes too)
+                rest = rest[told.end():]
             # (a sentence's first word takes a capital; a host's name keeps its case)
             text = rest[:1].upper() + rest[1:] if re.match(r"[a-z]+\b(?![-.]\w)", rest) \
                 else rest
@@ -894,6 +967,11 @@ def boxed_lines_unboxed(text: str) -> str:
     return "\n".join(out)
 
 
+# (one star each side once the Markdown reader took "**" for bold: "* SAVE PAPER *")
+_STARRED_SLOGAN = re.compile(r"^[ \t]*([*=#~])\1*[ \t]+(?P<slogan>[^\n*=#~]{3,80}?)[ \t]+"
+                             r"\1+[ \t]*(?:\n|$)", re.MULTILINE)
+
+
 def banner_removed(text: str) -> str:
     """The message without a bracketed note that opens it ("[Voicemail transcript,
     00:47] Hi, ..."): a banner about the message, not part of it. Notes inside it
@@ -901,6 +979,8 @@ def banner_removed(text: str) -> str:
     "[ ]") and a configuration section ("[Service]" on its own line). A header line that
     names the sender ("ANNOUNCEMENT from X, role") goes too."""
     text = genre_header_removed(text)
+    # (a slogan between rows of stars: "*** SAVE PAPER - SAVE MONEY FOR PATIENT CARE ***")
+    text = _STARRED_SLOGAN.sub(lambda m: "" if _verbless(m.group("slogan")) else m.group(0), text)
     for _ in range(3):  # ("RE: ..." over "(sent from the yard)" over the message)
         header = _SENDER_HEADER.match(text)
         if not header or not text[header.end():].strip():
@@ -968,7 +1048,9 @@ def learned_fact_unframed(text: str) -> str:
 #: "Anyway I got hold of Priya this morning and the point is you're not meant to X": what
 #: the sentence comes to, after the story of how the writer learnt it.
 _THE_POINT_IS = re.compile(r"(?:^|(?<=[.!?][ \t])|(?<=\n))[^.!?\n]{0,160}?\b(?:the[ \t]+(?:point|"
-                           r"upshot|gist|short[ \t]+version)[ \t]+(?:is|was)|long[ \t]+story[ \t]+"
+                           r"upshot|gist|short[ \t]+version|thing[ \t]+(?:everyone|everybody|"
+                           r"you|people|we\s+all)[ \t]+(?:needs?|should|has|have)[ \t]+"
+                           r"(?:to[ \t]+)?know)[ \t]+(?:is|was)|long[ \t]+story[ \t]+"
                            r"short|bottom[ \t]+line(?:[ \t]+is)?)[ \t]*[,:]?[ \t]+(?:that[ \t]+)?"
                            r"(?P<first>[a-zA-Z])", re.IGNORECASE)
 
@@ -1111,17 +1193,25 @@ _RECORD_KIND = re.compile(
     r"incident|procedure|policy|standard|excerpt|extract|section|clause|record|register|"
     r"description|decision|review|notice|memo|minutes|report|note|form|specification|"
     r"work\s+instruction|bulletin|directive|advisory|log|call)\b", re.IGNORECASE)
+#: Who owns, approved, wrote or reviewed a document, said on its last line.
+_PERSON_BOOKKEEPING = frozenset(("owner", "document owner", "policy owner", "approver",
+                                 "approved by", "author", "reviewed by", "signed off by",
+                                 "issued by", "ref", "refs", "reference", "references"))
+#: A section of a document: "section 4.1", "§ 7".
+_SECTION_MARK = re.compile(r"\b(?:section|clause)[ \t]+\d+(?:\.\d+)*|§[ \t]*\d+(?:\.\d+)*",
+                           re.IGNORECASE)
 #: A revision or a version, which names a controlled document next to its code ("IT-PR-03
 #: Secure Printing, rev 4", "ITS-STD-014 Logging Standard v3"; a changelog's "v4.2.0"
 #: without one says since when).
-_REVISION = re.compile(r"\b(?:rev(?:ision)?\.?[ \t]*\d+|v\d+(?:\.\d+)*)\b", re.IGNORECASE)
+_REVISION = re.compile(r"\b(?:rev(?:ision)?\.?[ \t]*(?:\d+|(?-i:[A-Z]))|v\d+(?:\.\d+)*)\b",
+                       re.IGNORECASE)
 #: Documents whose rules stand on their own authority: a policy, a standard, a notice, an
 #: SOP, a procedure, an architecture decision record ("SEC-POL-07", "SOP-DB-011").
 _CITED_KIND = re.compile(r"\b(?:polic(?:y|ies)|standards?(?![ \t]+changes?\b)|notices?|sops?|"
                          r"procedures?|work\s+"
                          r"instructions?|directives?|bulletins?|advisory|specifications?|adrs?|"
                          r"decision\s+records?|handbook|manual|runbook|guidelines?|pol|"
-                         r"rev(?:ision)?\.?[ \t]*\d+|v\d+(?:\.\d+)*)\b",
+                         r"rev(?:ision)?\.?[ \t]*(?:\d+|(?-i:[A-Z]))|v\d+(?:\.\d+)*)\b",
                          re.IGNORECASE)
 #: A record's line that files it: "Raised HD-20533.", "Logged as INC-88".
 _FILED = re.compile(r"^[ \t]*(?:[-*•][ \t]+)?(?:raised|logged|opened|created|filed)[ \t]+"
@@ -1138,6 +1228,62 @@ _CLAUSE_NUMBER = re.compile(r"^(?P<lead>[ \t]*(?:\[[ xX]\][ \t]*)?)(?:\d{1,2}(?:
 def _record_label(m: re.Match[str]) -> str:
     return " ".join(m.group("label").lower().replace("-", " ").split()) \
         if _verbless(m.group("label")) else ""
+
+
+#: A lead-in that ends in "it's:" before a list: "For PRN-ORCH-COL it's:".
+_LEAD_IN_ITS = re.compile(r"[ \t]+(?:it's|it\s+is|it\s+goes|here's\s+how|like\s+this)[ \t]*:"
+                          r"(?=[ \t]*\n)", re.IGNORECASE)
+
+
+_SCOPED_LEAD = re.compile(r"(?:^|(?<=\n))[ \t]*(?P<scope>(?:for|on|in|at)[ \t]+[^\n:]{1,60}?)"
+                          r"[ \t]+(?:it's|it\s+is|it\s+goes)[ \t]*:[ \t]*\n[ \t]*"
+                          r"(?:\d{1,2}[.)]|[-*•])[ \t]+(?P<first>[A-Z][a-z'])", re.IGNORECASE)
+
+
+def list_lead_trimmed(text: str) -> str:
+    """"For PRN-ORCH-COL it's:" over numbered steps: the "it's" only points at the list,
+    and the scope goes with the first step ("For PRN-ORCH-COL, don't power it off ..."),
+    which a lead-in alone on its line would not keep."""
+    def joined(m: re.Match[str]) -> str:
+        word = re.match(r"[\w']+", text[m.start("first"):])
+        common = word is not None and (word.group(0).lower() in STOPWORDS or word.group(
+            0).lower() in INSTRUCTION_VERBS or word.group(0).lower().endswith("n't"))
+        first = m.group("first").lower() if common else m.group("first")
+        return f"{m.group('scope')}, {first}"  # (a name keeps its capital: "Bluetooth")
+    return _LEAD_IN_ITS.sub(":", _SCOPED_LEAD.sub(joined, text, count=1))
+
+
+#: A multiple-choice option on its own line: "(a) Yes, right-click > Add to Favorites".
+_OPTION = re.compile(r"^[ \t]*\(?(?P<letter>[a-eA-E])[).][ \t]+(?P<text>\S[^\n]*)$", re.MULTILINE)
+#: The line that gives the right option: "Correct answer: (c).", "Answer - c".
+_RIGHT_OPTION = re.compile(r"(?:^|(?<=[.!?][ \t])|(?<=\n))[ \t]*(?:the[ \t]+)?(?:correct|right)?"
+                           r"[ \t]*answer[ \t]*(?:is)?[ \t]*[:=—–-]?[ \t]*"
+                           r"\(?(?P<letter>[a-eA-E])\)?[ \t]*[.!]?[ \t]*", re.IGNORECASE)
+
+
+def quiz_answer_read(text: str) -> str:
+    """A multiple-choice question with its answer key ("(a) Yes, right-click > Add to
+    Favorites / (b) ... / (c) No - the dash is locked ... / Correct answer: (c).") keeps
+    only the right option, said without its letter, in place of the question: the others
+    are wrong by the writer's own key, and publishing them would publish what is false."""
+    options = list(_OPTION.finditer(text))
+    key = _RIGHT_OPTION.search(text)
+    if len(options) < 2 or key is None:
+        return text
+    right = key.group("letter").lower()
+    if right not in {o.group("letter").lower() for o in options}:
+        return text
+    # (the question the options answer goes: the right option says what holds)
+    asked = re.search(r"(?:^|\n)[^\n]*\?[ \t]*\n[ \t]*$", text[:options[0].start()])
+    if asked:
+        text = text[:asked.start()] + "\n" + text[options[0].start():]
+        options = list(_OPTION.finditer(text))
+    for o in options[::-1]:
+        keep = o.group("text") if o.group("letter").lower() == right else None
+        end = o.end() + (1 if keep is None and text[o.end():o.end() + 1] == "\n" else 0)
+        text = text[:o.start()] + (keep if keep is not None else "") + text[end:]
+    key = _RIGHT_OPTION.search(text)
+    return (text[:key.start()] + "\n" + text[key.end():]).strip() if key else text
 
 
 #: The header of a shift's handover or a status log: "Handover – depot, nights → days, Tue",
@@ -1169,7 +1315,8 @@ def handover_status_removed(text: str) -> str:
                 r"\b(?:stays?|keep|leave|always|ask|ring|call|use)\b", item, re.IGNORECASE) \
                 and not re.match(r"[ \t]*[A-Z]?[a-z'-]+[ \t]*$", item) and "`" not in item \
                 and not re.match(r"(?i)(?:if|when|whenever|unless|before|after)\b", item) \
-                and not set(tokens(item)) & INSTRUCTION_VERBS \
+                and not any(tokens(part)[:1] and tokens(part)[0] in INSTRUCTION_VERBS
+                            for part in re.split(r"[:;,]|\b(?:then|and)\b", item)) \
                 and not any(i.kind in ("dotted", "path", "url", "menu", "keys", "quoted")
                             for i in items(item)):
             continue
@@ -1205,7 +1352,8 @@ def records_read(text: str) -> str:
     if (len(filled) < 3 and not (len(filled) == 2 and _CITATION.match(lines[filled[0]]))) \
             or _ticket_form(text):
         return text  # (a ticket's form is read field by field: form_fields_as_lines)
-    section = _CITATION.match(lines[filled[0]])
+    section = _CITATION.match(lines[filled[0]]) or re.search(
+        r"\b(?:section|clause|§)[ \t]*(?P<section>\d+(?:\.\d+)*)", lines[filled[0]], re.IGNORECASE)
     if section and section.group("section") and len(filled) > 1:
         # ("From DP-STD-07 ..., section 3.2:" over '"3.2 SECURITY DEFINER functions must
         # ...': the section's number opening its text is said)
@@ -1237,6 +1385,10 @@ def records_read(text: str) -> str:
     elif head is not None:
         fields.pop(filled[0], None)
         lines[filled[0]] = head
+    last = fields.get(filled[-1])
+    if not record and last is not None and filled[-1] != filled[0] and \
+            _record_label(last) in _PERSON_BOOKKEEPING and _verbless(last.group("value")):
+        lines[filled[-1]] = ""  # ("Owner: Lindiwe Mokoena, Data Protection Officer" closing it)
     if not record or (len(fields) < 3 and head != ""):
         return "\n".join(ln for i, ln in enumerate(lines) if ln or i != filled[0])
     labels = {i: _record_label(m) for i, m in fields.items()}
@@ -1277,11 +1429,15 @@ def _record_head(line: str, m: re.Match[str] | None, rest: str, record: bool) ->
         if not _RECORD_CODE.fullmatch(label[0]):
             return None
         # (a title is short and names no value: "Cross-cluster access from billing to
-        # SCADA"; "Store hop pellets at 2-4 °C in cold room B" is a rule)
-        if _verbless(value) and value.split()[0].lower() not in INSTRUCTION_VERBS and \
-                len(value.split()) <= 8 and not re.search(r"\d", value) and \
+        # SCADA"; "Store hop pellets at 2-4 °C in cold room B" is a rule; a revision or a
+        # section is the document's: "IG-POL-014 Information Governance: Screen capture,
+        # v3.2, section 4.1" cites a controlled document, whose code is the source)
+        title = _SECTION_MARK.sub("", _REVISION.sub("", value)).strip(" ,;")
+        if title and _verbless(title) and title.split()[0].lower() not in INSTRUCTION_VERBS \
+                and len(title.split()) <= 8 and not re.search(r"\d", title) and \
                 not _header_needed(head, rest):
-            return ""
+            cited = title != value.strip(" ,;") or bool(_CITED_KIND.search(head))
+            return f"\0{label[0]}" if cited else ""
         return m.group("lead") + value if len(label) <= 2 else None
     named = bool(_RECORD_CODE.search(head)) or head.lower().startswith("from ")
     # (one name, no sentence before it: "Good summary. From the PIR ...:" is the writer's)
@@ -1383,19 +1539,68 @@ _JOKE_ENDS = re.compile(r"(?:^|(?<=[.!?])[ \t]+|(?<=\n))(?:(?:all[ \t]+)?(?:joki
                         re.IGNORECASE)
 
 
+#: A story announced as such: "So, long story, but the dye house had a bit of a week."
+# (not "long story short", which turns to the point)
+_STORY_ANNOUNCED = re.compile(r"\b(?:long[ \t]+story(?![ \t,]+short)|story[ \t]+time|"
+                              r"funny[ \t]+story|a[ \t]+bit[ \t]+of[ \t]+a[ \t]+"
+                              r"(?:week|day|night|morning)|you\s+won't\s+believe)\b",
+                              re.IGNORECASE)
+#: The turn from an announced story to its point: "Anyway ...".
+_STORY_ENDS = re.compile(r"(?:(?<=[.!?])[ \t]+|(?<=\n))anyway\b[ \t]*[,.!:]?[ \t]*", re.IGNORECASE)
+
+
+#: The writer's plain restatement of what the paragraph said in verse or in jest: "(Plain
+#: version: internal certs come from the easy-rsa CA on kiln, ...)".
+_PLAIN_VERSION = re.compile(r"\((?:plain[ \t]+version|in[ \t]+plain[ \t]+(?:english|words)|"
+                            r"translation|tl;?dr)[ \t]*:[ \t]*"
+                            r"(?P<plain>[^()]*(?:\([^()]*\)[^()]*)*)\)[ \t]*[.!]?[ \t]*$",
+                            re.IGNORECASE)
+
+
+def plain_version_read(text: str) -> str:
+    """A paragraph that ends with its own plain version ("No Let's Encrypt for names that
+    end .internal, / our own CA on kiln makes the process eternal: ... (Plain version:
+    internal certs come from the easy-rsa CA on kiln, ...)") reads as the plain version:
+    the writer says it is what the rest means."""
+    blocks = re.split(r"(\n[ \t]*\n)", text)
+    for i in range(0, len(blocks), 2):
+        m = _PLAIN_VERSION.search(blocks[i].rstrip())
+        if m and len(tokens(m.group("plain"))) >= 4:
+            plain = m.group("plain").strip()
+            blocks[i] = _capital(plain[:1], plain[1:]) + plain[1:] + (
+                "" if plain.endswith((".", "!")) else ".")
+    return "".join(blocks)
+
+
 def joke_removed(text: str) -> str:
     """What the writer says before turning to the rule with "Joking aside:" or "But
     seriously," is the joke ("The last person who tried it wore the Vest of Shame at the
-    post-mortem. Joking aside: X is banned." reads "X is banned."): the sentences of its
-    paragraph before the turn go, up to one that states a rule (a modal, "never",
-    "only", a ban), which stays."""
+    post-mortem. Joking aside: X is banned." reads "X is banned."), and what a story the
+    writer announced ("So, long story, but ...") tells before "Anyway" is the story. For
+    a joke, the sentences of its paragraph before the turn go, up to one that states a
+    rule (a modal, "never", "only", a ban), which stays; for a story, the announcement and
+    the sentences told in the past with no rule word go, and what it says in the present
+    ("The proofer is profiled centrally ...") stays."""
     m = _JOKE_ENDS.search(text)
+    told = None
+    if not m:
+        told = _STORY_ANNOUNCED.search(text)
+        m = _STORY_ENDS.search(text, told.end()) if told else None
     if not m:
         return text
     start = text.rfind("\n", 0, m.start()) + 1
     kept = split_sentences(text[start:m.start()])
-    while kept and not _RULE_IN_ASIDE.search(kept[-1]):
-        kept.pop()
+    if told is None:
+        while kept and not _RULE_IN_ASIDE.search(kept[-1]):
+            kept.pop()
+    else:
+        # (told in the past: its first clause is; "... so proofs are meant to look a bit
+        # washed out" is the present with participles)
+        kept = [k for k in kept if not _STORY_ANNOUNCED.search(k) and not (
+            past_tense(re.split(r"[,;:]|\band\b", k, maxsplit=1)[0])
+            and not _RULE_IN_ASIDE.search(k) and not re.search(
+                r"\b(?:should|nobody|no\s+one|must|need\s+to|has\s+to|have\s+to)\b", k,
+                re.IGNORECASE))]
     rest = text[m.end():]
     head = " ".join(kept)
     return text[:start] + (head + " " if head else "") + rest[:1].upper() + rest[1:]
@@ -2040,10 +2245,12 @@ def rota_removed(text: str) -> str:
 
 #: Lines labelled with the state before a change and the state after it: "BEFORE: hand-written
 #: host files", "AFTER: hosts are generated from the inventory".
-_BEFORE_LINE = re.compile(r"^[ \t]*(?:[-*•][ \t]+)?(?:before|old|previously|was)[ \t]*:[ \t]*",
-                          re.IGNORECASE)
-_AFTER_LINE = re.compile(r"^[ \t]*(?:[-*•][ \t]+)?(?:after|new|now)[ \t]*:[ \t]*(?=\S)",
-                         re.IGNORECASE)
+# (a note on when may sit between the label and its colon: "AFTER (since the VLAN
+# rework):", "New (since the 16 upgrade):")
+_BEFORE_LINE = re.compile(r"^[ \t]*(?:[-*•][ \t]+)?(?:before|old|previously|was)"
+                          r"(?:[ \t]*\([^()\n]{1,60}\))?[ \t]*:[ \t]*", re.IGNORECASE)
+_AFTER_LINE = re.compile(r"^[ \t]*(?:[-*•][ \t]+)?(?:after|new|now)(?:[ \t]*\((?P<when>[^()\n]"
+                         r"{1,60})\))?[ \t]*:[ \t]*(?=\S)", re.IGNORECASE)
 
 
 def before_after_read(text: str) -> str:
@@ -2068,6 +2275,10 @@ def before_after_read(text: str) -> str:
         if m:
             line = line[:m.start()] + _capital(line[m.end()], line[m.end() + 1:]) + \
                 line[m.end() + 1:]
+            if m.group("when"):  # ("(since the VLAN rework)" goes after what it dates)
+                body = line.rstrip()
+                end = body[-1] if body[-1] in ".!" else ""
+                line = f"{body[:len(body) - len(end)]} ({m.group('when')}){end or '.'}"
         out.append(line)
     return "\n".join(out)
 

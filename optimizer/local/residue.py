@@ -748,7 +748,9 @@ CLOSING = (r"(?:thanks|thank you|many thanks|cheers|regards|kind regards|best re
             r"dhanyavaad|dhanyavad|dhanyawad|shukriya|धन्यवाद|спасибо|с уважением|shukran|"
             r"köszi|asante(?: sana)?|salamat(?: po)?|maraming salamat|"
             r"ありがとうございます|よろしくお願いします|谢谢|cảm ơn)")
-_TITLE = r"(?:mr|mrs|ms|miss|dr|prof|cllr|sr|fr|dott(?:\.ssa)?|dra|sra|sig|ing|mme|herr|frau)\.?"
+# (capitalised, as a title is: "I miss WordPerfect" is no "Miss WordPerfect")
+_TITLE = (r"(?-i:(?:Mr|Mrs|Ms|Miss|Dr|Prof|Cllr|Sr|Fr|Dott(?:\.ssa)?|Dra|Sra|Sig|Ing|Mme|Herr|"
+          r"Frau|MR|MRS|MS|DR|PROF)\.?)")
 # A sign-off at the end of a message: a closing word then a name, a dash then a name, or
 # a titled name, optionally with a role ("Cheers,\nRhiannon (Fenmoor depot)", "— Mr.
 # Okafor, Video Production, North HS", "I remain, yours &c., Cllr Harold").
@@ -924,8 +926,11 @@ def forwarded_message(message: str) -> tuple[str, str] | None:
 
 
 _DASH_SIGNATURE = re.compile(r"(?:^|(?<=[.!?])|\s)[ \t]*--[ \t]+(?=[A-Z])[^\n.!?]{1,60}$|"
-                             # (initials after a dash: "... policy. -T", "— JK")
-                             r"(?:(?<=[.!?])|\n)[ \t]*[-–—~][ \t]*(?-i:[A-Z]{1,3})\.?[ \t]*$")
+                             # (initials after a dash: "... policy. -T", "— JK"; an
+                             # initial and a surname with a team: "- P. Nandakumar, HelpPoint")
+                             r"(?:(?<=[.!?])|\n)[ \t]*[-–—~][ \t]*(?-i:[A-Z]{1,3})\.?[ \t]*$|"
+                             r"(?:(?<=[.!?])|\n)[ \t]*[-–—~][ \t]*(?-i:[A-Z]\.[ \t]*[A-Z][a-z'-]+)"
+                             r"(?:,[ \t]*[^\n.!?]{1,40})?[ \t]*$")
 
 
 #: A name with an initial closing the message, with a role: "... in SEC-OPS. Eleni P., IT
@@ -1428,10 +1433,7 @@ def _named_back(text: str) -> str:
     back goes when all it says beyond that is the new value again, and otherwise keeps
     what follows the take-back ("..., the window ends at 03:30 now and needs a CHG")."""
     for back in named_take_backs(text)[::-1]:
-        sentence = text[back.start:back.end]
-        at = sentence.find(back.old, len(sentence) - len(sentence.lstrip()))
-        cue_end = sentence.rfind(back.old, 0, sentence.find(back.new, at + len(back.old)))
-        rest = sentence[cue_end + len(back.old):]
+        rest = text[back.rest:back.end]
         rest = rest[_WHY_SAID.match(rest).end():]  # type: ignore[union-attr]
         # (the clause that says the new value again goes, and so does one that tells how
         # it changed, "the window was cut back last quarter"; the others stay)
@@ -1441,8 +1443,8 @@ def _named_back(text: str) -> str:
         keep = ", ".join(clauses) + "." if clauses else ""
         keep = keep[:1].upper() + keep[1:]
         start, end = back.said
-        text = (text[:start] + back.new + text[end:back.start] + keep
-                + text[back.end:]).replace("  ", " ")
+        text = (text[:start] + back.new + text[end:back.start].rstrip()
+                + (" " + keep if keep else "") + text[back.end:]).replace("  ", " ")
     return text
 
 
@@ -1790,6 +1792,9 @@ _INTRODUCES = [
                + r"|\s+(?i:here))(?:" + _END + r"|,\s*)"),
     re.compile(r"^(?i:this\s+is),?\s+" + _NAME + _ROLE + _END),
     re.compile(r"^" + _NAME + r"\s+(?i:here)(?:" + _FROM + r")?(?:" + _END + r"|,\s*)"),
+    # ("its Jo (CN) - fyi ...": a name with the team in brackets, typed without "'")
+    re.compile(r"^(?i:it's|its|it\s+is)\s+" + _NAME + r"\s*\([^()\n]{1,20}\)[ \t]*(?:[-–—,:]+"
+               r"[ \t]*(?:(?i:fyi|btw)\b[ \t,:-]*)?|[.!]\s*|$)"),
 ]
 _ROLE_VERBS = frozenset("is are was were be can can't must will do does don't has have "
                         "should need needs goes runs uses".split())

@@ -141,6 +141,18 @@ def test_guard_rejects_new_numbers_versions_roles_and_names() -> None:
     assert not dropped.ok and "no longer stated" in dropped.violations[0]
 
 
+def test_the_guard_reads_a_placeholder_address_as_the_correction_wrote_it() -> None:
+    context = ("Kilns don't use DHCP. kiln-NN gets 10.44.2.1NN statically, see "
+               "/etc/network/kiln. Never add 10.44.2.0/24 to the DHCP scope.")
+    kept = check_revision(NuggetDraft("Kiln addresses", "Kiln-NN gets 10.44.2.1NN statically."),
+                          context, "")
+    assert kept.ok, kept.violations
+    # a dotted number the correction does not have is still new, whatever it shares
+    moved = check_revision(NuggetDraft("Kiln addresses", "Kiln-NN gets 10.44.3.1NN."),
+                           context, "")
+    assert not moved.ok and any("10.44.3" in v for v in moved.violations), moved.violations
+
+
 def test_generator_cites_what_it_uses() -> None:
     passages = [ContextPassage("kb-1#0", "Wallpaper", "Open Settings to change it.", False, 0.4),
                 ContextPassage("n-1", "Password reset role restriction",

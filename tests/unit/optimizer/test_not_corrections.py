@@ -450,6 +450,17 @@ CASES = {
         "A full charge lasts about a shift.",
         "Scanner batteries are swapped at every break now; spares charge in rack R2 by dock "
         "4, 12 at a time. Is that in the handbook yet?", True),
+    # a complaint by nostalgia, naming products: no rule; its twin states one
+    "a-complaint-missing-an-old-product": (
+        "which spreadsheet app do we use",
+        "LibreOffice Calc is installed on every desktop.",
+        "Calc keeps scrambling the supplier's XLSX price lists and the Epson driver is a "
+        "nightmare too. Honestly I miss WordPerfect.", False),
+    "a-rule-about-the-same-products": (
+        "which spreadsheet app do we use",
+        "LibreOffice Calc is installed on every desktop.",
+        "Supplier XLSX price lists are opened in OnlyOffice on the buying PCs, never in "
+        "Calc; it scrambles their formulas.", True),
 }
 
 

@@ -3139,3 +3139,255 @@ def test_a_records_line_that_a_task_was_done_is_no_rule(role: LocalActionability
                       Meter())
     assert "restore done" not in ex.body and "SD-3310" not in ex.body, ex.body
     assert "scratch-02" in ex.body, ex.body
+
+
+def test_a_windows_share_path_with_a_variable_is_no_password(role: LocalActionability) -> None:
+    comment = ("Drive map for the studio PCs:\n[ ] P: = \\\\nas-studio2\\projects\\%USERNAME%\n"
+               "[ ] R: = \\\\nas-studio2\\renders (render farm output, read only)\n"
+               "[ ] accounts come from LDAP on nas-studio2, never local ones")
+    ex = role.extract(FeedbackContext("e1", "t", "Which drive letters do the studio PCs map?",
+                                      "Map any free letter to the share.", comment, "down"),
+                      Meter())
+    assert ex.can_produce_nugget, ex.reason
+    # the drive letter is what the path after "=" is of
+    assert "R: = \\\\nas-studio2\\renders" in ex.body, ex.body
+    assert addressed_to_system("the Wi-Fi password is Gq7#rT2k!x") != ""
+
+
+def test_what_a_thing_of_the_site_is_called_is_a_fact(role: LocalActionability) -> None:
+    comment = ("The kiosks boot straight into the catalogue. The service account is called "
+               "kioskrun. Nobody logs in to them with a staff account.")
+    ex = role.extract(FeedbackContext("e1", "t", "How do I log in to the library kiosk?",
+                                      "Use your staff login.", comment, "down"), Meter())
+    assert "The service account is called kioskrun." in ex.body, ex.body
+
+
+def test_a_negative_question_with_a_modal_states_what_should_be() -> None:
+    from optimizer.local.layout import negative_question_as_claim
+    assert negative_question_as_claim(
+        "Shouldn't it be lab-ne3, like the other benches? Lab-ne1 and lab-ne2 follow it.") == \
+        "It should be lab-ne3, like the other benches. Lab-ne1 and lab-ne2 follow it."
+    unsure = "Shouldn't it be lab-ne3? No idea really."
+    assert negative_question_as_claim(unsure) == unsure
+
+
+@pytest.mark.parametrize(("query", "comment", "kept", "gone"), [
+    # a poster's location heads its text; "End of day:" says when the rule holds
+    ("Can I leave the till logged in overnight?",
+     "Sticker next to the tills:\nTILLS ARE SHARED\nEnd of day: sign out of the till, never "
+     "just lock it. Cash-up runs on till-1 only.",
+     ("End of day: sign out of the till", "Cash-up runs on till-1 only."), ("Sticker",)),
+    # an away notice and whom to ask meanwhile go; the standing rule after them stays
+    ("Can I run the reindex on the archive db now?",
+     "Automatic reply: I'm away until Thursday 9 May. For anything urgent call Femi on the "
+     "ops line. Standing rule: reindexing on archive-db1 only runs on Sundays after 20:00.",
+     ("reindexing on archive-db1 only runs on Sundays after 20:00",), ("Femi", "away")),
+    # a terse line with a verb of state and no function word is still a sentence
+    ("Who sets the screen lock time on the lab laptops?",
+     "Lab laptops lock after 5 minutes, set by the MDM. Loan iPads stay owner choice.",
+     ("Loan iPads stay owner choice.",), ()),
+])
+def test_where_when_and_whom_around_a_rule(role: LocalActionability, query: str, comment: str,
+                                           kept: tuple[str, ...], gone: tuple[str, ...]) -> None:
+    ex = role.extract(FeedbackContext("e1", "t", query, "Yes, that is fine.", comment, "down"),
+                      Meter())
+    assert ex.can_produce_nugget, ex.reason
+    for text in kept:
+        assert text.lower() in ex.body.lower(), (text, ex.body)
+    for text in gone:
+        assert text not in ex.body, (text, ex.body)
+
+
+def test_a_pointer_back_at_the_old_value_gives_way_to_the_new_one() -> None:
+    said = ("The yard gate opens at 06:00. Actually I checked the rota and that was the old "
+            "timetable - it opens at 06:30 now. Drivers sign in at the hut.")
+    assert apply_self_corrections(said) == \
+        "The yard gate opens at 06:30. Drivers sign in at the hut."
+    assert taken_back(said) == ["06:00"]
+    # a pointer with no new value of the kind is no take-back
+    kept = "Port 8080 is open. That was the old proxy, so ignore it."
+    assert apply_self_corrections(kept) == kept and taken_back(kept) == []
+
+
+def test_a_quiz_keeps_only_the_option_its_key_marks_right(role: LocalActionability) -> None:
+    comment = ("Site induction quiz, Q2 - answer key:\nQ2. Who resets the door codes?\n"
+               "(a) Any keyholder, from the keypad menu\n(b) Only the site manager, on the "
+               "Paxton server\n(c) The cleaning contractor\nCorrect answer: (b).")
+    ex = role.extract(FeedbackContext("e1", "t", "How do I reset the door code?",
+                                      "Use the keypad menu.", comment, "down"), Meter())
+    assert ex.can_produce_nugget, ex.reason
+    assert "Only the site manager, on the Paxton server" in ex.body, ex.body
+    for wrong in ("keyholder", "cleaning contractor", "answer"):
+        assert wrong not in ex.body, (wrong, ex.body)
+
+
+def test_a_participle_before_its_noun_is_no_past_tense() -> None:
+    from optimizer.claims import past_tense
+    assert not past_tense("we use the shared login on the loading bay tablet")
+    assert not past_tense("a printed copy stays in the folder")
+    assert past_tense("we shared the login with the agency")
+
+
+@pytest.mark.parametrize(("query", "comment", "kept", "gone"), [
+    # a lead-in that names what the values are of stays with them
+    ("How are the warehouse bay labels numbered?",
+     "Our bay labels:\n- first the site prefix: BR, LD or MK\n- then the bay number, two "
+     "digits", ("the site prefix: BR, LD or MK",), ()),
+    # "For X it's:" over steps: X goes with the first step
+    ("How do I clear a ribbon jam on the Zebra ZT411 label printer?",
+     "For the Zebra ZT411 it's:\n1. Don't pull the ribbon.\n2. Open the cover with the green "
+     "lever.", ("For the Zebra ZT411, don't pull the ribbon",), ("it's",)),
+    # a controlled document whose title has a colon; its owner's line goes
+    ("Can one person use the step ladder over 2 m on their own?",
+     "HS-POL-02 Health and Safety: Ladders, v1.4, section 2.3\n"
+     "\"Step ladders over 2 m are used by two people, one footing it.\"\n"
+     "Owner: Rhian Price, Safety Officer",
+     ("(HS-POL-02 section 2.3)",), ("Owner", "Rhian", "v1.4")),
+    # a ticket closed, signed with an initial and a team
+    ("How do I change the scanner profile on the handheld scanner?",
+     "INC-5512 RESOLVED. Fix: scanner profiles are pushed from scanhub01 only, never set on "
+     "the device. Closing ticket. - R. Okafor, Facilities",
+     ("scanner profiles are pushed from scanhub01 only",), ("Closing", "Okafor")),
+    # a slogan between stars over a poster's rules
+    ("What do I clean the lab benches with after use?",
+     "*** KEEP IT CLEAN - KEEP IT SAFE ***\nALL LAB BENCHES ARE WIPED WITH 70% ETHANOL "
+     "AFTER USE.", ("70% ethanol",), ("KEEP IT",)),
+    # texting: who writes, "r" for "our", "4" for "for"
+    ("Can I install a browser on the delivery tablets?",
+     "hi its Sam (OPS) - fyi u cant do that on r tablets, the kiosk app locks them. if u "
+     "need a browser 4 the delivery portal, use the office PC.",
+     ("our tablets", "for the delivery portal"), ("Sam",)),
+])
+def test_what_a_record_or_a_note_keeps(role: LocalActionability, query: str, comment: str,
+                                      kept: tuple[str, ...], gone: tuple[str, ...]) -> None:
+    ex = role.extract(FeedbackContext("e1", "t", query, "Any way you like.", comment, "down"),
+                      Meter())
+    assert ex.can_produce_nugget, ex.reason
+    for text in kept:
+        assert text.lower() in ex.body.lower(), (text, ex.body)
+    for text in gone:
+        assert text not in ex.body, (text, ex.body)
+
+
+@pytest.mark.parametrize(("query", "comment", "gone"), [
+    ("Which cash drawer do the tills use?",
+     "Tried it on Friday and it half worked. Anyway the thing is the tills use the Epson "
+     "drawer, never the USB one. Then Marek came over and we spent an hour on the rota so I "
+     "never got back to it.", "Marek"),
+    ("Do the forklift chargers stay on over the weekend?",
+     "Post-mortem of INC-771 (May): a forklift charger was left on over the weekend and the "
+     "breaker tripped twice. Chargers are switched off at the wall every Friday at 17:00.",
+     "breaker"),
+])
+def test_a_story_around_a_rule_goes(role: LocalActionability, query: str, comment: str,
+                                    gone: str) -> None:
+    ex = role.extract(FeedbackContext("e1", "t", query, "Any way you like.", comment, "down"),
+                      Meter())
+    assert ex.can_produce_nugget, ex.reason
+    assert gone not in ex.body, ex.body
+
+
+def test_an_answered_negative_tag_states_and_a_source_that_matches_praises(
+        role: LocalActionability) -> None:
+    asked = ("Since when can drivers book their own slots? Slots are booked by the dock "
+             "office in YardView only, aren't they? Yes, they are.")
+    ex = role.extract(FeedbackContext("e1", "t", "How do I book a dock slot?",
+                                      "Drivers book in the app.", asked, "down"), Meter())
+    assert ex.can_produce_nugget and "YardView only" in ex.body, (ex.reason, ex.body)
+    matched = "The manual itself says \"the drawer opens after 3 seconds\", so that matches."
+    ex = role.extract(FeedbackContext("e1", "t", "When does the drawer open?",
+                                      "After 3 seconds.", matched, "up"), Meter())
+    assert not ex.can_produce_nugget, ex.body
+
+
+def test_a_change_told_as_old_and_new_lines_keeps_the_new_with_its_date() -> None:
+    from optimizer.local.layout import before_after_read
+    assert before_after_read("Old: badges printed at reception.\nNew (since the March "
+                             "refit): badges are printed in the security hut only.") == \
+        "Badges are printed in the security hut only (since the March refit)."
+
+
+def test_a_line_replaced_by_one_that_shares_its_words_is_a_diff() -> None:
+    from optimizer.local.layout import diff_as_lines
+    assert diff_as_lines("Fix in the schema:\n- weight numeric NOT NULL,\n"
+                         "+ weight_grams integer NOT NULL,\nGrams, always.") == \
+        "Fix in the schema:\nweight_grams integer NOT NULL,\nGrams, always."
+
+
+@pytest.mark.parametrize(("said", "read", "back"), [
+    # a bare number said again as "it's N now" after a pointer at the old one
+    ("The pool allows 60 clients. Hang on, that was before the upgrade - it's 45 now, "
+     "PgBouncer queues the rest. Ask Ravi for more.",
+     "The pool allows 45 clients. PgBouncer queues the rest. Ask Ravi for more.", ["60"]),
+])
+def test_a_value_pointed_back_at_gives_way(said: str, read: str, back: list[str]) -> None:
+    assert apply_self_corrections(said) == read
+    assert taken_back(said) == back
+
+
+def test_what_holds_instead_survives_a_statement_taken_back() -> None:
+    said = ("Scanners talk to hub-2. I think it's still port 8080. Actually no, ignore that, "
+            "8080 was closed in June, it's 8443 with TLS now. Ask Femi if unsure.")
+    read = apply_self_corrections(said)
+    assert "8443 with TLS" in read and "still port 8080" not in read, read
+
+
+@pytest.mark.parametrize(("query", "comment", "kept", "gone"), [
+    # an incident review's actions stay (its root cause too: told in the past, it may
+    # still teach how things work, "a VACUUM FULL took an ACCESS EXCLUSIVE lock")
+    ("How do I hear about a full backup disk?",
+     "Incident review, NAS full (HD-311)\nRoot cause: the alert went to a shared inbox and "
+     "nobody checked it for a week.\nActions agreed:\n- disk alerts page the on-call phone "
+     "via PagerLine\n- the NAS is checked every Monday", ("PagerLine",), ("HD-311",)),
+    # a ticket's state, a broken kettle and an action given to a person go
+    ("How do I retire an old laptop?",
+     "HD-2204 RESOLVED (laptop: lt-077)\nRetired laptops are wiped with nwipe on the bench "
+     "PC, never just reset. Action: Dara to update the asset sheet. The kettle on floor 3 "
+     "is broken again, if anyone has a spare.",
+     ("wiped with nwipe on the bench PC",), ("RESOLVED", "Dara", "kettle")),
+    # "didn't anyone tell the bot that X? And that Y?" states X and Y
+    ("Can I run the stock import during the day?",
+     "Didn't anyone tell the bot that the stock import is banned between 08:00 and 18:00? "
+     "And that for files over 2 GB we use the bulk loader instead?",
+     ("banned between 08:00 and 18:00", "bulk loader"), ()),
+    # "why would X when Y?" before a statement states Y
+    ("Which time server should the tills use?",
+     "Why would the tills go out to time.google.com when the shop VLAN has no internet and "
+     "till-hub.shop.lan runs chrony? Everything syncs to till-hub.",
+     ("till-hub.shop.lan runs chrony",), ()),
+    # a rule, then why told as what happened last time
+    ("Can I install Chrome on the packing PCs?",
+     "No Chrome on the packing PCs, it ate all the RAM on pack-03 last time. Firefox ESR "
+     "only.", ("No Chrome on the packing PCs",), ("last time",)),
+    # another place's way, mocked
+    ("Can I install extra plugins on the wiki?",
+     "Over at the Leeds office they let anyone install plugins and look where that got them. "
+     "Here only the three approved plugins run, anything else needs a CAB change.",
+     ("only the three approved plugins run",), ("Leeds",)),
+    # a verse with its plain version
+    ("Where do internal certificates come from?",
+     "No public CA for the .lan names,\nour own CA on vault01 is what it all means.\n"
+     "(Plain version: internal certs come from the step-ca on vault01, valid 90 days.)",
+     ("internal certs come from the step-ca on vault01",), ("means",)),
+    # a script's comments, wrapped onto the next line, read as text
+    ("How do I grow the media volume?",
+     "#!/bin/sh\n# House rule: the media LV is only ever\n# grown with `lvextend -r -L +10G`, "
+     "never shrunk.\n# Note it in the change log.\nlvextend -r -L +10G vg0/media",
+     ("only ever grown with `lvextend -r -L +10G`",), ("#",)),
+])
+def test_records_stories_and_questions_read_for_their_rules(
+        role: LocalActionability, query: str, comment: str, kept: tuple[str, ...],
+        gone: tuple[str, ...]) -> None:
+    ex = role.extract(FeedbackContext("e1", "t", query, "Any way you like.", comment, "down"),
+                      Meter())
+    assert ex.can_produce_nugget, ex.reason
+    for text in kept:
+        assert text.lower() in ex.body.lower(), (text, ex.body)
+    for text in gone:
+        assert text not in ex.body, (text, ex.body)
+
+
+def test_texting_shorthand_for_from_and_before() -> None:
+    assert plain_voice("runs frm cron, if urgent b4 then ring us").strip() == \
+        "runs from cron, if urgent before then ring us"
+    assert plain_voice("spares are in cabinet B4").strip() == "spares are in cabinet B4"
