@@ -164,6 +164,9 @@ class Settings:
         "", "Per-tenant gate thresholds overriding the default, e.g. 'acme=0.6,globex=0.4'.")
     rerank_depth: int = _setting(
         10, "Fused candidates the gate re-ranks per query (the rest never pass).")
+    passages_per_document: int = _setting(
+        1, "Passages of one corpus document that may pass the gate into one answer's "
+        "context (0: no limit); the next item of another document takes the slot.")
     # --- re-ranking backends (query/rerankers) ---------------------------------------
     reranker: str = _setting(
         "",
@@ -535,6 +538,8 @@ class Settings:
             raise ConfigError("gate 'endpoint' needs NUGGETFLOW_RERANKER", field="NUGGETFLOW_GATE")
         if not 0.0 <= self.gate_threshold <= 1.0:
             raise ConfigError("must be in [0, 1]", field="NUGGETFLOW_GATE_THRESHOLD")
+        if self.passages_per_document < 0:
+            raise ConfigError("must be >= 0", field="NUGGETFLOW_PASSAGES_PER_DOCUMENT")
         if self.rerank_depth < 1:
             raise ConfigError("must be >= 1", field="NUGGETFLOW_RERANK_DEPTH")
         if self.rerank_timeout_seconds <= 0:

@@ -280,8 +280,10 @@ class Retriever:
             probs = await tenant_gate.probabilities(req.query, items)
             relevance = {it.id: float(p) for it, p in zip(items, probs, strict=True)}
             by_id = {f.id: f for f in top}
-            chosen = [by_id[i] for i in sorted(relevance, key=lambda i: -relevance[i])
-                      if relevance[i] >= tenant_gate.threshold][: req.k]
+            passed = [i for i in sorted(relevance, key=lambda i: -relevance[i])
+                      if relevance[i] >= tenant_gate.threshold]
+            chosen = [by_id[i] for i in _per_document(
+                passed, records, self.settings.passages_per_document)][: req.k]
             timings["gate"] = (time.perf_counter() - t3) * 1000
         else:
             chosen = fused[: req.k]
@@ -471,3 +473,23 @@ def context_block(hits: list[Hit]) -> str:
         parts.append("Passages:")
         parts += [f"- [{h.id}] {h.title}: {h.text}" for h in passages]
     return "\n".join(parts)
+
+
+def _per_document(ranked: Sequence[str], records: dict[str, Nugget | Passage],
+                  limit: int) -> list[str]:
+    """``ranked`` with at most ``limit`` passages of one corpus document (0: all): three
+    passages of one manual page would otherwise fill a three-item context on their shared
+    likeness to the query, and push out a nugget or another page that passed the gate.
+    Nuggets and probe overlays are their own documents."""
+    if limit <= 0:
+        return list(ranked)
+    seen: dict[str, int] = {}
+    out = []
+    for i in ranked:
+        rec = records.get(i)
+        if isinstance(rec, Passage):
+            seen[rec.doc_id] = seen.get(rec.doc_id, 0) + 1
+            if seen[rec.doc_id] > limit:
+                continue
+        out.append(i)
+    return out
