@@ -683,7 +683,7 @@ def shell_comments_as_text(text: str) -> str:
     """A pasted script's comments read as what they say, not as Markdown headings: in a
     message that opens with "#!" or has three comment lines in a row, the "#!" line goes,
     each "# " loses its mark, and a comment wrapped onto the next line is joined to it
-    ("lv_designs is only ever" / "grown with `lvresize -r -L +20G`")."""
+    where its line cannot end ("lv_designs is only ever" / "grown with `lvresize ...`")."""
     lines = text.split("\n")
     marked = [bool(_SHELL_COMMENT.match(ln)) for ln in lines]
     runs = any(all(marked[i:i + 3]) for i in range(max(0, len(lines) - 2)))
@@ -696,8 +696,9 @@ def shell_comments_as_text(text: str) -> str:
             continue
         m = _SHELL_COMMENT.match(line) if mark else None
         said = m.group("said").strip() if m else line
-        if m and out and comment[-1] and out[-1] and not out[-1].rstrip().endswith(
-                (".", "!", "?", ":")) and re.match(r"[a-z`]", said):
+        if m and out and comment[-1] and out[-1] and (_GOES_ON.search(out[-1]) or (
+                _GOES_ON_FROM.match(said) and not out[-1].rstrip().endswith(
+                    (".", "!", "?", ":")))) and re.match(r"[a-z`]", said):
             out[-1] = f"{out[-1].rstrip()} {said}"
             continue
         out.append(said)
@@ -2205,7 +2206,8 @@ def wrapped_lines_joined(text: str, at_width: bool = False) -> str:
 #: follows ("... which took ages because the door code had changed again" / "and nobody
 #: told nights").
 _GOES_ON = re.compile(r"(?:,|\b(?:and|or|but|the|a|an|to|of|with|which|that|because|from|"
-                      r"in|on|at|for|so|then|when|where|who|is|are|was|were)\b)[ \t]*$",
+                      r"in|on|at|for|so|then|when|where|who|is|are|was|were|ever|be|been|by|"
+                      r"into|than|has|have|must|can|will|should|would|could)\b)[ \t]*$",
                       re.IGNORECASE)
 
 

@@ -177,3 +177,29 @@ async def test_candidates_whose_records_cannot_be_read_make_the_answer_unavailab
     monkeypatch.setattr(index.store, "fetch", without_the_first)
     with pytest.raises(BackendUnavailableError, match="could not be read"):
         await index.retriever.retrieve(req)
+
+
+def test_at_most_the_set_number_of_passages_of_one_document_pass() -> None:
+    from query.retrieval import _per_document
+    records: dict[str, Nugget | Passage] = {
+        p.id: p for p in (make_passage(pid="manual-vacuum#0"), make_passage(pid="manual-vacuum#1"),
+                          make_passage(pid="manual-vacuum#2"), make_passage(pid="manual-locks#0"))}
+    nugget = make_nugget()
+    records[nugget.id] = nugget
+    ranked = ["manual-vacuum#0", "manual-vacuum#1", "manual-vacuum#2", nugget.id,
+              "manual-locks#0"]
+    # one passage per manual page: the nugget and the other page move up into the top 3
+    assert _per_document(ranked, records, 1)[:3] == ["manual-vacuum#0", nugget.id,
+                                                     "manual-locks#0"]
+    assert _per_document(ranked, records, 2)[:3] == [*ranked[:2], nugget.id]
+    assert _per_document(ranked, records, 0) == ranked  # no limit
+    # a probe's overlay has no record here and is its own document
+    assert _per_document(["overlay:1", *ranked], records, 1)[:2] == ["overlay:1",
+                                                                      "manual-vacuum#0"]
+
+
+def test_a_negative_passage_limit_is_a_config_error() -> None:
+    from nuggetflow.errors import ConfigError
+    with pytest.raises(ConfigError) as err:
+        Settings(passages_per_document=-1).validate()
+    assert "NUGGETFLOW_PASSAGES_PER_DOCUMENT" in str(err.value.field or err.value)
