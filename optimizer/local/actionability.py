@@ -61,6 +61,7 @@ from optimizer.claims import (
 )
 from optimizer.lexicon import INSTRUCTION_VERBS
 from optimizer.local.layout import (
+    PRESENT_RULE_WORD,
     advice_as_instruction,
     analogy_as_statement,
     announced_scope_joined,
@@ -900,7 +901,6 @@ class LocalActionability:
         # ask while the writer is away belongs to the away notice)
         aside = {i for i, (_, v) in enumerate(views) if i > 0 and _AWAY.match(
             views[i - 1][1].text) and _URGENT_CONTACT.match(v.text)}
-        kinds = ["chatter" if i in aside else k for i, k in enumerate(kinds)]
         # ("Lessons learned from incident INC-0412 (April): a personal Google account was
         # added ... and its reminders showed ...": what happened in the incident; "Then
         # Fiona came in and ... so I never got round to it": the story's next event, where
@@ -909,9 +909,8 @@ class LocalActionability:
             told = _INCIDENT_TOLD.match(raw)
             if _ASSIGNED.match(raw):
                 aside.add(i)  # ("Action: Priya to add a check ...", "ACTION Wen: add till-2.")
-            if kinds[i] == "claim" and ((told and past_tense(told.group("tail")) and not re.search(
-                    r"\b(?:must|never|always|only|is|are|now|can|may|should)\b",
-                    told.group("tail"), re.IGNORECASE)) or (
+            if kinds[i] == "claim" and ((told and past_tense(told.group("tail")) and not
+                                         PRESENT_RULE_WORD.search(told.group("tail"))) or (
                     _THEN_PAST.match(raw) and past_tense(v.text) and not (
                         _present_rule(v) or re.search(
                             r"\b(?:must|can|cannot|can't|may|should|need\s+to|has\s+to|"
@@ -1632,8 +1631,10 @@ _PAST_ANCHOR = re.compile(r"^(?:(?:so|and|but|also)\s+)?(?:last\s+(?:year|week|m
                           r"(?:days|weeks|months)\s+ago)\b", re.IGNORECASE)
 #: An action given to a person: "Action: Priya to add a check to the lint.", "ACTION Wen:
 #: add till-2."
+# (not a list's label: "Action items:", "Actions taken:")
 _ASSIGNED = re.compile(r"^\s*(?i:actions?)\s*(?::\s*[A-Z][\w'-]+(?:\s+(?:and|&)\s+[A-Z][\w'-]+)?"
-                       r"\s+to\s+\w|\s+[A-Z][\w'-]+\s*:\s*\S)")
+                       r"\s+to\s+\w|\s+(?!(?i:items?|taken|points?|plan|list|required|needed|"
+                       r"agreed)\b)[A-Z][\w'-]+\s*:\s*\S)")
 #: An incident's story under its name: "Lessons learned from incident INC-0412 (April): ...".
 _INCIDENT_TOLD = re.compile(r"^[^:\n]{0,60}\b(?:lessons?\s+learn(?:ed|t)|post-?mortem|incident|"
                             r"outage|root\s+cause|what\s+happened)\b[^:\n]{0,40}:\s*(?P<tail>\S.*)$",

@@ -813,8 +813,9 @@ _NOTICE_TITLE = re.compile(r"(?:[^\w\s]{1,3}[ \t]*)?(?:notice|memo|bulletin|circ
 #: The headers of an incident's story.
 _INCIDENT_GENRE = re.compile(r"\b(?:post-?mortem|incident|outage|lessons?\s+learn(?:ed|t)|"
                              r"root\s+cause|retro(?:spective)?|what\s+happened)\b", re.IGNORECASE)
-#: A word that says how things are now, not how they went.
-_PRESENT_RULE_WORD = re.compile(r"\b(?:must|never|always|only|is|are|now|can|may|should)\b",
+#: A word that says how things are now, not how they went (the incident readers of
+#: ``optimizer.local.actionability`` share it).
+PRESENT_RULE_WORD = re.compile(r"\b(?:must|never|always|only|is|are|now|can|may|should)\b",
                                 re.IGNORECASE)
 #: A word that makes a header a sentence: be, have, do, the modals, a negation.
 _HEAD_VERB = re.compile(r"\b(?:is|are|was|were|be|been|has|have|had|do|does|did|don't|doesn't|"
@@ -872,7 +873,7 @@ def genre_header_removed(text: str) -> str:
             rest = lead[len(head):].lstrip(" \t")
             told = re.match(r"[^.!?\n]*[.!?]+[ \t]*", rest)
             if told and _INCIDENT_GENRE.search(head) and past_tense(told.group(0)) and \
-                    not _PRESENT_RULE_WORD.search(told.group(0)) and rest[told.end():].strip():
+                    not PRESENT_RULE_WORD.search(told.group(0)) and rest[told.end():].strip():
                 # ("Post-mortem of INC-771 (May): a charger was left on and the breaker
                 # tripped twice. Chargers are switched off ...": what happened goes too)
                 rest = rest[told.end():]

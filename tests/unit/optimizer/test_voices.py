@@ -3391,3 +3391,12 @@ def test_texting_shorthand_for_from_and_before() -> None:
     assert plain_voice("runs frm cron, if urgent b4 then ring us").strip() == \
         "runs from cron, if urgent before then ring us"
     assert plain_voice("spares are in cabinet B4").strip() == "spares are in cabinet B4"
+
+
+def test_an_action_given_to_a_person_goes_and_a_list_of_actions_stays(
+        role: LocalActionability) -> None:
+    comment = ("Review of the scanner outage. Action: Tomek to update the wiki page. Action "
+               "items: handheld scanners sync through scanhub-02 only, never over guest Wi-Fi.")
+    ex = role.extract(FeedbackContext("e1", "t", "How do the handheld scanners sync?",
+                                      "Over any Wi-Fi.", comment, "down"), Meter())
+    assert "scanhub-02 only" in ex.body and "Tomek" not in ex.body, ex.body
