@@ -581,6 +581,9 @@ _TECH = re.compile(r"\b(?:(?=[A-Za-z\d-]*\d)[A-Za-z][A-Za-z\d]*(?:-[A-Za-z\d]+)+
                    r"[a-z]+[A-Z]\w*|[A-Z][a-z]+[A-Z]\w*|[A-Za-z]+_\w+|"
                    r"[A-Za-z]*\d[A-Za-z\d]*[A-Za-z]\w*|"
                    r"[A-Za-z]+\d+|[A-Za-z]\w*-\d[\w-]*)\b|(?<![\w-])--?[a-z][\w-]*|(?<![\w\\])\\[a-z]\w+")
+#: A setting written as key=value, or a list of them ("dc=example,dc=lan").
+_ASSIGNMENT = re.compile(r"(?<![\w=.-])[A-Za-z_][\w.-]*=(?!=)[^\s,;'\"()=]+"
+                         r"(?:,[A-Za-z_][\w.-]*=[^\s,;'\"()=]+)*")
 _CAPSEQ = re.compile(r"\b[A-Z][\w'’.-]*[\w](?:\s+(?:&\s+|of\s+)?"
                      r"[A-Z][\w'’-]*[\w])*|\b[A-Z]\b")
 _ACRONYM = re.compile(r"\b[A-Z][A-Z0-9]{1,6}s?\b")
@@ -671,6 +674,8 @@ def items(text: str) -> list[Item]:
         g = next(i for i in range(1, 6) if m.group(i) is not None)
         if len(m.group(g).split()) <= 10:
             add("quoted", m.start(g), m.end(g))
+    for m in _ASSIGNMENT.finditer(text):
+        add("tech", m.start(), m.end())  # "dc=brightline,dc=lan", "vers=3.1.1": one value
     for m in _DOTTED.finditer(text):
         if m.group(0).lower() not in _ABBREVIATIONS and not re.fullmatch(r"v?\d+(?:\.\d+)+",
                                                                          m.group(0)):
@@ -1870,7 +1875,8 @@ _BE_TO = re.compile(r"\b(?:is|are|was|were)\s+(?:not\s+|never\s+|only\s+)?to\s+(
 
 _ABOUT_ANSWER = re.compile(
     r"\b(?:(?:this|the|your|that|an?|useful|good|great|clear|nice|very|right|correct|"
-    r"better|first|last|previous)\s+(?:[\w-]+\s+){0,3}?(?:answers?|repl(?:y|ies)|"
+    r"better|first|last|previous)\s+(?:(?!(?:will|can|must|should|would|to|may)\s)"
+    r"[\w-]+\s+){0,3}?(?:answers?|repl(?:y|ies)|"
     r"responses?|suggestions?|advice|tips?|article|bot|assistant|chatbot|"
     r"explanations?|examples?|walkthrough|summary|write-?up)|"
     # "rewrite" is the answer's only after "this/your/that" ("the whole rewrite" of a
@@ -1882,8 +1888,11 @@ _ABOUT_ANSWER = re.compile(
     r"^(?:explanation|example|summary|"
     r"the part)\s+(?:of|about)\b|you\s+(?:said|say|wrote|claim|describe|described|mention|"
     r"mentioned|suggest|suggested|told|tell)|answer(?:ed)?\s+(?:my|the)\s+question|every\s+(?:answer|reply|"
-    r"response)|answers?(?!\s+(?:yes|no|with|it|them|that)\b)|replies|responses)\b",
+    r"response)|(?<!\bwe\s)(?<!\bthey\s)(?<!\bi\s)(?<!\bto\s)(?<!\bwill\s)(?<!\bcan\s)"
+    r"(?<!\bmust\s)(?<!\bshould\s)(?<!\busually\s)(?<!\bnormally\s)"
+    r"answers?(?!\s+(?:yes|no|with|it|them|that)\b)|replies|responses)\b",
     re.IGNORECASE)  # ("answer No" at the installer's question is an order, no answer)
+# (after a subject or a modal "answer" is a verb: "we answer within 2 working days")
 
 
 @dataclass(frozen=True)

@@ -67,6 +67,8 @@ def _present(item: Item, text_norm: str, text_keys: set[str]) -> bool:
     stem); a number when the text has that number."""
     if item.key in text_keys or item.key in text_norm:
         return True
+    if "=" in item.key and item.key in re.sub(r"\s*=\s*", "=", text_norm):
+        return True  # "sslmode=verify-full" is stated by "sslmode = verify-full"
     text_stems = {stem(t) for t in tokens(text_norm)}
     if item.kind == "menu":
         return all(re.search(rf"(?<!\w){re.escape(normalize(p))}(?!\w)", text_norm)

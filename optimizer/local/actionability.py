@@ -929,10 +929,18 @@ class LocalActionability:
         # (unless the message says it worked: "Yes, that was it ... it works now. Thanks!")
         # (praise that turns ("The restore itself is ok but you forget the important
         # part.") announces what is missing: the sentences after it are no praise)
-        praising = any(k == "praise" and (not _THANKS_ONLY.fullmatch(raw.strip())
-                                          or bool(_WORKED.search(text)))
-                       and not _PRAISE_TURNS.search(raw)
-                       for (raw, _), k in zip(views, kinds, strict=True))
+        praised = [i for i, ((raw, _), k) in enumerate(zip(views, kinds, strict=True))
+                   if k == "praise" and (not _THANKS_ONLY.fullmatch(raw.strip())
+                                         or bool(_WORKED.search(text)))
+                   and not _PRAISE_TURNS.search(raw)]
+        praising = bool(praised)
+        # ("Good general answer for bind, keep it for home labs. For rc.example though
+        # nobody edits zone files: ... Requests go to the rc-network queue."): from a
+        # rule that turns against the praise on, the sentences are the correction
+        turned = next((i for i, ((_, v), k) in enumerate(zip(views, kinds, strict=True))
+                       if praised and i > praised[0] and k == "claim"
+                       and _TURN.search(v.text) and (v.organisational or v.firm_modal
+                                                      or _denies(v.text))), len(views))
         # A complaint about the world ("This is ridiculous.", "The panel is a mess.")
         # makes the sentences next to it symptoms, unless they state a rule.
         complaining = any(k == "opinion" and ((v.negative and not (
@@ -988,7 +996,7 @@ class LocalActionability:
                 k = "chatter"  # the same fact again in another language
             elif k == "claim" and not on_topic:
                 k = "offtopic"
-            elif k == "claim" and praising and ((not v.rule and (
+            elif k == "claim" and praising and i < turned and ((not v.rule and (
                     v.words <= 5 or not novel_items([*v.strong, *v.names], ctx.answer))) or (
                     _told_in_past(v.text) and not _strict_policy(v) and (
                         v.personal or not (v.modal or v.policy or _denies(v.text)))
@@ -1672,6 +1680,10 @@ _PRAISE_TURNS = re.compile(r"\b(?:but|however|except|though|although|yet)\b[^.!?
                            r"out|skip(?:s|ped)?|didn't|doesn't|don't|does\s+not|did\s+not)\b|"
                            r"\b(?:but|except)\s+(?:for\s+)?(?:one|a\s+few|two|some)\s+(?:thing|"
                            r"detail|point|bit|catch)s?\b", re.IGNORECASE)
+#: A word that turns a message against what came before ("For us though ...").
+_TURN = re.compile(r"\b(?:though|however|although|whereas|but|except|unlike)\b|"
+                   r"\b(?:here|for\s+us|at\s+our\s+\w+)\s*,?\s+(?:though|it's|it\s+is)\b",
+                   re.IGNORECASE)
 #: A closing thanks alone: "Thank you!", "Thanks a lot.", "Cheers".
 _THANKS_ONLY = re.compile(r"(?:thanks?|thank\s+you|many\s+thanks|cheers|ta|thx|ty)"
                           r"(?:\s+(?:a\s+lot|so\s+much|very\s+much|again|all|everyone|in\s+"

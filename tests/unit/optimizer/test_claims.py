@@ -268,3 +268,17 @@ def test_a_starred_value_is_not_emphasis() -> None:
 ])
 def test_a_participle_after_be_and_not_is_not_a_past_tense(text: str, past: bool) -> None:
     assert past_tense(text) is past
+
+
+def test_a_setting_written_as_key_equals_value_is_one_item() -> None:
+    assert kinds("the bind DN is ou=kilns,dc=potteryworks,dc=local")[
+        "ou=kilns,dc=potteryworks,dc=local"] == "tech"
+    assert kinds("mount the archive with nfsvers=4.2 only")["nfsvers=4.2"] == "tech"
+    # a comparison or a spaced assignment is no setting item
+    assert not any("=" in k for k in kinds("if glaze == matt then x = 5"))
+
+
+def test_answer_after_a_subject_or_modal_is_the_verb() -> None:
+    assert not view("We answer kiln booking requests within one day.").about_answer
+    assert not view("The glaze desk will answer by email.").about_answer
+    assert view("This answer misses the booking form.").about_answer

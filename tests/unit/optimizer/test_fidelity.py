@@ -239,3 +239,9 @@ def test_the_value_a_change_moved_from_is_named_as_the_old_one() -> None:
     assert stale_claims("Nightly export", feedback, answer, facts, feedback) == []
     assert stale_claims("Nightly export", "The export job is /etc/cron.d/export.", answer,
                         facts, feedback) == ["/etc/cron.d/export"]
+
+
+def test_a_key_value_item_is_stated_with_spaces_around_the_sign() -> None:
+    fact = "The kiln controller uses ramp=slow."
+    assert fact_coverage(fact, "Kiln controller: ramp = slow, always.").covered
+    assert not fact_coverage(fact, "Kiln controller: ramp = fast, always.").covered

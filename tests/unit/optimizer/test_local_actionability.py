@@ -365,3 +365,29 @@ def test_the_writers_attitude_opening_a_claim_is_left_out(
     assert ex.can_produce_nugget, ex.reason
     assert ex.body.startswith("The kiln controller doesn't save a firing log."), ex.body
     assert "clipboard" in ex.body
+
+
+def test_praise_for_the_general_answer_stops_where_the_house_rule_turns(
+        role: LocalActionability) -> None:
+    ctx = FeedbackContext("e7", "acme", "how do I book the big kiln",
+                          "Book the kiln in the booking app and load it yourself.",
+                          "Good general answer, keep it for the evening hobby class. At the "
+                          "college though nobody loads the big kiln themselves: the technician "
+                          "loads it. Firings are booked with the technician by email. Test "
+                          "tiles go in K3.", "")
+    ex = role.extract(ctx, Meter())
+    assert ex.can_produce_nugget, ex.reason
+    assert "technician by email" in ex.body and "K3" in ex.body, ex.body
+    assert "Good general answer" not in ex.body
+
+
+def test_a_service_promise_with_answer_as_its_verb_is_kept(
+        role: LocalActionability) -> None:
+    ctx = FeedbackContext("e8", "acme", "how do I get a new glaze added",
+                          "Mix the glaze yourself and label the bucket.",
+                          "Students don't mix glazes in the studio. New glazes are requested "
+                          "from the studio manager on the glaze form; we answer within 3 "
+                          "working days.", "")
+    ex = role.extract(ctx, Meter())
+    assert ex.can_produce_nugget, ex.reason
+    assert "within 3 working days" in ex.body, ex.body
