@@ -63,6 +63,7 @@ from optimizer.lexicon import INSTRUCTION_VERBS
 from optimizer.local.layout import (
     PRESENT_RULE_WORD,
     advice_as_instruction,
+    aligned_tables_as_pipes,
     analogy_as_statement,
     announced_scope_joined,
     answered_questions_as_statements,
@@ -857,7 +858,8 @@ class LocalActionability:
         # (log output and a commit's bookkeeping before the lines lose their indentation)
         text = sql_statements_joined(commit_lines_removed(log_lines_removed(bookkeeping_removed(
             code_in_sentence_joined(restated_code_removed(signature_removed(pointed_command_named(
-                writer_named(broken_lines_joined(boxed_lines_unboxed(ctx.comment)))))))))))
+                writer_named(broken_lines_joined(boxed_lines_unboxed(aligned_tables_as_pipes(
+                ctx.comment))))))))))))
         text = strip_quoted(plain_text(headings_as_labels(shell_comments_as_text(text)),
                                        keep_lines=True), f"{ctx.query}\n{ctx.answer}")
         text = announced_scope_joined(value_lists_joined(
@@ -989,6 +991,10 @@ class LocalActionability:
         if said is not None and "question" in kinds[:said]:
             kinds = [k if k != "claim" or i > said else "chatter" for i, k in enumerate(kinds)]
         anchored = on_topic and any(k == "claim" for k in kinds)
+        # (numbered steps then "Worked first time after that.": the report is on the
+        # steps, not praise that takes the steps before it along)
+        listed = sum(1 for (r, _), k in zip(views, kinds, strict=True)
+                     if k == "claim" and _step_key(r) in steps) >= 2
         out = []
         translated = _translations([v for _, v in views])
         for i, ((raw, v), k) in enumerate(zip(views, kinds, strict=True)):
@@ -996,7 +1002,8 @@ class LocalActionability:
                 k = "chatter"  # the same fact again in another language
             elif k == "claim" and not on_topic:
                 k = "offtopic"
-            elif k == "claim" and praising and i < turned and ((not v.rule and (
+            elif k == "claim" and praising and (praised[0] < i or not listed) and i < turned \
+                    and ((not v.rule and (
                     v.words <= 5 or not novel_items([*v.strong, *v.names], ctx.answer))) or (
                     _told_in_past(v.text) and not _strict_policy(v) and (
                         v.personal or not (v.modal or v.policy or _denies(v.text)))
@@ -1069,6 +1076,10 @@ class LocalActionability:
         head, sep, tail = sentence.partition(": ")
         if re.search(r"(?<![\w-])[A-Z]$", head):  # "on the H: drive": a drive letter
             return [(sentence, "")]
+        if sep and _ANNOUNCING_HEAD.search(head) and not items(head):
+            # ("Hello, please do one thing: use ldaps://ldap1 ..."): the head only
+            # announces what the tail says
+            return [(head + ":", "chatter"), (capitalized(tail), "")]
         if not sep or _SCOPE_HEAD.match(head) or _CONDITION_HEAD.match(head) or any(
                 i.kind in STRONG_KINDS for i in items(head)) or \
                 len(tokens(head)) < 3 or len(tokens(_without_items(tail))) < 3 or \
@@ -1078,7 +1089,8 @@ class LocalActionability:
         # (a short noun phrase, no aside or list in it: not "nit (review habit, sorry)")
         if _verbless(head) and not hv.personal and not re.search(r"[(,]", head) and len(
                 tokens(head)) <= 5 and not _LABEL_WORD.match(head) and re.match(
-                r"(?i)(?:no|not|never|none|only|always|nobody)\b", tail.strip()):
+                r"(?i)(?:no|not|never|none|only|always|nobody|allowed|permitted|forbidden|"
+                r"banned|blocked|required|mandatory|disabled|enabled)\b", tail.strip()):
             return [(sentence, "")]  # ("exam office staff: NO VPN, policy": whom it binds)
         story = hv.personal and past_tense(head) and not hv.about_answer
         kind = self._kind(hv, ctx)
@@ -1675,11 +1687,18 @@ _MATCHES = re.compile(r"\b(?:so\s+)?(?:that|it|this|which)\s+(?:matches|checks\s
                       r"agrees)(?:\s+(?:what\s+you\s+said|your\s+answer|the\s+answer))?[.!]*$",
                       re.IGNORECASE)
 #: Praise that turns to what the answer lacks: "ok but you forget", "fine, except that".
-_PRAISE_TURNS = re.compile(r"\b(?:but|however|except|though|although|yet)\b[^.!?]*\b(?:you|it|"
+_PRAISE_TURNS = re.compile(r"\b(?:but|however|though|although)\b[^.!?]*:\s*$|"
+                           # ("Right screen, thumbs up, but the values for the record:")
+                           r"\b(?:but|however|except|though|although|yet)\b[^.!?]*\b(?:you|it|"
                            r"the\s+answer)\s+(?:forg[eo]t|miss(?:es|ed)?|left\s+out|leaves?\s+"
                            r"out|skip(?:s|ped)?|didn't|doesn't|don't|does\s+not|did\s+not)\b|"
                            r"\b(?:but|except)\s+(?:for\s+)?(?:one|a\s+few|two|some)\s+(?:thing|"
                            r"detail|point|bit|catch)s?\b", re.IGNORECASE)
+#: A head that only announces what follows it: "please do one thing:", "note the
+#: following:", "one more thing:".
+_ANNOUNCING_HEAD = re.compile(r"\b(?:one|two|three|a\s+few|a\s+couple\s+of)\s+(?:more\s+|"
+                              r"small\s+|quick\s+|other\s+)?things?\s*$|\bthe\s+following\s*$",
+                              re.IGNORECASE)
 #: A word that turns a message against what came before ("For us though ...").
 _TURN = re.compile(r"\b(?:though|however|although|whereas|but|except|unlike)\b|"
                    r"\b(?:here|for\s+us|at\s+our\s+\w+)\s*,?\s+(?:though|it's|it\s+is)\b",

@@ -51,8 +51,13 @@ def _drop_caption(out: list[str]) -> str:
     """"From the facilities sheet:" above a table or snippet only points at it: it goes.
     Returns the scope it opened with ("On the bastion, our drop-in is:" -> "On the
     bastion, "), for the statements that replace what it pointed at ("" for none)."""
-    if out and _CAPTION.match(out[-1]) and len(out[-1].split()) <= 8:
-        scope = re.match(r"^\s*((?:on|for|in|at)\s+[^,:]{1,40}),", out.pop(), re.IGNORECASE)
+    blank = 0  # (a blank line may stand between the caption and what it points at)
+    while blank < len(out) and not out[-1 - blank].strip():
+        blank += 1
+    last = out[-1 - blank] if blank < len(out) else ""
+    if _CAPTION.match(last) and len(last.split()) <= 8:
+        del out[len(out) - 1 - blank:]
+        scope = re.match(r"^\s*((?:on|for|in|at)\s+[^,:]{1,40}),", last, re.IGNORECASE)
         return f"{scope.group(1)[0].upper()}{scope.group(1)[1:]}, " if scope else ""
     return ""
 
@@ -83,6 +88,50 @@ def _row_sentence(header: list[str], row: list[str]) -> str:
     parts = [(f"{n} = {c}" if n.lower() not in _PLAIN_HEADERS else c).strip()
              for n, c in zip(names, rest, strict=True) if c]
     return f"{head}: {', '.join(parts)}." if parts else head
+
+
+#: The rule under the header of a table drawn with spaces: "-----   ----   ---".
+_DASH_RULE = re.compile(r"^[ \t]*-{2,}(?:[ \t]+-{2,})+[ \t]*$")
+
+
+def _aligned_cells(line: str, starts: list[int]) -> list[str] | None:
+    """The cells of ``line`` cut at the column ``starts``, or None when a cut would
+    split a word (the line is not a row of that table)."""
+    if not line.strip() or "|" in line:
+        return None
+    for s in starts[1:]:
+        if s < len(line) and s > 0 and not line[s - 1].isspace():
+            return None
+    bounds = [*starts, max(len(line), starts[-1]) + 1]
+    cells = [line[bounds[k]:bounds[k + 1]].strip() for k in range(len(starts))]
+    return cells if cells[0] else None
+
+
+def aligned_tables_as_pipes(text: str) -> str:
+    """A table drawn with spaces, each column's header underlined with dashes
+    ("depot   host\n-----   ----\nHolm    dep-holm"), as a pipe table: its columns are
+    where the dash runs start."""
+    lines = text.splitlines()
+    out: list[str] = []
+    i = 0
+    while i < len(lines):
+        rule = _DASH_RULE.match(lines[i + 1]) if i + 1 < len(lines) else None
+        starts = [m.start() for m in re.finditer(r"-{2,}", lines[i + 1])] if rule else []
+        header = _aligned_cells(lines[i], starts) if rule else None
+        rows: list[list[str]] = []
+        j = i + 2
+        while header and j < len(lines) and (cells := _aligned_cells(lines[j], starts)):
+            rows.append(cells)
+            j += 1
+        if header and rows:
+            out.append("| " + " | ".join(header) + " |")
+            out.append("|" + "---|" * len(header))
+            out.extend("| " + " | ".join(r) + " |" for r in rows)
+            i = j
+            continue
+        out.append(lines[i])
+        i += 1
+    return "\n".join(out)
 
 
 def tables_as_statements(text: str) -> str:

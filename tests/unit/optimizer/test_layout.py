@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from optimizer.local.layout import (
+    aligned_tables_as_pipes,
     arrows_as_values,
     banner_removed,
     bare_answer_as_subject,
@@ -347,3 +348,23 @@ def test_a_boxed_label_reads_as_its_lines() -> None:
         "COLD STORE 2\nALARM: -15 C\nCALL: facilities ext 220\nthat sticker is on the door."
     table = "| site | door |\n|---|---|\n| A | 3 |"  # a table is no box
     assert boxed_lines_unboxed(table) == table
+
+
+def test_a_table_drawn_with_spaces_and_a_dashed_rule_reads_row_by_row() -> None:
+    text = ("Copied from the ops board:\n\n"
+            "mill       dryer host            alarm phone\n"
+            "--------   -------------------   -----------\n"
+            "Westmoor   dry-west.grain.lan    0161 555 0101\n"
+            "Kettle Hill dry-kh.grain.lan     0161 555 0102\n")
+    # (the last row's name runs into the next column: that row is no row of the table)
+    out = tables_as_statements(aligned_tables_as_pipes(text))
+    assert out.splitlines()[0] == (
+        "Westmoor: dryer host = dry-west.grain.lan, alarm phone = 0161 555 0101.")
+    assert "Kettle Hill dry-kh.grain.lan" in out
+    assert "Copied from the ops board" not in out
+
+
+def test_dashes_that_underline_no_columns_are_left_alone() -> None:
+    text = "Rules below\n-- --\nwear boots"
+    assert aligned_tables_as_pipes(text) == text
+    assert aligned_tables_as_pipes("a|b\n--- ---\nc d") == "a|b\n--- ---\nc d"

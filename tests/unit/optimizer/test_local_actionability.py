@@ -391,3 +391,51 @@ def test_a_service_promise_with_answer_as_its_verb_is_kept(
     ex = role.extract(ctx, Meter())
     assert ex.can_produce_nugget, ex.reason
     assert "within 3 working days" in ex.body, ex.body
+
+
+
+def _kinds(role: LocalActionability, query: str, answer: str,
+           comment: str) -> list[tuple[str, str]]:
+    return [(s.kind, s.raw) for s in role.read(
+        FeedbackContext("e9", "acme", query, answer, comment, ""))]
+
+
+def test_a_head_that_only_announces_leaves_its_tail_a_claim(
+        role: LocalActionability) -> None:
+    kinds = _kinds(role, "what temperature for the proofing cabinets",
+                   "Proof dough at room temperature.",
+                   "Morning, please do one thing: set the proofing cabinets to 27 C on the "
+                   "night shift.")
+    assert kinds == [("chatter", "Morning, please do one thing:"),
+                     ("claim", "Set the proofing cabinets to 27 C on the night shift.")]
+
+
+def test_praise_that_turns_before_a_colon_leaves_the_values_after_it(
+        role: LocalActionability) -> None:
+    kinds = _kinds(role, "what oven settings for the bakery floor",
+                   "Use the oven's bread programme.",
+                   "Right page, so thumbs up, but the values for the record: Deck ovens and "
+                   "the stone oven -> Programme 4. Rack oven -> Programme 2.")
+    assert [k for k, _ in kinds] == ["praise", "claim", "claim"], kinds
+
+
+def test_a_report_that_the_steps_worked_is_no_praise_of_the_steps_before_it(
+        role: LocalActionability) -> None:
+    kinds = _kinds(role, "scale rejects my badge at the mixing station",
+                   "Badge in at the scale and weigh the batch.",
+                   "For the next person from the night shift:\n\n"
+                   "1. Log in at the scale with the shift badge, not your own.\n"
+                   "2. Batches over 50 kg need the supervisor's second signature.\n"
+                   "3. Mind the username: agency accounts start with `ag-`.\n\n"
+                   "Worked first time after that.")
+    assert ("claim", "Agency accounts start with `ag-`.") in kinds, kinds
+    assert kinds[-1][0] == "praise"
+
+
+def test_a_label_with_a_verdict_after_its_colon_stays_one_statement(
+        role: LocalActionability) -> None:
+    kinds = _kinds(role, "can I wear earbuds while packing", "Earbuds are fine at low volume.",
+                   "- earbuds on the packing floor: forbidden, the forklift alarm must be "
+                   "heard\n- phones in the locker during a shift")
+    assert kinds[0] == ("claim", "earbuds on the packing floor: forbidden, the forklift "
+                                 "alarm must be heard"), kinds
