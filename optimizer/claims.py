@@ -52,7 +52,7 @@ default located lives live runs run hosted stored kept installed uninstalled mou
 assigned limited capped expires expire renamed moved replaced removed deprecated handled
 owned approved denied rejected refused accepted applies apply use uses used must only always
 never rejects refuses denies blocks forbids requires allows permits enforces restricts
-prohibits""".split())
+prohibits no-go off-limits banned""".split())
 
 #: Verbs of speaking or formatting: an imperative with one of these is addressed to the
 #: assistant about its answers ("stop saying ...", "answer in German").
@@ -1788,10 +1788,21 @@ _TEAM_INTRO = re.compile(r"(?i:it'?s|this\s+is)\s+[A-Z][\w'-]+(?:\s+[A-Z][\w'-]+
                          r"department|dept|office|unit|crew|shift|squad|group)\s*[.!]?")
 
 
+#: Dictated, in lower case: "this is gareth lumb at the crematorium office".
+_SPOKEN_INTRO = re.compile(r"(?i:it'?s|this\s+is)\s+[a-z][\w'-]+\s+[a-z][\w'-]+\s+(?i:from|in|at|"
+                           r"on)\s+(?i:the\s+)?(?:[\w&-]+\s+){0,3}?(?i:team|desk|department|"
+                           r"dept|office|unit|crew|shift|squad|group)\s*[.!]?")
+#: The writer's name, organisation and role as the first line: "Ines Carvalho, Stonebridge
+#: Data (your PostgreSQL support supplier)."
+_NAME_LINE = re.compile(r"[A-Z][a-z'-]+(?:\s+[A-Z][a-z'-]+){1,2},\s+[A-Z][\w&'.-]*(?:\s+[A-Z&]"
+                        r"[\w&'.-]*){0,3}(?:\s*\([^()]{1,60}\))?\s*[.!]?")
+
+
 def is_self_introduction(sentence: str) -> bool:
     """True when the whole sentence only says who writes ("Tom here, night shift.")."""
-    return bool(_SELF_INTRO.fullmatch(sentence.strip()) or
-                _TEAM_INTRO.fullmatch(sentence.strip()))
+    s = sentence.strip()
+    return bool(_SELF_INTRO.fullmatch(s) or _TEAM_INTRO.fullmatch(s)
+                or _SPOKEN_INTRO.fullmatch(s) or _NAME_LINE.fullmatch(s))
 
 
 def addressed_to_system(text: str) -> str:

@@ -85,6 +85,7 @@ from optimizer.local.layout import (
     diff_as_lines,
     does_question_as_claim,
     form_fields_as_lines,
+    fragment_questions_as_conditions,
     handover_status_removed,
     headings_as_labels,
     joke_removed,
@@ -117,6 +118,7 @@ from optimizer.local.layout import (
 )
 from optimizer.local.message_check import MessageCheck, may_veto, shipped_check
 from optimizer.local.residue import (
+    BOT_TAIL,
     CHANGE_VERBS,
     CONDITION_ONLY,
     COUNT_WORDS,
@@ -354,6 +356,10 @@ def _doubt_elsewhere(text: str, others: Sequence[str]) -> bool:
     message ("The number is 900 seconds. Don't quote me on the colours."): it hedges that
     thing, not the message's facts. "Not sure about that" names nothing."""
     m = _UNSURE.search(text)
+    if m and re.search(r"\b(?:but|though)\s+(?:that's|that\s+is)\s+(?:another|a\s+different|a\s+"
+                       r"separate)\s+(?:story|matter|question|issue|thing)\b", text[m.end():],
+                       re.IGNORECASE):
+        return True  # ("not convinced X is on the right VLAN but that's another story")
     obj = _DOUBT_OBJECT.search(text, m.end()) if m else None
     if obj is None:
         return False
@@ -867,6 +873,7 @@ class LocalActionability:
                 handover_status_removed(quiz_answer_read(list_lead_trimmed(text))))))),
                          ctx.answer)))
         for step in (struck_through_removed, plain_version_read, joke_removed,
+                     fragment_questions_as_conditions,
                      learned_fact_unframed,
                      analogy_as_statement,
                      statement_before_question_split,
@@ -919,6 +926,17 @@ class LocalActionability:
                             r"have\s+to|always|only|is|are)\b|\bnever\b.*\bagain\b",
                             v.text, re.IGNORECASE)))):
                 aside.add(i)
+        # ("the wiki page I wrote in 2021 still says X. That stopped in 2023.", "the old
+        # handout said to use that, and it's long gone"): what an outdated document says
+        # is the claim that was overturned, and the note that it was goes with it
+        for i, (_, v) in enumerate(views):
+            if not _DOC_SAYS.search(v.text):
+                continue
+            gone_next = i + 1 < len(views) and bool(_GONE_NEXT.match(views[i + 1][1].text))
+            if _GONE_TAIL.search(v.text) or gone_next:
+                aside.add(i)
+                if gone_next:
+                    aside.add(i + 1)
         kinds = ["chatter" if i in aside else k for i, k in enumerate(kinds)]
         on_topic = self._on_topic([v.text for _, v in views], ctx)
         # "apt-cache policy showed the old pin and it works now on login02": a report
@@ -983,6 +1001,14 @@ class LocalActionability:
             for (raw, v), k in zip(views, kinds, strict=True) if k == "claim")) or any(
             (k == "question" or _ASKED_OF_YOU.match(v.text)) and _ERRAND.search(v.text)
             for (_, v), k in zip(views, kinds, strict=True))
+        # What the writer measured or saw, then asks the assistant to judge ("4.2 Mbps
+        # down, 86 ms ping at 19:10. Is that bad for a rural line?"): the figures are the
+        # question's context, unless one of them is stated as a rule.
+        asking = asking or (any(k == "question" and _JUDGE_IT.search(v.text)
+                                for (_, v), k in zip(views, kinds, strict=True)) and not any(
+            k == "claim" and (v.firm_modal or v.policy or _strict_policy(v)
+                              or _HOUSE_RULE.search(v.text))
+            for (_, v), k in zip(views, kinds, strict=True)))
         if asking:
             kinds = [k if k != "claim" else "chatter" for k in kinds]
         # "Does that still hold with X? We run Y. Asking before I flip anything.": the
@@ -1076,7 +1102,8 @@ class LocalActionability:
         head, sep, tail = sentence.partition(": ")
         if re.search(r"(?<![\w-])[A-Z]$", head):  # "on the H: drive": a drive letter
             return [(sentence, "")]
-        if sep and _ANNOUNCING_HEAD.search(head) and not items(head):
+        if sep and _ANNOUNCING_HEAD.search(head) and not items(head) and (
+                _verbless(head) or re.search(r"(?i)\bplease\b", head)):
             # ("Hello, please do one thing: use ldaps://ldap1 ..."): the head only
             # announces what the tail says
             return [(head + ":", "chatter"), (capitalized(tail), "")]
@@ -1092,6 +1119,10 @@ class LocalActionability:
                 r"(?i)(?:no|not|never|none|only|always|nobody|allowed|permitted|forbidden|"
                 r"banned|blocked|required|mandatory|disabled|enabled)\b", tail.strip()):
             return [(sentence, "")]  # ("exam office staff: NO VPN, policy": whom it binds)
+        if _verbless(head) and _verbless(tail) and not hv.personal and len(tokens(head)) <= 6 \
+                and not _LABEL_WORD.match(head) and re.search(r"\d", tail):
+            return [(sentence, "")]  # ("QA group (lab-qa): soft 100G, hard 120G": a label
+            # and its values)
         story = hv.personal and past_tense(head) and not hv.about_answer
         kind = self._kind(hv, ctx)
         if kind not in ("chatter", "praise", "meta") and not story:
@@ -1128,12 +1159,21 @@ class LocalActionability:
                                   re.IGNORECASE)) or (
                 _PAST_ANCHOR.match(v.text) and past_tense(v.text) and not _present_rule(v))):
             return "chatter"  # "So this happened again at Ferndale yesterday, ..."
-        unframed = strip_frame(_unwrapped(v.text))
+        unframed = BOT_TAIL.sub(".", strip_frame(_unwrapped(v.text)))
         if unframed != v.text:
             v = view(unframed)  # "Our manager told me that X": X is what is claimed
         kind = self._kind(v, ctx)
         if kind in ("system", "question"):
             return kind
+        agreed = _CONFIRMED.match(v.text)
+        rest = v.text[agreed.end():] if agreed else ""
+        if agreed and tokens(rest) and not _strict_policy(v) and (
+                (_DOCS_SAY.match(rest) and not v.organisational) or (
+                    _told_in_past(_SAW_IT.sub("", rest)) and not v.firm_modal)):
+            # ("Correct - and per the manual it also needs extra disk space": what the
+            # product's manual says; "Yes, that's right - matches what I saw, the dump ran
+            # while people were working": the writer's own run) agree with the answer
+            return "praise"
         if kind == "claim" and _ONE_OFF.search(v.text) and not _FROM_NOW.search(v.text) and \
                 not (v.firm_modal or _strict_policy(v)):
             return "chatter"  # "the printer ... is out of toner today; Arjun brings one"
@@ -1592,6 +1632,10 @@ _ANECDOTE = re.compile(r"\b(?:i|me|my|mine|ours)\b.*\b(?:was|were|had|did|got|we
 _STORY_OPEN = re.compile(r"^(?:so\s+|ok(?:ay)?\s+so\s+|right\s+so\s+)?(?:this|that|it)\s+"
                          r"(?:already\s+)?happened\b|"
                          r"^(?:(?:this|that|it)\s+)?reminds\s+me\s+of\b|"
+                         # ("this is the thing that bit us on 1 March": the story's pointer)
+                         r"^(?:this|that|it)\s+(?:is|was|'s)\s+(?:exactly\s+)?(?:the\s+(?:\w+\s+)?"
+                         r"(?:thing|bug|problem|issue|mistake|trap)\s+(?:that\s+)?|what\s+)"
+                         r"(?:bit|hit|caught|burned|burnt|got|tripped)\s+(?:us|me|them)\b|"
                          r"^(?:and\s+)?(?:it|this|that)\s+(?:hasn't|has\s+not|never)\s+happened\s+"
                          r"(?:since|again)\b|"
                          r"^(?:so\s+)?(?:this|it)\s+is\s+going\s+to\s+be\s+(?:a\s+bit\s+of\s+)?a\s+"
@@ -1694,6 +1738,37 @@ _PRAISE_TURNS = re.compile(r"\b(?:but|however|though|although)\b[^.!?]*:\s*$|"
                            r"out|skip(?:s|ped)?|didn't|doesn't|don't|does\s+not|did\s+not)\b|"
                            r"\b(?:but|except)\s+(?:for\s+)?(?:one|a\s+few|two|some)\s+(?:thing|"
                            r"detail|point|bit|catch)s?\b", re.IGNORECASE)
+#: A document's words reported: "the wiki page I wrote still says", "the handout said".
+_DOC_SAYS = re.compile(r"\b(?:wiki|page|handout|document|doc|guide|runbook|notes|sheet|article|"
+                       r"slides?|poster|sop|faq|readme)\b[^.;:!?]{0,40}?\b(?:still\s+)?(?:says|said|"
+                       r"tells|told|shows|showed|lists|listed|mentions|mentioned)\b", re.IGNORECASE)
+#: ... and, in the same sentence, that it no longer holds: ", and it's long gone".
+_GONE_TAIL = re.compile(r"(?:,|\band\b|;)\s+(?:it|that|this|which)(?:'s|\s+is|\s+was|\s+has)?\s+"
+                        r"(?:been\s+)?(?:long\s+gone|gone|out\s+of\s+date|outdated|obsolete|wrong|"
+                        r"retired|no\s+longer\s+\w+)\s*[.!]?$", re.IGNORECASE)
+#: ... or in the next one: "That stopped in 2023.", "It's long gone."
+_GONE_NEXT = re.compile(r"^(?:that|this|it)(?:'s|\s+is|\s+was|\s+has)?\s+(?:been\s+)?(?:stopped|"
+                        r"changed|went\s+away|long\s+gone|gone|out\s+of\s+date|outdated|obsolete|"
+                        r"wrong|retired|no\s+longer\s+true)\b[^.;:!?]{0,40}[.!]?$", re.IGNORECASE)
+#: Agreement with the answer at the start of a sentence: "Correct -", "Yes, that's right -".
+_CONFIRMED = re.compile(r"^(?:(?:yes|yep|yeah)[,.!]?\s+)?(?:that'?s\s+(?:right|correct|it)|"
+                        r"correct|exactly|spot\s+on|indeed|agreed)\b(?=[ \t]*[,.!:;\u2014\u2013-])"
+                        r"[\s,.!:;\u2014\u2013-]*"
+                        r"(?:(?:and|also|plus)\s+)?", re.IGNORECASE)
+#: "matches what I saw, ...": the writer's own experience agrees.
+_SAW_IT = re.compile(r"^(?:(?:that|it|this)\s+)?(?:matches|fits|agrees\s+with)\s+what\s+(?:i|we)\s+"
+                     r"(?:saw|see|found|got|observed|had)\b[\s,;:\u2014\u2013-]*", re.IGNORECASE)
+#: What the product's own documentation says: "per the manual", "according to the docs".
+_DOCS_SAY = re.compile(r"(?:per|according\s+to|as\s+per)\s+(?:the\s+)?(?:manual|docs|"
+                       r"documentation|man\s+page|upstream\s+docs)\b|the\s+(?:manual|docs|"
+                       r"documentation|man\s+page)\s+(?:also\s+)?says\b", re.IGNORECASE)
+#: A question that asks the assistant to judge what the writer reports: "Is that
+#: normal?", "Is this bad for a rural line?", "Should I be worried?".
+_JUDGE_IT = re.compile(r"^(?:so\s+|and\s+)?(?:is|are|was|were)\s+(?:that|this|these|those|it)\s+"
+                       r"(?:\w+\s+){0,2}?(?:normal|bad|ok|okay|fine|good|expected|right|"
+                       r"healthy|acceptable|reasonable|worrying|a\s+problem|an\s+issue|too\s+\w+)"
+                       r"\b|^should\s+(?:i|we)\s+(?:be\s+)?(?:worried|concerned|panic)\b|"
+                       r"^what\s+does\s+(?:that|this|it)\s+mean\b", re.IGNORECASE)
 #: A head that only announces what follows it: "please do one thing:", "note the
 #: following:", "one more thing:".
 _ANNOUNCING_HEAD = re.compile(r"\b(?:one|two|three|a\s+few|a\s+couple\s+of)\s+(?:more\s+|"
@@ -1745,11 +1820,18 @@ _STATUS_NOTE = re.compile(r"^(?:ticket|case|incident|request)\s+\S+\s+(?:closed|
                           # ("MD-4471 RESOLVED (leaver: k.mills).": a ticket's state)
                           r"^[A-Z][A-Z0-9]*-\d+\s+(?:resolved|closed|done|fixed)\b(?:\s*\([^()]*\))?"
                           r"[.!]?$|"
+                          # ("Otherwise quiet, printer on floor 2 still jammed": the rest of
+                          # the shift)
+                          r"^(?:otherwise|all\s+else|everything\s+else)\s+(?:quiet|fine|ok|okay|"
+                          r"normal|calm|good)\b|"
                           # ("The kettle in the dye house is broken, if anyone has a spare.",
                           # "The coffee machine on floor 2 is fixed, before anyone asks.")
                           r"^(?:also\s+)?the\s+(?:[\w'-]+\s+){1,6}(?:is|are)\s+(?:broken|fixed|"
-                          r"repaired|working\s+again|back\s+up|out\s+of\s+order|leaking)(?:\s+again)?"
-                          r"(?:\s*,\s*(?:if\s+anyone|before\s+anyone|in\s+case)[^.!?]*)?[.!]?$|"
+                          r"repaired|working\s+again|back\s+up|out\s+of\s+order|leaking)(?:\s+now)?"
+                          r"(?:\s+again)?(?:\s*,?\s*(?:if\s+anyone|before\s+anyone|in\s+case)[^.!?]*|"
+                          # ("The letter template is fixed now and the family were very
+                          # understanding in the end.": the rest of the story)
+                          r",?\s+and\s+[^.!?]*\b(?:was|were)\b[^.!?]*)?[.!]?$|"
                           # a handover's items: "Hensley shoot done, 212/400 frames, rest
                           # Tues", "Light 2 flickering, DESK-HW ticket logged", "Tea's gone,
                           # sorry"
@@ -1876,6 +1958,9 @@ _FAREWELL = re.compile(r"^(?:(?:anyway|anyhow|ok|okay|well|so|and|thanks(?:\s+ag
                        # a wish for the reader ("Hope your week is going well, ...")
                        r"(?:(?:i\s+)?hope\s+(?:you|your|you're|things|all|everyone|the\s+\w+\s+"
                        r"(?:went|goes|is|was))\b|"
+                       # a welcome: "Welcome aboard Dan!", "Welcome to the team, Sam."
+                       r"welcome\s+(?:aboard|back|to\s+(?:the\s+)?(?:team|club|crew|unit|"
+                       r"\w+\s+team))(?=[^.!?]{0,30}[.!]*$)|"
                        # what the message announces: "please note the following."
                        r"(?:[^.!?]{0,60},\s*)?(?:please\s+)?note\s+the\s+following\b"
                        r"(?=[.:]?\s*$)|"

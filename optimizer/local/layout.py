@@ -29,7 +29,7 @@ from optimizer.claims import (
     tokens,
 )
 from optimizer.lexicon import INSTRUCTION_VERBS
-from optimizer.local.residue import CLOSING, SECOND_PERSON, SENDER_WORDS
+from optimizer.local.residue import CLOSING, SECOND_PERSON, SENDER_WORDS, strip_frame
 from query.text import STOPWORDS
 
 _ROW = re.compile(r"^\s*\|{1,2}(.*?)\|{1,2}\s*$")
@@ -334,12 +334,26 @@ _UNSURE_TAIL = re.compile(r"\b(?:not sure|no idea|i think|maybe|perhaps|probably
                           re.IGNORECASE)
 
 
+#: A negative question about what holds ("Isn't the rule that X?", "Didn't we agree at
+#: the March meeting that X?") that the writer answers yes at once ("Yes it is.", "Yes we
+#: did:").
+_ANSWERED_THAT = re.compile(
+    r"(?P<lead>^|(?<=[.!?])[ \t]+|\n)[ \t]*(?:isn't|aren't|wasn't|weren't|didn't|don't|doesn't|"
+    r"haven't|hasn't)\b[^?.!\n]{0,100}?\bthat[ \t]+(?P<x>[^?\n]{8,300}?)[ \t]*\?+[ \t]+"
+    r"(?:yes|yep|yeah|indeed|of\s+course)\b(?:[, \t]+(?:it|we|they|he|she|that|there)\s+"
+    r"(?:is|are|was|were|did|do|does|have|has)(?:n't)?\b)?[ \t]*[.:!;,\u2014\u2013-]*[ \t]*",
+    re.IGNORECASE)
+
+
 def negative_question_as_claim(text: str) -> str:
     """A message that opens with a negative question naming a concrete value and goes
     on with a firm statement ("Isn't it just Super+A? That jumps straight to the app
     grid.") states the value: "It's just Super+A. That jumps ...". A question followed
     by doubt or another question stays a question, and so does one that names nothing
-    concrete (a key, number, path, version)."""
+    concrete (a key, number, path, version). A negative question about what holds that
+    the writer answers yes at once ("Isn't the rule that X? Yes it is.") states X."""
+    text = _ANSWERED_THAT.sub(
+        lambda m: f"{m.group('lead')}{m.group('x')[:1].upper()}{m.group('x')[1:]}. ", text)
     m = _NEGATIVE_QUESTION.match(text) or _NEGATIVE_QUESTION_OF.match(text) or \
         _NEGATIVE_MODAL_QUESTION.match(text)
     if not m or not any(i.kind in STRONG_KINDS for i in items(m.group("rest"))):
@@ -1344,6 +1358,9 @@ _HANDOVER_HEAD = re.compile(r"^[ \t]*(?:[^\w\s]{1,3}[ \t]*)?(?:(?:shift|night|da
                             r"(?:update|report)|end[ \t]+of[ \t]+(?:shift|day)[ \t]+(?:notes?|"
                             r"report))\b[^\n]{0,60}$", re.IGNORECASE)
 _LIST_ITEM = re.compile(r"^[ \t]*(?:[-*•+]|\d{1,2}[.)])[ \t]+(?P<item>\S[^\n]*)$")
+#: A handover header before its note on the same line: "Handover to late shift (A -> B): ".
+_HANDOVER_INLINE = re.compile(r"^[ \t]*(?:(?:shift|night|day|late|early)[ \t]+)?hand-?over\b"
+                              r"[^:\n.!?]{0,60}:[ \t]+(?=\S)", re.IGNORECASE)
 
 
 def handover_status_removed(text: str) -> str:
@@ -1354,12 +1371,25 @@ def handover_status_removed(text: str) -> str:
     the list."""
     lines = text.split("\n")
     first = next((i for i, ln in enumerate(lines) if ln.strip()), None)
+    if first is not None and (inline := _HANDOVER_INLINE.match(lines[first])):
+        # ("Handover to late shift (Aoife -> Dan): X": the header before the note)
+        lines[first] = lines[first][inline.end():]
+        return "\n".join(lines)
     if first is None or not _HANDOVER_HEAD.match(lines[first]) or not _verbless(lines[first]):
         return text
+    if re.search(r"\b\d{1,2}:\d{2}\b|\b(?:Mon|Tue|Tues|Wed|Thu|Thur|Thurs|Fri|Sat|Sun)\b|"
+                 r"\bto\s+(?:[A-Z]\.\s*)?[A-Z][a-z]+\b|->|\u2192", lines[first]):
+        lines[first] = ""  # (who handed over to whom, and when: no scope of the items)
     out = []
     for line in lines:
         m = _LIST_ITEM.match(line)
         item = m.group("item") if m else ""
+        clauses = [c for c in re.split(r"[,;]", item) if tokens(c)]
+        if m and any(past_tense(c) or re.match(r"(?i)\s*(?:didn't|did\s+not)\b", c)
+                     for c in clauses) and not _RULE_IN_ASIDE.search(item) \
+                and not re.search(r"\b(?:stays?|keep|leave|always|never|only|must|rule)\b",
+                                  item, re.IGNORECASE):
+            continue  # ("- Control 2 clock was 4 min out, raised.": what happened this shift)
         # (an item that names a command, a host, a path or a setting tells how things are
         # done: "- our probe runs `pg_isready -h cat1 ...` from mon2 every minute")
         if m and _verbless(item) and not _RULE_IN_ASIDE.search(item) and not re.search(
@@ -1601,10 +1631,14 @@ _STORY_ENDS = re.compile(r"(?:(?<=[.!?])[ \t]+|(?<=\n))anyway\b[ \t]*[,.!:]?[ \t
 
 
 #: The writer's plain restatement of what the paragraph said in verse or in jest: "(Plain
-#: version: internal certs come from the easy-rsa CA on kiln, ...)".
-_PLAIN_VERSION = re.compile(r"\((?:plain[ \t]+version|in[ \t]+plain[ \t]+(?:english|words)|"
-                            r"translation|tl;?dr)[ \t]*:[ \t]*"
-                            r"(?P<plain>[^()]*(?:\([^()]*\)[^()]*)*)\)[ \t]*[.!]?[ \t]*$",
+#: version: internal certs come from the easy-rsa CA on kiln, ...)", "(Boring version:
+#: ...)", "In plain words: ...".
+_PLAIN_LABEL = (r"(?:(?:plain|boring|short|serious|sober|prose|real|non-rhyming|grown-up)[ \t]+"
+                r"version|in[ \t]+plain[ \t]+(?:english|words|terms)|in[ \t]+other[ \t]+words|"
+                r"translation|tl;?dr)[ \t]*:[ \t]*")
+_PLAIN_VERSION = re.compile(r"\(" + _PLAIN_LABEL + r"(?P<plain>[^()]*(?:\([^()]*\)[^()]*)*)\)"
+                            r"[ \t]*[.!]?[ \t]*$|(?:^|(?<=[.!?'\"\u2019\u201d])[ \t]+)"
+                            + _PLAIN_LABEL + r"(?P<bare>[^()\n]+(?:\([^()\n]*\)[^()\n]*)*)$",
                             re.IGNORECASE)
 
 
@@ -1612,14 +1646,17 @@ def plain_version_read(text: str) -> str:
     """A paragraph that ends with its own plain version ("No Let's Encrypt for names that
     end .internal, / our own CA on kiln makes the process eternal: ... (Plain version:
     internal certs come from the easy-rsa CA on kiln, ...)") reads as the plain version:
-    the writer says it is what the rest means."""
+    the writer says it is what the rest means. A plain version in a paragraph of its own
+    stands for the paragraph before it (the verse)."""
     blocks = re.split(r"(\n[ \t]*\n)", text)
     for i in range(0, len(blocks), 2):
         m = _PLAIN_VERSION.search(blocks[i].rstrip())
-        if m and len(tokens(m.group("plain"))) >= 4:
-            plain = m.group("plain").strip()
+        plain = ((m.group("plain") or m.group("bare") or "").strip() if m else "")
+        if m and len(tokens(plain)) >= 4:
             blocks[i] = _capital(plain[:1], plain[1:]) + plain[1:] + (
                 "" if plain.endswith((".", "!")) else ".")
+            if m.start() == 0 and i >= 2:
+                blocks[i - 2] = ""  # (the verse it restates)
     return "".join(blocks)
 
 
@@ -1647,8 +1684,10 @@ def joke_removed(text: str) -> str:
     else:
         # (told in the past: its first clause is; "... so proofs are meant to look a bit
         # washed out" is the present with participles)
+        # ("... Mirela pointed out to me that all booking times are stored as X": what
+        # was said is told in the present)
         kept = [k for k in kept if not _STORY_ANNOUNCED.search(k) and not (
-            past_tense(re.split(r"[,;:]|\band\b", k, maxsplit=1)[0])
+            past_tense(re.split(r"[,;:]|\band\b", strip_frame(k), maxsplit=1)[0])
             and not _RULE_IN_ASIDE.search(k) and not re.search(
                 r"\b(?:should|nobody|no\s+one|must|need\s+to|has\s+to|have\s+to)\b", k,
                 re.IGNORECASE))]
@@ -2299,9 +2338,13 @@ def rota_removed(text: str) -> str:
 #: host files", "AFTER: hosts are generated from the inventory".
 # (a note on when may sit between the label and its colon: "AFTER (since the VLAN
 # rework):", "New (since the 16 upgrade):")
-_BEFORE_LINE = re.compile(r"^[ \t]*(?:[-*•][ \t]+)?(?:before|old|previously|was)"
+# ("Old way (before HB-18822):", "New way:", "Previous setup:", "Current process:")
+_WAY = r"(?:[ \t]+(?:way|setup|set-up|process|procedure|method|rule|config|version|approach))?"
+_BEFORE_LINE = re.compile(r"^[ \t]*(?:[-*•][ \t]+)?(?:the[ \t]+)?(?:before|old" + _WAY
+                          + r"|previously|previous" + _WAY + r"|was)"
                           r"(?:[ \t]*\([^()\n]{1,60}\))?[ \t]*:[ \t]*", re.IGNORECASE)
-_AFTER_LINE = re.compile(r"^[ \t]*(?:[-*•][ \t]+)?(?:after|new|now)(?:[ \t]*\((?P<when>[^()\n]"
+_AFTER_LINE = re.compile(r"^[ \t]*(?:[-*•][ \t]+)?(?:the[ \t]+)?(?:after|new" + _WAY
+                         + r"|now|current" + _WAY + r")(?:[ \t]*\((?P<when>[^()\n]"
                          r"{1,60})\))?[ \t]*:[ \t]*(?=\S)", re.IGNORECASE)
 
 
@@ -2329,8 +2372,13 @@ def before_after_read(text: str) -> str:
                 line[m.end() + 1:]
             if m.group("when"):  # ("(since the VLAN rework)" goes after what it dates)
                 body = line.rstrip()
-                end = body[-1] if body[-1] in ".!" else ""
-                line = f"{body[:len(body) - len(end)]} ({m.group('when')}){end or '.'}"
+                first = re.search(r"[.!](?=\s+[A-Z])", body)  # (its first sentence)
+                if first:
+                    line = (f"{body[:first.start()]} ({m.group('when')})"
+                            f"{body[first.start():]}")
+                else:
+                    end = body[-1] if body[-1] in ".!" else ""
+                    line = f"{body[:len(body) - len(end)]} ({m.group('when')}){end or '.'}"
         out.append(line)
     return "\n".join(out)
 
@@ -2499,3 +2547,34 @@ def announced_scope_joined(text: str) -> str:
     return _ANNOUNCED.sub(lambda m: f"{m.group('scope')}, {m.group('first').lower()}"
                           if not re.match(r"[A-Z]{2}", text[m.start('first'):m.start('first') + 2])
                           else f"{m.group('scope')}, {m.group('first')}", text)
+
+
+#: "- too loud? shut the door": a fragment asked as a condition, then what to do.
+_FRAGMENT_QUESTION = re.compile(
+    r"(?:(?<=[.!;:][ \t])|(?<=^)|(?P<dash>[ \t]+[-\u2013\u2014]+(?=[ \t])))(?P<space>[ \t]*)"
+    r"(?P<cond>(?!(?:what|why|how|who|where|when|which|is|are|am|was|were|do|does|did|can|could|should|would|will|shall|may|might|any|"
+    r"anyone|anybody|has|have|had|isn't|aren't|don't|doesn't|didn't|right|ok|okay|really|"
+    r"sure|yes|no)\b)[A-Za-z][\w'-]*(?:[ \t]+[\w'-]+){0,2})\?[ \t]+(?P<then>[a-z])",
+    re.IGNORECASE | re.MULTILINE)
+
+
+def fragment_questions_as_conditions(text: str) -> str:
+    """A few words asked as a question and answered at once with what to do ("PagerLink
+    is never muted - too loud? shut the door", "changes don't stick. wrong default?
+    raise PSD-Print") is a condition: "... If too loud, shut the door"."""
+    def condition(m: re.Match[str]) -> str:
+        verb = re.match(r"[\w'-]+", text[m.start("then"):])
+        if not verb or verb.group(0).lower() not in _WHAT_TO_DO:
+            return m.group(0)  # ("Port 22? No, ...", "Explain analyse? The replica."): a reply
+        cond = m.group("cond")
+        if cond[1:2].islower():
+            cond = cond[0].lower() + cond[1:]
+        lead = ". " if m.group("dash") else m.group("space")
+        return f"{lead}If {cond}, {m.group('then').lower()}"
+
+    return _FRAGMENT_QUESTION.sub(condition, text)
+
+
+#: Verbs that say what to do, for a condition's answer ("too loud? shut the door").
+_WHAT_TO_DO = INSTRUCTION_VERBS | frozenset(
+    "shut report wait ring phone tell take bring don't do never try send give".split())

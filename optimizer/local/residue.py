@@ -122,6 +122,24 @@ _PARTICLE_O = re.compile(r"(?<![Pp]ress)(?<![Tt]ype)(?<![Kk]ey)(?<![Ll]etter)(?<
 
 # Someone else's words reported as the fact: "My colleague told me (that) X", "I was told
 # X", "It turns out X". The frame goes, X stays.
+#: A closing clause on what the bot should do: "X, so I'd rather the bot didn't suggest
+#: anything else."
+BOT_TAIL = re.compile(r",?\s+(?:so|and)\s+(?:i|we)(?:'d|\s+would)\s+(?:much\s+)?(?:rather|prefer)"
+                       r"\s+(?:that\s+)?(?:the\s+(?:bot|assistant|chatbot|ai)|you)\b[^.;!?]*[.!]?$",
+                       re.IGNORECASE)
+#: Someone's words or findings reported as the fact: a verb of saying or finding out,
+#: then (at most) when or where it was said, then "that".
+_REPORTED = re.compile(
+    r"^(?:[^.;:?!]{0,200}?\s)?(?P<verb>(?:said|told\s+(?:me|us)|pointed\s+out|explained|"
+    r"mentioned|noted|stressed|clarified|made\s+(?:it\s+)?clear|reminded\s+(?:me|us)|agreed|"
+    r"decided|confirmed|found\s+out|learn(?:ed|t)|warned\s+(?:me|us))(?:\s+to\s+(?:me|us))?"
+    r"(?:\s+(?:at|in|on|during|after|before|last|this|yesterday|today|when)\b[^.;:?!]{0,60}?)?"
+    r"|what\s+(?:i|we)\s+(?:found\s+out|learn(?:ed|t)|was\s+told|were\s+told|heard)\b"
+    r"[^.;:?!]{0,60}?\s+is)\s+that\s+(?=\S)", re.IGNORECASE)
+#: The answer (or the writer's reader) as the one who said it: "You said that X".
+_ANSWER_SUBJECT = re.compile(r"(?:^|\s)(?:you|it|the\s+(?:answer|bot|assistant|reply|chatbot|"
+                             r"article|page|docs?|manual))\s+(?:also\s+|just\s+|clearly\s+)?$",
+                             re.IGNORECASE)
 _FRAME = re.compile(
     # (not the answer's own words: "It told me to install X" reports the answer)
     r"^(?!(?:it|you|the\s+(?:answer|bot|assistant|reply|chatbot))\s)"
@@ -1634,12 +1652,56 @@ _RESTARTED_VALUE = re.compile(
     r"(?=(?:" + WORD_NUMBER + r"|\d+(?:[.,]\d+)?)[ \t]+(?P=unit)\b)", re.IGNORECASE)
 
 
+#: A whole statement taken back: "Actually no, scrap that.", "Forget that -".
+_SCRAP_THAT = re.compile(r"(?:(?:actually|hang\s+on|wait|sorry|oops)[,.!]?[ \t]+)?"
+                         r"(?:no[,.!]?[ \t]+)?(?:scrap|forget|ignore|scratch|strike)[ \t]+that\b"
+                         r"[ \t]*[.,;:!\u2014\u2013-]*[ \t]*", re.IGNORECASE)
+#: The values a taken-back statement is repaired by, each kind with its own pattern.
+_REPAIR_KINDS = (
+    re.compile(r"\b\d{1,2}:\d{2}[ \t]*[-\u2013][ \t]*\d{1,2}:\d{2}\b"),  # a time range
+    re.compile(r"\b(?:Mon|Tues|Wednes|Thurs|Fri|Satur|Sun)days?\b"),  # a weekday
+    re.compile(r"(?<![\d:\u2013-])(?<![\u2013-][ \t])\d{1,2}:\d{2}\b(?![ \t]*[-\u2013][ \t]*\d)"),
+    re.compile(r"\b\d+(?:\.\d+)?[ \t]?%"),  # a percentage
+    re.compile(r"\b\d+(?:\.\d+)?[ \t]+(?:days?|weeks?|months?|years?|hours?|minutes?|mins?|"
+               r"seconds?|GB|MB|TB|copies|connections)\b", re.IGNORECASE),
+)
+
+
+def _statement_taken_back(message: str) -> str:
+    """ "The window is Monday 06:00-08:00. Actually no, scrap that. Monday is brew day, so
+    the window moved to Wednesday 06:00-08:00 last spring. And ..." reads "The window is
+    Wednesday 06:00-08:00. And ...": the statement before "scrap that" with the values
+    of its kinds that the next sentence gives instead (what the next sentence says to get
+    there is the story of the change, and goes). With no such value, nothing changes."""
+    for cue in list(_SCRAP_THAT.finditer(message))[::-1]:
+        head = message[:cue.start()].rstrip()
+        if not head.endswith((".", "!", ";")) and not head.endswith(("-", "\u2014", "\u2013")):
+            continue
+        start = max(head.rfind(". ", 0, len(head) - 1), head.rfind("\n", 0, len(head) - 1))
+        said = head[start + 1:].strip()
+        after = message[cue.end():]
+        end = re.search(r"[.!?](?=\s|$)", after)
+        told = after[:end.end()] if end else after
+        repaired, changed = said, False
+        for kind in _REPAIR_KINDS:
+            olds, news = kind.findall(repaired), kind.findall(told)
+            if len(olds) == 1 and news and news[-1] != olds[0]:
+                repaired = repaired.replace(olds[0], news[-1])
+                changed = True
+        if changed:
+            prefix = head[:start + 1]
+            gap = " " if prefix and not prefix.endswith("\n") else ""
+            message = f"{prefix}{gap}{repaired} {after[len(told):].lstrip()}"
+    return message
+
+
 def apply_self_corrections(message: str) -> str:
     """The message with the writer's own repairs applied: "valid 30 days — sorry, 14
     days" reads "valid 14 days", and so does "valid 30 days... sorry, no, that was the
     old build. It's 14 days now"; an "edit: 60 days, not 90" note replaces 90 days where
     the message said it, and goes."""
-    message = _PREP_REPAIR.sub(lambda m: f"{m.group('prep')} ", _named_back(message))
+    message = _PREP_REPAIR.sub(lambda m: f"{m.group('prep')} ",
+                               _named_back(_statement_taken_back(message)))
     message = _RESTARTED_VALUE.sub("", message)
     message = _SENTENCE_REPAIR.sub(_sentence_repair, message)
     message = _PORT_REPAIR.sub(lambda m: f":{m.group('new')}", message)
@@ -1730,6 +1792,12 @@ def strip_frame(sentence: str) -> str:
     X"); the writer's obligation as the rule it shows (:func:`obligation_as_rule`)."""
     s = obligation_as_rule(_GIVEN_BY.sub("", sentence.strip()))
     m = _FRAME.match(s)
+    # ("But while we were digging, Mirela pointed out to me that X", "Sally said at
+    # induction last night that X", "what I found out from Tomasz is that X")
+    r = _REPORTED.match(s)
+    if r and not _ANSWER_SUBJECT.search(s[:r.start("verb")]) and (
+            not m or r.end() > m.end()):
+        m = r
     if not m or len(tokens(s[m.end():])) < 3:
         return s
     rest = s[m.end():]
@@ -1864,7 +1932,7 @@ def strip_residue(sentence: str) -> str:
         if not tokens(introduced):
             return ""
         s = introduced
-    s = strip_frame(_ASIDE.sub("", _strip_mention(s)))
+    s = BOT_TAIL.sub(".", strip_frame(_ASIDE.sub("", _strip_mention(s))))
     bare = re.sub(r"^(?:right|sure|yeah|oh|well|ah|ha|lol)\s*[,.!]*\s+", "",
                   strip_discourse(_LEAD.sub("", s)), flags=re.IGNORECASE)
     if _RETORT.match(bare) and not re.search(r"[,;:]", bare):

@@ -10,6 +10,7 @@ from optimizer.claims import (
     clause_split,
     is_negated,
     is_question,
+    is_self_introduction,
     items,
     past_tense,
     plain_text,
@@ -282,3 +283,18 @@ def test_answer_after_a_subject_or_modal_is_the_verb() -> None:
     assert not view("We answer kiln booking requests within one day.").about_answer
     assert not view("The glaze desk will answer by email.").about_answer
     assert view("This answer misses the booking form.").about_answer
+
+
+@pytest.mark.parametrize(("line", "intro"), [
+    ("Marta Kowalczyk, Harbour Lifts Ltd (your hoist maintenance contractor).", True),
+    ("this is tomas berg at the dispatch office", True),
+    ("Lift 4, Quay Road.", False),
+    ("This is disabled on every hoist.", False),
+])
+def test_a_name_line_or_a_spoken_introduction_is_who_writes(line: str, intro: bool) -> None:
+    assert is_self_introduction(line) is intro
+
+
+def test_policy_words_include_bans_said_as_nouns() -> None:
+    assert view("Welding in bay 2 is a no-go during a lift.").policy
+    assert view("The roof is off-limits in high wind.").policy

@@ -15,6 +15,7 @@ from optimizer.local.layout import (
     code_comments_as_text,
     config_as_statements,
     diff_as_lines,
+    fragment_questions_as_conditions,
     genre_header_removed,
     headings_as_labels,
     learned_fact_unframed,
@@ -368,3 +369,16 @@ def test_dashes_that_underline_no_columns_are_left_alone() -> None:
     text = "Rules below\n-- --\nwear boots"
     assert aligned_tables_as_pipes(text) == text
     assert aligned_tables_as_pipes("a|b\n--- ---\nc d") == "a|b\n--- ---\nc d"
+
+
+def test_a_fragment_asked_and_answered_with_what_to_do_is_a_condition() -> None:
+    assert fragment_questions_as_conditions(
+        "The grinder guard stays on - jammed? switch off at the wall") == (
+        "The grinder guard stays on. If jammed, switch off at the wall")
+    assert fragment_questions_as_conditions("Labels print on the Zebra. out of ribbon? ask "
+                                            "stores") == (
+        "Labels print on the Zebra. If out of ribbon, ask stores")
+    # a real question, and a file name before a question mark, stay as they are
+    for text in ("Is that normal? I think so.", "settings go in local.conf? yes they do",
+                 "We use v16 - right? yes"):
+        assert fragment_questions_as_conditions(text) == text

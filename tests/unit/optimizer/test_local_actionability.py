@@ -439,3 +439,129 @@ def test_a_label_with_a_verdict_after_its_colon_stays_one_statement(
                    "heard\n- phones in the locker during a shift")
     assert kinds[0] == ("claim", "earbuds on the packing floor: forbidden, the forklift "
                                  "alarm must be heard"), kinds
+
+
+# Cases written for these tests: a marina, a print shop, a school kitchen, a lab.
+
+def test_a_rule_someone_pointed_out_inside_a_story_is_read(
+        role: LocalActionability) -> None:
+    kinds = _kinds(role, "what time zone do the berth bookings use",
+                   "Store times without a zone if every booking is local.",
+                   "Long story, bear with me. Back in March a yacht turned up an hour early and "
+                   "the harbour master spent the morning on the phone. But while we were sorting "
+                   "it out Ines pointed out to me that all berth bookings are stored in UTC and "
+                   "the office screens show Europe/Lisbon, so I'd rather the bot didn't suggest "
+                   "anything else. Anyway the SMS template is fixed now and the skipper was very "
+                   "nice about it in the end.")
+    claims = [raw for k, raw in kinds if k == "claim"]
+    assert len(claims) == 1 and "stored in UTC" in claims[0], kinds
+
+
+def test_a_finding_reported_after_an_aside_of_doubt_elsewhere_is_a_claim(
+        role: LocalActionability) -> None:
+    kinds = _kinds(role, "where do the press logs go",
+                   "Logs stay on each press controller.",
+                   "I only looked because press 2 froze last week, honestly it took me ages to "
+                   "find which box had the logs, and I'm still not convinced its cable is any "
+                   "good but that's another story. Anyway what I found out "
+                   "from Odile is that every press controller ships its logs to "
+                   "logs.printshop.lan on port 6514, not to the local disk.")
+    assert any(k == "claim" and "logs.printshop.lan" in raw for k, raw in kinds), kinds
+
+
+@pytest.mark.parametrize("comment", [
+    "Oven 3 read 182 C at 11:00, 176 C at 11:20 and 171 C at noon. Is that normal?",
+    "Probe check just now: fridge 1 at 6.5 C, fridge 2 at 4.1 C. Should I be worried?",
+])
+def test_readings_put_to_the_assistant_to_judge_are_no_correction(
+        comment: str, role: LocalActionability) -> None:
+    kinds = _kinds(role, "is the kitchen equipment working right",
+                   "Check temperatures twice a day.", comment)
+    assert "claim" not in [k for k, _ in kinds], kinds
+    assert kinds[-1][0] == "question"
+
+
+@pytest.mark.parametrize("comment", [
+    "Correct - and per the manual the centrifuge also needs its lid latched before it "
+    "spins up.",
+    "Yes, that's right - matches what I saw, the run finished while the lab was busy and "
+    "nobody noticed a thing.",
+])
+def test_agreement_that_adds_the_manual_or_the_writers_own_run_is_praise(
+        comment: str, role: LocalActionability) -> None:
+    ctx = FeedbackContext("e11", "acme", "does the centrifuge stop other work",
+                          "No, it runs in the background.", comment, "")
+    assert not role.extract(ctx, Meter()).can_produce_nugget
+
+
+def test_what_an_outdated_document_says_is_not_published(
+        role: LocalActionability) -> None:
+    ctx = FeedbackContext("e12", "acme", "how are the allergen sheets updated",
+                          "Print them weekly from the recipe system.",
+                          "My fault - the kitchen guide I wrote in 2022 still says the allergen "
+                          "sheets are printed every Friday. That stopped last year. Allergen "
+                          "sheets are now shown on the servery screens SRV-1 and SRV-2, and the "
+                          "cook must update them when the menu changes.", "")
+    ex = role.extract(ctx, Meter())
+    assert ex.can_produce_nugget, ex.reason
+    assert "every Friday" not in ex.body and "servery screens" in ex.body, ex.body
+
+
+def test_a_statement_taken_back_takes_the_value_said_instead(
+        role: LocalActionability) -> None:
+    ctx = FeedbackContext("e13", "acme", "when can the pontoons be pressure washed",
+                          "Any weekday morning.",
+                          "Pontoon washing only happens on Tuesday 07:00-09:00. Actually no, "
+                          "scrap that. Tuesday is the fuel delivery, so washing moved to Thursday "
+                          "07:00-09:00 in the spring. Book it with the dock office first.", "")
+    ex = role.extract(ctx, Meter())
+    assert ex.can_produce_nugget, ex.reason
+    assert "Pontoon washing only happens on Thursday 07:00-09:00" in ex.body, ex.body
+    assert "Tuesday" not in ex.body
+
+
+def test_a_negative_question_answered_yes_states_what_it_asks(
+        role: LocalActionability) -> None:
+    ctx = FeedbackContext("e14", "acme", "can I skip the sharps count at the end of the day",
+                          "The count is optional on quiet days.",
+                          "Isn't the rule that the sharps count is signed by two staff at every "
+                          "close, even on quiet days? Yes it is. The sheet lives on the clinic "
+                          "door.", "")
+    ex = role.extract(ctx, Meter())
+    assert ex.can_produce_nugget, ex.reason
+    assert ex.body.startswith("The sharps count is signed by two staff at every close"), ex.body
+
+
+def test_old_way_and_new_way_lines_keep_only_the_new_way(
+        role: LocalActionability) -> None:
+    ctx = FeedbackContext("e15", "acme", "how do we back up the till database",
+                          "Copy the file to a USB stick.",
+                          "Old way (before the refit): copy tills.db to a USB stick each night.\n"
+                          "New way: the tills sync to store-srv every hour and store-srv is "
+                          "backed up at 02:00.", "")
+    ex = role.extract(ctx, Meter())
+    assert ex.can_produce_nugget, ex.reason
+    assert "USB" not in ex.body and "store-srv" in ex.body, ex.body
+
+
+def test_a_plain_version_after_a_verse_stands_for_the_verse(
+        role: LocalActionability) -> None:
+    ctx = FeedbackContext("e16", "acme", "can I use the staff wifi for the shop tablet",
+                          "Connect it to any network.",
+                          "A tablet sat by the till,\nwhose wifi was making it ill;\n\n"
+                          "(Boring version: shop tablets join SHOP-POS only, never the staff "
+                          "wifi.)", "")
+    ex = role.extract(ctx, Meter())
+    assert ex.can_produce_nugget, ex.reason
+    assert ex.body == "Shop tablets join SHOP-POS only, never the staff wifi.", ex.body
+
+
+def test_a_welcome_and_a_label_with_its_values_are_read_as_such(
+        role: LocalActionability) -> None:
+    kinds = _kinds(role, "what are the storage quotas",
+                   "Quotas are set per user.",
+                   "Welcome aboard Noor! Quotas on the lab share:\n"
+                   "- staff: soft 20G, hard 25G\n"
+                   "- imaging group (img-lab): soft 200G, hard 250G")
+    assert kinds[0][0] == "chatter", kinds
+    assert ("claim", "imaging group (img-lab): soft 200G, hard 250G") in kinds, kinds

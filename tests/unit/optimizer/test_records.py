@@ -203,3 +203,15 @@ def test_a_handover_keeps_its_standing_items_and_drops_this_shifts_state() -> No
     # a list that is no handover keeps its items
     listed = "Kit list\n- two torches\n- spare batteries"
     assert handover_status_removed(listed) == listed
+
+
+def test_a_handover_header_naming_who_and_when_and_the_shifts_events_go() -> None:
+    from optimizer.local.layout import handover_status_removed
+    text = ("HANDOVER 06:45 Sat - N. Osei to P. Varga\n"
+            "- press 3 guard was jammed, cleared it, didn't log it\n"
+            "- guards on every press stay closed while it runs, no exceptions\n"
+            "- forklift 2 still on charge")
+    assert [ln for ln in handover_status_removed(text).split("\n") if ln] == [
+        "- guards on every press stay closed while it runs, no exceptions"]
+    inline = "Handover to nights (Ana -> Tom): the bake log is signed by the shift lead."
+    assert handover_status_removed(inline) == "the bake log is signed by the shift lead."
