@@ -1384,9 +1384,12 @@ def handover_status_removed(text: str) -> str:
     for line in lines:
         m = _LIST_ITEM.match(line)
         item = m.group("item") if m else ""
-        clauses = [c for c in re.split(r"[,;]", item) if tokens(c)]
-        if m and any(past_tense(c) or re.match(r"(?i)\s*(?:didn't|did\s+not)\b", c)
-                     for c in clauses) and not _RULE_IN_ASIDE.search(item) \
+        clauses = [c for c in re.split(r"[,;:]|[.!?](?=\s|$)", item) if tokens(c)]
+        told = [bool(past_tense(c) or re.search(r"(?i)\b(?:was|were|didn't|did\s+not)\b", c))
+                for c in clauses]
+        if m and any(told) and all(t or _verbless(c) for t, c in zip(told, clauses,
+                                                                      strict=True)) \
+                and not _RULE_IN_ASIDE.search(item) \
                 and not re.search(r"\b(?:stays?|keep|leave|always|never|only|must|rule)\b",
                                   item, re.IGNORECASE):
             continue  # ("- Control 2 clock was 4 min out, raised.": what happened this shift)

@@ -210,8 +210,10 @@ def test_a_handover_header_naming_who_and_when_and_the_shifts_events_go() -> Non
     text = ("HANDOVER 06:45 Sat - N. Osei to P. Varga\n"
             "- press 3 guard was jammed, cleared it, didn't log it\n"
             "- guards on every press stay closed while it runs, no exceptions\n"
+            "- FYI since the bot got it wrong: offcuts go in the red skip. Ask Ben for a key.\n"
             "- forklift 2 still on charge")
     assert [ln for ln in handover_status_removed(text).split("\n") if ln] == [
-        "- guards on every press stay closed while it runs, no exceptions"]
+        "- guards on every press stay closed while it runs, no exceptions",
+        "- FYI since the bot got it wrong: offcuts go in the red skip. Ask Ben for a key."]
     inline = "Handover to nights (Ana -> Tom): the bake log is signed by the shift lead."
     assert handover_status_removed(inline) == "the bake log is signed by the shift lead."
