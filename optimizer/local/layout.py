@@ -1387,8 +1387,10 @@ def handover_status_removed(text: str) -> str:
         clauses = [c for c in re.split(r"[,;:]|[.!?](?=\s|$)", item) if tokens(c)]
         told = [bool(past_tense(c) or re.search(r"(?i)\b(?:was|were|didn't|did\s+not)\b", c))
                 for c in clauses]
-        if m and any(told) and all(t or _verbless(c) for t, c in zip(told, clauses,
-                                                                      strict=True)) \
+        if m and any(told) and all(t or (_verbless(c) and not (
+                tokens(c)[:1] and tokens(c)[0] in INSTRUCTION_VERBS) and not re.search(
+                r"(?i)\b(?:is|are|go|goes|must|should|needs?|has|have|gets?|uses?|runs?)\b", c))
+                for t, c in zip(told, clauses, strict=True)) \
                 and not _RULE_IN_ASIDE.search(item) \
                 and not re.search(r"\b(?:stays?|keep|leave|always|never|only|must|rule)\b",
                                   item, re.IGNORECASE):
