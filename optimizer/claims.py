@@ -1238,7 +1238,16 @@ def _spoken_marks(text: str) -> str:
                   r"(?<!holding)(?<!billing)(?<!rotation)(?<!the)(?<!a)(?<!this)(?<!that)"
                   r"[ \t]+period\b(?=[ \t]*(?:$|\n|[.!?]|[ \t][A-Z]))", ".", text,
                   flags=re.IGNORECASE | re.MULTILINE)
+    # ("print01 dot cobblewick dot lan": a host name said with its dots)
+    text = _SPOKEN_HOST.sub(lambda m: re.sub(r"[ \t]+dot[ \t]+", ".", m.group(0),
+                                             flags=re.IGNORECASE), text)
     return re.sub(r"[.,?!][ \t]*(?=[.,?!])", "", text)  # ("full stop." said and typed)
+
+
+#: A name said with two or more dots, or one before a top-level name ("lan", "com").
+_SPOKEN_HOST = re.compile(r"\b[a-z0-9][\w-]*(?:(?:[ \t]+dot[ \t]+[a-z0-9][\w-]*){2,}|"
+                          r"[ \t]+dot[ \t]+(?:lan|local|internal|com|org|net|uk|io|example|"
+                          r"intra|corp)\b)", re.IGNORECASE)
 
 
 #: Up to four words written in another script opening a sentence, before its English:

@@ -298,3 +298,11 @@ def test_a_name_line_or_a_spoken_introduction_is_who_writes(line: str, intro: bo
 def test_policy_words_include_bans_said_as_nouns() -> None:
     assert view("Welding in bay 2 is a no-go during a lift.").policy
     assert view("The roof is off-limits in high wind.").policy
+
+
+def test_a_dictated_host_name_is_written_with_its_dots() -> None:
+    said = ("scans go to scan01 dot harbourlift dot lan full stop the share is called "
+            "intake comma not inbox full stop")
+    assert "scan01.harbourlift.lan" in plain_voice(said)
+    # (one spoken mark is no dictation; a "dot" that names no host stays a word)
+    assert "dot matrix" in plain_voice("the dot matrix printer full stop ok comma fine")
