@@ -581,6 +581,9 @@ _TECH = re.compile(r"\b(?:(?=[A-Za-z\d-]*\d)[A-Za-z][A-Za-z\d]*(?:-[A-Za-z\d]+)+
                    r"[a-z]+[A-Z]\w*|[A-Z][a-z]+[A-Z]\w*|[A-Za-z]+_\w+|"
                    r"[A-Za-z]*\d[A-Za-z\d]*[A-Za-z]\w*|"
                    r"[A-Za-z]+\d+|[A-Za-z]\w*-\d[\w-]*)\b|(?<![\w-])--?[a-z][\w-]*|(?<![\w\\])\\[a-z]\w+")
+#: A name pattern with a placeholder in it: "fmrt-<room><nn>", "<vm>-pre-HOPnnnn".
+_PLACEHOLDER_NAME = re.compile(r"(?<![\w<>/.-])(?=[\w.-]*<[A-Za-z_]{1,20}>)"
+                               r"(?:[\w.-]|<[A-Za-z_]{1,20}>)*(?:[\w-]|<[A-Za-z_]{1,20}>)")
 #: A setting written as key=value, or a list of them ("dc=example,dc=lan").
 _ASSIGNMENT = re.compile(r"(?<![\w=.-])[A-Za-z_][\w.-]*=(?!=)[^\s,;'\"()=]+"
                          r"(?:,[A-Za-z_][\w.-]*=[^\s,;'\"()=]+)*")
@@ -676,6 +679,8 @@ def items(text: str) -> list[Item]:
             add("quoted", m.start(g), m.end(g))
     for m in _ASSIGNMENT.finditer(text):
         add("tech", m.start(), m.end())  # "dc=brightline,dc=lan", "vers=3.1.1": one value
+    for m in _PLACEHOLDER_NAME.finditer(text):
+        add("tech", m.start(), m.end())  # "fmrt-<room><nn>", "grp_<db>_owner": a pattern
     for m in _DOTTED.finditer(text):
         if m.group(0).lower() not in _ABBREVIATIONS and not re.fullmatch(r"v?\d+(?:\.\d+)+",
                                                                          m.group(0)):
@@ -1910,7 +1915,7 @@ _ABOUT_ANSWER = re.compile(
     r"mentioned|suggest|suggested|told|tell)|answer(?:ed)?\s+(?:my|the)\s+question|every\s+(?:answer|reply|"
     r"response)|(?<!\bwe\s)(?<!\bthey\s)(?<!\bi\s)(?<!\bto\s)(?<!\bwill\s)(?<!\bcan\s)"
     r"(?<!\bmust\s)(?<!\bshould\s)(?<!\busually\s)(?<!\bnormally\s)"
-    r"answers?(?!\s+(?:yes|no|with|it|them|that)\b)|replies|responses)\b",
+    r"answers?(?!\s+(?:yes|no|with|it|them|that|key|keys|sheet|sheets)\b)|replies|responses)\b",
     re.IGNORECASE)  # ("answer No" at the installer's question is an order, no answer)
 # (after a subject or a modal "answer" is a verb: "we answer within 2 working days")
 
@@ -1996,8 +2001,10 @@ def view(sentence: str) -> SentenceView:
         about_answer=bool(_ABOUT_ANSWER.search(text)),
         # ("write the second column to backup_label", "format /dev/sdb": a step that
         # writes data to something named, not a request for another answer)
+        # ("Answer key from the quiz: ...": a noun, not an order)
         speech_imperative=(first in SPEECH_VERBS and not (
-            first in ("write", "format") and any(i.kind in STRONG_KINDS for i in found)))
+            first in ("write", "format") and any(i.kind in STRONG_KINDS for i in found))
+            and not re.match(r"(?i)\W*\w+\s+(?:key|keys|sheet|sheets)\b", text))
         or bool(re.match(
             r"^(?:stop|don't|do not|please|never|always|next time)\b.{0,30}\b(?:"
             + "|".join(sorted(SPEECH_VERBS)) + r")\b", text, re.IGNORECASE)),

@@ -100,6 +100,7 @@ from optimizer.local.layout import (
     pointed_command_named,
     qa_pairs_as_statements,
     quiz_answer_read,
+    quiz_key_read,
     records_read,
     reminder_question_as_statement,
     restated_code_removed,
@@ -870,7 +871,8 @@ class LocalActionability:
                                        keep_lines=True), f"{ctx.query}\n{ctx.answer}")
         text = announced_scope_joined(value_lists_joined(
             form_fields_as_lines(banner_removed(records_read(rota_removed(before_after_read(
-                handover_status_removed(quiz_answer_read(list_lead_trimmed(text))))))),
+                handover_status_removed(quiz_key_read(quiz_answer_read(list_lead_trimmed(
+                    text)))))))),
                          ctx.answer)))
         for step in (struck_through_removed, plain_version_read, joke_removed,
                      fragment_questions_as_conditions,

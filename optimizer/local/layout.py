@@ -2583,3 +2583,23 @@ def fragment_questions_as_conditions(text: str) -> str:
 #: Verbs that say what to do, for a condition's answer ("too loud? shut the door").
 _WHAT_TO_DO = INSTRUCTION_VERBS | frozenset(
     "shut report wait ring phone tell take bring don't do never try send give".split())
+
+
+#: The header of a quiz's answer key and its question numbers: "Answer key from last
+#: week's induction quiz, Q7: X", "Q8: Y".
+_ANSWER_KEY_HEAD = re.compile(r"(?im)^[ \t]*(?:the[ \t]+)?answer[ \t]+key[ \t]+(?:from|for|to|of)"
+                              r"[^,:\n]{1,60}(?:,[ \t]*|:[ \t]+)(?=\S)")
+_QUESTION_NUMBER = re.compile(r"(?:(?<=^)|(?<=[.!?][ \t])|(?<=\n))[ \t]*Q[ \t]?\d{1,2}[ \t]*[:.)]"
+                              r"[ \t]+(?=\S)", re.MULTILINE)
+
+
+def quiz_key_read(text: str) -> str:
+    """ "Answer key from last week's induction quiz, Q7: incident files are named X. Q8:
+    the folder is the year." reads "Incident files are named X. The folder is the year.":
+    the key's header and its question numbers only say where the answers come from."""
+    out = _ANSWER_KEY_HEAD.sub("", text)
+    if out == text:
+        return text
+    out = _QUESTION_NUMBER.sub("", out)
+    return re.sub(r"(?m)(^[ \t]*|(?<=[.!?])[ \t]+)([a-z])",
+                  lambda m: m.group(1) + m.group(2).upper(), out)

@@ -814,6 +814,25 @@ def _answer_to_quote(quoted: str, reply: str) -> str:
     return f"{fixed}, {rest}." if rest else f"{fixed}."
 
 
+#: A reply that agrees with the quoted line before it adds to it: "Yes, on ca01, nowhere
+#: else.", "Yes, and Kit revokes it on the day someone leaves."
+_AGREED = re.compile(r"^(?:yes|yep|yeah|correct|right|exactly)\b[ \t]*[,.!:;\u2014\u2013-]+[ \t]*",
+                     re.IGNORECASE)
+
+
+def _agreed_quote(quoted: str, reply: str) -> str:
+    """ "> Create the certificates with easy-rsa" answered "Yes, on ca01, nowhere else."
+    reads "Create the certificates with easy-rsa, on ca01, nowhere else.": what the reply
+    adds needs the quoted line it agrees with. "" when the reply does not open with
+    agreement, adds nothing, or the quoted line is a question."""
+    m = _AGREED.match(reply.strip())
+    rest = reply.strip()[m.end():].strip() if m else ""
+    if not m or not tokens(rest) or "?" in quoted or len(tokens(quoted)) < 3:
+        return ""
+    head = quoted.strip().rstrip(".;:")
+    return f"{head[:1].upper()}{head[1:]}, {rest}"
+
+
 #: A reply that opens by pointing at what the quoted line named: "No, that one was
 #: retired.", "It moved to room 4 in May."
 _POINTING = re.compile(r"^(?P<lead>(?:(?:no|nope|nah|yes|yeah|actually)\b[,.!]*\s*)*)"
@@ -883,6 +902,7 @@ def strip_quoted(message: str, answer: str = "") -> str:
             quoted = []
         if quoted and line.strip():
             line = _answer_to_quote(" ".join(quoted), line) or \
+                _agreed_quote(" ".join(quoted), line) or \
                 _pronoun_from_quote(" ".join(quoted), line)
         quoted = [] if line.strip() else quoted
         out.append(line)

@@ -306,3 +306,14 @@ def test_a_dictated_host_name_is_written_with_its_dots() -> None:
     assert "scan01.harbourlift.lan" in plain_voice(said)
     # (one spoken mark is no dictation; a "dot" that names no host stays a word)
     assert "dot matrix" in plain_voice("the dot matrix printer full stop ok comma fine")
+
+
+def test_a_name_pattern_with_placeholders_is_one_item() -> None:
+    assert kinds("hostnames follow yard-<bay><nn> everywhere")["yard-<bay><nn>"] == "tech"
+    assert kinds("the role is grp_<site>_ops")["grp_<site>_ops"] == "tech"
+    assert kinds("if a < b and c > d then stop") == {}
+
+
+def test_an_answer_key_is_no_order_to_the_assistant() -> None:
+    assert not view("Answer key from the safety quiz: boots in the yard.").speech_imperative
+    assert view("Answer in French from now on.").speech_imperative

@@ -22,6 +22,7 @@ from optimizer.local.layout import (
     minutes_as_decisions,
     minutes_residue_removed,
     qa_pairs_as_statements,
+    quiz_key_read,
     reminder_question_as_statement,
     restated_code_removed,
     states_pairs,
@@ -382,3 +383,11 @@ def test_a_fragment_asked_and_answered_with_what_to_do_is_a_condition() -> None:
     for text in ("Is that normal? I think so.", "settings go in local.conf? yes they do",
                  "We use v16 - right? yes"):
         assert fragment_questions_as_conditions(text) == text
+
+
+def test_an_answer_key_reads_as_its_answers() -> None:
+    text = ("Answer key for the forklift refresher, Q3: pallets over 800 kg go to bay 4. "
+            "Q4: the reach truck is never used in the yard.")
+    assert quiz_key_read(text) == ("Pallets over 800 kg go to bay 4. The reach truck is never "
+                                   "used in the yard.")
+    assert quiz_key_read("Q3: what goes to bay 4?") == "Q3: what goes to bay 4?"

@@ -565,3 +565,18 @@ def test_a_welcome_and_a_label_with_its_values_are_read_as_such(
                    "- imaging group (img-lab): soft 200G, hard 250G")
     assert kinds[0][0] == "chatter", kinds
     assert ("claim", "imaging group (img-lab): soft 200G, hard 250G") in kinds, kinds
+
+
+def test_a_yes_under_a_quoted_line_keeps_the_line_it_agrees_with(
+        role: LocalActionability) -> None:
+    ctx = FeedbackContext("e17", "acme", "how do I get a parking permit for the depot",
+                          "Apply online for the permit and print the permit at home.",
+                          "> Apply online for the permit\nYes, through the HR portal only, "
+                          "never by e-mail.\n"
+                          "> print the permit at home\nNo. Permits are collected from the "
+                          "gatehouse at Depot B, with your badge.", "")
+    ex = role.extract(ctx, Meter())
+    assert ex.can_produce_nugget, ex.reason
+    assert ex.body.startswith("Apply online for the permit, through the HR portal only, never "
+                              "by e-mail."), ex.body
+    assert "print the permit at home" not in ex.body
