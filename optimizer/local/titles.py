@@ -121,6 +121,13 @@ def topic_of(query: str, *sources: str) -> str:
         fixed = _CONTRACTIONS.get(core.lower()) if core.islower() or core == "I" else None
         words.append(fixed + w[len(core):] if fixed else w)
     q = " ".join(words).strip()
+    sentences = split_sentences(q) if q else []
+    if len(sentences) > 1 and is_question(sentences[0]) and len(
+            [t for t in tokens(sentences[0]) if t not in STOPWORDS]) >= 2:
+        # ("How do I turn the volume down? The alerts are really loud": the question,
+        # then why it is asked; a question after its context needs the context: "A
+        # phlebotomist left. How do I disable her account?")
+        q = sentences[0].strip()
     if not q:
         return ""
     question = is_question(q)

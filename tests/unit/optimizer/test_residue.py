@@ -1480,3 +1480,11 @@ def test_a_guess_taken_back_leaves_what_holds() -> None:
     # no retraction word after "no": a plain statement stays whole
     kept = "Pedal bikes are checked weekly, no exceptions for the new fleet."
     assert apply_self_corrections(kept) == kept
+
+
+def test_a_title_is_the_question_asked_first_not_the_reason_after_it() -> None:
+    assert topic_of("How do I stop the scale beeping? It wakes the night baker.") == (
+        "How do I stop the scale beeping?")
+    # a question after its context keeps the context it points back to
+    assert topic_of("A driver left on Friday. How do I close his fuel card?") == (
+        "A driver left on Friday. How do I close his fuel card?")
