@@ -1365,10 +1365,13 @@ _HANDOVER_INLINE = re.compile(r"^[ \t]*(?:(?:shift|night|day|late|early)[ \t]+)?
 
 def handover_status_removed(text: str) -> str:
     """A handover note's items that only report how things stand this shift ("- tanker 14
-    late, in at 05:40", "- weighbridge printer low on dockets, box in the store") go; an
-    item that states a rule (a modal, "never", "only", "stay", a ban, an instruction:
-    "- kiosk1: Large Text stays ON ... Leave it.") stays, and so does everything outside
-    the list."""
+    late, in at 05:40", "- weighbridge printer low on dockets, box in the store") or what
+    happened in it ("- Control 2 clock was 4 min out, raised") go; an item that states a
+    rule (a modal, "never", "only", "stay", a ban, an instruction: "- kiosk1: Large Text
+    stays ON ... Leave it.") stays, and so does everything outside the list but a header
+    that names who handed over to whom and when ("HANDOVER 19:30 Thu - J. Armitage to T.
+    Nowak"; "Shift handover - ward 4" names a scope and stays). A header on the note's
+    own line ("Handover to late shift (Aoife -> Dan): X") goes, the note stays."""
     lines = text.split("\n")
     first = next((i for i, ln in enumerate(lines) if ln.strip()), None)
     if first is not None and (inline := _HANDOVER_INLINE.match(lines[first])):
