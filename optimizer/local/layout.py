@@ -2603,6 +2603,7 @@ def quiz_key_read(text: str) -> str:
     out = _ANSWER_KEY_HEAD.sub("", text)
     if out == text:
         return text
-    out = _QUESTION_NUMBER.sub("", out)
-    return re.sub(r"(?m)(^[ \t]*|(?<=[.!?])[ \t]+)([a-z])",
-                  lambda m: m.group(1) + m.group(2).upper(), out)
+    out = _QUESTION_NUMBER.sub("\x00", out)  # (where an answer starts: a capital)
+    out = re.sub(r"(?m)(?:^[ \t]*|\x00)([a-z])", lambda m: m.group(0)[:-1] + m.group(1).upper(),
+                 out)
+    return out.replace("\x00", "")

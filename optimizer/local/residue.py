@@ -827,8 +827,9 @@ def _agreed_quote(quoted: str, reply: str) -> str:
     agreement, adds nothing, or the quoted line is a question."""
     m = _AGREED.match(reply.strip())
     rest = reply.strip()[m.end():].strip() if m else ""
-    if not m or not tokens(rest) or "?" in quoted or len(tokens(quoted)) < 3:
-        return ""
+    if not m or not tokens(rest) or "?" in quoted or len(tokens(quoted)) < 3 or re.match(
+            r"(?i)(?:but|though|however|except|only)\b", rest):
+        return ""  # ("Yes, but on our side ...": the reply turns from the quoted line)
     head = quoted.strip().rstrip(".;:")
     return f"{head[:1].upper()}{head[1:]}, {rest}"
 

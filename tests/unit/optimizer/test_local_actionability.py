@@ -580,3 +580,15 @@ def test_a_yes_under_a_quoted_line_keeps_the_line_it_agrees_with(
     assert ex.body.startswith("Apply online for the permit, through the HR portal only, never "
                               "by e-mail."), ex.body
     assert "print the permit at home" not in ex.body
+
+
+def test_a_yes_but_under_a_quoted_line_does_not_restate_the_line(
+        role: LocalActionability) -> None:
+    ctx = FeedbackContext("e18", "acme", "what time zone do the ovens log in",
+                          "Oven logs use the controller's local time.",
+                          "> Oven logs use the controller's local time\n\nYes, but on our line "
+                          "that clock is fixed to UTC on every oven controller (OV-1 to OV-6), "
+                          "and nobody changes it.", "")
+    ex = role.extract(ctx, Meter())
+    assert ex.can_produce_nugget, ex.reason
+    assert "local time" not in ex.body and "fixed to UTC" in ex.body, ex.body
