@@ -168,3 +168,32 @@ def test_faust_would_commit_past_an_event_in_flight() -> None:
     consumer._acked[tp] = [41, 42]
     consumer._acked_index[tp] = {41, 42}
     assert Consumer._new_offset(consumer, tp) == 43  # type: ignore[arg-type]
+
+
+async def test_the_livelock_check_skips_a_partition_whose_position_is_being_reset(
+        consumer: FromCommittedConsumer, monkeypatch: pytest.MonkeyPatch) -> None:
+    """After a rewind to the start aiokafka knows no position for the partition until the
+    reset is done, and reading it asserts (the pin below): Faust's livelock check read it
+    mid-rebalance and crashed a worker. The consumer skips the check for that partition
+    and leaves every other to Faust's."""
+    from aiokafka.consumer.subscription_state import TopicPartitionState
+
+    resetting = TopicPartitionState(assignment=None)
+    with pytest.raises(AssertionError):  # aiokafka's: no position while resetting
+        _ = resetting.position
+    placed = TopicPartitionState(assignment=None)
+    placed.seek(12)
+    states = {0: resetting, 1: placed}
+    assignment = SimpleNamespace(state_value=lambda tp: states[tp.partition])
+    fetcher = SimpleNamespace(_subscriptions=SimpleNamespace(
+        subscription=SimpleNamespace(assignment=assignment)))
+    monkeypatch.setattr(consumer, "_thread", SimpleNamespace(
+        _ensure_consumer=lambda: SimpleNamespace(_fetcher=fetcher)))
+    from faust.transport.drivers import aiokafka as driver
+
+    checked: list[TP] = []
+    monkeypatch.setattr(driver.Consumer, "verify_event_path",
+                        lambda self, now, tp: checked.append(tp))
+    consumer.verify_event_path(0.0, TP(TOPIC, 0))
+    consumer.verify_event_path(0.0, TP(TOPIC, 1))
+    assert checked == [TP(TOPIC, 1)]
