@@ -1745,13 +1745,14 @@ _DOC_SAYS = re.compile(r"\b(?:wiki|page|handout|document|doc|guide|runbook|notes
                        r"slides?|poster|sop|faq|readme)\b[^.;:!?]{0,40}?\b(?:still\s+)?(?:says|said|"
                        r"tells|told|shows|showed|lists|listed|mentions|mentioned)\b", re.IGNORECASE)
 #: ... and, in the same sentence, that it no longer holds: ", and it's long gone".
+_NO_LONGER_HOLDS = r"long\s+gone|gone|out\s+of\s+date|outdated|obsolete|wrong|retired"
 _GONE_TAIL = re.compile(r"(?:,|\band\b|;)\s+(?:it|that|this|which)(?:'s|\s+is|\s+was|\s+has)?\s+"
-                        r"(?:been\s+)?(?:long\s+gone|gone|out\s+of\s+date|outdated|obsolete|wrong|"
-                        r"retired|no\s+longer\s+\w+)\s*[.!]?$", re.IGNORECASE)
+                        r"(?:been\s+)?(?:" + _NO_LONGER_HOLDS + r"|no\s+longer\s+\w+)\s*[.!]?$",
+                        re.IGNORECASE)
 #: ... or in the next one: "That stopped in 2023.", "It's long gone."
 _GONE_NEXT = re.compile(r"^(?:that|this|it)(?:'s|\s+is|\s+was|\s+has)?\s+(?:been\s+)?(?:stopped|"
-                        r"changed|went\s+away|long\s+gone|gone|out\s+of\s+date|outdated|obsolete|"
-                        r"wrong|retired|no\s+longer\s+true)\b[^.;:!?]{0,40}[.!]?$", re.IGNORECASE)
+                        r"changed|went\s+away|" + _NO_LONGER_HOLDS + r"|no\s+longer\s+true)\b"
+                        r"[^.;:!?]{0,40}[.!]?$", re.IGNORECASE)
 #: Agreement with the answer at the start of a sentence: "Correct -", "Yes, that's right -".
 _CONFIRMED = re.compile(r"^(?:(?:yes|yep|yeah)[,.!]?\s+)?(?:that'?s\s+(?:right|correct|it)|"
                         r"correct|exactly|spot\s+on|indeed|agreed)\b(?=[ \t]*[,.!:;\u2014\u2013-])"
