@@ -55,9 +55,21 @@ def slots(query: str) -> Slots:
     actor = ""
     m = re.search(r"\b(?:my|our|the|an?)\s+([a-z]+)\s+(?:can't|cannot|can|to|is|isn't|"
                   + "|".join(sorted(VERBS)) + r")\b", query.lower())
-    if m and (m.group(1) in ROLE_WORDS or m.group(1) not in STOPWORDS):
+    # (an actor is a role or a person: "the nightly backup", "my laptop to" name things,
+    # and the who-may-do-what templates made junk of them: "backup another account ...")
+    if m and (m.group(1) in ROLE_WORDS or m.group(1) in PERSON_NOUNS):
         actor = m.group(1)
-    person = next((w for w in ws if w in PERSON_NOUNS and w != actor), "")
+    # (the person is the one acted on, after the verb: in "Someone turned on big text, how
+    # do I turn it off?" nobody is; a person noun before another noun only says what kind
+    # of thing, "a user account", "the members database", unless it is a possessive, "a
+    # colleague's password")
+    after_verb = ws[ws.index(verb) + 1:] if verb else []
+    raw_after_verb = words(query)[ws.index(verb) + 1:] if verb else []
+    person = next((w for i, (w, raw) in enumerate(zip(after_verb, raw_after_verb,
+                                                      strict=False))
+                   if w in PERSON_NOUNS and w != actor
+                   and (raw.endswith("'s") or i + 1 == len(after_verb)
+                        or after_verb[i + 1] in STOPWORDS or after_verb[i + 1] in VERBS)), "")
     obj = ""
     if verb:
         after = ws[ws.index(verb) + 1:]
