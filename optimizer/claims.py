@@ -187,6 +187,12 @@ EMOJI = re.compile("(?:[\U0001F000-\U0001FAFF\u2600-\u26FF\u2700-\u27BF\uFE0F\u2
 #: Emoji that say the words before them mean the opposite: eye roll, upside-down face,
 #: unamused face, smirk.
 _SARCASM = re.compile("[\U0001F644\U0001F643\U0001F612\U0001F60F]")
+#: Emoji that laugh or wink.
+_JOKE = re.compile("[\U0001F600-\U0001F606\U0001F609\U0001F60A\U0001F61C\U0001F61D"
+                   "\U0001F923\U0001F642]")
+#: Words that make a sentence a rule whatever emoji closes it.
+_JOKE_KEEPS = re.compile(r"\b(?:must|mustn't|never|always|only|forbidden|banned|required|"
+                         r"mandatory|not|no|nobody|need|needs|use|uses)\b|n't\b", re.IGNORECASE)
 
 
 #: Arrow emoji ("➡️", "⬅️", "↪️"): they point, they do not end a sentence.
@@ -208,9 +214,14 @@ def _emoji_breaks(line: str) -> str:
             while last < len(line) and line[last] == " ":
                 last += 1
             continue
-        if _SARCASM.search(m.group(0)):
-            # Back to the start of the sentence the emoji closes.
-            cut = max(before.rfind(". "), before.rfind("! "), before.rfind("? "))
+        cut = max(before.rfind(". "), before.rfind("! "), before.rfind("? "))
+        said = before[cut + 1:] if cut >= 0 else before
+        if _SARCASM.search(m.group(0)) or (_JOKE.search(m.group(0)) and said.strip() and not (
+                _JOKE_KEEPS.search(said) or any(i.kind in STRONG_KINDS - {"name"}
+                                                 for i in items(said)))):
+            # Back to the start of the sentence the emoji closes. ("The orchestra plays in
+            # Aldermoor, not on the Space Station 🙂": a joke names no value and no rule;
+            # "Backups run at 02:00 🙂" stays.)
             before = before[:cut + 1] if cut >= 0 else ""
         out.append(before.rstrip())
         rest = line[m.end():]
@@ -240,8 +251,10 @@ def split_sentences(text: str) -> list[str]:
             if m.group().rstrip() == "." and m.start() and line[m.start() - 1].isspace() and \
                     re.match(r"[a-z]", line[m.end():]):
                 continue  # "a name that starts with a . is hidden": the character itself
-            if re.match(r"[?!.]+[\"'”’]", m.group()) and re.match(r"[a-z]", line[m.end():]):
-                continue  # "an 'Allow support session?' popup": a quoted label's own "?"
+            if re.match(r"[?!.]+[\"'”’)]", m.group()) and re.match(r"[a-z]", line[m.end():]):
+                # "an 'Allow support session?' popup": a quoted label's own "?"; "(prefix
+                # agy.) from IT": the dot of what the brackets hold
+                continue
             chunk = line[start:m.end()].strip()
             if _ABBREV.search(chunk.rstrip(" \"'”’)")):
                 continue
@@ -429,6 +442,84 @@ def scrapped_spans(text: str) -> list[tuple[int, int]]:
 #: What holds instead, said after a statement taken back: ", it's 587 with STARTTLS now".
 _SAID_INSTEAD = re.compile(r",[ \t]*(?=(?:it's|it\s+is|it\s+now|now\s+it's|we\s+(?:now\s+)?use|"
                            r"they're|they\s+are)\b[^,.!?\n]*\d)", re.IGNORECASE)
+
+
+#: A whole statement taken back: "Actually no, scrap that.", "Forget that -".
+#: (the reader's cue, narrower than :data:`_SCRAP_THAT`: the statement is repaired, not cut)
+_STATEMENT_SCRAPPED = re.compile(r"(?:(?:actually|hang\s+on|wait|sorry|oops)[,.!]?[ \t]+)?"
+                                 r"(?:no[,.!]?[ \t]+)?(?:scrap|forget|ignore|scratch|strike)"
+                                 r"[ \t]+that\b[ \t]*[.,;:!\u2014\u2013-]*[ \t]*", re.IGNORECASE)
+#: The values a taken-back statement is repaired by, each kind with its own pattern.
+_REPAIR_KINDS = (
+    re.compile(r"\b\d{1,2}:\d{2}[ \t]*[-\u2013][ \t]*\d{1,2}:\d{2}\b"),  # a time range
+    re.compile(r"\b(?:Mon|Tues|Wednes|Thurs|Fri|Satur|Sun)days?\b"),  # a weekday
+    re.compile(r"(?<![\d:\u2013-])(?<![\u2013-][ \t])\d{1,2}:\d{2}\b(?![ \t]*[-\u2013][ \t]*\d)"),
+    re.compile(r"\b\d+(?:\.\d+)?[ \t]?%"),  # a percentage
+    re.compile(r"\b\d+(?:\.\d+)?[ \t]+(?:days?|weeks?|months?|years?|hours?|minutes?|mins?|"
+               r"seconds?|GB|MB|TB|copies|connections)\b", re.IGNORECASE),
+    # a number in words, whole ("four weekly base backups" -> "six"; "five hundred" ->
+    # "one thousand")
+    re.compile(r"\b" + WORD_NUMBER + r"\b", re.IGNORECASE),
+    # a bare number, such as a port ("listens on port 2222. Actually scratch that, it went
+    # back to 22 when we rebuilt it"): the first other number the next sentence gives
+    re.compile(r"(?<![\w.:/-])\d{2,5}(?![\w:/%-]|\.\w)"),
+)
+
+
+def statement_taken_back(message: str) -> tuple[str, list[str]]:
+    """ "The window is Monday 06:00-08:00. Actually no, scrap that. Monday is brew day, so
+    the window moved to Wednesday 06:00-08:00 last spring. And ..." reads "The window is
+    Wednesday 06:00-08:00. And ...": the statement before "scrap that" with the values
+    of its kinds that the next sentence gives instead (what the next sentence says to get
+    there is the story of the change, and goes). With no such value, nothing changes.
+    Returns the message so read and the values it replaced (the only ones taken back: a
+    place the statement named and the new one does not is still said, "four weekly base
+    backups on vault1 ... it's six" keeps vault1). The reader and the judge both read it.
+    """
+    replaced: list[str] = []
+    for cue in list(_STATEMENT_SCRAPPED.finditer(message))[::-1]:
+        head = message[:cue.start()].rstrip()
+        if not head.endswith((".", "!", ";")) and not head.endswith(("-", "\u2014", "\u2013")):
+            continue
+        start = max(head.rfind(". ", 0, len(head) - 1), head.rfind("\n", 0, len(head) - 1))
+        said = head[start + 1:].strip()
+        after = message[cue.end():]
+        end = re.search(r"[.!?](?=\s|$)", after)
+        # ("Actually, scratch that, that was the old rule. Since the audit it's six ...":
+        # why it was taken back, then what holds)
+        why = re.match(r"[ \t]*(?:that|it|this)(?:'s|\s+is|\s+was)\s+(?:the\s+)?(?:old|previous|"
+                       r"outdated|wrong)\b[^.!?\n]*[.!?]\s*", after)
+        if why:
+            after = after[why.end():]
+            end = re.search(r"[.!?](?=\s|$)", after)
+        told = after[:end.end()] if end else after
+        repaired, changed = said, False
+        for kind in _REPAIR_KINDS:
+            olds, news = kind.findall(repaired), kind.findall(told)
+            bare = kind in _REPAIR_KINDS[-2:]  # (a number in words or digits alone)
+            if bare and (changed or re.search(r"\b(?:it's|it\s+is)\b[^.!?]*\bnow\b", told,
+                                               re.IGNORECASE)):
+                # (a number already repaired with its kind; or a new statement of its own,
+                # "it's 8443 with TLS now", which stays as it is said)
+                break
+            new = [n for n in news if n.lower() != olds[0].lower()][:1] if bare and len(
+                olds) == 1 else (news[-1:] if news and len(olds) == 1 and news[-1] != olds[0]
+                                 else [])
+            if new:
+                replaced.append(olds[0])
+                repaired = re.sub(rf"(?<![\w.:/-]){re.escape(olds[0])}(?![\w:/%-]|\.\w)"
+                                  if bare else re.escape(olds[0]), new[0], repaired, count=1)
+                changed = True
+        # ("... it's six weekly base backups, plus all WAL back to the oldest one kept":
+        # what the new statement adds to the value goes with it)
+        more = re.search(r"[,;][ \t]*(?:plus|with|and\s+also)\b[^.!?\n]*", told)
+        if changed and more:
+            repaired = repaired.rstrip(" .!;") + more.group(0).rstrip() + "."
+        if changed:
+            prefix = head[:start + 1]
+            gap = " " if prefix and not prefix.endswith("\n") else ""
+            message = f"{prefix}{gap}{repaired} {after[len(told):].lstrip()}"
+    return message, replaced
 
 
 #: A value named again to take it back, its replacement later in the same sentence:
@@ -767,6 +858,9 @@ CONTRACTIONS = {
     "mustnt": "mustn't", "im": "i'm", "ive": "i've", "youre": "you're",
     "theres": "there's", "thats": "that's", "whats": "what's", "theyre": "they're",
     "youve": "you've", "weve": "we've", "theyve": "they've",
+    # (the same with a letter dropped, as typed on a phone)
+    "dosnt": "doesn't", "dosent": "doesn't", "doesent": "doesn't", "didint": "didn't",
+    "wasent": "wasn't", "isent": "isn't",
 }
 
 
@@ -786,7 +880,9 @@ def restore_contractions(text: str) -> str:
 
 
 _ITS = re.compile(r"(?:^|(?<=[.!?;,:]\s)|(?<=\n))([Ii]t)s(?=\s+(?:in|on|at|under|not|just|only|"
-                  r"a|an|the|because|b/c|for|still|now|always|never|called|[A-Z]\w))")
+                  # ("its smb://fs01/dispatch not the short name": an address)
+                  r"a|an|the|because|b/c|for|still|now|always|never|called|[A-Z]\w|"
+                  r"[a-z]+://|[\\/~]))")
 
 
 #: Spoken fillers of a dictated or chatty message ("um", "uh", "erm").
@@ -1474,6 +1570,12 @@ understood went woke wore won wrote""".split())
 #: perfect, not a past tense.
 _AUXILIARY = frozenset("""is are be been being get gets got was were has have isn't aren't
 wasn't weren't hasn't haven't""".split())
+#: Irregular verbs whose past is their base form.
+_SAME_AS_BASE = frozenset("set put cut let hit shut quit hurt read cost spread".split())
+#: Words after which a verb is in its base form: "don't set", "to put", "can cut".
+_BASE_FORM_AFTER = frozenset("""do does don't doesn't dont doesnt to will can can't cannot
+must mustn't should shouldn't would wouldn't could couldn't may might shall won't
+let's""".split())
 #: Words that may stand between the auxiliary and its participle ("is not regenerated",
 #: "are never backed up", "is still set").
 _BETWEEN_AUX = frozenset("""not never no longer always also only still already
@@ -1499,6 +1601,10 @@ _SET_OFF_PARTICIPLE = re.compile(
 
 # (not "this"/"that", which may be the subject: "this burned us in the audit")
 _ARTICLES = frozenset("the a an our their your my its every each".split())
+_COUNT_BEFORE = frozenset("""after with of than for to within over under at on by has have
+had are were is was the all any every no and or""".split())
+_COUNT_WORDS = frozenset("two three four five six seven eight nine ten twelve twenty many "
+                         "several few".split())
 
 
 def past_tense(text: str) -> bool:
@@ -1512,13 +1618,33 @@ def past_tense(text: str) -> bool:
         while j >= 0 and i - j <= 3 and toks[j] in _BETWEEN_AUX:
             j -= 1
         after_be = j >= 0 and toks[j] in _AUXILIARY
+        if t in IRREGULAR_PAST and j >= 0 and toks[j] in _BASE_FORM_AFTER:
+            continue  # "We don't set expiry per account", "you can put it in": the present
+        if t.endswith("ed") and i > 0 and i + 1 < len(toks) and toks[i + 1] == "by" and \
+                toks[i - 1].isalpha() and toks[i - 1] not in STOPWORDS and not re.search(
+                    rf"(?i),\s*{re.escape(t)}\s+by\b", text):
+            continue  # "only changes approved by me go in": a participle after its noun
+        if t in ("read", "set", "cut", "put") and i + 1 < len(toks) and toks[i + 1] in (
+                "access", "only", "write", "permission", "permissions", "rights", "replica",
+                "replicas", "role", "roles", "mode", "lock", "locks", "timeout"):
+            continue  # "production read access", "the read-only role": a noun's kind
+        if t in _SAME_AS_BASE and i >= 2 and toks[i - 1] in ("you", "we", "they", "i") and \
+                toks[i - 2] in _REDUCED_CONDITION | {"if", "before", "after"}:
+            continue  # "it suspends when you shut the lid": a condition, in the present
         if t in _NAMING and i > 0 and toks[i - 1] not in STOPWORDS:
             continue  # "the form called 'Restore Request'": a participle naming a noun
         if i > 0 and toks[i - 1] in _REDUCED_CONDITION:
             continue  # "Reboots, if needed, happen at 03:15": a condition, not the past
-        if i > 0 and toks[i - 1] in _ARTICLES and t.endswith("ed") and i + 1 < len(toks) \
-                and toks[i + 1] not in STOPWORDS:
-            continue  # "we use the shared account": a participle before its noun
+        if i > 0 and (toks[i - 1] in _ARTICLES or (
+                (toks[i - 1].isdigit() or toks[i - 1] in _COUNT_WORDS)
+                and i + 1 < len(toks) and toks[i + 1].isalpha()
+                # (a count in a phrase of its own: "after 5 failed attempts"; not a label's
+                # number, "Room 4 paired fine")
+                and (i < 2 or toks[i - 2] in _COUNT_BEFORE))) and t.endswith("ed") \
+                and i + 1 < len(toks) and toks[i + 1] not in STOPWORDS:
+            # "we use the shared account", "locks after 5 failed attempts": a participle
+            # before its noun
+            continue
         if (t in IRREGULAR_PAST or (t.endswith("ed") and len(t) > 4)) and not after_be and \
                 not re.search(rf"(?i)\b{re.escape(t)}[-/]|[\w/]-{re.escape(t)}\b|"
                               rf"/{re.escape(t)}\b", text):
@@ -1651,8 +1777,11 @@ _KB_DIRECTIVE = re.compile(
     r"list|read|remember|learn|answer|tell|reply|respond|report|store|record|treat|accept)\b|"
     r"\b(?:do not|don't|never)\s+(?:mention|tell|reveal|show|disclose)\s+(?:this|it|that)"
     r"(?:\s+\w+){0,2}\s+to\s+(?:the\s+)?(?:users?|anyone|people|customers?)\b|"
-    r"(?:#{2,}|\[\[|<<|={3,}|\*{3,})\s*(?:[A-Z]{2,}\s*)*(?:POLICY|OVERRIDE|INSTRUCTIONS?|"
-    r"SYSTEM|ADMIN|DIRECTIVE|COMMAND|PROMPT)\b", re.IGNORECASE)
+    # ("=== SYSTEM POLICY ===", "### Admin Override": a header on the marker's line, in
+    # capitals; not a rule line under a ruled banner: "=====\nNo admin rights for staff")
+    r"(?:#{2,}|\[\[|<<|={3,}|\*{3,})[ \t]*(?-i:(?:[A-Z][A-Za-z]*[ \t]+)*(?:POLICY|Policy|"
+    r"OVERRIDE|Override|INSTRUCTIONS?|Instructions?|SYSTEM|System|ADMIN|Admin|DIRECTIVE|"
+    r"Directive|COMMAND|Command|PROMPT|Prompt))\b", re.IGNORECASE)
 
 
 # A one-time code pasted in a message ("here are my backup codes: 8841-2907 5512-0374",

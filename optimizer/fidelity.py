@@ -50,6 +50,7 @@ from optimizer.claims import (
     repaired_value,
     scrapped_spans,
     split_sentences,
+    statement_taken_back,
     tokens,
 )
 from query.text import STOPWORDS, stem
@@ -449,8 +450,12 @@ def taken_back(feedback: str) -> list[str]:
     them back at once, or takes back in a repair sent after them ("... '5s'" then "sorry,
     '3s'"), or names again to take it back ("I said 60 - ... it's 90 days now"); a value
     it also names elsewhere is not one of them."""
-    scrapped = [i.text for begin, end in scrapped_spans(feedback)
-                for i in items(feedback[begin:end]) if i.kind in STRONG_KINDS]
+    # (a statement taken back and given again with a new value takes back that value
+    # only, as the reader reads it: "four weekly backups on vault1. Scratch that, that was
+    # the old rule. It's six now" keeps vault1)
+    read, replaced = statement_taken_back(feedback)
+    scrapped = [i.text for begin, end in scrapped_spans(read)
+                for i in items(read[begin:end]) if i.kind in STRONG_KINDS] + replaced
     # (a value named again to take it back is named twice: "kept for 60 days. Sorry, I
     # said 60 - ..., the retention is 90 days now.")
     out = [b.old for b in named_take_backs(feedback)]

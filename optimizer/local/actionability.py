@@ -63,6 +63,7 @@ from optimizer.lexicon import INSTRUCTION_VERBS
 from optimizer.local.layout import (
     PRESENT_RULE_WORD,
     advice_as_instruction,
+    affirmed_questions_as_statements,
     aligned_tables_as_pipes,
     analogy_as_statement,
     announced_scope_joined,
@@ -131,6 +132,7 @@ from optimizer.local.residue import (
     reply_scope,
     scoped,
     strip_frame,
+    strip_mention,
     strip_quoted,
     strip_residue,
     strip_sign_off,
@@ -476,7 +478,7 @@ _VALUE_KIND_HEAD = re.compile(r"\b(?:codes?|names?|prefix(?:es)?|suffix(?:es)?|f
 #: "If you're on board:", "When growing:": the condition the rule after the colon holds in.
 _CONDITION_HEAD = re.compile(r"^\s*(?:if|when|whenever|unless|while|once|during|before|after|"
                              # ("End of shift: log out, don't just lock.": when it holds)
-                             r"(?:at\s+)?(?:the\s+)?(?:end|start|close)\s+of)\b[^:]{0,60}$|"
+                             r"(?:at\s+)?(?:the\s+)?(?:end|start|close)\s+of)\b[^:]{0,120}$|"
                              # ("Only exception:", "Exceptions:", "Except:": what follows
                              # is the rule's exception, not the rule)
                              r"^\s*(?:the\s+)?(?:only\s+|one\s+)?(?:exceptions?|except(?:ion)?s?|"
@@ -880,7 +882,8 @@ class LocalActionability:
                      analogy_as_statement,
                      statement_before_question_split,
                      minutes_as_decisions, minutes_residue_removed,
-                     qa_pairs_as_statements, answered_questions_as_statements,
+                     qa_pairs_as_statements, affirmed_questions_as_statements,
+                     answered_questions_as_statements,
                      leading_asides_removed,
                      code_comments_as_text,
                      chat_as_lines, diff_as_lines, dashed_pairs_as_labels,
@@ -918,15 +921,24 @@ class LocalActionability:
         # "never" told in the past is no rule)
         for i, (raw, v) in enumerate(views):
             told = _INCIDENT_TOLD.match(raw)
-            if _ASSIGNED.match(raw):
+            named = _NAMED_TO_DO.match(raw)
+            if _ASSIGNED.match(raw) or (named and (english_word(
+                    named.group("name").lower()) is not True or (
+                    _MINUTES_WORDS.search(ctx.comment) and not named.group("name").endswith("s")
+                    and named.group("name").lower() not in STOPWORDS | {"just", "need", "how",
+                                                                       "remember", "note"}))):
                 aside.add(i)  # ("Action: Priya to add a check ...", "ACTION Wen: add till-2.")
-            if kinds[i] == "claim" and ((told and past_tense(told.group("tail")) and not
-                                         PRESENT_RULE_WORD.search(told.group("tail"))) or (
-                    _THEN_PAST.match(raw) and past_tense(v.text) and not (
+            if len({m.group(1).lower() for m in _SAYS.finditer(raw)}) >= 2 and not v.system:
+                aside.add(i)  # "Karen says switch it off, Gary says leave it on.": a dispute
+            if kinds[i] in ("claim", "support") and ((told and past_tense(told.group(
+                    "tail")) and not PRESENT_RULE_WORD.search(told.group("tail"))) or ((
+                    _THEN_PAST.match(raw) or _story_goes_on(views, kinds, i))
+                    and past_tense(v.text) and not (
                         _present_rule(v) or re.search(
                             r"\b(?:must|can|cannot|can't|may|should|need\s+to|has\s+to|"
-                            r"have\s+to|always|only|is|are)\b|\bnever\b.*\bagain\b",
-                            v.text, re.IGNORECASE)))):
+                            # ("We only noticed when ...": "only" on a past verb)
+                            r"have\s+to|always|only(?!\s+\w+ed\b)|is|are)\b|"
+                            r"\bnever\b.*\bagain\b", v.text, re.IGNORECASE)))):
                 aside.add(i)
         # ("the wiki page I wrote in 2021 still says X. That stopped in 2023.", "the old
         # handout said to use that, and it's long gone"): what an outdated document says
@@ -1104,6 +1116,20 @@ class LocalActionability:
         head, sep, tail = sentence.partition(": ")
         if re.search(r"(?<![\w-])[A-Z]$", head):  # "on the H: drive": a drive letter
             return [(sentence, "")]
+        # ("After the incident in January where a laptop was opened with a sleeping
+        # colleague's finger, the rule is: X": the story before the rule goes)
+        lead_in = re.match(r"(?P<story>.+?),?\s+(?:so\s+)?(?:the|our)\s+(?:house\s+)?(?:rule|"
+                           r"policy|standard)\s+(?:now\s+)?is$", head,
+                           re.IGNORECASE) if sep else None
+        if lead_in and (past_tense(lead_in.group("story")) or re.search(
+                r"\b(?:was|were|had)\b", lead_in.group("story"), re.IGNORECASE)) and tokens(tail):
+            return [(head + ":", "chatter"), (capitalized(tail), "")]
+        # ("That's the control room standard: 1.5, not the 1.2 ...": what the value is)
+        named = re.fullmatch(r"(?:that|this)(?:'s|\s+is)\s+(?:the|our)\s+(?P<what>[^,;:]{3,50}?)",
+                             head.strip(), re.IGNORECASE) if sep else None
+        if named and re.match(r"\s*[\d\"'`A-Z]", tail):
+            what = named.group("what")
+            return [(f"The {what}: {tail}", "")]
         if sep and _ANNOUNCING_HEAD.search(head) and not items(head) and (
                 _verbless(head) or re.search(r"(?i)\bplease\b", head)):
             # ("Hello, please do one thing: use ldaps://ldap1 ..."): the head only
@@ -1121,10 +1147,13 @@ class LocalActionability:
                 r"(?i)(?:no|not|never|none|only|always|nobody|allowed|permitted|forbidden|"
                 r"banned|blocked|required|mandatory|disabled|enabled)\b", tail.strip()):
             return [(sentence, "")]  # ("exam office staff: NO VPN, policy": whom it binds)
+        values = [v for v in re.split(r"\s*[,;]\s*|\s+and\s+", tail.strip(" .")) if v]
         if _verbless(head) and _verbless(tail) and not hv.personal and len(tokens(head)) <= 6 \
-                and not _LABEL_WORD.match(head) and re.search(r"\d", tail):
-            return [(sentence, "")]  # ("QA group (lab-qa): soft 100G, hard 120G": a label
-            # and its values)
+                and not _LABEL_WORD.match(head) and (re.search(r"\d", tail) or (
+                    len(values) >= 2 and all(len(tokens(v)) <= 3 for v in values)
+                    and not hv.evaluative and not re.search(r"\bbut\b", head, re.IGNORECASE))):
+            return [(sentence, "")]  # ("QA group (lab-qa): soft 100G, hard 120G", "one
+            # schema per business area: sales, stock, hr": a label and its values)
         story = hv.personal and past_tense(head) and not hv.about_answer
         kind = self._kind(hv, ctx)
         if kind not in ("chatter", "praise", "meta") and not story:
@@ -1144,6 +1173,11 @@ class LocalActionability:
             # "Let me know if X, and see you at Y": every clause is talk; "Two things.":
             # what follows is the list
             return "chatter"
+        if _TO_OTHER_READERS.search(v.text) and not (v.firm_modal or _strict_policy(v)):
+            return "chatter"  # "the coffee machine is broken again, if anyone from
+            # facilities reads this": a word to somebody else
+        if _BARE_POINTER.fullmatch(v.text.strip()):
+            return "chatter"  # "See https://.../app-pgdump.html": where to read, no fact
         if _SARCASM.search(v.text) and not v.system:
             return "opinion"  # the whole sentence mocks, whatever its clauses name
         if _DISMAYED.search(v.text) and not (v.modal or v.policy or v.negation or v.system):
@@ -1159,7 +1193,8 @@ class LocalActionability:
                               and not v.policy and not re.search(
                                   r"\b(?:must|never|always|mandatory|required|only)\b", v.text,
                                   re.IGNORECASE)) or (
-                _PAST_ANCHOR.match(v.text) and past_tense(v.text) and not _present_rule(v))):
+                _PAST_ANCHOR.match(v.text) and past_tense(v.text) and not _present_rule(
+                    v, changes=not _ONE_TIME.match(v.text)))):
             return "chatter"  # "So this happened again at Ferndale yesterday, ..."
         unframed = BOT_TAIL.sub(".", strip_frame(_unwrapped(v.text)))
         if unframed != v.text:
@@ -1271,8 +1306,11 @@ class LocalActionability:
         if _FORGETFUL.search(v.text):
             return "chatter"  # "I can never remember which of our machines are Debian"
         # (in its main clause: "If a colour looks wrong, raise it with X" instructs)
-        feels = _FEELS.search(re.sub(r"^(?:if|when|whenever|once)\b[^,]{3,80},\s*", "",
-                                     v.text, flags=re.IGNORECASE))
+        # ("If the default looks wrong raise a ticket": the comma left out)
+        feels = _FEELS.search(re.sub(r"^(?:if|when|whenever|once)\b[^,]{3,80}?(?:,\s*|\s+(?="
+                                     r"(?:please\s+)?(?:raise|call|ring|ask|tell|contact|email|"
+                                     r"e-mail|log|open|report|ping|phone|send|book|message)\b))",
+                                     "", v.text, flags=re.IGNORECASE))
         if feels and set(tokens(feels.group(1))) & EVALUATIVE and not (
                 v.firm_modal or _strict_policy(v)):
             return "opinion"  # "Files and Deja Dup both feel so clunky next to Windows 10"
@@ -1694,13 +1732,37 @@ _PAST_ANCHOR = re.compile(r"^(?:(?:so|and|but|also)\s+)?(?:last\s+(?:year|week|m
                           r"\d{4})|"
                           r"between\s+\d{1,2}:\d{2}\s+and\s+\d{1,2}:\d{2}|"
                           r"on\s+\d{4}-\d{2}-\d{2}|a\s+(?:few|couple\s+of)\s+"
-                          r"(?:days|weeks|months)\s+ago)\b", re.IGNORECASE)
+                          r"(?:days|weeks|months)\s+ago|"
+                          # ("During the February floods the server filled its disk", "In
+                          # March 2022 the hall lost power": a time the story happened in)
+                          r"during\s+(?:the|that|our|last)|"
+                          # ("At my last job we did exactly that, VNC over SSH": elsewhere)
+                          r"(?:at|in|on)\s+my\s+(?:last|previous|old|former|first)\s+(?:job|"
+                          r"company|employer|place|workplace|school|site|team|role|trust|firm)|"
+                          # ("The one time someone fiddled with it, the night shift ...")
+                          r"the\s+(?:one|only|last|first)\s+time|"
+                          r"in\s+(?:(?:early|late|mid)[\s-]+)?(?:january|february|march|april|june|"
+                          r"july|august|september|october|november|december|\d{4}))\b",
+                          re.IGNORECASE)
 #: An action given to a person: "Action: Priya to add a check to the lint.", "ACTION Wen:
 #: add till-2."
 # (not a list's label: "Action items:", "Actions taken:")
 _ASSIGNED = re.compile(r"^\s*(?i:actions?)\s*(?::\s*[A-Z][\w'-]+(?:\s+(?:and|&)\s+[A-Z][\w'-]+)?"
                        r"\s+to\s+\w|\s+(?!(?i:items?|taken|points?|plan|list|required|needed|"
-                       r"agreed)\b)[A-Z][\w'-]+\s*:\s*\S)")
+                       r"agreed)\b)[A-Z][\w'-]+\s*:\s*\S|"
+                       # ("Action: Ffion.": whose it is, and nothing else)
+                       r"\s*:\s*[A-Z][\w'-]+(?:\s+(?:and|&)\s+[A-Z][\w'-]+)?\s*[.!]?\s*$)")
+#: Words of a meeting's minutes, where "Name to do X" is an action.
+_MINUTES_WORDS = re.compile(r"\b(?:minutes|actions?|agreed|item\s+\d|present:|attendees)\b",
+                            re.IGNORECASE)
+#: A minute's action given to a person by name: "Hamish to update the signage at Tenpenny."
+#: (a name, not a word: "Requests to add a domain go via Mei", "Just to add, ...")
+_NAMED_TO_DO = re.compile(r"^\s*(?P<name>[A-Z][a-z'-]+)(?:\s+(?:and|&)\s+[A-Z][a-z'-]+)?\s+to\s+"
+                          r"(?:update|send|check|publish|write|ask|chase|book|order|look|fix|draft|"
+                          r"arrange|contact|raise|review|confirm|add|remove|tell|email|e-mail|"
+                          r"call|ring|follow|circulate|share|investigate|find|sort|organise|"
+                          r"organize|schedule|prepare|brief|speak|talk|get|buy|replace|test|"
+                          r"report)\b[^.!?]*[.!]?\s*$")
 #: An incident's story under its name: "Lessons learned from incident INC-0412 (April): ...".
 _INCIDENT_TOLD = re.compile(r"^[^:\n]{0,60}\b(?:lessons?\s+learn(?:ed|t)|post-?mortem|incident|"
                             r"outage|root\s+cause|what\s+happened)\b[^:\n]{0,40}:\s*(?P<tail>\S.*)$",
@@ -1711,16 +1773,53 @@ _THEN_PAST = re.compile(r"^\s*(?i:(?:and\s+)?then)\s+(?:[A-Z][a-z]+|i|we|he|she|
                         r"found|rang|sent|broke|fell|froze)\b")
 
 
-def _present_rule(v: SentenceView) -> bool:
+#: Who says what, in a dispute: "Karen says switch it off, Gary says leave it on", "some
+#: say 30 days, others say 90".
+_SAYS = re.compile(r"(?:^|[,;]\s*|\b(?:and|but|while)\s+)((?-i:[A-Z][a-z]+)|some(?:one|body)?|"
+                   r"others?|half\s+of\s+us|the\s+other\s+half)\s+(?:says?|said|thinks?|"
+                   r"reckons?|wants?|swears?)\b", re.IGNORECASE)
+#: A word to other readers of the channel: "..., if anyone from facilities reads this".
+_TO_OTHER_READERS = re.compile(r"\bif\s+(?:anyone|anybody|someone|somebody)\s+(?:from\s+"
+                               r"(?:the\s+)?[\w&-]+(?:\s+[\w&-]+)?\s+)?(?:ever\s+)?(?:reads|sees|is\s+"
+                               r"reading)\s+(?:this|these|it)\b", re.IGNORECASE)
+#: A sentence that only points at a page: "See https://www.postgresql.org/docs/...", "Check
+#: the docs here: https://...". It says where to read, not what holds.
+_BARE_POINTER = re.compile(r"(?:(?:please|just|also)[ \t]+)?(?:see|check|read|look[ \t]+at|"
+                           r"refer[ \t]+to|try)[ \t]+(?:(?:the[ \t]+)?(?:docs?|documentation|"
+                           r"manual|page|link|article)[ \t]*(?:here|at|on)?[ \t]*:?[ \t]*)?"
+                           r"(?:<)?(?:https?://)\S+?(?:>)?[ \t]*[.!]?", re.IGNORECASE)
+
+
+def _story_goes_on(views: Sequence[tuple[str, SentenceView]], kinds: Sequence[str],
+                   i: int) -> bool:
+    """Sentence ``i`` follows a story told in the past ("Back in 2021 the dump sat waiting
+    until 7am ...") and every clause of it is in the past too ("We only noticed when the
+    box office opened and the tills were slow."): the story's next event."""
+    if i == 0 or kinds[i - 1] != "chatter":
+        return False
+    before, here = views[i - 1][1].text, views[i][1].text
+    return bool(_PAST_ANCHOR.match(before) or _EPISODIC.search(before)) and past_tense(
+        before) and all(past_tense(c) or re.search(r"\b(?:was|were|had)\b", c, re.IGNORECASE)
+                        for c in re.split(r",\s+|\s+(?:and|but|so)\s+", here) if tokens(c))
+
+
+#: What happened once, told as such: "The one time someone set UTC on a session, ...".
+_ONE_TIME = re.compile(r"^(?:(?:and|but|so)\s+)?the\s+(?:one|only)\s+time\b", re.IGNORECASE)
+
+
+def _present_rule(v: SentenceView, changes: bool = True) -> bool:
     """A clause in the present that states how things are ("..., and since then the
-    dumps are kept 14 days")."""
-    # (a change told in the past leaves a new state: "Last week we moved the share to fs02")
-    return bool(re.search(r"\b(?:is|are|runs?|stays?|goes|must|always|only|now|mandatory|"
-                          r"required|(?:do|does)\s+not|don't|doesn't|moved|changed|switched|"
-                          r"replaced|migrated|renamed|upgraded|raised|lowered|retired|"
-                          r"decommissioned|introduced|set|turned|disabled|enabled|removed|"
-                          r"added|banned|dropped\s+support)\b", v.text,
-                          re.IGNORECASE))
+    dumps are kept 14 days"); with ``changes``, also a change told in the past, which
+    leaves a new state ("Last week we moved the share to fs02"; not in what happened
+    "the one time someone set UTC on a session")."""
+    # ("We only noticed when ...": "only" on a past verb states nothing now)
+    return bool(re.search(r"\b(?:is|are|runs?|stays?|goes|must|always|only(?!\s+\w+ed\b)|"
+                          r"now|mandatory|required|(?:do|does)\s+not|don't|doesn't)\b", v.text,
+                          re.IGNORECASE)) or (changes and bool(re.search(
+                              r"\b(?:moved|changed|switched|replaced|migrated|renamed|upgraded|"
+                              r"raised|lowered|retired|decommissioned|introduced|set|turned|"
+                              r"disabled|enabled|removed|added|banned|dropped\s+support)\b",
+                              v.text, re.IGNORECASE)))
 
 
 #: The writer says the answer worked: "it works now", "that was it", "sorted".
@@ -1962,8 +2061,10 @@ _FAREWELL = re.compile(r"^(?:(?:anyway|anyhow|ok|okay|well|so|and|thanks(?:\s+ag
                        r"(?:(?:i\s+)?hope\s+(?:you|your|you're|things|all|everyone|the\s+\w+\s+"
                        r"(?:went|goes|is|was))\b|"
                        # a welcome: "Welcome aboard Dan!", "Welcome to the team, Sam."
+                       # ("Welcome to the Phil!": any place, when the welcome is all it says)
                        r"welcome\s+(?:aboard|back|to\s+(?:the\s+)?(?:team|club|crew|unit|"
-                       r"\w+\s+team))(?=[^.!?]{0,30}[.!]*$)|"
+                       r"\w+\s+team))(?=[^.!?]{0,30}[.!]*$)|welcome\s+to\s+(?:the\s+)?"
+                       r"[\w&'-]+(?:\s+[\w&'-]+){0,3}(?=\s*[,]?\s*(?:[A-Z][a-z]+\s*)?!+\s*$)|"
                        # what the message announces: "please note the following."
                        r"(?:[^.!?]{0,60},\s*)?(?:please\s+)?note\s+the\s+following\b"
                        r"(?=[.:]?\s*$)|"
@@ -2244,9 +2345,11 @@ def _support(v: SentenceView, ctx: FeedbackContext) -> bool:
     first = re.split(r";\s+", v.text)[0]
     if v.question or v.system or v.about_answer or v.evaluative >= 2 or v.words < 2 or \
             v.text.rstrip().endswith(":") or _TO_COLLEAGUE.match(v.text) or \
+            _TO_OTHER_READERS.search(v.text) or \
             _status_note(v.text) or _FAREWELL.match(v.text) or _told_once(v.text) or (
                 _HABIT.match(v.text) and not (v.firm_modal or v.negation)) or \
             _ISSUED_BY.match(v.text) or (
+                _ONE_TIME.match(v.text) and past_tense(v.text)) or (
                 past_tense(v.text) and bool(_EPISODIC.search(v.text) or (
                     _when(v.text) and not _RECURRING.search(v.text))) and not (
                     v.firm_modal or _strict_policy(v))) or (
@@ -2469,10 +2572,16 @@ _EVAL_WORDS = (r"wrong|incorrect|inaccurate|outdated|out of date|old|obsolete|no
                r"applies)|not here|not anymore|works|worked|correct|right|true|partly right")
 _LEAD_EVAL = re.compile(
     r"^(?P<pp>(?:(?:for|on|in|at|with)\s+[^,:;]{2,40}?)\s*,?\s*)?"
-    r"(?:(?:that|this|it|the answer|your answer|which)(?:'s|\s+is|\s+was)?\s+"
+    r"(?:(?:that|this|it|the answer|your answer|which|the\s+(?:assistant|bot|ai|chatbot))"
+    r"(?:'s|\s+is|\s+was)?\s+"
     r"(?:\w+\s+){0,2}?|(?:that|this)\s+\w+\s+|(?:is|was)\s+)?"  # ("Is correct, but X")
     # ("right about logrotate doing the rotating, but X": what it is right about goes)
-    r"(?:" + _EVAL_WORDS + r")\b(?:\s+about\s+[^,:;]{2,60}?(?=\s*,?\s+but\b))?"
+    # ("the assistant is right that roles need their own dump, but here X"; not when what
+    # follows leans on what was conceded: "right that pg-lab-02 is a replica, but it's a
+    # delayed one")
+    r"(?:" + _EVAL_WORDS + r")\b(?:\s+about\s+[^,:;]{2,60}?(?=\s*,?\s+but\b)|\s+that\s+"
+    r"[^,:;]{2,60}?(?=\s*,?\s+but\s+(?!(?:it|it's|its|they|they're|that|that's|this|these|"
+    r"those|he|she)\b)))?"
     r"(?P<pp2>\s+(?:for|on|in|at|with)\s+[^,:;]{2,40}?)?"
     # ("kind of right on the mechanics but — X": what is right goes with the "but")
     r"(?:(?P<but>\s*,?\s+but)\s*(?:[,:;]|[\u2014\u2013-])?|\s*(?:[,:;]|\s[\u2014\u2013-]))"
@@ -2620,7 +2729,7 @@ def _clean_sentence(sentence: str, context: str = "", topic: str = "") -> str:
     """See :func:`clean_sentence`."""
     # ("Hi po, sorry but X": X; "okay so the thing is we X": we X)
     s = _RUN_UP.sub("", strip_discourse(_THANKS_LEAD.sub("", without_greeting(
-        _unwrapped(_ours_named(sentence))))))
+        _unwrapped(_ours_named(strip_mention(sentence)))))))
     explicit = _MADE_EXPLICIT.match(s)
     if explicit and len(tokens(s[explicit.end():])) >= 3:
         s = sentence_case(s[explicit.end():])  # ("To make it explicit for the assistant, X")
@@ -2670,6 +2779,7 @@ def _clean_sentence(sentence: str, context: str = "", topic: str = "") -> str:
             not tail.lstrip().startswith("=") and not _VALUE_KIND_HEAD.search(head) and \
             not _SCOPE_HEAD.match(head) and not _CONDITION_HEAD.match(head) and \
             not states_pairs(tail) and not _noun_label(head, tail) and \
+            not _label_with_value(head, tail) and \
             not (content_stems(head) & content_stems(topic) - _GENERIC
                  and not (set(tokens(head)) & EVALUATIVE) - set(tokens(topic))):
         # "It can:", "Quicker way:" (but "Lost badges:" names the topic asked about, and
@@ -2951,6 +3061,19 @@ def _noun_label(head: str, tail: str) -> bool:
     return (not tokens(described) or _verbless(described)) and _verbless(head) and not set(
         toks) & (_MAIL_FIELDS | _SUBJECT_PRONOUNS | EVALUATIVE) and \
         english_word(toks[-1]) is not False
+
+
+def _label_with_value(head: str, tail: str) -> bool:
+    """"Control room: Performance, always (trend graphs lag otherwise)": a noun naming where
+    the value after it holds, the value first and the reason after it (not "It can: ...",
+    "Quicker way: open Settings", "Heads up: the VPN is down", which say nothing of it)."""
+    toks = tokens(head)
+    first = re.split(r"[,;(]", tail, maxsplit=1)[0]
+    # (not a person's name alone: "Owner: Isla McLeod." names who, a byline)
+    return bool(toks) and _verbless(head) and not set(toks) & (
+        _MAIL_FIELDS | _SUBJECT_PRONOUNS | EVALUATIVE) and bool(
+        re.match(r"[ \t]*[A-Z0-9]", tail)) and _verbless(first) and len(tokens(first)) <= 4 \
+        and not re.fullmatch(r"\s*[A-Z][a-z'-]+(?:\s+[A-Z][\w'-]+){1,2}\s*[.!]?\s*", tail)
 
 
 _PARTICIPLE_PHRASE = re.compile(r"(?:^|,)[ \t]*(?:[a-z]{3,}ed|kept|held|sent|run|made|"

@@ -352,8 +352,11 @@ def negative_question_as_claim(text: str) -> str:
     by doubt or another question stays a question, and so does one that names nothing
     concrete (a key, number, path, version). A negative question about what holds that
     the writer answers yes at once ("Isn't the rule that X? Yes it is.") states X."""
-    text = _ANSWERED_THAT.sub(
-        lambda m: f"{m.group('lead')}{m.group('x')[:1].upper()}{m.group('x')[1:]}. ", text)
+    def said(m: re.Match[str]) -> str:
+        # ("Isn't it the case that X, and that Y? Yes, it is.": X, and Y)
+        x = re.sub(r"(,?\s+(?:and|but|or))\s+that\s+(?=\w)", r"\1 ", m.group("x"))
+        return f"{m.group('lead')}{x[:1].upper()}{x[1:]}. "
+    text = _ANSWERED_THAT.sub(said, text)
     m = _NEGATIVE_QUESTION.match(text) or _NEGATIVE_QUESTION_OF.match(text) or \
         _NEGATIVE_MODAL_QUESTION.match(text)
     if not m or not any(i.kind in STRONG_KINDS for i in items(m.group("rest"))):
@@ -813,7 +816,8 @@ _FROM_A_DATE = (r"(?:(?:mon|tues|wednes|thurs|fri|satur|sun)day|today|tomorrow|t
                 r"now)\b|(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|"
                 r"aug(?:ust)?|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\.?"
                 r"\s+\d|the\s+\d|\d")
-_SENDER_HEADER = re.compile(r"^\s*(?:" + SENDER_WORDS + r"\s*(?:[—–]|-{1,2})?\s*(?:from|by)\s+"
+_SENDER_HEADER = re.compile(r"^\s*(?:(?:" + SENDER_WORDS + r"\s*(?:[—–]|-{1,2})?\s*){1,2}"
+                            r"(?:from|by)\s+(?![^\n]*\b(?:please|before\s+you)\b)"
                             r"(?!" + _FROM_A_DATE + r")[^\n.!?]{2,120}?|"
                             # "Night handover 02:10 — Lars → Rahul", "RE: FW: reefer plugs",
                             # "(transcribed from the whiteboard, photo in #ops)"
@@ -822,7 +826,9 @@ _SENDER_HEADER = re.compile(r"^\s*(?:" + SENDER_WORDS + r"\s*(?:[—–]|-{1,2})
                             r"[^\n]{1,100}|\([^()\n]{3,140}\)|"
                             # "To all teams with access to pgbill01:" (who it is for)
                             r"to\s+(?:all|every|everyone|anyone)\b[^\n.!?]{0,100}:)"
-                            r":?[ \t]*\n", re.IGNORECASE)
+                            # ("ALL STAFF - message from Ruth Ashdown, Director of IT.";
+                            # not "Note from X - please read before ...", which asks)
+                            r"[:.]?[ \t]*\n", re.IGNORECASE)
 #: Circled numbers as list markers: "① SET lock_timeout ...".
 _CIRCLED = re.compile(r"^([ \t]*)[\u2460-\u2473\u2776-\u2793][ \t]*", re.MULTILINE)
 
@@ -835,7 +841,7 @@ def circled_numbers_as_bullets(text: str) -> str:
 #: Words that name what kind of document a header line heads ("Minutes", "changelog",
 #: "transcript", "review", "note(s)", "report", "handover", "write-up", "post-mortem").
 _GENRE = (r"(?:minutes|change-?\s?log|log|logbook|transcript|review|notes?|comments?|report|"
-          r"poster|sticker|quiz|checklist|glossary|"
+          r"poster|sticker|quiz|checklist|glossary|talk|briefing|huddle|"
           r"summary|digest|hand-?over|write-?up|post-?mortem|retro(?:spective)?|resolution|"
           r"faq|radio)")
 #: A document's header at the very start: an optional ticket id ("GDDB-4471 - "), up to two
@@ -853,8 +859,9 @@ _GENRE_HEAD = re.compile(
     r"(?:(?:[\w-]+[ \t]+){0,2}?[\w-]+[ \t]*#?\d+[ \t]*[-–—:][ \t]*)?"
     r"(?:(?:[\w-]+[ \t]+){0,2}" + _GENRE + r"(?=[ \t]*(?:[,(:–—-]|[ \t](?:on|of|from|for|by|"
     r"above|below|beside|next[ \t]+to)\b|"
-    # ("Post-incident review PIR-2024-03 (extract)": the document's own code after it)
-    r"[ \t]+(?-i:[A-Z][\w-]*\d[\w-]*)\b|[.]?$))|"
+    # ("Post-incident review PIR-2024-03 (extract)": the document's own code after it;
+    # "CAB minutes 2024-02-08, item 4": its date)
+    r"[ \t]+(?-i:[A-Z][\w-]*\d[\w-]*)\b|[ \t]+\d{4}-\d{2}-\d{2}\b|[.]?$))|"
     # ("Fwd SMS from Seun (on-call):": a forwarded message and whom it is from)
     + _FORWARDED.pattern + r"|"
     + SENDER_WORDS + r"[ \t]*(?:[—–]|-{1,2})?[ \t]*(?:from|by)[ \t]+(?!"
@@ -864,7 +871,8 @@ _GENRE_HEAD = re.compile(
     r"employees|hands|managers|drivers|agents)\b|"
     r"from[ \t]+(?:(?-i:[A-Z][\w'-]+)[ \t]+(?-i:[A-Z][\w'-]+)(?=,)|(?:(?:the|our)[ \t]+)?"
     r"[^\n,:]{0,40}?\b(?:wiki|handbook|runbook|intranet|manual|guide|faq|page|sheet|docs|"
-    r"glossary|checklist|quiz|"
+    # (a file's name is its own: "From CHANGELOG.md of circulo-api, v4.2.0" names a source)
+    r"glossary|checklist|quiz|change-?log(?![.\w])|readme(?![.\w])|procedure|sop|"
     r"minutes|meeting|weekly|monthly|stand-?up|notes)\b))",
     re.IGNORECASE)
 #: A notice's title on its own line, over the notice: "NOTICE — CHEESE PLANT PCs", "Memo:
@@ -970,8 +978,11 @@ def _header_needed(head: str, rest: str) -> bool:
         return True
     if re.search(r"\b(?:we|we'll|we're|we've|us|our)\b", rest, re.IGNORECASE) and \
             not _FORWARDED.match(head):  # (a forwarded text's "we" are its sender's)
-        names = re.findall(r"\b[A-Z][\w&'-]+", head)
+        # (the header's first word has its capital for being first: "From the IT FAQ")
+        names = re.findall(r"\b[A-Z][\w&'-]+", head.strip()[1:])
+        # ("IT", "HR": a department's document, not the organisation's name)
         return any(n.lower() not in later and n.lower() not in _MONTHS and
+                   n not in ("IT", "HR", "Ops", "OPS") and
                    not re.fullmatch(_GENRE, n, re.IGNORECASE) for n in names)
     return False
 
@@ -1634,6 +1645,36 @@ _STORY_ANNOUNCED = re.compile(r"\b(?:long[ \t]+story(?![ \t,]+short)|story[ \t]+
                               r"funny[ \t]+story|a[ \t]+bit[ \t]+of[ \t]+a[ \t]+"
                               r"(?:week|day|night|morning)|you\s+won't\s+believe)\b",
                               re.IGNORECASE)
+def _told_by_writer(sentence: str) -> str:
+    """The sentence of a story the writer tells before "Anyway": "" when it opens with the
+    writer or with what happened ("So I asked about this because ...", "Hello, Bernie here,
+    I volunteer on Tuesdays ..."), the part after its colon when only its head does
+    ("Tomasz explained it to me: X" -> "X"), the sentence as it is otherwise."""
+    k = re.sub(r"^(?:(?:so|well|ok(?:ay)?|right|hello|hi|hey)\b[\s,!.:-]*)+", "", sentence,
+               flags=re.IGNORECASE)
+    k = re.sub(r"^[A-Z][a-z]+\s+here\b[\s,.:-]*", "", k)  # ("Bernie here, ...")
+    head, colon, tail = k.partition(": ")
+
+    def told(text: str, past: bool = True) -> bool:
+        first = re.split(r"[,;]|\s+(?:and|but|because|so)\s+", text, maxsplit=1)[0]
+        return bool(_FIRST_PERSON_WORD.search(first) or (past and past_tense(first))) and \
+            not _RULE_IN_ASIDE.search(first)
+    if not told(head) or any(i.kind in STRONG_KINDS - {"name"} and (
+            i.kind != "number" or any(c.isdigit() for c in i.text)) for i in items(k)):
+        # (a story that gives values may hold the rule in them: "... in the end it isn't
+        # the server at all (the role is capped with CONNECTION LIMIT 8, ...)")
+        return sentence
+    # (what somebody said or explained is told in the past by its nature; only the
+    # writer's own part of it is the story)
+    if colon and not told(tail, past=False):
+        return tail
+    # ("Then Tomasz explained that X": what was explained)
+    said = strip_frame(re.sub(r"^(?:then|and)\s+", "", k, flags=re.IGNORECASE))
+    return said if said != k and not told(said, past=False) else ""
+
+
+_FIRST_PERSON_WORD = re.compile(r"\b(?:i|i'm|i've|i'd|me|my|we|we're|we've|our|us)\b",
+                                re.IGNORECASE)
 #: The turn from an announced story to its point: "Anyway ...".
 _STORY_ENDS = re.compile(r"(?:(?<=[.!?])[ \t]+|(?<=\n))anyway\b[ \t]*[,.!:]?[ \t]*", re.IGNORECASE)
 
@@ -1682,11 +1723,28 @@ def joke_removed(text: str) -> str:
     if not m:
         told = _STORY_ANNOUNCED.search(text)
         m = _STORY_ENDS.search(text, told.end()) if told else None
+    unannounced = False
     if not m:
+        # ("So I asked about this because the office manager sent round that email ... and
+        # we had the big row last month ... Anyway the thing nobody tells you is X": a
+        # story the writer tells before turning to the point, unannounced)
+        m = _STORY_ENDS.search(text)
+        start = text.rfind("\n", 0, m.start()) + 1 if m else 0
+        before = split_sentences(text[start:m.start()]) if m else []
+        unannounced = bool(before) and bool(_FIRST_PERSON_WORD.search(before[0])) and any(
+            past_tense(b) for b in before)
+        if not unannounced:
+            return text
+    if m is None:
         return text
     start = text.rfind("\n", 0, m.start()) + 1
     kept = split_sentences(text[start:m.start()])
-    if told is None:
+    if unannounced:
+        # (what the writer tells of themselves or of what happened goes; a rule said on
+        # the way stays, and so does what somebody explained: "Tomasz explained it to me:
+        # X" keeps X)
+        kept = [k for k in (_told_by_writer(k) for k in kept) if k]
+    elif told is None:
         while kept and not _RULE_IN_ASIDE.search(kept[-1]):
             kept.pop()
     else:
@@ -1702,6 +1760,72 @@ def joke_removed(text: str) -> str:
     rest = text[m.end():]
     head = " ".join(kept)
     return text[:start] + (head + " " if head else "") + rest[:1].upper() + rest[1:]
+
+
+#: One of a run of questions about what holds, put with "is/are" first ("Isn't X just a
+#: link to Y?", "And aren't Z never to be pasted into email?").
+_BE_QUESTION = re.compile(r"(?P<lead>^|(?<=[.!?])[ \t]+|\n[ \t]*)(?:(?:and|also|plus)[ \t]+)?"
+                          r"(?P<aux>isn't|aren't|wasn't|weren't|is|are|was|were)(?:[ \t]+not)?"
+                          r"[ \t]+(?P<x>[^?\n]{8,300}?)[ \t]*\?", re.IGNORECASE)
+#: The writer's own "yes" to every question before it: "Yes to both.", "Yes, all three.",
+#: "Yes and yes.", "Both yes.", "Yes on both counts."
+_YES_TO_ALL = re.compile(r"[ \t]*(?:(?:yes|yep|yeah)[ \t]*(?:,[ \t]*|to[ \t]+|on[ \t]+|"
+                         r"and[ \t]+yes\b)"
+                         r"[ \t]*(?:(?:both|all|each|every)\b(?:[ \t]+(?:of[ \t]+them|two|three|"
+                         r"four|counts|questions))?)?|(?:both|all[ \t]+(?:three|four))[ \t]+"
+                         r"(?:yes|true))"
+                         r"[ \t]*[.!]*", re.IGNORECASE)
+#: Where a question's subject ends: the first of these words after it ("Isn't
+#: ~/Pictures/Screenshots on the dispatch PCs | just a link ...").
+_PREDICATE_START = re.compile(r"\b(?:just|simply|actually|really|still|always|never|only|not|"
+                              r"also|supposed|meant|allowed|forbidden|banned|blocked|required|"
+                              r"kept|set|stored|locked)\b", re.IGNORECASE)
+
+
+def _be_statement(aux: str, x: str) -> str:
+    """"Isn't" + "X just a link to Y" -> "X is just a link to Y" ("" when no word says
+    where the subject ends)."""
+    m = _PREDICATE_START.search(x, x.find(" ") + 1) if " " in x else None
+    if m is None:
+        m = re.search(r"\b(?:the|a|an)\b", x[x.find(" ") + 1:]) if " " in x else None
+        if m is None:
+            return ""
+        at = x.find(" ") + 1 + m.start()
+    else:
+        at = m.start()
+    subj, rest = x[:at].rstrip(), x[at:]
+    verb = re.sub(r"n't$", "", aux.lower())
+    return f"{subj[:1].upper()}{subj[1:]} {verb} {rest}."
+
+
+def affirmed_questions_as_statements(text: str) -> str:
+    """A run of yes/no questions about what holds that the writer answers yes to all at
+    once ("Isn't X just a link to Y? And aren't Z never to be pasted into email? Yes to
+    both.") states each: "X is just a link to Y. Z are never to be pasted into email."
+    A run where some question's subject cannot be told from its predicate stays as
+    written."""
+    out, pos = [], 0
+    while True:
+        run = []
+        m = _BE_QUESTION.search(text, pos)
+        if m is None:
+            break
+        end = m.end()
+        run.append(m)
+        while (nxt := _BE_QUESTION.match(text, end)) is not None:
+            run.append(nxt)
+            end = nxt.end()
+        yes = _YES_TO_ALL.match(text, end)
+        said = [_be_statement(q.group("aux"), q.group("x")) for q in run]
+        if yes is None or not yes.group(0).strip() or (len(run) < 2 and not re.search(
+                r"\b(?:both|all|each|every)\b", yes.group(0), re.IGNORECASE)) or not all(said):
+            out.append(text[pos:m.end()])
+            pos = m.end()
+            continue
+        out.append(text[pos:run[0].start()] + run[0].group("lead") + " ".join(said))
+        pos = yes.end()
+    out.append(text[pos:])
+    return "".join(out)
 
 
 def answered_questions_as_statements(text: str) -> str:

@@ -42,6 +42,7 @@ from optimizer.claims import (
     past_tense,
     repaired_value,
     scrapped_spans,
+    statement_taken_back,
     strip_discourse,
     tokens,
     value_unit,
@@ -330,7 +331,7 @@ after before during until within across over""".split())
 #: Verbs in the present: with one, a clause that opens with a participle ("Deleted files
 #: are purged") states how things are, not what the writer did.
 _PRESENT = frozenset("""is are am stay stays get gets has have can must will need needs go
-goes come comes remain remains show shows live lives run runs use uses""".split())
+goes come comes remain remains show shows live lives run runs use uses mean means""".split())
 _NOT_START = re.compile(r"^not\b(?!\s+(?:all|every|everyone|everything|many|much|even|only|"
                         r"one|a single|any|every|allowed|permitted|supported|recommended|"
                         r"available|needed|required|possible|installed|enabled)\b)",
@@ -588,7 +589,8 @@ def residue(clause: str, first: bool = True) -> str:
         # upgrade" (a change the team made names what changed: "We moved to nginx in
         # 2023", "Our printers were replaced by Ricoh models").
         return "the writer's own story or opinion"
-    personal = any(t in _FIRST_PERSON for t in toks)
+    # ("delete it under My Jobs": a menu's name, not the writer's)
+    personal = any(t in _FIRST_PERSON for t in tokens(re.sub(r"(?<=\S )My(?= [A-Z])", "", c)))
     if personal and not strong:
         # The writer's story (past tense, unless the organisation is its subject), a
         # guess or opinion, or a remark that states no rule. "I can't reset other users'
@@ -842,6 +844,21 @@ _POINTING = re.compile(r"^(?P<lead>(?:(?:no|nope|nah|yes|yeah|actually)\b[,.!]*\
                        r"moved|went|lives|sits)\b)", re.IGNORECASE)
 
 
+def _term_from_quote(quoted: str, reply: str) -> str:
+    """"> DocumentRoot" answered "Always under /srv/www/<site>/public" reads "DocumentRoot:
+    always under /srv/www/<site>/public": a quoted term of one or two words is what the
+    reply is said of (the reply as it is when it names the term itself, or is a yes/no)."""
+    term, said = quoted.strip().rstrip(":."), reply.strip()
+    # (a term, not an order of the answer's: "> restart nfs-kernel-server")
+    if not re.fullmatch(r"[A-Za-z][\w.-]*(?:[ \t][A-Za-z][\w.-]*)?", term) or \
+            term.split()[0].lower() in IMPERATIVE or \
+            term.lower() in said.lower() or re.match(
+                r"(?i)(?:yes|yeah|yep|no|nope|fine|ok(?:ay)?|right|correct|agreed|sure|"
+                r"thanks?)\b", said):
+        return reply
+    return f"{term}: {said[:1].lower() if said[1:2].islower() else said[:1]}{said[1:]}"
+
+
 def _pronoun_from_quote(quoted: str, reply: str) -> str:
     """The reply with a leading "that one"/"it" read as the one thing the quoted line names
     ("> print on the lab printer (LAB-Laser)" then "No, that one was retired." reads "No,
@@ -904,7 +921,7 @@ def strip_quoted(message: str, answer: str = "") -> str:
         if quoted and line.strip():
             line = _answer_to_quote(" ".join(quoted), line) or \
                 _agreed_quote(" ".join(quoted), line) or \
-                _pronoun_from_quote(" ".join(quoted), line)
+                _term_from_quote(" ".join(quoted), _pronoun_from_quote(" ".join(quoted), line))
         quoted = [] if line.strip() else quoted
         out.append(line)
     return "\n".join(out).strip()
@@ -1036,13 +1053,19 @@ def writer_named(message: str) -> str:
     return _AUTHORITY_ME.sub(lambda a: f"{a.group('prep')} {name}", message)
 
 
+#: A name typed in lower case after the last sentence, with where the writer is: "...
+#: even if Maps asks. lee (van 14)".
+_TYPED_NAME = re.compile(r"(?<=[.!?])[ \t]+[a-z][a-z'-]{1,15}[ \t]*\([^()\n]{1,30}\)[ \t]*$")
+
+
 def strip_sign_off(message: str) -> str:
     """The message without the sign-off at its end (see ``_SIGN_OFF``), a name alone on
     its last line, or a "-- " signature ("-- Corvid IT / TP-Desk")."""
     dashes = _DASH_SIGNATURE.search(message)
     if dashes and len(tokens(message[:dashes.start()])) >= 3:
         message = message[:dashes.start()].rstrip()
-    name = _NAME_LINE.search(message) or _INITIAL_NAME.search(message)
+    name = _NAME_LINE.search(message) or _INITIAL_NAME.search(message) or \
+        _TYPED_NAME.search(message)
     if name and len(tokens(message[:name.start()])) >= 3:
         message = message[:name.start()].rstrip()
     m = _SIGN_OFF.search(message)
@@ -1487,6 +1510,40 @@ def _named_back(text: str) -> str:
     return text
 
 
+#: A value scratched with nothing in its place: "Actually scratch the 2 seconds, that's
+#: the old GK420s we got rid of."
+_SCRATCHED_VALUE = re.compile(r"(?:^|(?<=[.!?])[ \t]+)(?:(?:actually|oh|wait|sorry|and)[ \t]*,?"
+                              r"[ \t]+)?(?:scratch|scrap|forget|ignore|disregard|strike)[ \t]+"
+                              r"(?:the|that|my)[ \t]+(?P<old>\d[\w.:%/-]*(?:[ \t]+[a-z]+)?)"
+                              r"(?P<rest>[^.!?\n]*)[.!?]+", re.IGNORECASE)
+
+
+def _scratched_values(text: str) -> str:
+    """"..., then hold the feed button for 2 seconds to calibrate. Actually scratch the 2
+    seconds, that's the old model." reads "...": the clause that said the scratched value
+    goes with the sentence that scratches it, when that sentence gives no value in its
+    place (:func:`_named_back` puts the one it gives)."""
+    for m in list(_SCRATCHED_VALUE.finditer(text))[::-1]:
+        old = m.group("old")
+        said = [s for s in re.finditer(rf"(?<![\w.:/-]){re.escape(old)}\b", text[:m.start()])]
+        unit = old.split()[1] if len(old.split()) > 1 else ""
+        if not said or re.search(rf"(?<![\w.-])\d[\d.,:]*[ \t]*{re.escape(unit)}(?![\w.-]\w)"
+                                 if unit else r"(?<![\w.-])\d[\d.,:]*(?![\w-])",
+                                 m.group("rest"), re.IGNORECASE):
+            continue  # (a new value of its kind is given: :func:`_named_back` puts it)
+        at = said[-1].start()
+        opens = [text.rfind(sep, 0, at) for sep in (", then ", ", and ", "; ", ". ", "\n")]
+        start = max(opens)
+        head_sep = next(sep for sep, o in zip((", then ", ", and ", "; ", ". ", "\n"), opens,
+                                              strict=True) if o == start)
+        end = min([e for e in (text.find(c, at) for c in (",", ";", ".", "\n")) if e >= 0] or
+                  [m.start()])
+        if start < 0 or head_sep in (". ", "\n"):
+            continue  # (the whole sentence said it: the scrap-that readers decide)
+        text = text[:start] + text[end:m.start()].rstrip() + " " + text[m.end():].lstrip()
+    return text
+
+
 def _apply_scrapped(text: str) -> str:
     """The message without statements the writer took back whole ("..., scrap that"):
     see :func:`optimizer.claims.scrapped_spans`."""
@@ -1673,56 +1730,13 @@ _RESTARTED_VALUE = re.compile(
     r"(?=(?:" + WORD_NUMBER + r"|\d+(?:[.,]\d+)?)[ \t]+(?P=unit)\b)", re.IGNORECASE)
 
 
-#: A whole statement taken back: "Actually no, scrap that.", "Forget that -".
-_SCRAP_THAT = re.compile(r"(?:(?:actually|hang\s+on|wait|sorry|oops)[,.!]?[ \t]+)?"
-                         r"(?:no[,.!]?[ \t]+)?(?:scrap|forget|ignore|scratch|strike)[ \t]+that\b"
-                         r"[ \t]*[.,;:!\u2014\u2013-]*[ \t]*", re.IGNORECASE)
-#: The values a taken-back statement is repaired by, each kind with its own pattern.
-_REPAIR_KINDS = (
-    re.compile(r"\b\d{1,2}:\d{2}[ \t]*[-\u2013][ \t]*\d{1,2}:\d{2}\b"),  # a time range
-    re.compile(r"\b(?:Mon|Tues|Wednes|Thurs|Fri|Satur|Sun)days?\b"),  # a weekday
-    re.compile(r"(?<![\d:\u2013-])(?<![\u2013-][ \t])\d{1,2}:\d{2}\b(?![ \t]*[-\u2013][ \t]*\d)"),
-    re.compile(r"\b\d+(?:\.\d+)?[ \t]?%"),  # a percentage
-    re.compile(r"\b\d+(?:\.\d+)?[ \t]+(?:days?|weeks?|months?|years?|hours?|minutes?|mins?|"
-               r"seconds?|GB|MB|TB|copies|connections)\b", re.IGNORECASE),
-)
-
-
-def _statement_taken_back(message: str) -> str:
-    """ "The window is Monday 06:00-08:00. Actually no, scrap that. Monday is brew day, so
-    the window moved to Wednesday 06:00-08:00 last spring. And ..." reads "The window is
-    Wednesday 06:00-08:00. And ...": the statement before "scrap that" with the values
-    of its kinds that the next sentence gives instead (what the next sentence says to get
-    there is the story of the change, and goes). With no such value, nothing changes."""
-    for cue in list(_SCRAP_THAT.finditer(message))[::-1]:
-        head = message[:cue.start()].rstrip()
-        if not head.endswith((".", "!", ";")) and not head.endswith(("-", "\u2014", "\u2013")):
-            continue
-        start = max(head.rfind(". ", 0, len(head) - 1), head.rfind("\n", 0, len(head) - 1))
-        said = head[start + 1:].strip()
-        after = message[cue.end():]
-        end = re.search(r"[.!?](?=\s|$)", after)
-        told = after[:end.end()] if end else after
-        repaired, changed = said, False
-        for kind in _REPAIR_KINDS:
-            olds, news = kind.findall(repaired), kind.findall(told)
-            if len(olds) == 1 and news and news[-1] != olds[0]:
-                repaired = repaired.replace(olds[0], news[-1])
-                changed = True
-        if changed:
-            prefix = head[:start + 1]
-            gap = " " if prefix and not prefix.endswith("\n") else ""
-            message = f"{prefix}{gap}{repaired} {after[len(told):].lstrip()}"
-    return message
-
-
 def apply_self_corrections(message: str) -> str:
     """The message with the writer's own repairs applied: "valid 30 days — sorry, 14
     days" reads "valid 14 days", and so does "valid 30 days... sorry, no, that was the
     old build. It's 14 days now"; an "edit: 60 days, not 90" note replaces 90 days where
     the message said it, and goes."""
-    message = _PREP_REPAIR.sub(lambda m: f"{m.group('prep')} ",
-                               _named_back(_statement_taken_back(message)))
+    message = _PREP_REPAIR.sub(lambda m: f"{m.group('prep')} ", _scratched_values(
+        _named_back(statement_taken_back(message)[0])))
     message = _RESTARTED_VALUE.sub("", message)
     message = _SENTENCE_REPAIR.sub(_sentence_repair, message)
     message = _PORT_REPAIR.sub(lambda m: f":{m.group('new')}", message)
@@ -1747,7 +1761,9 @@ def apply_self_corrections(message: str) -> str:
             text = (head[:last.start()] + m.group(3) + head[last.end():]
                     + f"{m.group(1)}{m.group(2)}" + rest)
             continue
-        unit = m.group(4) or m.group(2) or ""
+        # (a new value with its own unit keeps it: "15 min - no sorry, 20min")
+        unit = m.group(4) or ("" if re.search(r"\d[a-z%]+$", m.group(3), re.IGNORECASE)
+                              else m.group(2)) or ""
         # ("ext 2214 — sorry, 2241, 2214 is the kitchen lol — or Tomasz": why the old
         # value was wrong goes with it, up to the dash that closes the aside)
         why = re.match(rf"[ \t]*,[ \t]*{re.escape(m.group(1))}[ \t]+(?:is|was|'s)\b[^.!?\n—–]*?"
@@ -1848,10 +1864,14 @@ def without_greeting(sentence: str) -> str:
 
 #: "@tomasz for new tables ...": a mention that addresses someone, not the subject of the
 #: clause after it ("@dp-oncall gets paged first", "@ops owns the list" keep it).
-_MENTION_LEAD = re.compile(r"^@[\w.-]+\s*[,:]?\s+(?=(\S+))")
+#: The people a message is addressed to, and the "fyi" after them: "@osman @hattie fyi".
+_MENTION_LEAD = re.compile(r"^(?:@[\w.-]+\s*[,:]?\s+(?:(?:and|&)\s+)?)+(?:(?:fyi|cc|re)\b[,:]?\s+)?"
+                           r"(?=(\S+))", re.IGNORECASE)
 
 
-def _strip_mention(sentence: str) -> str:
+def strip_mention(sentence: str) -> str:
+    """The sentence without the people it is addressed to ("@osman @hattie fyi X": X),
+    unless the name is its subject ("@kai runs the backups")."""
     m = _MENTION_LEAD.match(sentence)
     if not m:
         return sentence
@@ -1953,7 +1973,7 @@ def strip_residue(sentence: str) -> str:
         if not tokens(introduced):
             return ""
         s = introduced
-    s = BOT_TAIL.sub(".", strip_frame(_ASIDE.sub("", _strip_mention(s))))
+    s = BOT_TAIL.sub(".", strip_frame(_ASIDE.sub("", strip_mention(s))))
     bare = re.sub(r"^(?:right|sure|yeah|oh|well|ah|ha|lol)\s*[,.!]*\s+", "",
                   strip_discourse(_LEAD.sub("", s)), flags=re.IGNORECASE)
     if _RETORT.match(bare) and not re.search(r"[,;:]", bare):
@@ -1970,13 +1990,26 @@ def strip_residue(sentence: str) -> str:
     story = dropped_story = False
     carried = ""  # the scope of a dropped elliptical reply, for the clause after it
     before_story: list[str] = []
+    dropped_if = False  # the clause before was a condition that went
     for i, clause in enumerate(clauses):
         sep = seps[i - 1] if i else ""
         if not clause.strip():
             continue
         if sep.strip().startswith(":") and kept and _label(" ".join(c for _, c in kept)):
             kept = []  # "For the next person: X" -> "X"
-        why = residue(clause, first=not kept and i == 0)
+        # (a capital after a comma names a thing: "Power Saver on the road, Balanced when
+        # docked" is no story told in the past)
+        named = re.match(r"[ \t]*[A-Z][a-z]+ed\b", clause) if i > 0 and sep.startswith(",") \
+            else None
+        why = residue("It" + clause[named.end():] if named else clause,
+                      first=not kept and i == 0)
+        if why == "a signature" and sep.strip().startswith(":"):
+            why = ""  # ("protocol: Remote Desktop (RDP)": a label's value, no byline)
+        if not why and dropped_if and len(tokens(clause)) <= 3 and re.search(
+                r"\b(?:us|me)\b", clause, re.IGNORECASE) and not _strong(clause):
+            why = "verdict"  # ("..., so if yours is different, tell us": whom to tell goes
+            # with the condition it answers)
+        dropped_if = bool(why) and bool(re.search(r"\bif\b", clause, re.IGNORECASE))
         if _OPERATOR.fullmatch(clause):
             why = ""  # "can't serve <, <=, >, >= though": an item of a list of operators
         if why == "the writer's own story or opinion" and kept and sep.strip(" ,").lower() in (
