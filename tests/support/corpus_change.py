@@ -13,10 +13,12 @@ AUDIT = ("how do I export the audit log for my workspace?",
          "The audit log export moved: in v8.2 it is under Settings > Compliance > Audit log, "
          "and only the Security Officer role sees it.")
 #: A new FAQ page whose title is one of the reset nugget's probe queries: it pushes the
-#: nugget out of that probe's answer (an FAQ import outranking a correction).
+#: nugget out of that probe's answer (an FAQ import outranking a correction). It names the
+#: workspace too, a word of the audit nugget's trigger query, so that nugget is re-probed
+#: and still passes.
 FAQ = {"id": "faq-portal-reset", "title": "Portal reset password",
        "text": "Portal reset password Team Leads can reset another user's password in the "
-               "portal from the admin panel: open the gear menu, pick the member and choose "
-               "Reset password."}
+               "portal from the admin panel of their workspace: open the gear menu, pick the "
+               "member and choose Reset password."}
 UNRELATED = {"id": "kb-invoices", "title": "Printing invoices",
              "text": "Invoices are printed from the Billing page as PDF files on A4 paper."}
