@@ -178,7 +178,8 @@ _AUX_QUESTION = re.compile(
 
 _ABBREV = re.compile(r"\b(?:e\.g|i\.e|etc|vs|approx|incl|esp|cf|nr|fig|mr|mrs|ms|dr|st)\.$",
                      re.IGNORECASE)
-_BULLET = re.compile(r"^\s*(?:[-*•]|\d{1,2}[.)])\s+")
+# (not a schedule's first field: "* * * * * pg_isready ..." is a crontab line)
+_BULLET = re.compile(r"^\s*(?:[-•]|\*(?![ \t]+[*\d/]+(?:[ \t]+[*\d/,-]+){3}[ \t])|\d{1,2}[.)])\s+")
 
 
 #: Emoji, and chat short codes (":sweat_smile:", ":+1:").
@@ -446,17 +447,23 @@ _SAID_INSTEAD = re.compile(r",[ \t]*(?=(?:it's|it\s+is|it\s+now|now\s+it's|we\s+
 
 #: A whole statement taken back: "Actually no, scrap that.", "Forget that -".
 #: (the reader's cue, narrower than :data:`_SCRAP_THAT`: the statement is repaired, not cut)
-_STATEMENT_SCRAPPED = re.compile(r"(?:(?:actually|hang\s+on|wait|sorry|oops)[,.!]?[ \t]+)?"
-                                 r"(?:no[,.!]?[ \t]+)?(?:scrap|forget|ignore|scratch|strike)"
-                                 r"[ \t]+that\b[ \t]*[.,;:!\u2014\u2013-]*[ \t]*", re.IGNORECASE)
+_STATEMENT_SCRAPPED = re.compile(r"(?:(?:actually|hang\s+on|wait|sorry|oops|hmm+)[,.!]?[ \t]+)?"
+                                 r"(?:(?:no[,.!]?[ \t]+)?(?:scrap|forget|ignore|scratch|strike)"
+                                 r"[ \t]+that\b[ \t]*[.,;:!\u2014\u2013-]*[ \t]*|"
+                                 # ("5min. Hmm, no - that was the old value, ...": the "no"
+                                 # before why the statement was wrong)
+                                 r"no[ \t]*[,.!\u2014\u2013-]+[ \t]*(?=(?:that|it|this)(?:'s|"
+                                 r"[ \t]+is|[ \t]+was)[ \t]+(?:the[ \t]+)?(?:old|previous|"
+                                 r"outdated|wrong)\b))", re.IGNORECASE)
 #: The values a taken-back statement is repaired by, each kind with its own pattern.
 _REPAIR_KINDS = (
     re.compile(r"\b\d{1,2}:\d{2}[ \t]*[-\u2013][ \t]*\d{1,2}:\d{2}\b"),  # a time range
     re.compile(r"\b(?:Mon|Tues|Wednes|Thurs|Fri|Satur|Sun)days?\b"),  # a weekday
     re.compile(r"(?<![\d:\u2013-])(?<![\u2013-][ \t])\d{1,2}:\d{2}\b(?![ \t]*[-\u2013][ \t]*\d)"),
     re.compile(r"\b\d+(?:\.\d+)?[ \t]?%"),  # a percentage
-    re.compile(r"\b\d+(?:\.\d+)?[ \t]+(?:days?|weeks?|months?|years?|hours?|minutes?|mins?|"
-               r"seconds?|GB|MB|TB|copies|connections)\b", re.IGNORECASE),
+    # (the unit written on: "5min" -> "15min")
+    re.compile(r"\b\d+(?:\.\d+)?[ \t]?(?:days?|weeks?|months?|years?|hours?|minutes?|mins?|"
+               r"seconds?|secs?|GB|MB|TB|copies|connections)\b", re.IGNORECASE),
     # a number in words, whole ("four weekly base backups" -> "six"; "five hundred" ->
     # "one thousand")
     re.compile(r"\b" + WORD_NUMBER + r"\b", re.IGNORECASE),
@@ -512,14 +519,71 @@ def statement_taken_back(message: str) -> tuple[str, list[str]]:
                 changed = True
         # ("... it's six weekly base backups, plus all WAL back to the oldest one kept":
         # what the new statement adds to the value goes with it)
-        more = re.search(r"[,;][ \t]*(?:plus|with|and\s+also)\b[^.!?\n]*", told)
+        # (and how it is set: "It's 15min now, set with ALTER ROLE ...")
+        # (and what else holds: "It's 30 days now, and Automatically Delete Temporary Files
+        # is on too")
+        more = re.search(r"[,;][ \t]*(?:plus|with|and\s+also|(?:set|configured|enforced)[ \t]+"
+                         r"(?:with|by|in|via|on)|via|and(?![ \t]+(?:that|it|this|so)\b)"
+                         r"(?=(?:[ \t]+[^ \t.!?\n]+){4}))\b[^.!?\n]*", told)
         if changed and more:
-            repaired = repaired.rstrip(" .!;") + more.group(0).rstrip() + "."
+            repaired = repaired.rstrip(" .!;\u2026") + more.group(0).rstrip() + "."
+        elif changed:  # ("after 14 days..." said again: "after 30 days.")
+            repaired = re.sub(r"(?:\.{2,}|\u2026)$", ".", repaired.rstrip())
+        if not changed:
+            restated = _restated_after_change(said, told)
+            if restated is not None:
+                repaired, told_rest = restated
+                replaced += [i.text for i in items(said) if i.kind in STRONG_KINDS
+                             and i.text.lower() not in repaired.lower()]
+                changed = True
+                told = told[:len(told) - len(told_rest)]
         if changed:
             prefix = head[:start + 1]
             gap = " " if prefix and not prefix.endswith("\n") else ""
             message = f"{prefix}{gap}{repaired} {after[len(told):].lstrip()}"
     return message, replaced
+
+
+#: The change told after "scratch that": "it moved to WPA2 Enterprise last spring, so
+#: ...", "they were switched over to the new relay in March". The new value runs to a
+#: time phrase, a comma or the end of the sentence.
+_CHANGED_TO = re.compile(
+    r"[ \t]*(?:it|that|this|they|the[ \t]+[\w-]+(?:[ \t]+[\w-]+)?)[ \t]+"
+    r"(?:(?:has|have)[ \t]+been[ \t]+|was[ \t]+|were[ \t]+|got[ \t]+)?"
+    r"(?:moved|changed|switched|went|swapped|upgraded|migrated)(?:[ \t]+(?:over|"
+    r"back))?[ \t]+to[ \t]+(?P<new>[^,;.!?\n]+?)"
+    r"(?:[ \t]+(?:(?:last|this)[ \t]+\w+|in[ \t]+\w+(?:[ \t]+\d{4})?|(?:\w+[ \t]+){1,3}ago|"
+    r"recently))?(?P<rest>[,;][^.!?\n]*)?(?P<end>[.!?]|$)", re.IGNORECASE)
+#: What somebody did to make the change, then what holds now: "Dev switched it in March:
+#: the logger now writes ...".
+_CHANGE_STORY = re.compile(r"[ \t]*(?P<story>[^:.!?\n]{3,60}):[ \t]+(?P<now>[^.!?\n]{12,}[.!?]?)")
+
+
+def _restated_after_change(said: str, told: str) -> tuple[str, str] | None:
+    """The statement taken back, said again from the change told after the cue, and what
+    of the cue's sentence is left to keep (None: the sentence gives no new statement).
+
+    "Kiosk Wi-Fi is WPA2 Personal. Scratch that - it moved to WPA2 Enterprise last
+    spring, so no password is typed." reads "Kiosk Wi-Fi is WPA2 Enterprise, so no
+    password is typed."; "The logger writes in UTC. Scratch that, Dev switched it in
+    March: the logger now writes in local time." reads "The logger now writes in local
+    time." (the story of the change before the colon goes)."""
+    moved = _CHANGED_TO.match(told)
+    copula = list(re.finditer(r"\b(?:is|are|'s|'re|uses?|runs?(?:[ \t]+on)?)[ \t]+", said,
+                              re.IGNORECASE))
+    if moved and copula:
+        new = moved.group("new").strip()
+        old = said[copula[-1].end():].rstrip(" .!;\u2014\u2013-")
+        if new and old and new.lower() != old.lower():
+            rest = (moved.group("rest") or "").rstrip()
+            return said[:copula[-1].end()] + new + rest + ".", told[moved.end():]
+    story = _CHANGE_STORY.match(told)
+    if story and past_tense(story.group("story")) and len(tokens(story.group("now"))) >= 4 \
+            and not past_tense(re.split(r"[,;]", story.group("now"))[0]):
+        now = story.group("now").strip()
+        return now[:1].upper() + now[1:] + ("" if now.endswith((".", "!", "?")) else "."), \
+            told[story.end():]
+    return None
 
 
 #: A value named again to take it back, its replacement later in the same sentence:

@@ -220,7 +220,9 @@ _POLITE = (r"(?!\s+(?:that|this|it|the answer|your answer)(?:'s|\s+is|\s+was)?\s
 #: Hedges: a sentence that guesses is not a fact to publish.
 _HEDGE = re.compile(r"^guess\b|\b(?:maybe|perhaps|probably|possibly|i think|i guess|i believe|"
                     r"i suppose|"
-                    r"not (?:100% )?sure" + _POLITE + r"|no idea|"
+                    # (not the reader's doubt: "If you're not sure -> ask in #eng")
+                    r"(?<!you're )(?<!you are )(?<!youre )not (?:100% )?sure" + _POLITE +
+                    r"|no idea|"
                     # ("could be recovered from the totals": a passive, not a guess)
                     r"(?:might|could) be(?!\s+(?:\w+ed|\w+en|done|made|seen|set|kept|put)\b)|"
                     r"seems? to|"
@@ -333,7 +335,8 @@ _MENTAL = re.compile(
 _DEFAULT_VALUE = re.compile(r"\b(?:is|are|becomes|became|stays)\s+(?:now\s+|still\s+)?the\s+"
                             r"default\b|\bthe\s+default\s+(?:\w+\s+)?(?:is|are)\s+(?:now\s+)?"
                             r"\S|\bdefaults?\s+to\s+\S", re.IGNORECASE)
-_UNSURE = re.compile(r"^guess\b|\b(?:not (?:100% |entirely |totally )?sure" + _POLITE + r"|no idea"
+_UNSURE = re.compile(r"^guess\b|\b(?:(?<!you're )(?<!you are )(?<!youre )not (?:100% |entirely |"
+                     r"totally )?sure" + _POLITE + r"|no idea"
                      r"(?!\s+about\s+(?:the\s+)?(?:rest|others?|other\s+\w+))"
                      # "no idea why Files is so slow": not knowing the cause of what one
                      # reports doubts nothing of it
@@ -817,6 +820,20 @@ _LIST_VERBS = frozenset("""is are was were be been has have had do does did get 
 go goes went use uses run runs need needs""".split())
 
 
+#: The writer's own setup at home or on a personal machine, not the organisation's world:
+#: "At home I run three containers on a Raspberry Pi ...", "On my own laptop I keep ...".
+_PRIVATE_SETUP = re.compile(
+    r"^(?:(?:so|and|but|also|fwiw|btw|funnily\s+enough)[,\s]+)?(?:at\s+home(?![-\w])|"
+    r"(?:on|in|with)\s+my\s+(?:home\s*lab|homelab|home\s+(?:server|network|pc|machine|setup|"
+    r"box|router|nas)|(?:own|personal|private)\s+(?:laptop|pc|machine|server|box|setup|"
+    r"computer|phone|nas)))\b[^.!?]*?\b(?:i|i'm|i've|my|we)\b", re.IGNORECASE)
+#: A head that names the exception the tail describes: "Bus laptops are the exception: they
+#: pull straight from deb.debian.org" (without it the tail says it of everything).
+_EXCEPTION_HEAD = re.compile(r"\b(?:is|are|'s|'re)\s+(?:the\s+(?:one\s+)?|an\s+)?(?:exception|"
+                             r"exceptions|odd\s+ones?\s+out|special\s+case)\s*$", re.IGNORECASE)
+_FIRST_SINGULAR = re.compile(r"\b(?:i|i'm|i've|i'd|me|my)\b", re.IGNORECASE)
+
+
 class LocalActionability:
     """Deterministic actionability classifier and extractor (no network).
 
@@ -1154,6 +1171,16 @@ class LocalActionability:
                     and not hv.evaluative and not re.search(r"\bbut\b", head, re.IGNORECASE))):
             return [(sentence, "")]  # ("QA group (lab-qa): soft 100G, hard 120G", "one
             # schema per business area: sales, stock, hr": a label and its values)
+        if _verbless(tail) and any(i.kind in STRONG_KINDS and i.start == len(tail) - len(
+                tail.lstrip()) for i in items(tail)) and len(tokens(head)) >= 4 and not (
+                past_tense(head) or hv.evaluative or hv.about_answer or _verbless(head) or
+                _FIRST_SINGULAR.search(head) or _PRONOUN_START.match(head.strip())):
+            # ("Station machines get their packages from our cache on lugworm: http://...
+            # for the main archive and http://... for security": the head says what the
+            # values are, and they mean nothing without it)
+            return [(sentence, "")]
+        if _EXCEPTION_HEAD.search(head) and not _PRONOUN_START.match(head.strip()):
+            return [(sentence, "")]  # ("Bus laptops are the exception: they pull ...")
         story = hv.personal and past_tense(head) and not hv.about_answer
         kind = self._kind(hv, ctx)
         if kind not in ("chatter", "praise", "meta") and not story:
@@ -1173,6 +1200,8 @@ class LocalActionability:
             # "Let me know if X, and see you at Y": every clause is talk; "Two things.":
             # what follows is the list
             return "chatter"
+        if _PRIVATE_SETUP.match(v.text) and not v.system:
+            return "chatter"  # "At home I run three containers on a Pi 4 ...": not ours
         if _TO_OTHER_READERS.search(v.text) and not (v.firm_modal or _strict_policy(v)):
             return "chatter"  # "the coffee machine is broken again, if anyone from
             # facilities reads this": a word to somebody else
@@ -2128,7 +2157,12 @@ _NOTE_RUN_UP = re.compile(
     r"(?:(?:hi|hello|hey)\s+\w+\s*,?\s*)?(?:a\s+)?quick\s+one\b(?:\s+(?:from|following|"
     r"since|after|about|re|regarding|for|on)\b[^.!?:;,—–]{0,50})?[.!:]?|"
     r"(?:sorry,?\s+)?(?:dictated|dictating|typed|typing|written|writing)"
-    r"\s+(?:this\s+)?(?:from|on|while|in)\b[^.!?]{0,50}?(?:,?\s+sorry\b[^.!?]{0,40})?[.!]?",
+    r"\s+(?:this\s+)?(?:from|on|while|in|between|during|at|after|before)\b[^.!?]{0,50}?"
+    r"(?:,?\s+sorry\b[^.!?]{0,40})?[.!]?|"
+    # ("this is hamish on the skerry lass dictating so excuse the typing.": who and where,
+    # the whole sentence)
+    r"(?:this\s+is|it's)\s+[\w'-]+(?:\s+[\w'-]+){0,5}?\s+(?:dictating|speaking|calling|"
+    r"typing|writing)\b[^.!?:;]{0,50}[.!]?",
     re.IGNORECASE)
 
 
@@ -2542,7 +2576,67 @@ def body_sentences(sents: Sequence[Sentence], answer: str, context: str = "",
         if text and (len(tokens(text)) >= 2 or s.kind == "support") and text not in out:
             out.append(text)
         previous = s
-    return _restatements_removed(_quotation_unwrapped(out))
+    return _restatements_removed(_quotation_unwrapped(
+        [t for t in (_talk_clauses_removed(t, answer) for t in out) if t]))
+
+
+#: A clause about the conversation itself: the answer, the assistant, what "you" said.
+_TALK_REFERENCE = re.compile(
+    r"\b(?:(?:your|the|this|that)\s+(?:answer|reply|response|suggestion)|you\s+(?:said|"
+    r"wrote|suggested|mentioned|claimed)|the\s+(?:bot|assistant|chatbot|ai))\b", re.IGNORECASE)
+#: A word that makes a clause a rule (or its negation).
+_RULE_WORD_IN = re.compile(r"\b(?:never|always|only|must|mustn't|should|shouldn't|don't|do\s+"
+                           r"not|no\s+longer|required|mandatory|forbidden|allowed|banned|"
+                           r"policy|rule)\b", re.IGNORECASE)
+#: Where a clause of a sentence ends (the separator is kept by ``re.split``).
+_CLAUSE_BREAK = re.compile(r"(;\s*|,\s+(?=(?:so|but|and|because|since|which|the|that|this|"
+                           r"it|there)\b)|\s[\u2014\u2013-]\s)", re.IGNORECASE)
+
+
+def _talk_clauses_removed(sentence: str, answer: str) -> str:
+    """The sentence without its clauses about the conversation, when what is left still
+    states something of its own: "Runbook RB-7 was changed, the assistant seems to have
+    the old one." -> "Runbook RB-7 was changed."; "X's comment says the same as the bot -
+    Tweaks, General tab - but there's no Tweaks on the bridge laptops" -> "There's no
+    Tweaks on the bridge laptops" (the aside after the dropped clause goes with it). A
+    clause that names a value the answer does not name stays: it may be the fact."""
+    if not _TALK_REFERENCE.search(sentence):
+        return sentence
+    parts = _CLAUSE_BREAK.split(sentence.rstrip().rstrip("."))
+    clauses, seps = parts[0::2], ["", *parts[1::2]]
+    kept: list[tuple[str, str]] = []
+    dropped = False
+    after_drop = False
+    for sep, clause in zip(seps, clauses, strict=True):
+        if _TALK_REFERENCE.search(clause):
+            if any(i.kind in STRONG_KINDS and i.text.lower() not in answer.lower()
+                   for i in items(clause)):
+                return sentence
+            dropped, after_drop = True, True
+            continue
+        if after_drop and sep.strip() in ("-", "\u2014", "\u2013") and _verbless(clause):
+            continue  # (the aside that went with the dropped clause)
+        after_drop = False
+        kept.append((sep, clause))
+    if not dropped or not kept:
+        return sentence
+    text = "".join(sep + clause for sep, clause in kept).strip()
+    text = re.sub(r"^[;,\u2014\u2013-]?\s*(?:(?:so|but|and|because|since)\s+)?", "", text,
+                  flags=re.IGNORECASE)
+    if len(tokens(text)) < 4 or re.match(r"(?i)(?:it|it's|its|they|they're|this|that)\b",
+                                         text):
+        # ("That's our standard, so the answer shouldn't offer X": a pointer back and a
+        # word on the answer, all talk; "It's 14 days, not what the answer says" keeps
+        # its value)
+        short = len(tokens(text)) <= 5 and not any(i.kind in STRONG_KINDS for i in items(text))
+        return "" if short else sentence
+    if kept[0][0] and not _RULE_WORD_IN.search(text):
+        # (the clause about the answer was the sentence's own, and the rest goes on with
+        # it: "Sandra did exactly what this answer says ..., and TideBook started refusing
+        # check-ins" is the story of following the answer; "X says the same as the bot,
+        # but there's no Tweaks on the laptops and never will be" turns to a rule)
+        return ""
+    return text[:1].upper() + text[1:] + ("" if text.endswith(("!", "?", ".")) else ".")
 
 
 def _restatements_removed(sentences: list[str]) -> list[str]:
@@ -2674,7 +2768,13 @@ def clean_sentence(sentence: str, context: str = "", topic: str = "") -> str:
     the answer ("That's wrong for CorpNet: ..." keeps "For CorpNet, ..."), reported
     speech ("You said X, but ..."), anecdote clauses, trailing chatter and the other
     conversational residue of :mod:`optimizer.local.residue` removed."""
-    return _unquoted_ends(_clean_sentence(sentence, context, topic))
+    return _VOCATIVE_END.sub("", _unquoted_ends(_clean_sentence(sentence, context, topic)))
+
+
+#: A word to the reader at the end of a sentence: "freight runs at night too mate.",
+#: "it's on the shared drive, guys!"
+_VOCATIVE_END = re.compile(r"(?:,[ \t]*|[ \t]+)(?:mate|m8|buddy|pal|dude|bro|guys|lads|chaps)"
+                           r"(?=[ \t]*[.!]*[ \t]*$)", re.IGNORECASE)
 
 
 def _unquoted_ends(text: str) -> str:

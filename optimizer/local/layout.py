@@ -345,6 +345,26 @@ _ANSWERED_THAT = re.compile(
     re.IGNORECASE)
 
 
+#: "Doesn't the licence mean we keep the logs 90 days? It does, which is why ...": a
+#: negative question the writer answers yes at once, its verb one that says what a thing
+#: means, needs or lets happen.
+_AFFIRMED_DOES = re.compile(
+    r"(?P<lead>^|(?<=[.!?])[ \t]+|\n)[ \t]*(?P<aux>doesn't|does[ \t]+not|don't|do[ \t]+not)[ \t]+"
+    r"(?!(?:you|anyone|anybody|someone|somebody|people|i)\b)(?P<np>[^?\n]{2,60}?)[ \t]+"
+    r"(?P<verb>mean|require|need|cover|include|allow|block|stop|forbid|ban)[ \t]+"
+    r"(?P<rest>[^?\n]{6,300}?)[ \t]*\?+[ \t]+(?:(?:yes|yep|yeah|indeed|of[ \t]+course|correct|"
+    r"exactly)\b[ \t,]*)?(?:(?:it|they|that|he|she)[ \t]+(?:does|do)\b|(?<=\s)(?:yes|yep|"
+    r"yeah|indeed|correct|exactly)\b)[ \t]*(?P<tail>[.!,;:\u2014\u2013-]*)[ \t]*", re.IGNORECASE)
+
+
+def _affirmed_does(m: re.Match[str]) -> str:
+    np, verb = m.group("np"), m.group("verb")
+    if m.group("aux").lower().startswith("does"):
+        verb = _third_person(verb)
+    said = f"{np[:1].upper()}{np[1:]} {verb} {m.group('rest')}"
+    return f"{m.group('lead')}{said}" + (", " if m.group("tail").startswith(",") else ". ")
+
+
 def negative_question_as_claim(text: str) -> str:
     """A message that opens with a negative question naming a concrete value and goes
     on with a firm statement ("Isn't it just Super+A? That jumps straight to the app
@@ -356,7 +376,7 @@ def negative_question_as_claim(text: str) -> str:
         # ("Isn't it the case that X, and that Y? Yes, it is.": X, and Y)
         x = re.sub(r"(,?\s+(?:and|but|or))\s+that\s+(?=\w)", r"\1 ", m.group("x"))
         return f"{m.group('lead')}{x[:1].upper()}{x[1:]}. "
-    text = _ANSWERED_THAT.sub(said, text)
+    text = _AFFIRMED_DOES.sub(_affirmed_does, _ANSWERED_THAT.sub(said, text))
     m = _NEGATIVE_QUESTION.match(text) or _NEGATIVE_QUESTION_OF.match(text) or \
         _NEGATIVE_MODAL_QUESTION.match(text)
     if not m or not any(i.kind in STRONG_KINDS for i in items(m.group("rest"))):
@@ -1019,7 +1039,24 @@ _BOX_BORDER = re.compile(r"^[ \t]*\+[-=+]{3,}\+[ \t]*$")
 _BOX_LINE = re.compile(r"^[ \t]*\|[ \t]*(?P<text>.*?)[ \t]*\|[ \t]*$")
 
 
+#: A line the writer put in square brackets under a quoted line: their reply to it.
+_BRACKETED_REPLY = re.compile(r"^[ \t]*\[(?P<reply>[^\[\]\n]*\s[^\[\]\n]*\s[^\[\]\n]*)\][ \t]*$")
+
+
 def boxed_lines_unboxed(text: str) -> str:
+    """Text drawn in a box of "+---+" borders and "| ... |" sides (a label or sticker typed
+    out) as its plain lines: "| PRINTER: STORES-ZEBRA-1 |" reads "PRINTER: STORES-ZEBRA-1"
+    (not a table row); and a reply the writer put in square brackets under a quoted line
+    ("> enable the UDP input" / "[no, gull only takes TCP]") as its plain words."""
+    lines = text.split("\n")
+    for i in range(1, len(lines)):
+        m = _BRACKETED_REPLY.match(lines[i])
+        if m and lines[i - 1].lstrip().startswith(">"):
+            lines[i] = m.group("reply").strip()
+    return _boxed_lines_unboxed("\n".join(lines))
+
+
+def _boxed_lines_unboxed(text: str) -> str:
     """Text drawn in a box of "+---+" borders and "| ... |" sides (a label or sticker typed
     out) as its plain lines: "| PRINTER: STORES-ZEBRA-1 |" reads "PRINTER: STORES-ZEBRA-1"
     (not a table row)."""
@@ -1555,8 +1592,9 @@ def _record_head(line: str, m: re.Match[str] | None, rest: str, record: bool) ->
 
 
 #: "Q: how long ...? A: 14 characters": a question and its answer, in the writer's words.
-_QA_PAIR = re.compile(r"(?:^|(?<=\s))Q\s*[:.]\s*(?P<q>[^?\n]{3,200}\?)\s*A\s*[:.]\s*"
-                      r"(?P<a>.+?)(?=\s*(?:^|(?<=\s))Q\s*[:.]\s|\n|$)", re.MULTILINE)
+# (a numbered one too: "Q4. How does a clerk start Orca? A: Ctrl+Alt+O.")
+_QA_PAIR = re.compile(r"(?:^|(?<=\s))Q\s*\d{0,3}\s*[:.)]\s*(?P<q>[^?\n]{3,200}\?)\s*A\s*[:.]\s*"
+                      r"(?P<a>.+?)(?=\s*(?:^|(?<=\s))Q\s*\d{0,3}\s*[:.)]\s|\n|$)", re.MULTILINE)
 _YES_NO = re.compile(r"^(?:do|does|did|can|could|is|are|was|were|will|would|should|shall|"
                      r"may|must|has|have|had|am)\b", re.IGNORECASE)
 
@@ -1643,7 +1681,13 @@ _JOKE_ENDS = re.compile(r"(?:^|(?<=[.!?])[ \t]+|(?<=\n))(?:(?:all[ \t]+)?(?:joki
 # (not "long story short", which turns to the point)
 _STORY_ANNOUNCED = re.compile(r"\b(?:long[ \t]+story(?![ \t,]+short)|story[ \t]+time|"
                               r"funny[ \t]+story|a[ \t]+bit[ \t]+of[ \t]+a[ \t]+"
-                              r"(?:week|day|night|morning)|you\s+won't\s+believe)\b",
+                              r"(?:week|day|night|morning)|you\s+won't\s+believe|"
+                              # (an apology for the length, or for the day it has been:
+                              # "Sorry this is long, it's been a day.")
+                              r"sorry[ \t,]+(?:(?:this|it)(?:'s|[ \t]+is)|for[ \t]+the)[ \t]+"
+                              r"(?:so[ \t]+|a[ \t]+bit[ \t]+)?(?:long|essay|rant|ramble)|"
+                              r"(?:it's|it[ \t]+has)[ \t]+been[ \t]+a[ \t]+(?:long[ \t]+|"
+                              r"rough[ \t]+|mad[ \t]+)?(?:day|week|night|shift|morning))\b",
                               re.IGNORECASE)
 def _told_by_writer(sentence: str) -> str:
     """The sentence of a story the writer tells before "Anyway": "" when it opens with the
@@ -1709,6 +1753,11 @@ def plain_version_read(text: str) -> str:
     return "".join(blocks)
 
 
+def _told_past(clause: str) -> bool:
+    """A clause told in the past, the passive too ("The 06:10 was held for the tide")."""
+    return past_tense(clause) or bool(re.search(r"\b(?:was|were|had)\b", clause, re.IGNORECASE))
+
+
 def joke_removed(text: str) -> str:
     """What the writer says before turning to the rule with "Joking aside:" or "But
     seriously," is the joke ("The last person who tried it wore the Vest of Shame at the
@@ -1753,7 +1802,7 @@ def joke_removed(text: str) -> str:
         # ("... Mirela pointed out to me that all booking times are stored as X": what
         # was said is told in the present)
         kept = [k for k in kept if not _STORY_ANNOUNCED.search(k) and not (
-            past_tense(re.split(r"[,;:]|\band\b", strip_frame(k), maxsplit=1)[0])
+            _told_past(re.split(r"[,;]|:(?!\d)|\band\b", strip_frame(k), maxsplit=1)[0])
             and not _RULE_IN_ASIDE.search(k) and not re.search(
                 r"\b(?:should|nobody|no\s+one|must|need\s+to|has\s+to|have\s+to)\b", k,
                 re.IGNORECASE))]
@@ -2479,6 +2528,11 @@ _AFTER_LINE = re.compile(r"^[ \t]*(?:[-*•][ \t]+)?(?:the[ \t]+)?(?:after|new" 
                          + r"|now|current" + _WAY + r")(?:[ \t]*\((?P<when>[^()\n]"
                          r"{1,60})\))?[ \t]*:[ \t]*(?=\S)", re.IGNORECASE)
 
+#: The after label later in a line that opens with the before label.
+_AFTER_IN_LINE = re.compile(r"(?<=[.!;])[ \t]+(?=(?:the[ \t]+)?(?:after|new" + _WAY + r"|now|"
+                            r"current" + _WAY + r")(?:[ \t]*\([^()\n]{1,60}\))?[ \t]*:)",
+                            re.IGNORECASE)
+
 
 def before_after_read(text: str) -> str:
     """A change told as "BEFORE:" and "AFTER:" lines leaves what holds after it: the
@@ -2486,6 +2540,10 @@ def before_after_read(text: str) -> str:
     writer's words, and none of them says the old way is gone), the after lines lose
     their label, and a title line that announces the pair ("Before / after, since
     INK-4410:") goes. A message with only one of the two labels is left alone."""
+    # ("Old way (2022): X. New way (since the audit): Y." on one line: each label opens
+    # a line of its own)
+    text = "\n".join(_AFTER_IN_LINE.sub("\n", ln) if _BEFORE_LINE.match(ln) else ln
+                     for ln in text.split("\n"))
     lines = text.split("\n")
     if not (any(_BEFORE_LINE.match(ln) for ln in lines) and
             any(_AFTER_LINE.match(ln) for ln in lines)):
