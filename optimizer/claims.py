@@ -445,6 +445,13 @@ _SAID_INSTEAD = re.compile(r",[ \t]*(?=(?:it's|it\s+is|it\s+now|now\s+it's|we\s+
                            r"they're|they\s+are)\b[^,.!?\n]*\d)", re.IGNORECASE)
 
 
+#: Words about the conversation itself: the answer, the assistant, what "you" said. The
+#: reader drops clauses that hold them; the judge flags published text that does.
+CONVERSATION_REFERENCE = re.compile(
+    r"\b(?:(?:your|the|this|that)\s+(?:answer|reply|response|suggestion)|you\s+(?:said|"
+    r"wrote|suggested|mentioned|claimed)|the\s+(?:bot|assistant|chatbot|ai))\b", re.IGNORECASE)
+
+
 #: A whole statement taken back: "Actually no, scrap that.", "Forget that -".
 #: (the reader's cue, narrower than :data:`_SCRAP_THAT`: the statement is repaired, not cut)
 _STATEMENT_SCRAPPED = re.compile(r"(?:(?:actually|hang\s+on|wait|sorry|oops|hmm+)[,.!]?[ \t]+)?"

@@ -31,6 +31,7 @@ import numpy as np
 from optimizer.claims import (
     ATTITUDE_START,
     CHECK_MARKS,
+    CONVERSATION_REFERENCE,
     REPAIR_CUE,
     REPAIR_VALUE,
     SHORTHAND,
@@ -167,9 +168,6 @@ def unsupported_text(title: str, body: str, feedback: str, query: str) -> list[s
 _FIRST_PERSON_SINGULAR = re.compile(r"\b(?:I|I'm|I've|I'd|I'll|(?i:me|my|mine|myself))\b"
                                     r"(?![&/])")
 _THANKS = re.compile(r"\b(?:thanks|thank you|thx|cheers|hi|hello|hey|sorry)\b", re.IGNORECASE)
-_CONVERSATION_REF = re.compile(
-    r"\b(?:(?:your|the|this|that) (?:answer|reply|response|suggestion)|you (?:said|wrote|"
-    r"suggested|mentioned|claimed)|the (?:bot|assistant|chatbot))\b", re.IGNORECASE)
 _INTERJECTION_START = re.compile(r"^(?:(?:ha|haha|lol|ok|okay|fine|well|yes|yeah|yep|nope|wow|"
                                  r"hmm|sure|thanks|careful)\b\s*[,!:]|(?:yes|yeah|yep|nope|nah|"
                                  r"lol|haha|ugh|hmm)\s)|^(?:you're |you are )?right(?: that|,)",
@@ -208,7 +206,7 @@ def conversational_text(title: str, body: str) -> list[str]:
     out = []
     for m in _THANKS.finditer(title):
         out.append(f"{title.strip()}: {m.group(0)}")
-    for m in _CONVERSATION_REF.finditer(title):
+    for m in CONVERSATION_REFERENCE.finditer(title):
         out.append(f"{title.strip()}: {m.group(0)}")
     for part in split_sentences(body):
         p = part.strip()
@@ -245,7 +243,7 @@ def conversational_text(title: str, body: str) -> list[str]:
             why.append("a question or exclamations")
         if thanks := _THANKS.search(p):
             why.append(f"thanks or greeting ({thanks.group(0)})")
-        if ref := _CONVERSATION_REF.search(p):
+        if ref := CONVERSATION_REFERENCE.search(p):
             why.append(f"refers to the conversation ({ref.group(0)})")
         if why:
             out.append(f"{p}: {'; '.join(why)}")

@@ -30,6 +30,7 @@ import numpy as np
 from nuggetflow.logging import get_logger
 from optimizer.accounting import Meter, estimate_tokens
 from optimizer.claims import (
+    CONVERSATION_REFERENCE,
     EVALUATIVE,
     IRREGULAR_PAST,
     MODALS,
@@ -2580,10 +2581,6 @@ def body_sentences(sents: Sequence[Sentence], answer: str, context: str = "",
         [t for t in (_talk_clauses_removed(t, answer) for t in out) if t]))
 
 
-#: A clause about the conversation itself: the answer, the assistant, what "you" said.
-_TALK_REFERENCE = re.compile(
-    r"\b(?:(?:your|the|this|that)\s+(?:answer|reply|response|suggestion)|you\s+(?:said|"
-    r"wrote|suggested|mentioned|claimed)|the\s+(?:bot|assistant|chatbot|ai))\b", re.IGNORECASE)
 #: A word that makes a clause a rule (or its negation).
 _RULE_WORD_IN = re.compile(r"\b(?:never|always|only|must|mustn't|should|shouldn't|don't|do\s+"
                            r"not|no\s+longer|required|mandatory|forbidden|allowed|banned|"
@@ -2600,7 +2597,7 @@ def _talk_clauses_removed(sentence: str, answer: str) -> str:
     Tweaks, General tab - but there's no Tweaks on the bridge laptops" -> "There's no
     Tweaks on the bridge laptops" (the aside after the dropped clause goes with it). A
     clause that names a value the answer does not name stays: it may be the fact."""
-    if not _TALK_REFERENCE.search(sentence):
+    if not CONVERSATION_REFERENCE.search(sentence):
         return sentence
     parts = _CLAUSE_BREAK.split(sentence.rstrip().rstrip("."))
     clauses, seps = parts[0::2], ["", *parts[1::2]]
@@ -2608,7 +2605,7 @@ def _talk_clauses_removed(sentence: str, answer: str) -> str:
     dropped = False
     after_drop = False
     for sep, clause in zip(seps, clauses, strict=True):
-        if _TALK_REFERENCE.search(clause):
+        if CONVERSATION_REFERENCE.search(clause):
             if any(i.kind in STRONG_KINDS and i.text.lower() not in answer.lower()
                    for i in items(clause)):
                 return sentence
