@@ -72,7 +72,7 @@ difficult broken buggy mess messy garbage wrong incorrect inaccurate false nonse
 misleading bogus shallow superficial incomplete vague laggy sluggish unusable unstable
 flaky unreliable crappy lousy clunky pointless needless unnecessary futile worthless
 rubbish pathetic hopeless dreadful abysmal atrocious junk lame mediocre dumb disaster
-miserable lifesaver legend hero genius""".split())
+miserable lifesaver legend hero genius untidy sloppy ugly""".split())
 
 #: "Clear" as a verb: "Clear History… before handing it back", "then clear the cache".
 _CLEAR_VERB = re.compile(r"(?:^|[.;:]\s+|\b(?:then|and|to|always|first|please)\s+)clear\s+"
@@ -85,7 +85,9 @@ frustrating broken buggy mess messy garbage laggy sluggish unusable unstable fla
 unreliable crappy lousy clunky wrong nonsense pointless needless futile worthless rubbish
 pathetic hopeless dreadful abysmal atrocious junk lame mediocre dumb disaster exhausting
 tiring infuriating maddening unbearable shocking irritating tedious miserable nightmare
-dinosaur relic""".split())
+dinosaur relic untidy sloppy hassle headache faff eyesore""".split())
+#: A complaint said with a noun: "both are a pain", "a real pain in the neck".
+_PAIN = re.compile(r"\b(?:a|such\s+a|real|royal)\s+pain\b", re.IGNORECASE)
 
 #: Evaluative words that praise.
 POSITIVE = frozenset("""good great nice perfect awesome excellent helpful useful clear best
@@ -278,6 +280,10 @@ def split_sentences(text: str) -> list[str]:
                          r"misc|orig|prev|opt|req|ref)\.$", chunk) and re.match(
                              r"[a-z]", line[m.end():]):
                 continue
+            # "it died at 3 a.m. after six hours": a time of day before a lower-case word
+            if re.search(r"\b[ap]\.\s?m\.$", chunk, re.IGNORECASE) and re.match(
+                    r"[a-z]", line[m.end():]):
+                continue
             # "Send to… doesn't do anything": an ellipsis before a lower-case word is a
             # label's or a pause's, not a sentence's end.
             if re.search(r"(?:\.\.\.|…)[\"'”’)]*\s*$", chunk) and re.match(r"[a-z]",
@@ -443,6 +449,20 @@ def scrapped_spans(text: str) -> list[tuple[int, int]]:
 #: What holds instead, said after a statement taken back: ", it's 587 with STARTTLS now".
 _SAID_INSTEAD = re.compile(r",[ \t]*(?=(?:it's|it\s+is|it\s+now|now\s+it's|we\s+(?:now\s+)?use|"
                            r"they're|they\s+are)\b[^,.!?\n]*\d)", re.IGNORECASE)
+
+
+#: A word that makes a clause a rule: a firm modal, "never", "only", a ban, a requirement.
+#: The reader's readers of tastes, reactions and asides keep a sentence that holds one.
+RULE_WORD = re.compile(r"\b(?:must|mustn't|never|only|(?:not\s+)?allowed|banned|required|"
+                       r"mandatory|forbidden|policy|rule)\b", re.IGNORECASE)
+#: ``RULE_WORD`` or advice and its negation ("always", "should", "don't", "no longer"): what
+#: keeps a clause of a story.
+RULE_OR_ADVICE = re.compile(rf"{RULE_WORD.pattern}|\b(?:always|should|shouldn't|don't|do\s+not|"
+                            rf"no\s+longer)\b", re.IGNORECASE)
+#: ``RULE_WORD``, "always" or a bare negation ("not", "no", "don't"), for asides beside a
+#: list item.
+RULE_OR_NEGATION = re.compile(rf"{RULE_WORD.pattern}|\b(?:always|not|no|don't)\b",
+                              re.IGNORECASE)
 
 
 #: Words about the conversation itself: the answer, the assistant, what "you" said. The
@@ -1678,6 +1698,19 @@ _COUNT_WORDS = frozenset("two three four five six seven eight nine ten twelve tw
                          "several few".split())
 
 
+#: A past form of "be", "have" or "do" that tells a clause in the past even when its verb is
+#: a participle ("The 06:10 was held for the tide", "the tills weren't ready").
+_PAST_AUXILIARY = re.compile(r"\b(?:was|were|wasn't|weren't|had|didn't|did\s+not)\b",
+                             re.IGNORECASE)
+
+
+def clause_in_past(clause: str) -> bool:
+    """A clause told in the past: a verb in the past tense (``past_tense``) or a past form
+    of "be", "have" or "do", which makes a passive or a negation past too ("The 06:10 was
+    held for the tide", "The till didn't open")."""
+    return past_tense(clause) or bool(_PAST_AUXILIARY.search(clause))
+
+
 def past_tense(text: str) -> bool:
     """A verb in the past tense that is not a participle after "is/are/be/been/get/have"
     (with "not", "never", "still" ... between them: "is not regenerated" is a passive in
@@ -2192,7 +2225,7 @@ def view(sentence: str) -> SentenceView:
                        for t in toks) + sum(t in INTENSIFIERS for t in toks),
         positive=any(t in POSITIVE and not (t == "clear" and _CLEAR_VERB.search(text))
                      for t in toks),
-        negative=any(t in NEGATIVE for t in toks),
+        negative=any(t in NEGATIVE for t in toks) or bool(_PAIN.search(text)),
         # ("OBS version is fixed 29.1.3": fixed at a value, not repaired)
         success=sum(t in SUCCESS for t in toks) - len(re.findall(
             r"\bfixed\s+(?:at\s+|to\s+|on\s+)?(?=\S*\d)", text, re.IGNORECASE)),

@@ -37,12 +37,15 @@ from optimizer.claims import (
     POLICY,
     POSITIVE,
     ROLE_WORDS,
+    RULE_OR_ADVICE,
+    RULE_WORD,
     STANCE_START,
     STRONG_KINDS,
     Item,
     SentenceView,
     addressed_to_system,
     capitalized,
+    clause_in_past,
     clause_split,
     content_stems,
     english_word,
@@ -109,6 +112,7 @@ from optimizer.local.layout import (
     rhetorical_tail_as_statement,
     rota_removed,
     shell_comments_as_text,
+    shown_file_read,
     signature_removed,
     sql_statements_joined,
     state_labels_as_statements,
@@ -203,6 +207,12 @@ _COVERAGE = re.compile(r"\b(?:nothing (?:about|on)|no mention|(?:does(?:n't| not
 #: A negative imperative: "don't install lxc on other servers", "never use backports".
 _PROHIBITION = re.compile(r"^(?:(?:and|but|so|also|please)\s+)*(?:don't|do not|never|dont)\s+"
                           r"(?:(?:ever|please|try to)\s+)?[a-z]", re.IGNORECASE)
+#: A ban said without its verb: "No food in the booth.", "No home-made triggers for X."
+#: (not "No idea", "No worries", "No way", "No one ...").
+_BAN = re.compile(r"^(?:(?:and|also|so|plus|again)\s+)?no\s+(?!(?:one|idea|way|need|problem|"
+                  r"problems|worries|thanks|clue|luck|longer|more|matter|doubt|rush|sorry|issue|"
+                  r"issues|big|change|changes|difference|response|reply|answer|joy|dice|chance|"
+                  r"wonder|kidding|offence|offense|pressure|hurry)\b)[a-z]", re.IGNORECASE)
 #: Words about how an answer is written, not what it says.
 _TONE = re.compile(r"\b(?:tone|style|format|formatting|bullet(?: points)?|emojis?|verbose|"
                    r"lectur(?:e|ing)|preachy|jargon|"
@@ -886,7 +896,7 @@ class LocalActionability:
         text = sql_statements_joined(commit_lines_removed(log_lines_removed(bookkeeping_removed(
             code_in_sentence_joined(restated_code_removed(signature_removed(pointed_command_named(
                 writer_named(broken_lines_joined(boxed_lines_unboxed(aligned_tables_as_pipes(
-                ctx.comment))))))))))))
+                shown_file_read(ctx.comment)))))))))))))
         text = strip_quoted(plain_text(headings_as_labels(shell_comments_as_text(text)),
                                        keep_lines=True), f"{ctx.query}\n{ctx.answer}")
         text = announced_scope_joined(value_lists_joined(
@@ -927,7 +937,7 @@ class LocalActionability:
                  for (_, kind), (raw, v) in zip(parts, views, strict=True)]
         # "Ha, the weather table with San Francisco again.": a laugh at what it names
         kinds = ["opinion" if k == "claim" and _LAUGH.match(raw.strip()) and _verbless(
-            _LAUGH.sub("", raw.strip())) and not _RULE_WORD.search(raw) else k
+            _LAUGH.sub("", raw.strip())) and not RULE_WORD.search(raw) else k
                  for k, (raw, _) in zip(kinds, views, strict=True)]
         # ("I'm off until Monday 3 June. For urgent DB issues contact Priya Nair.": whom to
         # ask while the writer is away belongs to the away notice)
@@ -974,8 +984,7 @@ class LocalActionability:
         # "apt-cache policy showed the old pin and it works now on login02": a report
         # that the answer worked, whatever it names
         # ("The help page itself says '...' so that matches.": the answer confirmed)
-        kinds = ["praise" if k == "claim" and (_WORKED.search(v.text) or _MATCHES.search(
-            v.text)) and not (v.firm_modal or v.policy or _denies(v.text)) else k
+        kinds = ["praise" if k == "claim" and _confirms_answer(v) else k
                  for k, (_, v) in zip(kinds, views, strict=True)]
         # (a closing "Thank you!" under a correction praises nothing)
         # (unless the message says it worked: "Yes, that was it ... it works now. Thanks!")
@@ -1028,6 +1037,7 @@ class LocalActionability:
         asking = asking or ("question" in kinds and any(
             k == "claim" for k in kinds) and all(
             (v.personal or view(raw).personal or _READING.search(v.text)
+             or (_GAUGE.search(v.text) and not RULE_WORD.search(v.text))
              or re.match(r"(?i)(?:ours|mine)\b", v.text) or _subjectless_past(v.text))
             and not _HOUSE_RULE.search(v.text)
             for (raw, v), k in zip(views, kinds, strict=True) if k == "claim")) or any(
@@ -1311,7 +1321,9 @@ class LocalActionability:
             # "Good morning.", "Dear all,", "Issued on behalf of IT.", "Harriet from
             # Brindle Street here."
             return "chatter"
-        if _TASTE.match(v.text) and not _RULE_WORD.search(v.text):
+        if _ALMOST_BUT_OURS.match(v.text) and not v.strong:
+            return "verdict"  # "Nearly, but we have specifics.": the answer judged, no fact
+        if _TASTE.match(v.text) and not RULE_WORD.search(v.text):
             return "opinion"  # "(Personally) I'd always pick vim over nano": a taste
         if STANCE_START.match(v.text) and not _strict_policy(v):
             return "opinion"  # "Honestly the makerspace needs a UPS too": a view
@@ -1342,7 +1354,7 @@ class LocalActionability:
                                      r"e-mail|log|open|report|ping|phone|send|book|message)\b))",
                                      "", v.text, flags=re.IGNORECASE))
         if feels and set(tokens(feels.group(1))) & EVALUATIVE and not (
-                v.firm_modal or _strict_policy(v)):
+                _firm_rule(v) or _strict_policy(v)):
             return "opinion"  # "Files and Deja Dup both feel so clunky next to Windows 10"
         if _PREFERENCE.search(v.text) and not (v.firm_modal or _strict_policy(v)):
             return "opinion"  # "half of the staff would rather read it in Welsh"
@@ -1352,7 +1364,7 @@ class LocalActionability:
             return "opinion"  # "DBeaver isn't much better", "the new one is even worse"
         if _SARCASM.search(v.text):
             return "opinion"  # "oh sure, VACUUM FULL at noon, what could possibly go wrong"
-        if _EMOTIVE_FRAME.match(v.text) and not (_RULE_WORD.search(v.text)
+        if _EMOTIVE_FRAME.match(v.text) and not (RULE_WORD.search(v.text)
                                                  or _strict_policy(v)):
             # "Love that Falcot has a tidy network and a budget for everything.": a
             # reaction, whatever it names
@@ -1539,8 +1551,10 @@ class LocalActionability:
         # A rule over a named item, even one the answer named ("NetworkManager is only on
         # workstations"), or a prohibition ("don't run your own apt-cacher-ng").
         limited = v.concrete and (v.firm_modal or v.negation or v.policy) and bool(new_words)
-        prohibition = bool(_PROHIBITION.match(v.text)) and bool(
-            content_stems(v.text) - _GENERIC - {"need"})
+        # ("No unattended upgrades on on-air machines.": a ban with its verb left out)
+        prohibition = bool(_PROHIBITION.match(v.text) or (
+            _BAN.match(v.text) and v.words >= 3 and not _FINITE_VERB.search(v.text)
+            and not v.question)) and bool(content_stems(v.text) - _GENERIC - {"need"})
         blanket = bool(_BLANKET.search(v.text)) and v.words >= 3
         # "`exportfs -ra`." on its own: the command the writer gives instead.
         command = bool(_COMMAND_ONLY.match(v.text)) and bool(novel_items(list(v.strong),
@@ -1742,8 +1756,6 @@ _TASTE = re.compile(r"(?:(?:personally|honestly|frankly|tbh|imo|imho)\s*,?\s+)?"
                     re.IGNORECASE)
 
 
-_RULE_WORD = re.compile(r"\b(?:must|mustn't|never|only|not\s+allowed|required|mandatory|"
-                        r"forbidden|policy|rule)\b", re.IGNORECASE)
 
 
 def _aside(text: str) -> bool:
@@ -1829,8 +1841,8 @@ def _story_goes_on(views: Sequence[tuple[str, SentenceView]], kinds: Sequence[st
         return False
     before, here = views[i - 1][1].text, views[i][1].text
     return bool(_PAST_ANCHOR.match(before) or _EPISODIC.search(before)) and past_tense(
-        before) and all(past_tense(c) or re.search(r"\b(?:was|were|had)\b", c, re.IGNORECASE)
-                        for c in re.split(r",\s+|\s+(?:and|but|so)\s+", here) if tokens(c))
+        before) and all(clause_in_past(c) for c in re.split(r",\s+|\s+(?:and|but|so)\s+", here)
+                        if tokens(c))
 
 
 #: What happened once, told as such: "The one time someone set UTC on a session, ...".
@@ -1858,9 +1870,27 @@ _WORKED = re.compile(r"\bworks?\s+now\b|\b(?:it|that|this)\s+worked\b|\bworked\s
                      r"it\b|\bdid\s+the\s+trick\b|\bthat\s+was\s+it\b|\b(?:all\s+)?sorted\s+now\b",
                      re.IGNORECASE)  # ("What actually worked was \\copy ...": a fact, no thanks)
 #: The answer confirmed against a source: "... so that matches", "that checks out".
-_MATCHES = re.compile(r"\b(?:so\s+)?(?:that|it|this|which)\s+(?:matches|checks\s+out|lines\s+up|"
-                      r"agrees)(?:\s+(?:what\s+you\s+said|your\s+answer|the\s+answer))?[.!]*$",
-                      re.IGNORECASE)
+#: (the subject may be left out after a dash: "The docs say '...' - matches what you wrote.")
+_MATCHES = re.compile(r"(?:\b(?:so\s+)?(?:that|it|this|which)\s+|\s[\u2014\u2013-]\s*)(?:matches|"
+                      r"checks\s+out|lines\s+up|agrees)(?:\s+(?:with\s+)?(?:what\s+(?:you|the\s+"
+                      r"(?:bot|assistant|answer))\s+(?:said|says|wrote|gave|had)|your\s+answer|the\s+"
+                      r"answer))?[.!]*$", re.IGNORECASE)
+#: A quotation inside a sentence, however long: what a document or a person said.
+_QUOTATION = re.compile(r"(?<!\w)[\"“‘'][^\"”’'\n]{2,240}[\"”’'](?!\w)")
+
+
+def _confirms_answer(v: SentenceView) -> bool:
+    """The sentence reports that the answer worked or matches a source, and states no rule
+    of its own. A rule inside a quotation of the source is the source's, which the answer
+    already follows ("The docs literally say 'X does not convey Y' - matches what you
+    wrote.")."""
+    if _MATCHES.search(v.text):
+        v = view(_QUOTATION.sub('"..."', v.text))
+    elif not _WORKED.search(v.text):
+        return False
+    return not (v.firm_modal or v.policy or _denies(v.text))
+
+
 #: Praise that turns to what the answer lacks: "ok but you forget", "fine, except that".
 _PRAISE_TURNS = re.compile(r"\b(?:but|however|though|although)\b[^.!?]*:\s*$|"
                            # ("Right screen, thumbs up, but the values for the record:")
@@ -2187,6 +2217,14 @@ _VERDICT_BECAUSE = re.compile(r"^(?P<verdict>[^,;:]{3,60}?)\s*,?\s+(?:because|si
                               r"\s+(?P<rest>\S.*)$", re.IGNORECASE)
 
 
+#: The answer judged nearly right, and the house said to differ, with nothing of how:
+#: "Nearly, but we have specifics.", "Close, but our setup differs.", "Almost right, but
+#: here it works differently."
+_ALMOST_BUT_OURS = re.compile(
+    r"^(?:nearly|almost|close|partly|partially|mostly|half)(?:\s+(?:right|there|correct|"
+    r"true))?\s*[,!.\u2014\u2013-]*\s*but\s+(?:we|our|here|in\s+our\s+case|for\s+us|ours)\b"
+    r"(?:\s+[\w']+){0,5}?\s+(?:specifics|details|differs?|different(?:ly)?|own\s+(?:way|rules?|"
+    r"setup)|exceptions?|twists?|quirks?|rules|tweaks?)\s*[.!]*$", re.IGNORECASE)
 #: A verdict on one part of the answer: "Strictly speaking the remark about an SSH tunnel
 #: is accurate but irrelevant."
 _PART_VERDICT = re.compile(
@@ -2250,9 +2288,25 @@ _DISMAYED = re.compile(r"\bnot\s+(?:impressed|happy|pleased|convinced|a\s+fan)\b
                        re.IGNORECASE)
 #: How a fault shows, besides ``_SYMPTOM``'s: "keeps mangling the tables", "half the time",
 #: "has been streaky since the day it arrived", "is sluggish next to Xfce".
+#: ("X still mangles the rota every single month and Y won't even run the macros": "even"
+#: after a negation, a fault that recurs "every single" time, a thing "mangled")
 _FAULT_SHOWN = re.compile(r"\bkeeps\s+\w+ing\b|\bhalf\s+the\s+time\b|\bhas\s+been\s+\w+\s+"
                           r"since\b|\b(?:sluggish|streaky|flaky|glitchy|laggy|temperamental|"
-                          r"unreliable)\b", re.IGNORECASE)
+                          r"unreliable)\b|\b(?:won't|doesn't|can't|wouldn't|didn't)\s+even\b|"
+                          r"\bevery\s+single\s+(?:time|day|week|month|morning|night|shift)\b|"
+                          r"\b(?:mangles|mangled|garbles|garbled)\b", re.IGNORECASE)
+
+
+#: Modal words that state no rule on their own: "has" and "have" possess ("'Rename' has
+#: the three dots"), the rest advise.
+_WEAK_MODALS = frozenset({"has", "have", "should", "could", "shouldn't", "may"})
+
+
+def _firm_rule(v: SentenceView) -> bool:
+    """The sentence holds a firm modal other than a possessive "has"/"have" (or "is to":
+    "Keys are to stay in the safe")."""
+    found = [t for t in tokens(v.text) if t in MODALS]
+    return v.firm_modal and (not found or any(t not in _WEAK_MODALS for t in found))
 
 
 def _shows_fault(text: str) -> bool:
@@ -2276,6 +2330,9 @@ _ONE_OFF = re.compile(r"\b(?:today|tonight|this\s+(?:morning|afternoon|evening)|
 #: ... unless it starts then: "from today", "as of tonight".
 _FROM_NOW = re.compile(r"\b(?:from|as\s+of|starting|since|effective|until|till)\s+(?:today|"
                        r"tonight|now|this\s+(?:morning|afternoon|evening))\b", re.IGNORECASE)
+#: A gauge's reading at one moment: "140 GB free", "61% used", "3.2 TB left".
+_GAUGE = re.compile(r"\b\d+(?:[.,]\d+)?\s*(?:%|percent|[KMGTP]i?B)\s+(?:free|used|left|remaining|"
+                    r"available|full|in\s+use)\b", re.IGNORECASE)
 #: What the writer's tool reads: "Disk Usage Analyzer says 212 GB used", "df shows 91%".
 _READING = re.compile(r"\b(?:says|shows|reports|reads|displays|is\s+showing)\s+(?:about\s+|"
                       r"around\s+|~\s*)?\d", re.IGNORECASE)
@@ -2367,8 +2424,7 @@ def _incident(v: SentenceView) -> bool:
     in it ("The till froze twice, a group turned up early, and wall 3 was out of action";
     not "nofail matters, img-01 hung at boot twice")."""
     return bool(_INCIDENT.search(v.text)) and all(
-        past_tense(c) or re.search(r"\b(?:was|were|wasn't|weren't|had)\b", c, re.IGNORECASE)
-        for c in re.split(r",\s+", v.text) if tokens(c)) and not (
+        clause_in_past(c) for c in re.split(r",\s+", v.text) if tokens(c)) and not (
         v.firm_modal or re.search(
             r"\b(?:is|are|isn't|aren't|has|have|do|does|don't|doesn't|must|never|always)\b",
             v.text, re.IGNORECASE))
@@ -2581,10 +2637,6 @@ def body_sentences(sents: Sequence[Sentence], answer: str, context: str = "",
         [t for t in (_talk_clauses_removed(t, answer) for t in out) if t]))
 
 
-#: A word that makes a clause a rule (or its negation).
-_RULE_WORD_IN = re.compile(r"\b(?:never|always|only|must|mustn't|should|shouldn't|don't|do\s+"
-                           r"not|no\s+longer|required|mandatory|forbidden|allowed|banned|"
-                           r"policy|rule)\b", re.IGNORECASE)
 #: Where a clause of a sentence ends (the separator is kept by ``re.split``).
 _CLAUSE_BREAK = re.compile(r"(;\s*|,\s+(?=(?:so|but|and|because|since|which|the|that|this|"
                            r"it|there)\b)|\s[\u2014\u2013-]\s)", re.IGNORECASE)
@@ -2627,7 +2679,7 @@ def _talk_clauses_removed(sentence: str, answer: str) -> str:
         # its value)
         short = len(tokens(text)) <= 5 and not any(i.kind in STRONG_KINDS for i in items(text))
         return "" if short else sentence
-    if kept[0][0] and not _RULE_WORD_IN.search(text):
+    if kept[0][0] and not RULE_OR_ADVICE.search(text):
         # (the clause about the answer was the sentence's own, and the rest goes on with
         # it: "Sandra did exactly what this answer says ..., and TideBook started refusing
         # check-ins" is the story of following the answer; "X says the same as the bot,

@@ -19,7 +19,9 @@ import textwrap
 
 from optimizer.claims import (
     CHECK_MARKS,
+    RULE_OR_NEGATION,
     STRONG_KINDS,
+    clause_in_past,
     content_stems,
     english_word,
     is_question,
@@ -288,8 +290,42 @@ def _me_named(line: str) -> str:
     m = _CHAT_SPEAKER.match(line)
     if m is None:
         return line
-    return line[:m.end()] + _CONTACT_ME.sub(lambda c: f"{c.group('verb')} {m.group('who')}",
-                                            line[m.end():])
+    who, rest = m.group("who"), line[m.end():]
+    named = _CONTACT_ME.sub(lambda c: f"{c.group('verb')} {who}", rest)
+    if named != rest:
+        # ("ring me on ext 2214 and I fix it remotely": the writer goes on as "I")
+        named = _AND_I.sub(lambda i: f"and {who} {_modal_said_of(i.group('modal'))}"
+                           f"{i.group('verb')}" if i.group("modal") else
+                           f"and {who} {_third_person(i.group('verb'))}", named)
+    return line[:m.end()] + named
+
+
+#: "... and I fix it", "and I'll reset it": the chat line's writer going on as "I".
+_AND_I = re.compile(r"\band\s+I(?:(?P<modal>'ll|\s+will|\s+can)\s+|\s+)(?P<verb>(?-i:[a-z]+))\b")
+
+
+_SAID_OF_ANOTHER = {"am": "is", "have": "has", "do": "does"}
+
+
+def _modal_said_of(modal: str) -> str:
+    """ "'ll" -> "will ", " can" -> "can "."""
+    return ("will" if modal == "'ll" else modal.strip()) + " "
+
+
+def _third_person(verb: str) -> str:
+    """A verb in its base form said of one other person: "fix" -> "fixes", "try" ->
+    "tries", "have" -> "has"; after "I", "am" -> "is", and a past form stays ("fixed",
+    "was")."""
+    if verb in _SAID_OF_ANOTHER:
+        return _SAID_OF_ANOTHER[verb]
+    if (verb.endswith("ed") and not verb.endswith("eed")) or verb in ("was", "were", "had",
+                                                                      "did"):
+        return verb
+    if verb.endswith(("s", "sh", "ch", "x", "z", "o")):
+        return verb + "es"
+    if verb.endswith("y") and verb[-2:-1] not in "aeiou":
+        return verb[:-1] + "ies"
+    return verb + "s"
 
 
 #: A turn that only acknowledges the one before: "copy, calling Priya", "roger", "will do".
@@ -413,14 +449,6 @@ _DOES_NT_QUESTION = re.compile(
     r"(?P<lead>^|(?<=[.!?][ \t])|(?<=\n))(?:(?:and|but|so)[ \t]+)?(?P<aux>doesn't|does[ \t]+not|"
     r"don't|do[ \t]+not)[ \t]+(?P<subj>it|that|this|they|we)[ \t]+(?!you\b|know\b|think\b|"
     r"remember\b|see\b|mean\b)(?P<verb>[a-z]+)\b(?P<rest>[^?\n]*)\?", re.IGNORECASE)
-
-
-def _third_person(verb: str) -> str:
-    if re.search(r"(?:s|sh|ch|x|z|o)$", verb):
-        return verb + "es"
-    if re.search(r"[^aeiou]y$", verb):
-        return verb[:-1] + "ies"
-    return verb + "s"
 
 
 def does_question_as_claim(text: str) -> str:
@@ -753,10 +781,34 @@ def strip_line_labels(text: str) -> str:
     go ("nit: use /etc/cron.d" -> "use /etc/cron.d"); what they introduce stays."""
     # (a plain word opening the line takes a capital: "Decision: fingerprint login is
     # disabled" -> "Fingerprint login is disabled"; "pg_dump", "firefox-esr" keep their case)
+    text = _CAUSE_LINE.sub(lambda m: _cause_told(m, text), text)
     return _LINE_LABEL.sub(r"\1", re.sub(
         _LINE_LABEL.pattern + r"([a-z]+\b(?![-_.:/]\w))", lambda m: m.group(0)[:-len(
             m.group(2))] + _capital(m.group(2)[:1], m.group(2)[1:]) + m.group(2)[1:], text,
         flags=re.IGNORECASE | re.MULTILINE))
+
+
+#: An incident's field that tells what went wrong: "Cause: the export lived in a personal
+#: crontab and stopped when the account expired." (up to the line's end or the next label)
+_CAUSE_LINE = re.compile(r"^(?P<lead>[ \t]*)(?:root[ \t]+cause|cause|what[ \t]+happened|"
+                         r"symptoms?|impact)[ \t]*:[ \t]+(?P<told>[^\n]*?)"
+                         r"(?=[ \t]+[A-Z][\w /]{1,30}:[ \t]|$)", re.IGNORECASE | re.MULTILINE)
+
+
+def _cause_told(m: re.Match[str], text: str) -> str:
+    """A cause told in the past, every clause of it, with no rule in it goes: it is what
+    happened once. One that names what the rest of the message does not (a script, a
+    host, a default value: "... had its last step commented out in keeper_import.sh on
+    util01") stays, as the only place the message says it."""
+    told = m.group("told")
+    clauses = [c for c in re.split(r"[,;]\s*|\s+(?:and|but|so|because|when)\s+|[.!?](?:\s|$)",
+                                   told) if tokens(c)]
+    rest = text[:m.start()] + text[m.end():]
+    named = [i.text for i in items(told) if i.kind in STRONG_KINDS and i.text not in rest]
+    if clauses and all(clause_in_past(c) for c in clauses) and not named and \
+            not RULE_OR_NEGATION.search(told):
+        return m.group("lead")
+    return m.group(0)
 
 
 _HEADING = re.compile(r"^\s{0,3}#{1,6}\s+(?P<text>[^#\n]*?)\s*#*\s*$")
@@ -1436,19 +1488,18 @@ def handover_status_removed(text: str) -> str:
         m = _LIST_ITEM.match(line)
         item = m.group("item") if m else ""
         clauses = [c for c in re.split(r"[,;:]|[.!?](?=\s|$)", item) if tokens(c)]
-        told = [bool(past_tense(c) or re.search(r"(?i)\b(?:was|were|didn't|did\s+not)\b", c))
-                for c in clauses]
+        told = [clause_in_past(c) for c in clauses]
         if m and any(told) and all(t or (_verbless(c) and not (
                 tokens(c)[:1] and tokens(c)[0] in INSTRUCTION_VERBS) and not re.search(
                 r"(?i)\b(?:is|are|go|goes|must|should|needs?|has|have|gets?|uses?|runs?)\b", c))
                 for t, c in zip(told, clauses, strict=True)) \
-                and not _RULE_IN_ASIDE.search(item) \
+                and not RULE_OR_NEGATION.search(item) \
                 and not re.search(r"\b(?:stays?|keep|leave|always|never|only|must|rule)\b",
                                   item, re.IGNORECASE):
             continue  # ("- Control 2 clock was 4 min out, raised.": what happened this shift)
         # (an item that names a command, a host, a path or a setting tells how things are
         # done: "- our probe runs `pg_isready -h cat1 ...` from mon2 every minute")
-        if m and _verbless(item) and not _RULE_IN_ASIDE.search(item) and not re.search(
+        if m and _verbless(item) and not RULE_OR_NEGATION.search(item) and not re.search(
                 r"\b(?:stays?|keep|leave|always|ask|ring|call|use)\b", item, re.IGNORECASE) \
                 and not re.match(r"[ \t]*[A-Z]?[a-z'-]+[ \t]*$", item) and "`" not in item \
                 and not re.match(r"(?i)(?:if|when|whenever|unless|before|after)\b", item) \
@@ -1648,8 +1699,6 @@ _MESSAGE_ASIDE = re.compile(r"^[ \t]*\((?P<aside>[^()\n]{3,60})\)[ \t]+(?=[a-z])
 #: An aside that bounds what follows in time or scope: "(since May)", "(except the tills)".
 _SCOPE_IN_ASIDE = re.compile(r"\b(?:since|until|till|from|after|before|effective|as\s+of|"
                              r"starting|except|excluding)\b", re.IGNORECASE)
-_RULE_IN_ASIDE = re.compile(r"\b(?:must|mustn't|never|only|always|not|no|don't|required|"
-                            r"mandatory|forbidden|policy|rule)\b", re.IGNORECASE)
 
 
 def leading_asides_removed(text: str) -> str:
@@ -1660,7 +1709,7 @@ def leading_asides_removed(text: str) -> str:
     "(on the kiosks only)") is part of what is said and stays."""
     def drop(m: re.Match[str]) -> str:
         aside = m.group("aside")
-        if any(i.kind in STRONG_KINDS for i in items(aside)) or _RULE_IN_ASIDE.search(aside) \
+        if any(i.kind in STRONG_KINDS for i in items(aside)) or RULE_OR_NEGATION.search(aside) \
                 or _SCOPE_IN_ASIDE.search(aside):
             return m.group(0)
         return ""
@@ -1702,7 +1751,7 @@ def _told_by_writer(sentence: str) -> str:
     def told(text: str, past: bool = True) -> bool:
         first = re.split(r"[,;]|\s+(?:and|but|because|so)\s+", text, maxsplit=1)[0]
         return bool(_FIRST_PERSON_WORD.search(first) or (past and past_tense(first))) and \
-            not _RULE_IN_ASIDE.search(first)
+            not RULE_OR_NEGATION.search(first)
     if not told(head) or any(i.kind in STRONG_KINDS - {"name"} and (
             i.kind != "number" or any(c.isdigit() for c in i.text)) for i in items(k)):
         # (a story that gives values may hold the rule in them: "... in the end it isn't
@@ -1753,11 +1802,6 @@ def plain_version_read(text: str) -> str:
     return "".join(blocks)
 
 
-def _told_past(clause: str) -> bool:
-    """A clause told in the past, the passive too ("The 06:10 was held for the tide")."""
-    return past_tense(clause) or bool(re.search(r"\b(?:was|were|had)\b", clause, re.IGNORECASE))
-
-
 def joke_removed(text: str) -> str:
     """What the writer says before turning to the rule with "Joking aside:" or "But
     seriously," is the joke ("The last person who tried it wore the Vest of Shame at the
@@ -1794,7 +1838,7 @@ def joke_removed(text: str) -> str:
         # X" keeps X)
         kept = [k for k in (_told_by_writer(k) for k in kept) if k]
     elif told is None:
-        while kept and not _RULE_IN_ASIDE.search(kept[-1]):
+        while kept and not RULE_OR_NEGATION.search(kept[-1]):
             kept.pop()
     else:
         # (told in the past: its first clause is; "... so proofs are meant to look a bit
@@ -1802,8 +1846,8 @@ def joke_removed(text: str) -> str:
         # ("... Mirela pointed out to me that all booking times are stored as X": what
         # was said is told in the present)
         kept = [k for k in kept if not _STORY_ANNOUNCED.search(k) and not (
-            _told_past(re.split(r"[,;]|:(?!\d)|\band\b", strip_frame(k), maxsplit=1)[0])
-            and not _RULE_IN_ASIDE.search(k) and not re.search(
+            clause_in_past(re.split(r"[,;]|:(?!\d)|\band\b", strip_frame(k), maxsplit=1)[0])
+            and not RULE_OR_NEGATION.search(k) and not re.search(
                 r"\b(?:should|nobody|no\s+one|must|need\s+to|has\s+to|have\s+to)\b", k,
                 re.IGNORECASE))]
     rest = text[m.end():]
@@ -2312,6 +2356,36 @@ def restated_code_removed(text: str) -> str:
     sentence that shows it (one host's lines are no rule)."""
     text = _EXAMPLE_CODE.sub("\n", text)
     return _RESTATED_CODE.sub(lambda m: m.group("first").upper(), text)
+
+
+#: A file shown at a shell prompt ("$ head -3 /etc/nftables.conf") with its lines under it,
+#: then, after them, the writer's word that points back at it ("^ that's the file on every
+#: host, ...", "This is our config on all boxes").
+_SHOWN_FILE = re.compile(
+    r"^[ \t]*\$[ \t]+(?:sudo[ \t]+)?(?P<cmd>cat|head|tail|less|more|bat)(?:[ \t]+-[\w-]+)*[ \t]+"
+    r"(?P<path>/[\w./*@:+-]+)[ \t]*\n(?P<out>(?:[ \t]*(?!\$)\S[^\n]*\n)+?)(?:[ \t]*\n)*"
+    r"[ \t]*\^?[ \t]*(?P<ptr>(?:that|this)(?:'s|[ \t]+is)[ \t]+(?=(?:the|our)[ \t]+(?:file|"
+    r"config|configuration|conf|setup|one|version|copy|header|start)\b))",
+    re.MULTILINE | re.IGNORECASE)
+
+
+def shown_file_read(text: str) -> str:
+    """A file shown at a shell prompt, with the writer's word about it after its lines,
+    reads as sentences about the file by name: "$ head -3 /etc/nftables.conf" over
+    "flush ruleset" and 'include "/etc/nftables.d/*.nft"', then "^ that's the file on every
+    one of our hosts", reads '/etc/nftables.conf: flush ruleset; include
+    "/etc/nftables.d/*.nft".' and "/etc/nftables.conf is the file on every one of our
+    hosts" (no word the writer did not write). (Its comment lines, a "#!" among them, are
+    not its settings; a file shown with no word after it is left to the setting
+    readers.)"""
+    def read(m: re.Match[str]) -> str:
+        lines = [ln.strip() for ln in m.group("out").splitlines()
+                 if ln.strip() and not ln.strip().startswith("#")]
+        if not lines:
+            return m.group(0)
+        path = m.group("path")
+        return f"{path}: {'; '.join(ln.rstrip(';') for ln in lines)}.\n\n{path} is "
+    return _SHOWN_FILE.sub(read, text)
 
 
 #: A code block that opens with a command at a shell prompt (not a file shown with cat):
