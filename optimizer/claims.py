@@ -442,13 +442,19 @@ def scrapped_spans(text: str) -> list[tuple[int, int]]:
         # holds instead stays)
         instead = list(_SAID_INSTEAD.finditer(text, m.start(), m.end()))
         end = instead[-1].start() + 1 if instead else m.end()
-        out.append((max(head.rfind(c) for c in ".!?\n") + 1, end))
+        # (the sentence starts after the last stop that ends one: not the point of a
+        # decimal, "scale_factor of 0.05. Scratch that")
+        stops = [b.end() for b in re.finditer(r"[.!?](?=\s)|\n", head)]
+        out.append((stops[-1] if stops else 0, end))
     return out
 
 
 #: What holds instead, said after a statement taken back: ", it's 587 with STARTTLS now".
 _SAID_INSTEAD = re.compile(r",[ \t]*(?=(?:it's|it\s+is|it\s+now|now\s+it's|we\s+(?:now\s+)?use|"
-                           r"they're|they\s+are)\b[^,.!?\n]*\d)", re.IGNORECASE)
+                           r"they're|they\s+are)\b[^,.!?\n]*\d)|"
+                           # ("scrap that, it's not a week - it has to be moved the same day")
+                           r"[ \t][\u2014\u2013-][ \t]+(?=(?:it|they|we|you|this|that)[ \t]+"
+                           r"(?:has|have|must|needs?|goes|go|stays?|gets?)\b)", re.IGNORECASE)
 
 
 #: A word that makes a clause a rule: a firm modal, "never", "only", a ban, a requirement.
@@ -469,7 +475,9 @@ RULE_OR_NEGATION = re.compile(rf"{RULE_WORD.pattern}|\b(?:always|not|no|don't)\b
 #: reader drops clauses that hold them; the judge flags published text that does.
 CONVERSATION_REFERENCE = re.compile(
     r"\b(?:(?:your|the|this|that)\s+(?:answer|reply|response|suggestion)|you\s+(?:said|"
-    r"wrote|suggested|mentioned|claimed)|the\s+(?:bot|assistant|chatbot|ai))\b", re.IGNORECASE)
+    r"wrote|suggested|mentioned|claimed)|you(?:'ve|\s+have)\s+(?:told|said|suggested)|the\s+"
+    r"(?:bot|assistant|chatbot|ai)|(?:did|tried|followed)\s+exactly\s+(?:this|that))\b",
+    re.IGNORECASE)
 
 
 #: A whole statement taken back: "Actually no, scrap that.", "Forget that -".
@@ -488,6 +496,8 @@ _REPAIR_KINDS = (
     re.compile(r"\b(?:Mon|Tues|Wednes|Thurs|Fri|Satur|Sun)days?\b"),  # a weekday
     re.compile(r"(?<![\d:\u2013-])(?<![\u2013-][ \t])\d{1,2}:\d{2}\b(?![ \t]*[-\u2013][ \t]*\d)"),
     re.compile(r"\b\d+(?:\.\d+)?[ \t]?%"),  # a percentage
+    # a decimal fraction, not a version ("scale_factor of 0.05" -> "0.01"; not "15.4.2")
+    re.compile(r"(?<![\w.])\d+\.\d+(?![\w%]|\.\d)"),
     # (the unit written on: "5min" -> "15min")
     re.compile(r"\b\d+(?:\.\d+)?[ \t]?(?:days?|weeks?|months?|years?|hours?|minutes?|mins?|"
                r"seconds?|secs?|GB|MB|TB|copies|connections)\b", re.IGNORECASE),
@@ -1430,12 +1440,23 @@ def _spoken_marks(text: str) -> str:
                   r"(?<!holding)(?<!billing)(?<!rotation)(?<!the)(?<!a)(?<!this)(?<!that)"
                   r"[ \t]+period\b(?=[ \t]*(?:$|\n|[.!?]|[ \t][A-Z]))", ".", text,
                   flags=re.IGNORECASE | re.MULTILINE)
+    # ("ten dot forty one dot ten dot two": an address said with its dots)
+    text = _SPOKEN_ADDRESS.sub(lambda m: ".".join(
+        p if p.isdigit() else str(number_value(p))
+        for p in re.split(r"[ \t]+dot[ \t]+", m.group(0), flags=re.IGNORECASE)), text)
     # ("print01 dot cobblewick dot lan": a host name said with its dots)
     text = _SPOKEN_HOST.sub(lambda m: re.sub(r"[ \t]+dot[ \t]+", ".", m.group(0),
                                              flags=re.IGNORECASE), text)
+    # ("coxswain.boathouse.lan slash munin": a path said after the host it is on)
+    text = re.sub(r"(?<=\.[a-z]{2})([a-z]*)[ \t]+slash[ \t]+(?=[\w-])", r"\1/", text,
+                  flags=re.IGNORECASE)
     return re.sub(r"[.,?!][ \t]*(?=[.,?!])", "", text)  # ("full stop." said and typed)
 
 
+#: An IPv4 address said as four numbers with "dot" between them.
+_SPOKEN_OCTET = rf"(?:{WORD_NUMBER}(?:[ \t]+{WORD_NUMBER})*|\d{{1,3}})"
+_SPOKEN_ADDRESS = re.compile(rf"\b{_SPOKEN_OCTET}(?:[ \t]+dot[ \t]+{_SPOKEN_OCTET}){{3}}\b",
+                             re.IGNORECASE)
 #: A name said with two or more dots, or one before a top-level name ("lan", "com").
 _SPOKEN_HOST = re.compile(r"\b[a-z0-9][\w-]*(?:(?:[ \t]+dot[ \t]+[a-z0-9][\w-]*){2,}|"
                           r"[ \t]+dot[ \t]+(?:lan|local|internal|com|org|net|uk|io|example|"
@@ -2144,7 +2165,9 @@ _ABOUT_ANSWER = re.compile(
     r"the\s+(?:[\w-]+\s+){0,2}?(?:steps?|instructions?|commands?|procedure|method|links?|"
     r"part|bit|section)\s+(?:above|below)\b(?!\s+(?:the|a|an|\d)\b)|"
     r"^(?:explanation|example|summary|"
-    r"the part)\s+(?:of|about)\b|you\s+(?:said|say|wrote|claim|describe|described|mention|"
+    r"the part)\s+(?:of|about)\b|you(?:'ve|\s+have)\s+(?:told|said|suggested)\b|"
+    r"you\s+(?:spell|spelled|spelt)\b|"
+    r"you\s+(?:said|say|wrote|claim|describe|described|mention|"
     r"mentioned|suggest|suggested|told|tell)|answer(?:ed)?\s+(?:my|the)\s+question|every\s+(?:answer|reply|"
     r"response)|(?<!\bwe\s)(?<!\bthey\s)(?<!\bi\s)(?<!\bto\s)(?<!\bwill\s)(?<!\bcan\s)"
     r"(?<!\bmust\s)(?<!\bshould\s)(?<!\busually\s)(?<!\bnormally\s)"
@@ -2237,6 +2260,11 @@ def view(sentence: str) -> SentenceView:
         # ("Answer key from the quiz: ...": a noun, not an order)
         speech_imperative=(first in SPEECH_VERBS and not (
             first in ("write", "format") and any(i.kind in STRONG_KINDS for i in found))
+            # ("Write mcg in full lower-case letters": how the house writes a thing, not
+            # how the answer should be written)
+            and not re.match(r"(?i)\W*write\s+(?!(?:it|this|that|them|the\s+answer|answers?|"
+                             r"shorter|less|more|clearer|back|me|us)\b)[\w./-]+\s+(?:in|as|"
+                             r"with|without|using)\b", text)
             and not re.match(r"(?i)\W*\w+\s+(?:key|keys|sheet|sheets)\b", text))
         or bool(re.match(
             r"^(?:stop|don't|do not|please|never|always|next time)\b.{0,30}\b(?:"

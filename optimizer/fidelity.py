@@ -48,6 +48,7 @@ from optimizer.claims import (
     named_take_backs,
     normalize,
     number_value,
+    plain_voice,
     repaired_value,
     scrapped_spans,
     split_sentences,
@@ -140,10 +141,14 @@ def unsupported_text(title: str, body: str, feedback: str, query: str) -> list[s
         if re.search(rf"(?<![\w/.-]){re.escape(typo)}(?![\w/-]|\.\w)", feedback, re.IGNORECASE)])
     # (a footnote mark glued to a word is no part of it: "water.¹", "stored¹")
     unmarked = re.sub(r"[¹²³⁴⁵⁶⁷⁸⁹⁰]+", " ", feedback)
-    support = content_stems(f"{feedback}\n{unmarked}\n{query}\n{said}")
+    # (and so is what a dictating writer spoke: "coxswain dot boathouse dot lan" says
+    # coxswain.boathouse.lan, "ten dot forty one dot ten dot two" says 10.41.10.2)
+    spoken = plain_voice(feedback)
+    support = content_stems(f"{feedback}\n{unmarked}\n{spoken}\n{query}\n{said}")
     # A pronoun's contraction is no content of its own ("It's 30s" for "its 30s").
     support |= {stem(t) for t in tokens(body) if "'" in t and t.split("'", 1)[0] in STOPWORDS}
-    support_numbers = {t for t in tokens(f"{feedback}\n{query}") if any(c.isdigit() for c in t)}
+    support_numbers = {t for t in tokens(f"{feedback}\n{spoken}\n{query}")
+                       if any(c.isdigit() for c in t)}
     # (a number the writer spelled out is supported as digits: "one hundred and twenty")
     support_numbers |= {str(number_value(m.group(0))) for m in re.finditer(
         r"\b" + WORD_NUMBER + r"\b", f"{feedback}\n{query}", re.IGNORECASE)}

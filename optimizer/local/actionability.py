@@ -21,6 +21,7 @@ confidence, secret values) is refused as a whole: none of it becomes a nugget.
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -88,6 +89,7 @@ from optimizer.local.layout import (
     config_as_statements,
     dashed_pairs_as_labels,
     diff_as_lines,
+    do_labels_read,
     does_question_as_claim,
     form_fields_as_lines,
     fragment_questions_as_conditions,
@@ -106,6 +108,7 @@ from optimizer.local.layout import (
     qa_pairs_as_statements,
     quiz_answer_read,
     quiz_key_read,
+    quoted_question_answered,
     records_read,
     reminder_question_as_statement,
     restated_code_removed,
@@ -207,6 +210,44 @@ _COVERAGE = re.compile(r"\b(?:nothing (?:about|on)|no mention|(?:does(?:n't| not
 #: A negative imperative: "don't install lxc on other servers", "never use backports".
 _PROHIBITION = re.compile(r"^(?:(?:and|but|so|also|please)\s+)*(?:don't|do not|never|dont)\s+"
                           r"(?:(?:ever|please|try to)\s+)?[a-z]", re.IGNORECASE)
+#: What the writer's machine shows, announced over pasted output: "this is what I get
+#: on HV-04:", "here's what we see:".
+_WHAT_I_GET = re.compile(r"^(?:so\s+)?(?:this|that|here)(?:'s|\s+is)\s+what\s+(?:i|we)\s+"
+                         r"(?:get|got|see|saw|have)\b[^.!?]*:?$", re.IGNORECASE)
+#: A place in the answer's text: "in the first sentence", "in your second paragraph".
+_ANSWER_PLACE = re.compile(r"\b(?:in|of)\s+(?:the|your)\s+(?:first|second|third|last|final|"
+                           r"opening|closing)\s+(?:sentence|line|paragraph|bullet|step)\b",
+                           re.IGNORECASE)
+
+
+def _spelling_fix(text: str) -> bool:
+    """The sentence mends the answer's spelling of an English word: "typo: 'cummulative'
+    in the first sentence should be 'cumulative'" (not a name or a value put right, "the
+    share is 'fs02', not 'fs20'")."""
+    quoted = re.findall(r"['\"\u2018\u201c]([A-Za-z][a-z-]{2,30})['\"\u2019\u201d]", text)
+    return bool(_TONE.search(text) or _ANSWER_PLACE.search(text)) and len(quoted) == 2 and \
+        english_word(
+        quoted[1].lower()) and quoted[0].lower() != quoted[1].lower() and \
+        difflib.SequenceMatcher(None, quoted[0].lower(), quoted[1].lower()).ratio() >= 0.8
+
+
+#: A link with nothing else: "https://www.postgresql.org/docs/15/jsonb-subscripting.html".
+_BARE_LINK = re.compile(r"<?(?:https?://|www\.)\S+?>?[.!]?")
+#: A measured figure: "812 ms", "4.2 Mbps", "61%", "1.4 GB".
+_MEASURED = re.compile(r"\b\d+(?:[.,]\d+)?\s*(?:ms|s|secs?|seconds|min|minutes|%|[KMGT]i?B|"
+                       r"[KMG]bps|Mbit/s|rps|qps|tps)(?![\w/])", re.IGNORECASE)
+#: A question that asks why things are so: "Why is every X this bad", "Why does Y always".
+_WHY_SO = re.compile(r"^(?:but\s+|and\s+|honestly,?\s+)?why\s+(?:is|are|does|do|must|can't|won't|"
+                     r"doesn't|don't)\b", re.IGNORECASE)
+#: "We use X", "Our clinics run Y": what the house uses, by name.
+_WE_USE = re.compile(r"(?:we|our\s+[\w-]+)\s+(?:use|run|have|go\s+with|rely\s+on|"
+                     r"standardi[sz]ed\s+on)\s+\S", re.IGNORECASE)
+#: A thing said to be allowed: "Passphrases of three or more random words are fine.",
+#: "Personal mugs in the lab kitchen are OK." (not "That's fine", "The rest is fine").
+_PERMITTED = re.compile(r"^(?!(?:that|this|it|which|the\s+(?:answer|rest|reply|steps?|tip)|your|"
+                        r"yours|both|everything|all\s+of)\b)[\w-]+(?:\s+[\w/.-]+){1,8}\s+(?:is|are)\s+"
+                        r"(?:totally\s+|perfectly\s+|also\s+|still\s+)?(?:fine|ok|okay|acceptable|"
+                        r"allowed|permitted)\b[.!]?$", re.IGNORECASE)
 #: A ban said without its verb: "No food in the booth.", "No home-made triggers for X."
 #: (not "No idea", "No worries", "No way", "No one ...").
 _BAN = re.compile(r"^(?:(?:and|also|so|plus|again)\s+)?no\s+(?!(?:one|idea|way|need|problem|"
@@ -218,7 +259,8 @@ _TONE = re.compile(r"\b(?:tone|style|format|formatting|bullet(?: points)?|emojis
                    r"lectur(?:e|ing)|preachy|jargon|"
                    r"wordy|rude|polite|impolite|condescending|patronizing|robotic|formal|"
                    r"informal|friendlier|too (?:long|short|technical)|shorter|longer|language|"
-                   r"german|english|french|spanish)\b", re.IGNORECASE)
+                   r"german|english|french|spanish|typos?|misspel\w*|spelling\s+(?:mistake|"
+                   r"error)|spell|spelled|spelt|american\s+way|british\s+way)\b", re.IGNORECASE)
 #: How an answer is written (the subset of _TONE that never states a fact).
 _STYLE = re.compile(r"\b(?:tone|formatting|bullet points|emojis?|verbose|wordy|rude|"
                     r"impolite|condescending|patronizing|robotic|lectur(?:e|ing)|preachy|"
@@ -469,10 +511,20 @@ _STANDING = re.compile(r"^(?:we're|we are|i'm|i am)\s+(?:currently\s+|now\s+|alr
                        r"over|under|near|close to|using)\s+(?:about\s+|around\s+|almost\s+)?\d",
                        re.IGNORECASE)
 #: A rule over everything, in telegraph style: "root ssh disabled everywhere".
+#: A setting stated for every machine of a kind: "the proxy on all our machines is
+#: automatic", "Screen lock on every kiosk stays at 2 minutes".
+_SCOPED_STATE = re.compile(r"^(?:the\s+)?[\w-]+(?:\s+[\w-]+){0,3}?\s+(?:on|for|in|across)\s+(?:all|"
+                           r"every|each)\s+(?:of\s+)?(?:our\s+|the\s+|club\s+|site\s+)?[\w-]+"
+                           r"(?:\s+[\w-]+)?\s+(?:is|are|stays?|remains?)\s+(?:set\s+to\s+|at\s+)?"
+                           r"[\w-]+", re.IGNORECASE)
 _BLANKET = re.compile(r"\b(?:disabled|blocked|forbidden|prohibited|banned|not allowed|not "
                       r"permitted|required|mandatory|enforced|locked)\s+(?:everywhere|across the "
                       r"board|on all\b|on every\b|for (?:all|everyone|everybody)\b|"
                       r"company-wide|org-wide|fleet-wide|globally)|"
+                      # "Hardware clocks are UTC everywhere": a value made the house's rule
+                      r"\b(?:is|are|stays?|stay)\s+(?:on\s+|in\s+|at\s+)?[\w/+.-]+\s+(?:everywhere|"
+                      r"on\s+(?:all|every)\s+(?:\w+\s+)?(?:machines?|hosts?|servers?|pcs?|boxes|"
+                      r"devices?|computers?|laptops?)|across\s+the\s+board)\s*[.!]?$|"
                       # "All indexes on vault-main go to fastssd": where every one of them goes
                       r"^(?:all|every|each|any)\s+(?:[\w-]+\s+){1,5}?(?:go|goes|belong|belongs|"
                       r"live|lives|sit|sits|land|lands)\s+(?:to|in|into|on|under)\s+\S",
@@ -573,6 +625,10 @@ _SARCASM = re.compile(r"\bwhat could (?:possibly )?go wrong\b|"
                       r"\bhave\s+fun\s+(?:with\s+that|watching)\b|"
                       # "Sure, and then watch ansible quietly undo it"
                       r"^(?:oh\s+)?sure\s*,\s*and\s+then\s+watch\b|"
+                      # "Sure, and while we're at it let's take the brakes off the trucks,
+                      # they'd be faster too": a worse idea proposed, mocking the answer's
+                      r"\bwhile\s+we'?re\s+at\s+it\b[^.!?]*\blet'?s\b|"
+                      r"\b(?:they|it|that|we|you)(?:'d|\s+would)\s+be\s+\w+er\s+too\b|"
                       # "Lovely idea, and so is juggling chainsaws": an ironic comparison
                       r",\s*and\s+so\s+(?:is|are|was|were)\s+\w+ing\b|"
                       # "... they let devs install whatever they like and look where that got
@@ -681,6 +737,9 @@ _PLAN = re.compile(r"^(?:i'm|i am)\s+(?:\w+ly\s+)?\w+ing\b|"
                    r"^(?:i'm|i am|i'll be|i will be)\s+(?:off|away|out of (?:the )?office|on "
                    r"(?:leave|holiday|vacation|annual leave))\b|\b(?:i'll|i will) (?:need|have) "
                    r"to\b|^(?:will|i'll) (?:come back|get back|look) (?:to|at|into) (?:this|it)\b|"
+                   # "Will try this on my dev copy tomorrow and see whether it beats X"
+                   r"^(?:(?:i'll|i\s+will|will|gonna|going\s+to)\s+)(?:try|test|check|run)\s+"
+                   r"(?:this|that|it|these|them)\b|"
                    r"\b(?:still\s+)?waiting\s+(?:for|to|on)\b|"
                    # "I shall pass this along to her", "I'll forward it to the ward manager"
                    r"(?:^|,\s*)(?:so\s+|and\s+)?(?:i'll|i will|i shall|i'm going to|"
@@ -841,7 +900,8 @@ _PRIVATE_SETUP = re.compile(
 #: A head that names the exception the tail describes: "Bus laptops are the exception: they
 #: pull straight from deb.debian.org" (without it the tail says it of everything).
 _EXCEPTION_HEAD = re.compile(r"\b(?:is|are|'s|'re)\s+(?:the\s+(?:one\s+)?|an\s+)?(?:exception|"
-                             r"exceptions|odd\s+ones?\s+out|special\s+case)\s*$", re.IGNORECASE)
+                             r"exceptions|odd\s+ones?\s+out|special\s+case|excluded|exempt|"
+                             r"different|left\s+out|not\s+included)\s*$", re.IGNORECASE)
 _FIRST_SINGULAR = re.compile(r"\b(?:i|i'm|i've|i'd|me|my)\b", re.IGNORECASE)
 
 
@@ -896,7 +956,7 @@ class LocalActionability:
         text = sql_statements_joined(commit_lines_removed(log_lines_removed(bookkeeping_removed(
             code_in_sentence_joined(restated_code_removed(signature_removed(pointed_command_named(
                 writer_named(broken_lines_joined(boxed_lines_unboxed(aligned_tables_as_pipes(
-                shown_file_read(ctx.comment)))))))))))))
+                do_labels_read(shown_file_read(quoted_question_answered(ctx.comment)))))))))))))))
         text = strip_quoted(plain_text(headings_as_labels(shell_comments_as_text(text)),
                                        keep_lines=True), f"{ctx.query}\n{ctx.answer}")
         text = announced_scope_joined(value_lists_joined(
@@ -1007,6 +1067,9 @@ class LocalActionability:
         complaining = any(k == "opinion" and ((v.negative and not (
             v.about_answer or v.positive or v.personal or _SARCASM.search(v.text))) or (
             _DISMAYED.search(v.text) and not v.about_answer))
+            for k, (_, v) in zip(kinds, views, strict=True)) or any(
+            # ("Why is every SQL tool this bad at showing a plan?": a complaint asked)
+            k == "question" and v.negative and _WHY_SO.match(v.text)
             for k, (_, v) in zip(kinds, views, strict=True))  # (sarcasm mocks the answer)
         # A message unsure of its facts ("not sure though", "something like ...") makes
         # the sentences next to it guesses too, unless they state a firm rule. ("I
@@ -1046,13 +1109,18 @@ class LocalActionability:
         # What the writer measured or saw, then asks the assistant to judge ("4.2 Mbps
         # down, 86 ms ping at 19:10. Is that bad for a rural line?"): the figures are the
         # question's context, unless one of them is stated as a rule.
+        # ("812 ms with the index, 790 ms without, 3 runs each. Is that just noise?": a
+        # line of measurements is the question's context, whatever its words)
         asking = asking or (any(k == "question" and _JUDGE_IT.search(v.text)
                                 for (_, v), k in zip(views, kinds, strict=True)) and not any(
             k == "claim" and (v.firm_modal or v.policy or _strict_policy(v)
-                              or _HOUSE_RULE.search(v.text))
+                              or _HOUSE_RULE.search(v.text)) and not (
+                len(_MEASURED.findall(v.text)) >= 2 and not RULE_WORD.search(v.text))
             for (_, v), k in zip(views, kinds, strict=True)))
         if asking:
             kinds = [k if k != "claim" else "chatter" for k in kinds]
+        if len(views) == 1 and _BARE_LINK.fullmatch(views[0][1].text.strip()):
+            kinds = ["chatter"]  # a link alone states nothing: what it holds is not read
         # "Does that still hold with X? We run Y. Asking before I flip anything.": the
         # writer says it was a question; what they said before it is its context
         said = next((i for i, (_, v) in enumerate(views) if _ASKING.match(v.text)), None)
@@ -1192,6 +1260,11 @@ class LocalActionability:
             return [(sentence, "")]
         if _EXCEPTION_HEAD.search(head) and not _PRONOUN_START.match(head.strip()):
             return [(sentence, "")]  # ("Bus laptops are the exception: they pull ...")
+        if _WE_USE.match(head.strip()) and not past_tense(head) and any(
+                t.isalpha() and not english_word(t) and t not in ctx.answer.lower()
+                for t in tokens(head)):
+            return [(sentence, "")]  # ("We use logwatch: one daily summary ..."): what we use
+            # is the fact, and what follows its colon says how
         story = hv.personal and past_tense(head) and not hv.about_answer
         kind = self._kind(hv, ctx)
         if kind not in ("chatter", "praise", "meta") and not story:
@@ -1321,6 +1394,10 @@ class LocalActionability:
             # "Good morning.", "Dear all,", "Issued on behalf of IT.", "Harriet from
             # Brindle Street here."
             return "chatter"
+        if _WHAT_I_GET.match(v.text) and not (v.firm_modal or _strict_policy(v)):
+            return "chatter"  # "this is what I get on HV-04:" over pasted output
+        if _spelling_fix(v.text):
+            return "meta"  # "typo: 'cummulative' should be 'cumulative'": the answer's spelling
         if _ALMOST_BUT_OURS.match(v.text) and not v.strong:
             return "verdict"  # "Nearly, but we have specifics.": the answer judged, no fact
         if _TASTE.match(v.text) and not RULE_WORD.search(v.text):
@@ -1453,6 +1530,12 @@ class LocalActionability:
         if v.about_answer and _COVERAGE.search(v.text):
             return "verdict"  # "nothing about BUFFERS": what the answer left out
         strong_novel = [i for i in novel if i.kind != "name"]
+        if _WE_USE.match(v.text) and not past_tense(v.text) and any(
+                t.isalpha() and not english_word(t) and t not in ctx.answer.lower()
+                for t in tokens(v.text)):
+            return "claim"  # "We use logwatch:": what the house uses, named
+        if _PERMITTED.match(v.text) and not v.about_answer and len(new_words) >= 2:
+            return "claim"  # "Passphrases of three or more random words are fine.": allowed
         # ("GNOME on these old PCs is painfully slow": "old" overturns no rule here)
         judged = v.evaluative >= 2 and not (v.firm_modal or v.policy or _denies(v.text)
                                             or _SCOPED_CONTRAST.match(v.text))
@@ -1555,7 +1638,8 @@ class LocalActionability:
         prohibition = bool(_PROHIBITION.match(v.text) or (
             _BAN.match(v.text) and v.words >= 3 and not _FINITE_VERB.search(v.text)
             and not v.question)) and bool(content_stems(v.text) - _GENERIC - {"need"})
-        blanket = bool(_BLANKET.search(v.text)) and v.words >= 3
+        blanket = (bool(_BLANKET.search(v.text)) and v.words >= 3) or (
+            bool(_SCOPED_STATE.match(v.text)) and bool(new_words))
         # "`exportfs -ra`." on its own: the command the writer gives instead.
         command = bool(_COMMAND_ONLY.match(v.text)) and bool(novel_items(list(v.strong),
                                                                           ctx.answer))
@@ -1752,8 +1836,10 @@ def _sigh(text: str) -> bool:
 #: trays myself" (what they would choose, not what holds).
 _TASTE = re.compile(r"(?:(?:personally|honestly|frankly|tbh|imo|imho)\s*,?\s+)?"
                     r"i(?:'d|\s+would)\s+(?:always\s+|probably\s+|rather\s+|personally\s+|"
-                    r"still\s+)?(?:pick|choose|prefer|go\s+(?:with|for)|take|vote\s+for)\b",
-                    re.IGNORECASE)
+                    r"still\s+)?(?:pick|choose|prefer|go\s+(?:with|for)|take|vote\s+for|"
+                    # ("Personally I'd always tell people to use nano rather than vi")
+                    r"(?:tell|advise|recommend)\s+(?:people|everyone|folks|beginners|newcomers)"
+                    r"\s+to\s+(?:use|pick|go\s+with))\b", re.IGNORECASE)
 
 
 
@@ -1928,7 +2014,8 @@ _DOCS_SAY = re.compile(r"(?:per|according\s+to|as\s+per)\s+(?:the\s+)?(?:manual|
 #: normal?", "Is this bad for a rural line?", "Should I be worried?".
 _JUDGE_IT = re.compile(r"^(?:so\s+|and\s+)?(?:is|are|was|were)\s+(?:that|this|these|those|it)\s+"
                        r"(?:\w+\s+){0,2}?(?:normal|bad|ok|okay|fine|good|expected|right|"
-                       r"healthy|acceptable|reasonable|worrying|a\s+problem|an\s+issue|too\s+\w+)"
+                       r"healthy|acceptable|reasonable|worrying|a\s+problem|an\s+issue|too\s+\w+|"
+                       r"noise|significant|a\s+fluke)"
                        r"\b|^should\s+(?:i|we)\s+(?:be\s+)?(?:worried|concerned|panic)\b|"
                        r"^what\s+does\s+(?:that|this|it)\s+mean\b", re.IGNORECASE)
 #: A head that only announces what follows it: "please do one thing:", "note the
@@ -2294,7 +2381,9 @@ _FAULT_SHOWN = re.compile(r"\bkeeps\s+\w+ing\b|\bhalf\s+the\s+time\b|\bhas\s+bee
                           r"since\b|\b(?:sluggish|streaky|flaky|glitchy|laggy|temperamental|"
                           r"unreliable)\b|\b(?:won't|doesn't|can't|wouldn't|didn't)\s+even\b|"
                           r"\bevery\s+single\s+(?:time|day|week|month|morning|night|shift)\b|"
-                          r"\b(?:mangles|mangled|garbles|garbled)\b", re.IGNORECASE)
+                          r"\b(?:mangles|mangled|garbles|garbled)\b|\b(?:freezes|crashes|hangs|"
+                          r"chokes|dies)\s+on\s+(?:anything|everything|any)\b|\byet\s+another\b",
+                          re.IGNORECASE)
 
 
 #: Modal words that state no rule on their own: "has" and "have" possess ("'Rename' has
@@ -2651,6 +2740,12 @@ def _talk_clauses_removed(sentence: str, answer: str) -> str:
     clause that names a value the answer does not name stays: it may be the fact."""
     if not CONVERSATION_REFERENCE.search(sentence):
         return sentence
+    if re.search(r"(?i)\b(?:did|tried|followed)\s+(?:exactly\s+)?(?:this|that|what)\b",
+                 sentence) and all(clause_in_past(c) for c in clause_split(sentence)
+                                   if tokens(c)) and not RULE_OR_ADVICE.search(sentence):
+        # ("Hamish did exactly this on HV-03 ..., and it cooked itself in his car in
+        # July": what happened to somebody who followed the answer, whatever it names)
+        return ""
     parts = _CLAUSE_BREAK.split(sentence.rstrip().rstrip("."))
     clauses, seps = parts[0::2], ["", *parts[1::2]]
     kept: list[tuple[str, str]] = []

@@ -393,6 +393,35 @@ _AFFIRMED_DOES = re.compile(
     r"yeah|indeed|correct|exactly)\b)[ \t]*(?P<tail>[.!,;:\u2014\u2013-]*)[ \t]*", re.IGNORECASE)
 
 
+#: "Isn't Bluetooth switched off by policy on every PC? Yes, it is.", "And isn't pairing
+#: anything IT's job? Also yes": a negative question about a state, answered yes at once.
+_AFFIRMED_BE = re.compile(
+    r"(?P<lead>^|(?<=[.!?])[ \t]+|(?<=[.!?][ \t])|\n)[ \t]*(?:(?:and|but|so)[ \t]+)?"
+    r"(?P<aux>isn't|aren't|wasn't|"
+    r"weren't)[ \t]+(?!(?:it|that|this|there)\b)(?P<x>[^?\n]{4,300}?)[ \t]*\?+[ \t]+"
+    r"(?:(?:also|again)[ \t]+)?(?:yes|yep|yeah|indeed|of[ \t]+course|correct)\b"
+    r"(?:[, \t]+(?:it|they|that|he|she)[ \t]+(?:is|are|was|were)\b)?[ \t]*"
+    r"(?P<tail>[.!,;:\u2014\u2013-]*)[ \t]*",
+    re.IGNORECASE)
+#: Where the subject of such a question ends: before a participle, a possessive, an
+#: article or an adverb of frequency ("Bluetooth | switched off", "pairing anything |
+#: IT's job").
+_SUBJECT_ENDS = re.compile(r"\s+(?=(?:\w+(?:ed|en)|set|kept|held|shut|run|\w+'s|a|an|the|only|"
+                           r"always|never|still|part|on|off|in|at|allowed|banned|forbidden)\b)",
+                           re.IGNORECASE)
+
+
+def _affirmed_be(m: re.Match[str]) -> str:
+    x = m.group("x")
+    end = _SUBJECT_ENDS.search(x)
+    if end is None or len(x[:end.start()].split()) > 4:
+        return m.group(0)
+    be = {"isn't": "is", "aren't": "are", "wasn't": "was", "weren't": "were"}[
+        m.group("aux").lower()]
+    said = f"{x[:1].upper()}{x[1:end.start()]} {be} {x[end.end():]}"
+    return f"{m.group('lead')}{said}" + (", " if m.group("tail").startswith(",") else ". ")
+
+
 def _affirmed_does(m: re.Match[str]) -> str:
     np, verb = m.group("np"), m.group("verb")
     if m.group("aux").lower().startswith("does"):
@@ -412,7 +441,8 @@ def negative_question_as_claim(text: str) -> str:
         # ("Isn't it the case that X, and that Y? Yes, it is.": X, and Y)
         x = re.sub(r"(,?\s+(?:and|but|or))\s+that\s+(?=\w)", r"\1 ", m.group("x"))
         return f"{m.group('lead')}{x[:1].upper()}{x[1:]}. "
-    text = _AFFIRMED_DOES.sub(_affirmed_does, _ANSWERED_THAT.sub(said, text))
+    text = _AFFIRMED_BE.sub(_affirmed_be, _AFFIRMED_DOES.sub(_affirmed_does,
+                                                           _ANSWERED_THAT.sub(said, text)))
     m = _NEGATIVE_QUESTION.match(text) or _NEGATIVE_QUESTION_OF.match(text) or \
         _NEGATIVE_MODAL_QUESTION.match(text)
     if not m or not any(i.kind in STRONG_KINDS for i in items(m.group("rest"))):
@@ -789,10 +819,16 @@ def strip_line_labels(text: str) -> str:
 
 
 #: An incident's field that tells what went wrong: "Cause: the export lived in a personal
-#: crontab and stopped when the account expired." (up to the line's end or the next label)
+#: crontab and stopped when the account expired." (its first sentence)
 _CAUSE_LINE = re.compile(r"^(?P<lead>[ \t]*)(?:root[ \t]+cause|cause|what[ \t]+happened|"
-                         r"symptoms?|impact)[ \t]*:[ \t]+(?P<told>[^\n]*?)"
-                         r"(?=[ \t]+[A-Z][\w /]{1,30}:[ \t]|$)", re.IGNORECASE | re.MULTILINE)
+                         r"symptoms?|impact)[ \t]*:[ \t]+(?P<told>[^\n]*?(?:[.!?](?=\s|$)|$))",
+                         re.IGNORECASE | re.MULTILINE)
+
+
+#: A cause that is what a person did: "user tried to ...", "a clerk cancelled ...".
+_SOMEONE_DID = re.compile(r"(?:an?\s+|the\s+|one\s+)?(?:user|users|someone|somebody|staff|clerk|"
+                          r"customer|colleague|person|member|nurse|volunteer|student|tech|"
+                          r"technician|operator|agent|driver|dev|developer)\b", re.IGNORECASE)
 
 
 def _cause_told(m: re.Match[str], text: str) -> str:
@@ -804,8 +840,14 @@ def _cause_told(m: re.Match[str], text: str) -> str:
     clauses = [c for c in re.split(r"[,;]\s*|\s+(?:and|but|so|because|when)\s+|[.!?](?:\s|$)",
                                    told) if tokens(c)]
     rest = text[:m.start()] + text[m.end():]
-    named = [i.text for i in items(told) if i.kind in STRONG_KINDS and i.text not in rest]
-    if clauses and all(clause_in_past(c) for c in clauses) and not named and \
+    # (a number or a time in it is when or how much it went wrong; and what a person did
+    # is their story, whatever it names: "user tried to copy X to a stick on ash-cons2")
+    named = [i.text for i in items(told) if i.kind in STRONG_KINDS - {"number"}
+             and i.text not in rest] if not _SOMEONE_DID.match(told) else []
+    # (nor one the next sentence points back at: "... from the staff Wi-Fi (10.42.0.0/16).
+    # That range is not in any pg_hba.conf")
+    pointed = re.match(r"\s*(?:that|this|these|those|it)\b", text[m.end():], re.IGNORECASE)
+    if clauses and all(clause_in_past(c) for c in clauses) and not named and not pointed and \
             not RULE_OR_NEGATION.search(told):
         return m.group("lead")
     return m.group(0)
@@ -1651,9 +1693,13 @@ _YES_NO = re.compile(r"^(?:do|does|did|can|could|is|are|was|were|will|would|shou
 
 
 # (not "you": the one asked, whose answer this is; "Will you add me ...?" is a request)
+#: A subject led by an article, up to three words, before the verb it asks about: "a
+#: practice manager", "the nurses" ("Can a practice manager add ...?").
+_NOUN_SUBJECT = (r"(?:a|an|the|our|any)\s+[\w-]+(?:\s+[\w-]+){0,2}?(?=\s+(?:just\s+|simply\s+)?"
+                 r"(?:" + "|".join(sorted(INSTRUCTION_VERBS, key=len, reverse=True)) + r")\b)")
 _ASKED = re.compile(r"^(?P<aux>do|does|can|should|must|may|will|is|are)\s+"
-                    r"(?P<subj>we|i|they|staff|users|people|everyone|it)\s+(?P<rest>\S.*)$",
-                    re.IGNORECASE)
+                    r"(?P<subj>we|i|they|staff|users|people|everyone|it|" + _NOUN_SUBJECT
+                    + r")\s+(?P<rest>\S.*)$", re.IGNORECASE)
 # ("No. Every jump host (jump01.mbw.local) ships ...": after "No." the next sentence is
 # the tail, not more of the reply)
 _REPLY = re.compile(r"^(?P<word>no|nope|never|yes|yep|yeah|correct)\b(?:\s*[.!]+\s*|"
@@ -1670,7 +1716,7 @@ def _second_person(text: str) -> str:
 #: "Is GUFW allowed?", "Can you create tables in public?" (there "you" is anyone).
 _ASKED_IN_PROSE = re.compile(
     r"^(?P<aux>(?i:do|does|can|should|must|may|is|are))\s+(?P<subj>(?i:we|i|you|they|staff|"
-    r"people|it)|[A-Z][\w.+-]*(?:\s+[A-Z][\w.+-]*){0,2}|"
+    r"people|it)|[A-Z][\w.+-]*(?:\s+[A-Z][\w.+-]*){0,2}|(?i:" + _NOUN_SUBJECT + r")|"
     # (a group named by a plural: "volunteers", "agency nurses"; not "this", "access")
     r"(?:[a-z]+\s+)?[a-z]{2,}[a-hj-rtv-z]s)\s+"
     # (the subject ends there: not "Can anyone on the staff flip ...?")
@@ -1726,6 +1772,13 @@ _JOKE_ENDS = re.compile(r"(?:^|(?<=[.!?])[ \t]+|(?<=\n))(?:(?:all[ \t]+)?(?:joki
                         re.IGNORECASE)
 
 
+#: A message that opens laughing or in irony: "Ha, ...", "Ah yes, the famous ...".
+_LAUGH_OPENS = re.compile(r"^[ \t]*(?:ha(?:ha)*|heh|lol|lmao|ah[ \t]+yes|oh[ \t]+(?:please|sure|"
+                          r"great|brilliant))\b", re.IGNORECASE)
+#: Where such a message turns to the point.
+_JOKE_TURNS = re.compile(r"(?:(?<=[.!?])[ \t]+|(?<=\n))(?:house[ \t]+rule[ \t]*:|for[ \t]+the[ \t]+"
+                         r"record(?:[ \t]*,?[ \t]+though)?[ \t]*[,:]|that[ \t]+said[ \t]*,|"
+                         r"in[ \t]+all[ \t]+seriousness[ \t]*,)[ \t]*", re.IGNORECASE)
 #: A story announced as such: "So, long story, but the dye house had a bit of a week."
 # (not "long story short", which turns to the point)
 _STORY_ANNOUNCED = re.compile(r"\b(?:long[ \t]+story(?![ \t,]+short)|story[ \t]+time|"
@@ -1812,6 +1865,11 @@ def joke_removed(text: str) -> str:
     the sentences told in the past with no rule word go, and what it says in the present
     ("The proofer is profiled centrally ...") stays."""
     m = _JOKE_ENDS.search(text)
+    if m is None and _LAUGH_OPENS.match(text):
+        # ("Ha, 'stop the firewall'. The last person who did that got to cycle in at 11pm.
+        # House rule: never ...": a message that opens laughing turns at "House rule:" or
+        # "For the record though,")
+        m = _JOKE_TURNS.search(text)
     told = None
     if not m:
         told = _STORY_ANNOUNCED.search(text)
@@ -1921,6 +1979,31 @@ def affirmed_questions_as_statements(text: str) -> str:
     return "".join(out)
 
 
+#: A quoted yes/no question (a reply's "> Can I just run X on Y?") and the reply's "No"
+#: under it ("No, please don't.", "No please don't, it rewrites ...").
+_QUOTED_QUESTION_NO = re.compile(
+    r"^[ \t]*>[ \t]*(?P<q>(?i:do|does|can|should|must|may)[ \t]+[^?\n]{3,160}?)[ \t]*\?[ \t]*\n"
+    r"(?:[ \t]*>?[ \t]*\n)*[ \t]*(?P<no>(?i:no|nope)\b[ \t,.!\u2014\u2013-]*(?:(?i:please[ \t]+)?"
+    r"(?i:don'?t|do[ \t]+not)[ \t]*[,.!]+[ \t]*)?)(?P<next>[a-z]?)", re.MULTILINE)
+#: (only a "don't" that ends its clause goes with the "No": "No, please don't touch Users"
+#: keeps "please don't touch Users")
+
+
+def quoted_question_answered(text: str) -> str:
+    """A question quoted in a reply and answered "No" under it says what it asks, denied:
+    "> Can I just run certbot --apache on slipway?" over "No please don't, it rewrites our
+    vhost files." reads "You cannot run certbot --apache on slipway. It rewrites our vhost
+    files." (the quoted line alone is the asker's and goes, and "No" alone states
+    nothing)."""
+    def said(m: re.Match[str]) -> str:
+        out = _said_outright(m.group("q").strip(), "No.", _ASKED_IN_PROSE)
+        if not out:
+            return m.group(0)
+        # (what follows "No please don't," starts a sentence)
+        return f"{out} {m.group('next').upper()}"
+    return _QUOTED_QUESTION_NO.sub(said, text)
+
+
 def answered_questions_as_statements(text: str) -> str:
     """A yes/no question its writer answers at once, in prose, said as the statement it
     makes: "Can staff open firewall ports on their own laptop? No." -> "Staff cannot
@@ -1946,6 +2029,7 @@ def _said_outright(question: str, answer: str, asked: re.Pattern[str] = _ASKED) 
     if q is None or r is None:
         return ""
     aux, subj, rest = q.group("aux").lower(), q.group("subj"), q.group("rest")
+    rest = re.sub(r"^(?:just|simply)\s+", "", rest, flags=re.IGNORECASE)  # ("Can I just run X?")
     negative = r.group("word").lower() in ("no", "nope", "never")
     if subj.lower() == "i":  # the asker: the reader of the nugget
         subj, rest = "you", _second_person(rest)
@@ -1958,6 +2042,7 @@ def _said_outright(question: str, answer: str, asked: re.Pattern[str] = _ASKED) 
         verb = f"{aux} not " if negative else f"{aux} "
     more = (r.group("more") or "").strip(" ,")
     tail = answer[r.end():].strip()
+    verb = "cannot " if verb == "can not " else verb
     return f"{subj} {verb}{rest}" + (f", {more}" if more else "") + "." + \
         (f" {tail}" if tail else "")
 
@@ -2358,6 +2443,31 @@ def restated_code_removed(text: str) -> str:
     return _RESTATED_CODE.sub(lambda m: m.group("first").upper(), text)
 
 
+#: A line labelled with what to do or not to do: "DO: run X", "DON'T: run Y by hand",
+#: "Never: Z" (the label is the rule's own word).
+_DO_LABEL = re.compile(r"^(?P<lead>[ \t]*(?:[-*+\u2022][ \t]+)?)(?P<label>do|dos|don'?t|don\u2019t|"
+                       r"donts|do[ \t]+not|never|avoid)[ \t]*:[ \t]+(?P<first>\w)",
+                       re.IGNORECASE | re.MULTILINE)
+
+
+def do_labels_read(text: str) -> str:
+    """ "DON'T: run migration files by hand" reads "Don't run migration files by hand",
+    "DO: run them through the wrapper" reads "Run them through the wrapper": the label of a
+    do/don't line is its rule's own verb, and a reader that dropped it as a label would
+    publish the opposite."""
+    def read(m: re.Match[str]) -> str:
+        label = m.group("label").lower().replace("\u2019", "'")
+        first = m.group("first")
+        if label in ("do", "dos"):
+            return f"{m.group('lead')}{first.upper()}"
+        said = {"dont": "Don't", "don't": "Don't", "donts": "Don't", "never": "Never",
+                "avoid": "Avoid"}.get(label, "Do not")
+        # ("DON'T: Run X" -> "Don't run X"; "DON'T: SSH into X" keeps the acronym)
+        acronym = bool(re.match(r"[A-Z]{2}", text[m.start("first"):]))
+        return f"{m.group('lead')}{said} {first if acronym else first.lower()}"
+    return _DO_LABEL.sub(read, text)
+
+
 #: A file shown at a shell prompt ("$ head -3 /etc/nftables.conf") with its lines under it,
 #: then, after them, the writer's word that points back at it ("^ that's the file on every
 #: host, ...", "This is our config on all boxes").
@@ -2367,6 +2477,13 @@ _SHOWN_FILE = re.compile(
     r"[ \t]*\^?[ \t]*(?P<ptr>(?:that|this)(?:'s|[ \t]+is)[ \t]+(?=(?:the|our)[ \t]+(?:file|"
     r"config|configuration|conf|setup|one|version|copy|header|start)\b))",
     re.MULTILINE | re.IGNORECASE)
+
+
+#: ... or announced before it, by a line that ends in a colon.
+_ANNOUNCED_FILE = re.compile(
+    r"(?<=:)[ \t]*\n(?:[ \t]*\n)*[ \t]*\$[ \t]+(?:sudo[ \t]+)?(?:cat|head|tail|less|more|bat)"
+    r"(?:[ \t]+-[\w-]+)*[ \t]+(?P<path>/[\w./*@:+-]+)[ \t]*\n(?P<out>(?:[ \t]*(?!\$)\S[^\n]*"
+    r"(?:\n|$))+)")
 
 
 def shown_file_read(text: str) -> str:
@@ -2385,7 +2502,20 @@ def shown_file_read(text: str) -> str:
             return m.group(0)
         path = m.group("path")
         return f"{path}: {'; '.join(ln.rstrip(';') for ln in lines)}.\n\n{path} is "
-    return _SHOWN_FILE.sub(read, text)
+    text = _SHOWN_FILE.sub(read, text)
+
+    def announced(m: re.Match[str]) -> str:
+        lines = [ln.strip() for ln in m.group("out").splitlines()
+                 if ln.strip() and not ln.strip().startswith("#")]
+        head = (split_sentences(text[:m.start()].rsplit("\n", 1)[-1]) or [""])[-1]
+        if not lines or _POINTED_COMMAND.match(head) or re.match(
+                r"(?i)\s*(?:run|type|enter|paste|use|try|execute)\b", head):
+            return m.group(0)  # ("Run this in Terminal and paste it:": a step, not a file)
+        # (its lines as code, whose case is the file's: "%admins ALL=(ALL:ALL) ALL")
+        return f"\n{m.group('path')}: {'; '.join(f'`{ln.rstrip(chr(59))}`' for ln in lines)}.\n"
+    # ("This is what goes on every club machine:" over "$ cat /etc/apt/apt.conf.d/01proxy"
+    # and its lines: the head announces the file, which keeps its name)
+    return _ANNOUNCED_FILE.sub(announced, text)
 
 
 #: A code block that opens with a command at a shell prompt (not a file shown with cat):

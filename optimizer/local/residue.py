@@ -875,7 +875,8 @@ def _pronoun_from_quote(quoted: str, reply: str) -> str:
 #: A line that announces the writer's own words pasted under it: "Review comment on !412,
 #: pasting it here too:", "Copying my note from the ticket:", "Here's what I wrote:".
 _OWN_PASTE = re.compile(r"\b(?:past(?:e|ed|ing)|copy(?:ing)?|cop(?:y|ied)\s+over)\s+(?:it|this|"
-                        r"them|that|my|our|the\s+(?:review|comment|note))\b|"
+                        r"them|that|my|our|the\s+(?:[\w-]+\s+){0,2}?(?:review|comment|note|notice|"
+                        r"sign|poster|sticker|card|policy|rules?))\b|"
                         r"\bhere(?:'s|\s+is|\s+are)\s+(?:what\s+(?:i|we)\s+wrote|my|our)\b",
                         re.IGNORECASE)
 
@@ -906,7 +907,9 @@ def strip_quoted(message: str, answer: str = "") -> str:
         if line.lstrip().startswith(">"):
             if not quoted and not own:
                 before = next((ln for ln in reversed(out) if ln.strip()), "")
-                own = (bool(_OWN_PASTE.search(before)) and before.rstrip().endswith(":")) or \
+                # ("(copying the yellow note stuck on the ward monitor)" over ">> ..." lines)
+                own = (bool(_OWN_PASTE.search(before))
+                       and before.rstrip().endswith((":", ")"))) or \
                     bool(_FORWARDS.search(before))
             if own:
                 if not _THREAD_LINE.search(line.lstrip().lstrip(">")):
