@@ -381,6 +381,41 @@ def overturned_values(answer: str, facts: Sequence[str], feedback: str = "") -> 
 RESTATES = 0.65
 
 
+#: A negation that governs what follows it ("DON'T: run ...", "never run ...", "do not
+#: just run ...": at most one word between, no comma).
+_NEGATOR = r"(?:don'?t|do\s+not|never|must\s+not|mustn'?t|can'?t|cannot|won'?t|should\s+not|" \
+           r"shouldn'?t|no\s+longer)"
+
+
+def negation_lost(body: str, feedback: str) -> list[str]:
+    """Sentences of the body that say what a sentence of the feedback says, but without
+    the negation the feedback put before it: "DON'T: run migration files by hand against
+    prod" published as "Run migration files by hand against prod." The body sentence's
+    content words (three or more) are all in one feedback sentence, whose negation stands
+    right before the body sentence's first content word; the body sentence has no
+    negation of its own."""
+    # (read as the reader reads it: a dictated "full stop" ends a sentence)
+    sources = [s for line in plain_voice(feedback).splitlines() for s in split_sentences(line)]
+    out = []
+    for part in split_sentences(body):
+        stems = content_stems(part)
+        if len(stems) < 3 or is_negated_text(part):
+            continue
+        first = next((t for t in tokens(part) if t not in STOPWORDS), "")
+        for src in sources:
+            if stems <= content_stems(src) and first and re.search(
+                    rf"(?i)\b{_NEGATOR}[ \t:]*(?:[a-z][\w-]*[ \t]+)?{re.escape(first)}\b", src):
+                out.append(part.strip())
+                break
+    return out
+
+
+def is_negated_text(text: str) -> bool:
+    """Any negation in the text: "not", "no", "never", a negative contraction."""
+    return any(t in ("not", "no", "never", "nobody", "none", "nothing", "cannot") or
+               t.endswith("n't") for t in tokens(text))
+
+
 def stale_claims(title: str, body: str, answer: str, facts: Sequence[str],
                  feedback: str = "", embed: Embed | None = None) -> list[str]:
     """The overturned values of the answer that the title or body states outside a
@@ -392,6 +427,7 @@ def stale_claims(title: str, body: str, answer: str, facts: Sequence[str],
     out: set[str] = {f"{v} (taken back by the writer)" for v in taken_back(feedback)
                       if re.search(rf"(?<![\w.:/@])(?<![A-Za-z_]-){re.escape(v)}(?![\w@/+])",
                                    f"{title}\n{body}")}
+    out |= {f"{part} (the writer's negation is lost)" for part in negation_lost(body, feedback)}
     stale = overturned_values(answer, facts, feedback)
     if not stale:
         return sorted(out)

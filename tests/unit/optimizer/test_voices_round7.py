@@ -492,3 +492,28 @@ def test_a_step_that_shows_a_file_keeps_its_command(role: LocalActionability) ->
                      "/etc/till-release\nTILL_BUILD = 7.2\n\nAnything below 7.0 is reimaged.")
     assert ok and "/etc/till-release" in body, body
 
+
+# -- the judge sees a negation the nugget lost ---------------------------------------------------
+
+def test_the_judge_flags_a_rule_published_without_its_dont() -> None:
+    from optimizer.fidelity import negation_lost, stale_claims
+    feedback = ("DO: sterilise handpieces in the Lisa cycle.\nDON'T: oil handpieces by hand "
+                "before the cycle.")
+    body = "Sterilise handpieces in the Lisa cycle. Oil handpieces by hand before the cycle."
+    assert negation_lost(body, feedback) == ["Oil handpieces by hand before the cycle."]
+    assert any("negation is lost" in s for s in stale_claims(
+        "Handpieces", body, "Oil them first.", [], feedback))
+
+
+@pytest.mark.parametrize(("body", "feedback"), [
+    ("Don't oil handpieces by hand before the cycle.",
+     "DON'T: oil handpieces by hand before the cycle."),
+    ("We run apt-cacher-ng on the depot server.",
+     "Not approx, we run apt-cacher-ng on the depot server."),
+    ("Choose the certificate, it's depot-ca.crt, from the portal.",
+     "Tick the box - no, wait, don't - choose the certificate, it's depot-ca.crt, from the "
+     "portal."),
+])
+def test_the_judge_leaves_a_kept_or_unrelated_negation_alone(body: str, feedback: str) -> None:
+    from optimizer.fidelity import negation_lost
+    assert negation_lost(body, feedback) == []
