@@ -242,6 +242,13 @@ _WHY_SO = re.compile(r"^(?:but\s+|and\s+|honestly,?\s+)?why\s+(?:is|are|does|do|
 #: "We use X", "Our clinics run Y": what the house uses, by name.
 _WE_USE = re.compile(r"(?:we|our\s+[\w-]+)\s+(?:use|run|have|go\s+with|rely\s+on|"
                      r"standardi[sz]ed\s+on)\s+\S", re.IGNORECASE)
+def _names_what_we_use(text: str, answer: str) -> bool:
+    """ "We use logwatch", "Our clinics run Orthanc": what the house uses, in the present,
+    named by a word that is no English word and that the answer did not name."""
+    return bool(_WE_USE.match(text.strip())) and not past_tense(text) and any(
+        t.isalpha() and not english_word(t) and t not in answer.lower() for t in tokens(text))
+
+
 #: A thing said to be allowed: "Passphrases of three or more random words are fine.",
 #: "Personal mugs in the lab kitchen are OK." (not "That's fine", "The rest is fine").
 _PERMITTED = re.compile(r"^(?!(?:that|this|it|which|the\s+(?:answer|rest|reply|steps?|tip)|your|"
@@ -1260,9 +1267,7 @@ class LocalActionability:
             return [(sentence, "")]
         if _EXCEPTION_HEAD.search(head) and not _PRONOUN_START.match(head.strip()):
             return [(sentence, "")]  # ("Bus laptops are the exception: they pull ...")
-        if _WE_USE.match(head.strip()) and not past_tense(head) and any(
-                t.isalpha() and not english_word(t) and t not in ctx.answer.lower()
-                for t in tokens(head)):
+        if _names_what_we_use(head, ctx.answer):
             return [(sentence, "")]  # ("We use logwatch: one daily summary ..."): what we use
             # is the fact, and what follows its colon says how
         story = hv.personal and past_tense(head) and not hv.about_answer
@@ -1530,9 +1535,7 @@ class LocalActionability:
         if v.about_answer and _COVERAGE.search(v.text):
             return "verdict"  # "nothing about BUFFERS": what the answer left out
         strong_novel = [i for i in novel if i.kind != "name"]
-        if _WE_USE.match(v.text) and not past_tense(v.text) and any(
-                t.isalpha() and not english_word(t) and t not in ctx.answer.lower()
-                for t in tokens(v.text)):
+        if _names_what_we_use(v.text, ctx.answer):
             return "claim"  # "We use logwatch:": what the house uses, named
         if _PERMITTED.match(v.text) and not v.about_answer and len(new_words) >= 2:
             return "claim"  # "Passphrases of three or more random words are fine.": allowed
